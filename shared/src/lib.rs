@@ -1,1 +1,10 @@
-//! placeholder
+//! What llmgw's bundler and mirror agree on: which builds exist (the recipe
+//! table), what a bundle says it holds (the manifest), how bytes are
+//! checked (digests, checksum files, minisign) and which names are safe.
+
+pub mod digest;
+pub mod manifest;
+pub mod names;
+pub mod signing;
+pub mod sums;
+pub mod time;

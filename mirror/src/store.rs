@@ -1,0 +1,191 @@
+//! The mirror store on disk: what the server reads and import writes.
+//!
+//! ```text
+//! STORE/blobs/sha256/<2 hex>/<64 hex>    verified content, read-only once written
+//! STORE/bundles/<manifest-sha256>.json   the manifests imported: what the mirror holds
+//! STORE/trust/<key id>.pub               minisign public keys trusted for llmgw releases
+//! STORE/tmp/                             work in progress; never served
+//! ```
+//!
+//! A bundle is visible once its manifest is in `bundles/`, and import writes
+//! that file last, after every blob it names is in `blobs/`. So a reader
+//! that starts from `bundles/` never sees a half-added bundle.
+
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::{Manifest, ManifestError};
+use llmgw_shared::names;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    BadManifest {
+        path: PathBuf,
+        source: ManifestError,
+    },
+    #[error(
+        "{path} is named for manifest sha256 {expected} but its bytes hash to {actual}; \
+         the store was changed by hand or the disk is damaged: run `llmgw mirror verify`"
+    )]
+    ManifestHash {
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+}
+
+impl StoreError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// A mirror store rooted at a directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// A store at `root`; nothing is read or created yet.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// Creates the store's folders if they are missing.
+    pub fn create_dirs(&self) -> Result<(), StoreError> {
+        for dir in [
+            self.blobs_dir(),
+            self.bundles_dir(),
+            self.trust_dir(),
+            self.tmp_dir(),
+        ] {
+            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        }
+        Ok(())
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn blobs_dir(&self) -> PathBuf {
+        self.root.join("blobs").join("sha256")
+    }
+
+    pub fn bundles_dir(&self) -> PathBuf {
+        self.root.join("bundles")
+    }
+
+    pub fn trust_dir(&self) -> PathBuf {
+        self.root.join("trust")
+    }
+
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+
+    /// Where the blob with this sha256 lives. `None` unless `sha256` is 64
+    /// lower-case hex digits, so no caller can build a path from anything
+    /// else.
+    pub fn blob_path(&self, sha256: &str) -> Option<PathBuf> {
+        names::is_sha256_hex(sha256).then(|| self.blobs_dir().join(&sha256[..2]).join(sha256))
+    }
+
+    /// Where the manifest of the bundle with this sha256 lives.
+    pub fn bundle_path(&self, manifest_sha256: &str) -> Option<PathBuf> {
+        names::is_sha256_hex(manifest_sha256)
+            .then(|| self.bundles_dir().join(format!("{manifest_sha256}.json")))
+    }
+
+    /// The sha256s of the bundles held, sorted. A missing `bundles/`
+    /// folder is an empty store.
+    pub fn bundle_ids(&self) -> Result<Vec<String>, StoreError> {
+        let dir = self.bundles_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io(&dir, e)),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some(id) = name.strip_suffix(".json")
+                && names::is_sha256_hex(id)
+            {
+                ids.push(id.to_string());
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Reads one held manifest, checking that it still hashes to its name.
+    pub fn read_bundle(&self, manifest_sha256: &str) -> Result<Manifest, StoreError> {
+        let path = self
+            .bundle_path(manifest_sha256)
+            .unwrap_or_else(|| self.bundles_dir().join(manifest_sha256));
+        let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
+        let actual = llmgw_shared::digest::sha256_hex(&bytes);
+        if actual != manifest_sha256 {
+            return Err(StoreError::ManifestHash {
+                path,
+                expected: manifest_sha256.to_string(),
+                actual,
+            });
+        }
+        Manifest::from_json_bytes(&bytes).map_err(|source| StoreError::BadManifest { path, source })
+    }
+
+    /// Every held manifest with its sha256, sorted by sha256.
+    pub fn read_bundles(&self) -> Result<Vec<(String, Manifest)>, StoreError> {
+        self.bundle_ids()?
+            .into_iter()
+            .map(|id| self.read_bundle(&id).map(|m| (id, m)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_paths_only_from_hex() {
+        let s = Store::at("/s");
+        let hex = "ab".repeat(32);
+        assert_eq!(
+            s.blob_path(&hex).unwrap(),
+            PathBuf::from(format!("/s/blobs/sha256/ab/{hex}"))
+        );
+        assert!(s.blob_path("../../etc/passwd").is_none());
+        assert!(s.bundle_path(&"AB".repeat(32)).is_none());
+    }
+
+    #[test]
+    fn empty_and_tampered_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::at(dir.path());
+        assert!(s.bundle_ids().unwrap().is_empty());
+        s.create_dirs().unwrap();
+        let m = Manifest::new(vec!["amd64".into()], 0).to_canonical_json();
+        let id = llmgw_shared::digest::sha256_hex(&m);
+        std::fs::write(s.bundle_path(&id).unwrap(), &m).unwrap();
+        std::fs::write(s.bundles_dir().join("notes.txt"), b"x").unwrap();
+        assert_eq!(s.read_bundles().unwrap().len(), 1);
+        std::fs::write(s.bundle_path(&id).unwrap(), b"{}").unwrap();
+        let err = s.read_bundle(&id).unwrap_err().to_string();
+        assert!(err.contains("llmgw mirror verify"), "{err}");
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what the tests, the demo and the benchmarks need, on a fresh
+# Debian machine of this project's kind. Safe to run again: it only installs
+# what is missing.
+#
+#   Debian packages: minisign (real signatures in tests), nginx and wrk (the
+#   mirror benchmark), curl, tar and zstd (real tools the tests compare with).
+#   .venv:        huggingface_hub 2.4.0, the current Hub client, plus the
+#                 chart and Dockerfile linters.
+#   .venv-hf036:  huggingface_hub 0.36.2, the last 0.x client, still used by
+#                 stacks that pin transformers < 5.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # nginx's package starts a server on :80; the benchmark runs its own.
+  $sudo systemctl disable --now nginx >/dev/null 2>&1 || $sudo service nginx stop >/dev/null 2>&1 || true
+fi
+
+# make_venv DIR PACKAGE...: creates DIR with exactly these pinned packages,
+# unless it already has them (a stamp file records what was installed).
+make_venv() {
+  local dir=$1; shift
+  local want="$*"
+  if [ -f "$dir/.llmgw-stamp" ] && [ "$(cat "$dir/.llmgw-stamp")" = "$want" ]; then
+    return
+  fi
+  echo "setup: creating $dir ($want)"
+  rm -rf "$dir"
+  python3 -m venv "$dir"
+  "$dir/bin/pip" install -q --disable-pip-version-check "$@"
+  echo "$want" > "$dir/.llmgw-stamp"
+}
+
+make_venv .venv huggingface_hub==2.4.0
+make_venv .venv-hf036 huggingface_hub==0.36.2

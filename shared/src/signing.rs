@@ -1,0 +1,299 @@
+//! minisign keys and signatures: how an llmgw release proves who made it.
+//!
+//! A release's `SHA256SUMS` is signed with minisign; the air-gapped side
+//! trusts a short list of public keys and nothing else. Only prehashed
+//! signatures (`ED`, the minisign default since 0.8) are accepted: legacy
+//! ones sign the raw file and are refused so that one policy covers every
+//! file size.
+//!
+//! Key ids are shown as minisign's CLI shows them: the 8 id bytes read as a
+//! little-endian integer, in upper-case hex without padding, so an operator
+//! can compare them with what `minisign -G` printed.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use thiserror::Error;
+
+/// Why a key or signature was refused.
+#[derive(Debug, Error)]
+pub enum SigningError {
+    #[error(
+        "{what} is not a minisign public key: {reason}; expected the two-line file \
+         `minisign -G` writes (an untrusted comment, then a base64 line starting with RW)"
+    )]
+    BadPublicKey { what: String, reason: String },
+    #[error("{what} is not a minisign signature: {reason}")]
+    BadSignature { what: String, reason: String },
+    #[error(
+        "{what} is a legacy minisign signature (algorithm Ed, made with `minisign -l`); only \
+         prehashed signatures (ED) are accepted: sign again without -l"
+    )]
+    LegacySignature { what: String },
+    #[error(
+        "{what} was signed by key {signed_by}, which is not trusted here (trusted: {trusted}); \
+         add the publisher's key with `llmgw bundle trust add KEY.pub` if you trust it"
+    )]
+    UntrustedKey {
+        what: String,
+        signed_by: String,
+        trusted: String,
+    },
+    #[error(
+        "{what} does not verify with trusted key {key_id}: the signed file or the signature was changed ({detail})"
+    )]
+    Invalid {
+        what: String,
+        key_id: String,
+        detail: String,
+    },
+}
+
+/// A minisign public key, with its id.
+#[derive(Clone)]
+pub struct PublicKey {
+    id: [u8; 8],
+    key: minisign_verify::PublicKey,
+    /// The key line (base64), which is the key's canonical text.
+    base64: String,
+}
+
+impl std::fmt::Debug for PublicKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PublicKey({})", self.key_id())
+    }
+}
+
+impl PublicKey {
+    /// Reads a public key file's text (`what` names it in errors). The
+    /// untrusted comment line is optional and ignored: it is not signed.
+    pub fn parse(what: &str, text: &str) -> Result<Self, SigningError> {
+        let bad = |reason: &str| SigningError::BadPublicKey {
+            what: what.to_string(),
+            reason: reason.to_string(),
+        };
+        let line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("untrusted comment:"))
+            .ok_or_else(|| bad("it has no key line"))?;
+        let raw = BASE64
+            .decode(line)
+            .map_err(|e| bad(&format!("the key line is not base64 ({e})")))?;
+        if raw.len() != 42 {
+            return Err(bad(&format!("the key is {} bytes, not 42", raw.len())));
+        }
+        if &raw[..2] != b"Ed" {
+            return Err(bad("the key algorithm is not Ed25519 (Ed)"));
+        }
+        let key =
+            minisign_verify::PublicKey::from_base64(line).map_err(|e| bad(&format!("{e}")))?;
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&raw[2..10]);
+        Ok(Self {
+            id,
+            key,
+            base64: line.to_string(),
+        })
+    }
+
+    /// The key id as the minisign CLI prints it.
+    pub fn key_id(&self) -> String {
+        key_id_text(&self.id)
+    }
+
+    /// The file text this project writes for the key: minisign's own format.
+    pub fn to_file_text(&self) -> String {
+        format!(
+            "untrusted comment: minisign public key {}\n{}\n",
+            self.key_id(),
+            self.base64
+        )
+    }
+}
+
+/// A parsed `.minisig` file.
+pub struct Signature {
+    id: [u8; 8],
+    sig: minisign_verify::Signature,
+}
+
+impl std::fmt::Debug for Signature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Signature(by {})", self.key_id())
+    }
+}
+
+impl Signature {
+    /// Reads a signature file's text. Legacy signatures are refused here.
+    pub fn parse(what: &str, text: &str) -> Result<Self, SigningError> {
+        let bad = |reason: String| SigningError::BadSignature {
+            what: what.to_string(),
+            reason,
+        };
+        let line = text
+            .lines()
+            .nth(1)
+            .map(str::trim)
+            .ok_or_else(|| bad("it has fewer than 4 lines".into()))?;
+        let raw = BASE64
+            .decode(line)
+            .map_err(|e| bad(format!("the signature line is not base64 ({e})")))?;
+        if raw.len() != 74 {
+            return Err(bad(format!("the signature is {} bytes, not 74", raw.len())));
+        }
+        match &raw[..2] {
+            b"ED" => {}
+            b"Ed" => {
+                return Err(SigningError::LegacySignature {
+                    what: what.to_string(),
+                });
+            }
+            _ => return Err(bad("its algorithm is neither ED nor Ed".into())),
+        }
+        let sig = minisign_verify::Signature::decode(text).map_err(|e| bad(format!("{e}")))?;
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&raw[2..10]);
+        Ok(Self { id, sig })
+    }
+
+    /// The id of the key that made the signature.
+    pub fn key_id(&self) -> String {
+        key_id_text(&self.id)
+    }
+
+    /// The signed trusted comment.
+    pub fn trusted_comment(&self) -> &str {
+        self.sig.trusted_comment()
+    }
+}
+
+/// Verifies `data` (whose name `what` is used in errors) against a
+/// signature with whichever trusted key made it, and returns that key's id.
+pub fn verify_with_trusted(
+    what: &str,
+    data: &[u8],
+    signature: &Signature,
+    trusted: &[PublicKey],
+) -> Result<String, SigningError> {
+    let Some(key) = trusted.iter().find(|k| k.id == signature.id) else {
+        let mut ids: Vec<String> = trusted.iter().map(PublicKey::key_id).collect();
+        ids.sort();
+        return Err(SigningError::UntrustedKey {
+            what: what.to_string(),
+            signed_by: signature.key_id(),
+            trusted: if ids.is_empty() {
+                "none".to_string()
+            } else {
+                ids.join(", ")
+            },
+        });
+    };
+    key.key
+        .verify(data, &signature.sig, false)
+        .map_err(|e| SigningError::Invalid {
+            what: what.to_string(),
+            key_id: key.key_id(),
+            detail: e.to_string(),
+        })?;
+    Ok(key.key_id())
+}
+
+fn key_id_text(id: &[u8; 8]) -> String {
+    format!("{:X}", u64::from_le_bytes(*id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn keypair() -> (minisign::KeyPair, PublicKey) {
+        let kp = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        let text = kp.pk.to_box().unwrap().into_string();
+        let pk = PublicKey::parse("test.pub", &text).unwrap();
+        (kp, pk)
+    }
+
+    fn sign(kp: &minisign::KeyPair, data: &[u8]) -> String {
+        minisign::sign(
+            Some(&kp.pk),
+            &kp.sk,
+            Cursor::new(data),
+            Some("file:SHA256SUMS"),
+            None,
+        )
+        .unwrap()
+        .to_string()
+    }
+
+    #[test]
+    fn good_signature_names_its_key() {
+        let (kp, pk) = keypair();
+        let sig = Signature::parse("SHA256SUMS.minisig", &sign(&kp, b"sums")).unwrap();
+        let id =
+            verify_with_trusted("SHA256SUMS", b"sums", &sig, std::slice::from_ref(&pk)).unwrap();
+        assert_eq!(id, pk.key_id());
+        assert_eq!(sig.trusted_comment(), "file:SHA256SUMS");
+        // The key id printed is the one minisign's own box comment shows.
+        let boxed = kp.pk.to_box().unwrap().into_string();
+        assert!(boxed.to_uppercase().contains(&pk.key_id()), "{boxed}");
+    }
+
+    #[test]
+    fn changed_data_is_refused() {
+        let (kp, pk) = keypair();
+        let sig = Signature::parse("s", &sign(&kp, b"sums")).unwrap();
+        let err = verify_with_trusted("SHA256SUMS", b"sumz", &sig, &[pk]).unwrap_err();
+        assert!(err.to_string().contains("does not verify"), "{err}");
+    }
+
+    #[test]
+    fn another_key_is_named() {
+        let (kp, _) = keypair();
+        let (_, other) = keypair();
+        let sig = Signature::parse("s", &sign(&kp, b"sums")).unwrap();
+        let err = verify_with_trusted("SHA256SUMS", b"sums", &sig, std::slice::from_ref(&other))
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(&sig.key_id()), "{msg}");
+        assert!(msg.contains(&other.key_id()), "{msg}");
+        let err = verify_with_trusted("SHA256SUMS", b"sums", &sig, &[]).unwrap_err();
+        assert!(err.to_string().contains("trusted: none"), "{err}");
+    }
+
+    #[test]
+    fn legacy_signature_is_refused() {
+        let (kp, _) = keypair();
+        let text = sign(&kp, b"sums");
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        let mut raw = BASE64.decode(&lines[1]).unwrap();
+        raw[1] = b'd';
+        lines[1] = BASE64.encode(&raw);
+        let err = Signature::parse("SHA256SUMS.minisig", &lines.join("\n")).unwrap_err();
+        assert!(err.to_string().contains("legacy"), "{err}");
+    }
+
+    #[test]
+    fn garbage_keys_are_refused() {
+        for text in [
+            "",
+            "untrusted comment: x\n",
+            "untrusted comment: x\nnot base64!\n",
+            "untrusted comment: x\nRWQ=\n",
+        ] {
+            let err = PublicKey::parse("k.pub", text).unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with("k.pub is not a minisign public key"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn key_file_round_trips() {
+        let (_, pk) = keypair();
+        let again = PublicKey::parse("again", &pk.to_file_text()).unwrap();
+        assert_eq!(again.key_id(), pk.key_id());
+    }
+}
