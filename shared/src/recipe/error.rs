@@ -1,0 +1,99 @@
+//! Why the table gives no build: either the engine is not meant for this
+//! machine at all ([`RecipeError::NotHere`]), or something is wrong that an
+//! operator should hear about. Each message says what the machine has and
+//! what the build needs.
+
+/// Why no build of an engine was given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecipeError {
+    /// The engine is not meant for this node, as opposed to one it should
+    /// run on and cannot: vLLM on a machine with no GPU is not a fault, and
+    /// is not reported as one.
+    #[error("{reason}")]
+    NotHere { reason: String },
+
+    /// No recipe has this name.
+    #[error("llmgw does not know how to install {engine:?}; it knows {}", .known.join(", "))]
+    UnknownEngine { engine: String, known: Vec<String> },
+
+    /// `builds()` was asked for an engine installed from PyPI.
+    #[error(
+        "{engine} is installed from PyPI, which an offline bundle does not carry; \
+         the engines with builds to bundle are {}",
+        .archive_engines.join(", ")
+    )]
+    FromPyPI {
+        engine: String,
+        archive_engines: Vec<String>,
+    },
+
+    /// The version is not a plain release name, so it could not be put into
+    /// an asset name safely.
+    #[error(
+        "{version:?} is not a version of {engine}: a version is a release name of letters, \
+         digits, '.', '-' and '+' that starts with a letter or digit, such as b6123 or 0.20.0"
+    )]
+    InvalidVersion { engine: String, version: String },
+
+    /// Every build of the engine was tried against this node and none fits;
+    /// `reasons` says why each went.
+    #[error("no build of {what} runs on this node: {}", .reasons.join("; "))]
+    NoBuildHere { what: String, reasons: Vec<String> },
+
+    /// A variant chosen for the node names no build there is for it.
+    #[error("{what} has no build {variant:?} here; it has {}", .available.join(", "))]
+    UnknownVariant {
+        what: String,
+        variant: String,
+        available: Vec<String>,
+    },
+
+    /// The engine publishes nothing for this processor architecture.
+    #[error(
+        "{engine} publishes no Linux build for {}; it has builds for {}",
+        or_unknown(.arch),
+        .published.join(" and ")
+    )]
+    UnknownArch {
+        engine: String,
+        arch: String,
+        published: &'static [&'static str],
+    },
+
+    /// The node's oldest GPU is older than every build of the engine.
+    #[error(
+        "no {engine} is built for GPUs of compute capability {cc:.1} on {arch}; \
+         the node serves llama.cpp models"
+    )]
+    NoBuildForGpu {
+        engine: String,
+        cc: f64,
+        arch: String,
+    },
+
+    /// `builds()` found no build of the version for the architecture, on a
+    /// machine with or without a GPU; `reasons` says why.
+    #[error("no build of {engine} {version} for {arch}: {}", .reasons.join("; "))]
+    NoBuild {
+        engine: String,
+        version: String,
+        arch: String,
+        reasons: Vec<String>,
+    },
+}
+
+impl RecipeError {
+    /// Whether this is the node not being meant for the engine, rather than
+    /// a failure: callers report it quietly, or not at all.
+    pub fn is_not_here(&self) -> bool {
+        matches!(self, RecipeError::NotHere { .. })
+    }
+}
+
+fn or_unknown(s: &str) -> &str {
+    if s.trim().is_empty() {
+        "an unrecognised system"
+    } else {
+        s
+    }
+}

@@ -1,0 +1,48 @@
+//! SGLang: a Python environment from PyPI, CUDA 13 from 0.5 on.
+
+use super::fit::{
+    Candidate, GpuNeeds, MIN_DRIVER_FOR_CUDA12, MIN_DRIVER_FOR_CUDA13, gpu_arch, pick,
+};
+use super::{
+    Build, Host, PYTHON_FOR_ENGINES, RecipeError, compiler_packages, strings, version_before,
+};
+
+/// The first SGLang built for CUDA 13.
+const SGLANG_CUDA13_SINCE: &str = "0.5";
+
+pub(super) fn candidates(
+    version: &str,
+    variant: Option<&str>,
+    h: &Host,
+) -> Result<Vec<Build>, RecipeError> {
+    gpu_arch("SGLang", h)?;
+    let mut b = Build {
+        variant: "cu13".to_string(),
+        python: PYTHON_FOR_ENGINES.to_string(),
+        requirements: vec![format!("sglang=={version}")],
+        // SGLang is launched as a module, so what the agent is given is the
+        // environment's interpreter, and the proof is importing it.
+        binary: "python".to_string(),
+        version_args: strings(&["-c", "import sglang; print('sglang', sglang.__version__)"]),
+        packages: compiler_packages(),
+        free_gb: 25,
+        gpu_check: true,
+        ..Build::default()
+    };
+    let mut needs = GpuNeeds::new(MIN_DRIVER_FOR_CUDA13, 7.5);
+    if version_before(version, SGLANG_CUDA13_SINCE) {
+        b.variant = "cu12".to_string();
+        needs = GpuNeeds::new(MIN_DRIVER_FOR_CUDA12, 7.0);
+    }
+    let what = format!("SGLang {version}");
+    pick(
+        &what,
+        variant,
+        vec![Candidate {
+            build: b,
+            needs,
+            what: what.clone(),
+        }],
+        h,
+    )
+}
