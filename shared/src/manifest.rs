@@ -136,6 +136,12 @@ pub enum DigestSource {
     HfLfsSha256,
     /// A Hugging Face file's git blob sha1.
     GitBlobSha1,
+    /// `SHA256SUMS` or `SHA256SUMS.minisig` of a signed release (llmgw's),
+    /// where the publisher gives no other digest for them (Gitea gives
+    /// none): the sha256 of the exact bytes whose minisign signature
+    /// verified with the key named in the release's `signature.key_id`.
+    /// Import proves it again by verifying the signature itself.
+    MinisignVerified,
 }
 
 impl DigestSource {
@@ -655,6 +661,13 @@ mod tests {
         let dup = m.releases[0].assets[0].clone();
         m.releases[0].assets.push(dup);
         assert!(refused(&m).contains("listed twice"));
+    }
+
+    #[test]
+    fn minisign_verified_source_is_kebab_case() {
+        let s = serde_json::to_string(&DigestSource::MinisignVerified).unwrap();
+        assert_eq!(s, "\"minisign-verified\"");
+        assert!(DigestSource::MinisignVerified.is_sha256());
     }
 
     #[test]
