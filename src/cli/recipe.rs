@@ -1,0 +1,184 @@
+//! `llmgw recipe`: asks the recipe table which builds of an engine exist,
+//! and which of them a machine gets — the same answers the bundler and the
+//! nodes work from, for checking them by hand.
+
+use anyhow::Context;
+use clap::{Args, Subcommand, builder::NonEmptyStringValueParser};
+use llmgw_shared::recipe::{self, Build, Host};
+
+#[derive(Subcommand, Debug)]
+pub enum RecipeCommand {
+    /// The builds a machine like the one described may run, best first, or
+    /// why none can.
+    Candidates(CandidatesArgs),
+    /// Every build of an engine version published for an architecture: what
+    /// an offline bundle carries (llama.cpp and uv only).
+    Builds(BuildsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CandidatesArgs {
+    /// The engine: llamacpp, vllm, sglang or uv.
+    pub engine: String,
+    /// The engine's version, as its releases name it: b6123, 0.20.0.
+    pub version: String,
+    /// The machine's architecture: amd64 or arm64.
+    #[arg(long)]
+    pub arch: String,
+    /// The machine's NVIDIA driver version (550.54.15). Leave it out for a
+    /// machine with no NVIDIA GPU.
+    #[arg(long, value_parser = NonEmptyStringValueParser::new())]
+    pub driver: Option<String>,
+    /// The compute capability of the machine's oldest NVIDIA GPU (8.6);
+    /// unknown when left out.
+    #[arg(long, value_parser = parse_compute_capability, requires = "driver")]
+    pub cc: Option<f64>,
+    /// Only this build (cuda-12.8, cu129), as chosen for a node.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Print a JSON array of builds instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BuildsArgs {
+    /// The engine: llamacpp or uv.
+    pub engine: String,
+    /// The engine's version, as its releases name it: b6123.
+    pub version: String,
+    /// The architecture the builds are for: amd64 or arm64.
+    #[arg(long)]
+    pub arch: String,
+    /// Print a JSON array of builds instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cmd: RecipeCommand) -> anyhow::Result<()> {
+    let (builds, json) = match cmd {
+        RecipeCommand::Candidates(a) => {
+            let host = Host {
+                arch: a.arch,
+                nvidia_driver: a.driver,
+                min_compute_capability: a.cc.unwrap_or(0.0),
+            };
+            tracing::debug!(engine = %a.engine, version = %a.version, ?host, "candidates");
+            let builds = recipe::candidates(&a.engine, &a.version, a.variant.as_deref(), &host)?;
+            (builds, a.json)
+        }
+        RecipeCommand::Builds(a) => {
+            tracing::debug!(engine = %a.engine, version = %a.version, arch = %a.arch, "builds");
+            (recipe::builds(&a.engine, &a.version, &a.arch)?, a.json)
+        }
+    };
+    let out = if json {
+        let mut s = serde_json::to_string_pretty(&builds).context("writing the builds as JSON")?;
+        s.push('\n');
+        s
+    } else {
+        table(&builds)
+    };
+    super::print(&out)
+}
+
+/// A compute capability is major.minor with one digit of minor, as NVIDIA
+/// writes it: "8.6", "12.0", or "9" for 9.0.
+fn parse_compute_capability(s: &str) -> Result<f64, String> {
+    let (major, minor) = s.split_once('.').unwrap_or((s, "0"));
+    let digits = |p: &str, max: usize| {
+        !p.is_empty() && p.len() <= max && p.bytes().all(|b| b.is_ascii_digit())
+    };
+    if !digits(major, 2) || !digits(minor, 1) {
+        return Err(format!(
+            "{s:?} is not a compute capability; give major.minor as nvidia-smi \
+             --query-gpu=compute_cap prints it, such as 8.6"
+        ));
+    }
+    s.parse::<f64>()
+        .map_err(|e| format!("{s:?} is not a compute capability: {e}"))
+}
+
+/// The builds as an aligned table, one build a row: what it is, what it
+/// installs, what it computes with, and why it was chosen if not plainly.
+fn table(builds: &[Build]) -> String {
+    let mut rows = vec![[
+        "VARIANT".to_string(),
+        "INSTALLS".to_string(),
+        "GPU BACKEND".to_string(),
+        "NOTE".to_string(),
+    ]];
+    for b in builds {
+        rows.push([
+            b.variant.clone(),
+            installs(b),
+            or_dash(&b.gpu_backend),
+            b.note.clone(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..4)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (cell, w) in r.iter().zip(&widths) {
+            line.push_str(&format!("{cell:<w$}  "));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// What a build puts on the node: its release assets, or its Python
+/// environment and where the engine in it comes from.
+fn installs(b: &Build) -> String {
+    if !b.assets.is_empty() {
+        return b.assets.join(" ");
+    }
+    let mut what = format!("python {}", b.python);
+    if let Some(w) = &b.wheel {
+        what.push_str(&format!(
+            " + {}*{} from {} {}",
+            w.prefix, w.suffix, w.repo, w.tag
+        ));
+    }
+    if !b.requirements.is_empty() {
+        what.push_str(&format!(" + {}", b.requirements.join(" ")));
+    }
+    if !b.index_packages.is_empty() {
+        what.push_str(&format!(
+            " + {} from {}",
+            b.index_packages.join(" "),
+            b.extra_index
+        ));
+    }
+    what
+}
+
+fn or_dash(s: &str) -> String {
+    if s.is_empty() {
+        "-".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_compute_capability as cc;
+
+    #[test]
+    fn compute_capabilities_are_major_dot_minor() {
+        assert_eq!(cc("8.6"), Ok(8.6));
+        assert_eq!(cc("12.0"), Ok(12.0));
+        assert_eq!(cc("9"), Ok(9.0));
+        for bad in [
+            "", "8.", ".6", "8.65", "abc", "8,6", "-1", "123.0", "NaN", "inf",
+        ] {
+            let e = cc(bad).unwrap_err();
+            assert!(e.contains("is not a compute capability"), "{bad:?}: {e}");
+        }
+    }
+}

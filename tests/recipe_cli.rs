@@ -1,0 +1,295 @@
+//! `llmgw recipe` end to end: the real binary, its stdout, stderr and exit
+//! codes.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+fn llmgw(args: &[&str]) -> Output {
+    assert_cmd::cargo::cargo_bin_cmd!("llmgw")
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("running llmgw")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn candidates_json_lists_cuda_12_8_then_vulkan() {
+    let o = llmgw(&[
+        "recipe",
+        "candidates",
+        "llamacpp",
+        "b6123",
+        "--arch",
+        "amd64",
+        "--driver",
+        "550",
+        "--cc",
+        "8.6",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let builds: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
+    let got: Vec<(&str, Vec<&str>)> = builds
+        .iter()
+        .map(|b| {
+            let assets = b["assets"].as_array().expect("assets");
+            (
+                b["variant"].as_str().expect("variant"),
+                assets.iter().map(|a| a.as_str().expect("asset")).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "cuda-12.8",
+                vec![
+                    "llama-b6123-bin-ubuntu-cuda-12.8-x64.tar.gz",
+                    "cudart-llama-b6123-bin-ubuntu-cuda-12.8-x64.tar.gz"
+                ]
+            ),
+            ("vulkan", vec!["llama-b6123-bin-ubuntu-vulkan-x64.tar.gz"]),
+        ]
+    );
+    assert_eq!(builds[0]["gpu_backend"], "libggml-cuda.so");
+    assert_eq!(
+        builds[1]["packages"]["deb"],
+        serde_json::json!(["libgomp1", "libvulkan1"])
+    );
+    // Empty fields are left out.
+    assert!(builds[0].get("python").is_none() && builds[0].get("note").is_none());
+}
+
+#[test]
+fn builds_json_for_arm64_has_no_cuda_12_8() {
+    let o = llmgw(&[
+        "recipe", "builds", "llamacpp", "b6123", "--arch", "arm64", "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let builds: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
+    let variants: Vec<&str> = builds
+        .iter()
+        .filter_map(|b| b["variant"].as_str())
+        .collect();
+    assert_eq!(variants, ["cpu", "cuda-13.3", "vulkan"]);
+}
+
+#[test]
+fn table_lists_every_build() {
+    let o = llmgw(&["recipe", "builds", "llamacpp", "b6123", "--arch", "amd64"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert!(
+        lines[0].starts_with("VARIANT") && lines[0].contains("GPU BACKEND"),
+        "{out}"
+    );
+    for (line, variant) in lines[1..]
+        .iter()
+        .zip(["cpu", "cuda-13.3", "cuda-12.8", "vulkan"])
+    {
+        assert!(line.starts_with(&format!("{variant} ")), "{line}");
+    }
+    assert!(
+        lines[2].contains("llama-b6123-bin-ubuntu-cuda-13.3-x64.tar.gz"),
+        "{out}"
+    );
+    // Columns line up: every row's assets start where the header's do.
+    let col = lines[0].find("INSTALLS").expect("INSTALLS column");
+    assert!(
+        lines[1..].iter().all(|l| l[col..].starts_with("llama-")),
+        "{out}"
+    );
+}
+
+#[test]
+fn table_shows_the_v100_note() {
+    let o = llmgw(&[
+        "recipe",
+        "candidates",
+        "vllm",
+        "0.20.0",
+        "--arch",
+        "amd64",
+        "--driver",
+        "580",
+        "--cc",
+        "7.0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("cu12"), "{out}");
+    assert!(out.contains("vllm==0.19.1"), "{out}");
+    assert!(
+        out.contains("vLLM 0.19.1, the newest built for compute capability 7.0, instead of 0.20.0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn builds_of_a_python_engine_is_refused_with_the_reason() {
+    let o = llmgw(&["recipe", "builds", "vllm", "0.20.0", "--arch", "amd64"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        stderr(&o),
+        "llmgw: vllm is installed from PyPI, which an offline bundle does not carry; the \
+         engines with builds to bundle are llamacpp, uv\n"
+    );
+}
+
+#[test]
+fn no_build_here_exits_1_with_each_reason() {
+    let o = llmgw(&[
+        "recipe",
+        "candidates",
+        "vllm",
+        "0.20.0",
+        "--arch",
+        "amd64",
+        "--driver",
+        "520",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "vLLM 0.20.0 built for CUDA 13 needs NVIDIA driver 580 or newer; this node has 520"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("built for CUDA 12.9 needs NVIDIA driver 525 or newer"),
+        "{err}"
+    );
+}
+
+#[test]
+fn not_here_exits_1_with_the_reason() {
+    let o = llmgw(&["recipe", "candidates", "sglang", "0.5.2", "--arch", "amd64"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "llmgw: SGLang runs on NVIDIA GPUs and this node has none; it serves llama.cpp models\n"
+    );
+}
+
+#[test]
+fn a_version_with_a_path_is_refused() {
+    let o = llmgw(&["recipe", "builds", "llamacpp", "../x", "--arch", "amd64"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("\"../x\" is not a version of llamacpp"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn unknown_variant_lists_what_there_is() {
+    let o = llmgw(&[
+        "recipe",
+        "candidates",
+        "llamacpp",
+        "b6123",
+        "--arch",
+        "arm64",
+        "--driver",
+        "580",
+        "--variant",
+        "cuda-12.8",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "llmgw: llama.cpp has no build \"cuda-12.8\" here; it has cuda-13.3, vulkan\n"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let cases: [&[&str]; 5] = [
+        &[
+            "recipe", "builds", "llamacpp", "b6123", "--arch", "amd64", "--bogus",
+        ],
+        &["recipe", "builds", "llamacpp", "b6123"],
+        &[
+            "recipe",
+            "candidates",
+            "llamacpp",
+            "b6123",
+            "--arch",
+            "amd64",
+            "--cc",
+            "8.6",
+        ],
+        &[
+            "recipe",
+            "candidates",
+            "llamacpp",
+            "b6123",
+            "--arch",
+            "amd64",
+            "--driver",
+            "550",
+            "--cc",
+            "8.65",
+        ],
+        &[
+            "recipe",
+            "candidates",
+            "llamacpp",
+            "b6123",
+            "--arch",
+            "amd64",
+            "--driver",
+            "",
+        ],
+    ];
+    for args in cases {
+        let o = llmgw(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(
+            stderr(&o).contains("Usage:") || stderr(&o).contains("error:"),
+            "{args:?}"
+        );
+    }
+    let o = llmgw(&[
+        "recipe",
+        "candidates",
+        "llamacpp",
+        "b6123",
+        "--arch",
+        "amd64",
+        "--driver",
+        "550",
+        "--cc",
+        "8.65",
+    ]);
+    assert!(
+        stderr(&o).contains("\"8.65\" is not a compute capability"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn help_exits_0() {
+    let o = llmgw(&["recipe", "candidates", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("--driver"));
+}
