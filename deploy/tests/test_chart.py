@@ -326,6 +326,13 @@ class ChartTest(unittest.TestCase):
         self.assertEqual((ep["port"], ep["path"]), (svc["spec"]["ports"][0]["name"], "/metrics"))
         self.assertEqual(ep["authorization"]["credentials"]["name"], one(r.docs, "Secret")["metadata"]["name"])
         self.assertEqual(sm["metadata"]["labels"]["release"], "prometheus")
+        self.assertEqual(ep["scheme"], "http")
+        # With the mirror's own TLS, Prometheus scrapes https and checks the certificate.
+        r = self.rendered["initcontainer-hostpath"]
+        (ep,) = one(r.docs, "ServiceMonitor")["spec"]["endpoints"]
+        self.assertEqual(ep["scheme"], "https")
+        self.assertEqual(ep["tlsConfig"], r.values["serviceMonitor"]["tlsConfig"])
+        self.assertEqual(ep["authorization"]["credentials"], {"name": "llmgw-token", "key": "hf-token"})
 
     def test_scheduling_values_reach_the_pod(self):
         r = self.rendered["full"]
@@ -336,6 +343,20 @@ class ChartTest(unittest.TestCase):
         self.assertEqual(r.mirror["resources"], v["resources"])
         self.assertEqual(r.mirror["image"], "registry.local:5000/llmgw:0.1.0")
         self.assertEqual(self.rendered["rwx"].mirror["image"], "registry.local:5000/platform/llmgw@" + self.rendered["rwx"].values["image"]["digest"])
+
+    def test_values_examples_in_the_docs_render(self):
+        import re
+
+        import yaml
+
+        doc = (chartlib.DEPLOY.parent / "docs" / "kubernetes.md").read_text()
+        blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.S)]
+        values_blocks = [b for b in blocks if isinstance(b, dict) and "apiVersion" not in b]
+        self.assertGreaterEqual(len(values_blocks), 2, "docs/kubernetes.md shows values files")
+        for values in values_blocks:
+            with self.subTest(keys=sorted(values)):
+                docs = chartlib.render(values)
+                self.assertEqual(len(objs(docs, "Deployment")), 1)
 
     # --- bad values fail at install ---
 
