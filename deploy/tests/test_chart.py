@@ -358,6 +358,39 @@ class ChartTest(unittest.TestCase):
                 docs = chartlib.render(values)
                 self.assertEqual(len(objs(docs, "Deployment")), 1)
 
+    def test_image_and_chart_agree(self):
+        """The Dockerfile's runtime stage and the chart's defaults name the same user,
+        port and store, so `docker run` and the chart run the same server."""
+        import json
+        import shlex
+
+        text = (chartlib.DEPLOY.parent / "Dockerfile").read_text()
+        lines = [ln.strip() for ln in text.replace("\\\n", " ").splitlines() if ln.strip() and not ln.startswith("#")]
+        final = lines[max(i for i, ln in enumerate(lines) if ln.startswith("FROM ")):]
+        inst = {}
+        for ln in final:
+            word, _, rest = ln.partition(" ")
+            inst.setdefault(word, []).append(rest.strip())
+        default = self.rendered["default"]
+        psc = default.pod["securityContext"]
+        self.assertEqual(inst["USER"], [f"{psc['runAsUser']}:{psc['runAsGroup']}"])
+        self.assertEqual(psc["fsGroup"], psc["runAsGroup"])
+        self.assertEqual(json.loads(inst["ENTRYPOINT"][0]), ["llmgw"])
+        cmd = json.loads(inst["CMD"][0])
+        store, listen = flag(cmd, "--store"), flag(cmd, "--listen")
+        self.assertEqual(cmd[:2], ["mirror", "serve"])
+        self.assertEqual(json.loads(inst["VOLUME"][0]), [store])
+        self.assertEqual(inst["ENV"], [f"LLMGW_STORE={store}"])
+        self.assertEqual(store, flag(default.args, "--store"))
+        self.assertEqual(listen, flag(default.args, "--listen"))
+        self.assertEqual(inst["EXPOSE"], [listen.rpartition(":")[2]])
+        labels = dict(
+            kv.split("=", 1) for ln in inst["LABEL"] for kv in shlex.split(ln)
+        )
+        for key in ("title", "description", "licenses", "version", "revision", "created"):
+            self.assertIn(f"org.opencontainers.image.{key}", labels)
+        self.assertEqual(labels["org.opencontainers.image.licenses"], "Apache-2.0")
+
     # --- bad values fail at install ---
 
     BAD = [
