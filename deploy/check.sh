@@ -81,7 +81,7 @@ step "yamllint deploy/" lint_yaml
 step "helm lint, render and kubernetes-validate --strict" validate_rendered
 step "chart test (deploy/tests/test_chart.py)" "$py" deploy/tests/test_chart.py
 
-echo "deploy checks: $passed passed, $failed failed"
+echo "deploy: $passed passed, $failed failed"
 if ((failed)); then
   printf 'failed: %s\n' "${failed_steps[@]}" >&2
   exit 1
