@@ -26,6 +26,9 @@ enum Command {
     /// Which builds of an engine exist, and which of them a machine gets.
     #[command(subcommand)]
     Recipe(cli::recipe::RecipeCommand),
+    /// Make bundles (and, on the air-gapped side, take them in).
+    #[command(subcommand)]
+    Bundle(cli::bundle::BundleCommand),
 }
 
 fn main() -> ExitCode {
@@ -33,12 +36,17 @@ fn main() -> ExitCode {
     init_logging();
     let outcome = match args.command {
         Command::Recipe(cmd) => cli::recipe::run(cmd),
+        Command::Bundle(cmd) => cli::bundle::run(cmd),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("llmgw: {e:#}");
-            ExitCode::FAILURE
+            if e.downcast_ref::<cli::UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -1,1 +1,32 @@
-//! placeholder
+//! llmgw-bundler: `llmgw bundle create`. Fetches every build and model file
+//! a site needs from GitHub-style releases and the Hugging Face Hub,
+//! verifies each against what its publisher says, and writes one
+//! content-addressed, reproducible bundle (directory, `.tar` or `.tar.zst`)
+//! whose manifest sha256 is its identity.
+//!
+//! One module, one job: [`spec`] (what to bundle), [`http`] (requests,
+//! redirects, credentials, retries), [`github`], [`llmgw_release`],
+//! [`engines`] and [`hub`] (the sources), [`fetch`] and [`cache`] (verified,
+//! resumable downloads), [`space`] (free space), [`writer`] (the bundle),
+//! [`progress`], [`report`], and [`create`] which runs them in order.
+
+pub mod cache;
+pub mod create;
+pub mod engines;
+pub mod error;
+pub mod fetch;
+pub mod github;
+pub mod http;
+pub mod hub;
+pub mod llmgw_release;
+pub mod plan;
+pub mod progress;
+pub mod report;
+pub mod space;
+pub mod spec;
+pub mod writer;
+
+pub use create::{Options, create};
+pub use error::CreateError;
+pub use report::CreateReport;
+pub use spec::{CreateSpec, SpecEnv, SpecFlags};

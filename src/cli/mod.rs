@@ -1,5 +1,7 @@
 //! One module per command group: its clap argument structs and its `run`.
 
+pub mod bundle;
+pub mod create;
 pub mod recipe;
 
 use std::io::{ErrorKind, Write};
@@ -18,3 +20,16 @@ pub fn print(out: &str) -> anyhow::Result<()> {
         other => other.context("writing to stdout"),
     }
 }
+
+/// A wrong command line or request: `main` exits 2 for it, as clap does for
+/// a bad flag, where any other error exits 1.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}

@@ -1,0 +1,143 @@
+//! Why `bundle create` failed. Every message names the file or entry, what
+//! was expected and what was found, and, where there is one, what to do.
+
+use std::path::PathBuf;
+
+use llmgw_shared::manifest::ManifestError;
+use llmgw_shared::recipe::RecipeError;
+use llmgw_shared::signing::SigningError;
+use llmgw_shared::sums::SumsError;
+use thiserror::Error;
+
+/// Everything that can stop a bundle from being made.
+#[derive(Debug, Error)]
+pub enum CreateError {
+    /// The command line or the spec file is wrong (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+
+    /// The recipe table has no build for what was asked (exit code 2: the
+    /// request itself is wrong, e.g. a Python engine or a bad version).
+    #[error("--engine {engine}={version}: {source}")]
+    Recipe {
+        engine: String,
+        version: String,
+        source: Box<RecipeError>,
+    },
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// An upstream answered in a way that cannot be used.
+    #[error("{0}")]
+    Http(#[from] crate::http::HttpError),
+
+    /// A release does not have an asset the recipe (or SHA256SUMS) names.
+    #[error(
+        "{repo} {tag} has no asset {asset}; the release has: {have}. \
+         Pick a version that publishes it, or pass --allow-missing to make the bundle without it \
+         (the gap is recorded in the manifest)"
+    )]
+    MissingAsset {
+        repo: String,
+        tag: String,
+        asset: String,
+        have: String,
+    },
+
+    /// The release itself does not exist.
+    #[error("{what}: {detail}")]
+    MissingRelease { what: String, detail: String },
+
+    /// An asset has no digest from its publisher: nothing unverified is carried.
+    #[error(
+        "{repo} {tag} {asset}: its publisher gives no digest for it (no GitHub `digest` and no \
+         {asset}.sha256 sidecar), so it cannot be verified and is not carried"
+    )]
+    NoPublisherDigest {
+        repo: String,
+        tag: String,
+        asset: String,
+    },
+
+    /// Two publisher digests of the same file disagree.
+    #[error(
+        "{what}: {first_source} says sha256 {first} but {second_source} says {second}; refusing it"
+    )]
+    DigestConflict {
+        what: String,
+        first_source: String,
+        first: String,
+        second_source: String,
+        second: String,
+    },
+
+    /// A publisher digest is not of a shape this project understands.
+    #[error("{what}: {detail}")]
+    BadDigest { what: String, detail: String },
+
+    /// The bytes downloaded are not the bytes the publisher vouched for.
+    #[error(
+        "{what}: the downloaded bytes do not match its publisher's {algorithm}: expected {expected}, \
+         got {actual}; the file was discarded"
+    )]
+    WrongBytes {
+        what: String,
+        algorithm: &'static str,
+        expected: String,
+        actual: String,
+    },
+
+    /// The download is not the size the publisher listed.
+    #[error("{what}: expected {expected} bytes, the server sent {actual}; the file was discarded")]
+    WrongSize {
+        what: String,
+        expected: u64,
+        actual: u64,
+    },
+
+    /// llmgw's release signature did not check out.
+    #[error("{what}: {source}")]
+    Signature {
+        what: String,
+        source: Box<SigningError>,
+    },
+
+    #[error("{0}")]
+    Sums(#[from] SumsError),
+
+    /// A Hugging Face repository could not be used.
+    #[error("{0}")]
+    Hub(String),
+
+    /// Not enough room on disk: refused before anything is downloaded.
+    #[error("{0}")]
+    NoSpace(String),
+
+    /// The manifest this run built does not pass its own checks (a bug, or
+    /// an upstream naming something unsafe).
+    #[error("the manifest built is not valid: {0}")]
+    Manifest(#[from] ManifestError),
+
+    /// A name from upstream is unsafe to use as a path or URL part.
+    #[error("{0}")]
+    UnsafeName(#[from] llmgw_shared::names::UnsafeName),
+}
+
+impl CreateError {
+    /// Whether the request itself is wrong (exit code 2) rather than the
+    /// world (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, CreateError::Usage(_) | CreateError::Recipe { .. })
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        CreateError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! Hugging Face Hub repositories: a revision resolved to its 40-hex commit,
+//! the recursive tree at that commit (every `Link: rel="next"` page), the
+//! globs applied, and each file planned for download by commit with what
+//! the Hub says it hashes to — the LFS sha256 for LFS files, the git blob
+//! sha1 for the rest.
+//!
+//! Globs follow `huggingface_hub`'s `allow_patterns` (fnmatch): `*` also
+//! matches `/`, so `*.gguf` finds GGUF files in sub-folders too.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest, RepoKind};
+use llmgw_shared::names;
+use percent_encoding::{AsciiSet, utf8_percent_encode};
+use reqwest::Url;
+use serde::Deserialize;
+
+use crate::cache::Expect;
+use crate::error::CreateError;
+use crate::fetch::Download;
+use crate::github::SEGMENT;
+use crate::http::{Http, HttpError, link_next};
+use crate::plan::Plan;
+use crate::spec::RepoSpec;
+
+/// A tree page larger than this is refused (the Hub's are up to 1000 entries).
+const MAX_PAGE: usize = 64 << 20;
+/// More pages than this is a server that never stops.
+const MAX_PAGES: usize = 10_000;
+
+/// A file path in a resolve URL keeps its `/` and quotes the rest.
+const PATH: &AsciiSet = &SEGMENT.remove(b'/');
+
+#[derive(Deserialize)]
+struct RevisionJson {
+    #[serde(default)]
+    sha: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TreeEntry {
+    #[serde(rename = "type")]
+    kind: String,
+    path: String,
+    #[serde(default)]
+    size: u64,
+    #[serde(default)]
+    oid: Option<String>,
+    #[serde(default)]
+    lfs: Option<LfsJson>,
+}
+
+#[derive(Deserialize)]
+struct LfsJson {
+    oid: String,
+    size: u64,
+}
+
+fn what(spec: &RepoSpec) -> String {
+    let kind = match spec.kind {
+        RepoKind::Model => "model",
+        RepoKind::Dataset => "dataset",
+    };
+    format!("{kind} {}@{}", spec.id, spec.revision)
+}
+
+/// Turns the Hub's refusal into words an operator can act on.
+fn hub_error(spec: &RepoSpec, endpoint: &str, have_token: bool, e: HttpError) -> CreateError {
+    let HttpError::Status {
+        status,
+        ref error_code,
+        ref message,
+        ..
+    } = e
+    else {
+        return e.into();
+    };
+    let w = what(spec);
+    let said = message
+        .as_deref()
+        .map(|m| format!(" (the Hub said: {m})"))
+        .unwrap_or_default();
+    let token = if have_token {
+        "HF_TOKEN is set, but the Hub refused it: check that its account has accepted the repository's terms and the token can read it"
+    } else {
+        "set HF_TOKEN to a token of an account that has accepted its terms"
+    };
+    let msg = match (error_code.as_deref(), status) {
+        (Some("GatedRepo"), _) | (_, 401) | (_, 403) => {
+            format!("{w}: the repository is gated or private ({status}){said}; {token}")
+        }
+        (Some("RevisionNotFound"), _) => {
+            format!("{w}: {endpoint} has no revision {}{said}", spec.revision)
+        }
+        (Some("RepoNotFound"), _) | (_, 404) => format!(
+            "{w}: {endpoint} has no such repository{said}; check the name (if it is private or gated, {token})"
+        ),
+        _ => return e.into(),
+    };
+    CreateError::Hub(msg)
+}
+
+/// Resolves, lists and plans one repository.
+pub async fn plan(
+    http: &Http,
+    endpoint: &str,
+    have_token: bool,
+    spec: &RepoSpec,
+    allow_missing: bool,
+    plan: &mut Plan,
+) -> Result<(), CreateError> {
+    let plural = spec.kind.api_plural();
+    let w = what(spec);
+    let url = format!(
+        "{endpoint}/api/{plural}/{}/revision/{}",
+        spec.id,
+        utf8_percent_encode(&spec.revision, SEGMENT)
+    );
+    let (body, _) = http
+        .get_small(&url, Some("application/json"), MAX_PAGE)
+        .await
+        .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+    let rev: RevisionJson = serde_json::from_slice(&body)
+        .map_err(|e| CreateError::Hub(format!("{w}: {url} is not a Hub revision object: {e}")))?;
+    let commit = rev.sha.unwrap_or_default().to_ascii_lowercase();
+    if !names::is_sha1_hex(&commit) {
+        return Err(CreateError::Hub(format!(
+            "{w}: the Hub's revision answer has no 40-hex commit `sha` (found {commit:?})"
+        )));
+    }
+
+    // Every page of the recursive tree at the commit.
+    let mut entries: Vec<TreeEntry> = Vec::new();
+    let first = format!(
+        "{endpoint}/api/{plural}/{}/tree/{commit}?recursive=true&expand=false",
+        spec.id
+    );
+    let mut next = Some(first);
+    let mut pages = 0;
+    while let Some(page_url) = next.take() {
+        pages += 1;
+        if pages > MAX_PAGES {
+            return Err(CreateError::Hub(format!(
+                "{w}: the tree listing has more than {MAX_PAGES} pages"
+            )));
+        }
+        let (body, headers) = http
+            .get_small(&page_url, Some("application/json"), MAX_PAGE)
+            .await
+            .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+        let mut page: Vec<TreeEntry> = serde_json::from_slice(&body).map_err(|e| {
+            CreateError::Hub(format!("{w}: {page_url} is not a Hub tree listing: {e}"))
+        })?;
+        entries.append(&mut page);
+        let base =
+            Url::parse(&page_url).map_err(|e| CreateError::Hub(format!("{page_url}: {e}")))?;
+        next = link_next(&headers, &base).map(|u| u.to_string());
+    }
+
+    let globs = glob_set(spec)?;
+    let mut files = Vec::new();
+    let mut all_paths = Vec::new();
+    for e in entries.into_iter().filter(|e| e.kind == "file") {
+        names::check_relative_path("Hub file path", &e.path)?;
+        all_paths.push(e.path.clone());
+        if let Some(g) = &globs
+            && !g.is_match(&e.path)
+        {
+            continue;
+        }
+        let oid = e.oid.clone().unwrap_or_default().to_ascii_lowercase();
+        if !names::is_sha1_hex(&oid) {
+            return Err(CreateError::Hub(format!(
+                "{w}: {}: the tree gives no 40-hex git oid (found {oid:?})",
+                e.path
+            )));
+        }
+        let label = format!("{} {}", spec.id, e.path);
+        let url = format!(
+            "{endpoint}/{}{}/resolve/{commit}/{}",
+            spec.kind.url_prefix(),
+            spec.id,
+            utf8_percent_encode(&e.path, PATH)
+        );
+        let file = match &e.lfs {
+            Some(lfs) => {
+                let sha = lfs.oid.trim_start_matches("sha256:").to_ascii_lowercase();
+                if !names::is_sha256_hex(&sha) {
+                    return Err(CreateError::Hub(format!(
+                        "{w}: {}: its LFS oid {:?} is not a sha256",
+                        e.path, lfs.oid
+                    )));
+                }
+                if lfs.size != e.size {
+                    return Err(CreateError::Hub(format!(
+                        "{w}: {}: the tree lists size {} but LFS size {}",
+                        e.path, e.size, lfs.size
+                    )));
+                }
+                plan.download(Download {
+                    label,
+                    url,
+                    size: lfs.size,
+                    expect: Expect::Sha256(sha.clone()),
+                });
+                HfFile {
+                    path: e.path.clone(),
+                    size: lfs.size,
+                    sha256: sha.clone(),
+                    git_oid: oid,
+                    lfs: true,
+                    publisher_digests: vec![PublisherDigest {
+                        source: DigestSource::HfLfsSha256,
+                        value: sha,
+                    }],
+                }
+            }
+            None => {
+                plan.download(Download {
+                    label,
+                    url,
+                    size: e.size,
+                    expect: Expect::GitBlobSha1(oid.clone()),
+                });
+                HfFile {
+                    path: e.path.clone(),
+                    size: e.size,
+                    // Known once the bytes are fetched and hashed.
+                    sha256: String::new(),
+                    git_oid: oid.clone(),
+                    lfs: false,
+                    publisher_digests: vec![PublisherDigest {
+                        source: DigestSource::GitBlobSha1,
+                        value: oid,
+                    }],
+                }
+            }
+        };
+        files.push(file);
+    }
+    if files.is_empty() {
+        all_paths.sort();
+        let have = if all_paths.is_empty() {
+            "no files at all".to_string()
+        } else {
+            let n = all_paths.len();
+            let mut s = all_paths
+                .into_iter()
+                .take(40)
+                .collect::<Vec<_>>()
+                .join(", ");
+            if n > 40 {
+                s.push_str(&format!(" and {} more", n - 40));
+            }
+            s
+        };
+        let reason = if spec.patterns.is_empty() {
+            format!("the repository has no files at commit {commit}")
+        } else {
+            format!(
+                "no file at commit {commit} matches {}; it has: {have}",
+                spec.patterns.join(",")
+            )
+        };
+        if allow_missing {
+            plan.gap(w, reason);
+            return Ok(());
+        }
+        return Err(CreateError::Hub(format!("{w}: {reason}")));
+    }
+    plan.repos.push(HfRepo {
+        kind: spec.kind,
+        id: spec.id.clone(),
+        revision: spec.revision.clone(),
+        commit,
+        patterns: spec.patterns.clone(),
+        files,
+    });
+    Ok(())
+}
+
+fn glob_set(spec: &RepoSpec) -> Result<Option<GlobSet>, CreateError> {
+    if spec.patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for p in &spec.patterns {
+        let g = GlobBuilder::new(p)
+            .literal_separator(false)
+            .build()
+            .map_err(|e| CreateError::Usage(format!("glob {p:?}: {e}")))?;
+        b.add(g);
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| CreateError::Usage(format!("globs {:?}: {e}", spec.patterns)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_like_fnmatch() {
+        let spec = RepoSpec {
+            kind: RepoKind::Model,
+            id: "org/m".into(),
+            revision: "main".into(),
+            patterns: vec!["*.Q4_K_M.gguf".into(), "config.json".into()],
+        };
+        let g = glob_set(&spec).unwrap().unwrap();
+        assert!(g.is_match("m.Q4_K_M.gguf"));
+        assert!(g.is_match("sub/m.Q4_K_M.gguf"));
+        assert!(g.is_match("config.json"));
+        assert!(!g.is_match("m.Q8_0.gguf"));
+        assert!(!g.is_match("sub/config.json.bak"));
+    }
+
+    #[test]
+    fn resolve_paths_keep_slashes() {
+        assert_eq!(
+            utf8_percent_encode("sub/dir/a b+c.txt", PATH).to_string(),
+            "sub/dir/a%20b%2Bc.txt"
+        );
+        assert_eq!(
+            utf8_percent_encode("refs/pr/1", SEGMENT).to_string(),
+            "refs%2Fpr%2F1"
+        );
+    }
+}

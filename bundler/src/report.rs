@@ -1,0 +1,79 @@
+//! What a finished run tells its caller: the bundle's identity (the
+//! manifest sha256), what it carries and where each digest came from, the
+//! bytes, and the gaps. `--json` prints it as is.
+
+use std::path::PathBuf;
+
+use llmgw_shared::manifest::{DigestSource, Gap, Manifest};
+use serde::Serialize;
+
+use crate::writer::Format;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CreateReport {
+    /// The bundle written.
+    pub out: PathBuf,
+    pub format: Format,
+    /// The bundle's identity: carry it apart from the bundle.
+    pub manifest_sha256: String,
+    /// `PATH.sha256`, holding `<hex>  manifest.json`.
+    pub sha256_file: PathBuf,
+    pub artifacts: Vec<Artifact>,
+    /// Distinct content carried.
+    pub blobs: usize,
+    pub bytes: u64,
+    /// Bytes that came over the network in this run.
+    pub bytes_downloaded: u64,
+    /// Bytes of content an earlier run had already verified into the cache.
+    pub bytes_reused: u64,
+    pub gaps: Vec<Gap>,
+}
+
+/// One file the bundle carries.
+#[derive(Debug, Clone, Serialize)]
+pub struct Artifact {
+    /// `release-asset` or `hf-file`.
+    pub kind: &'static str,
+    /// `owner/repo tag name`, or `type id@commit path`.
+    pub what: String,
+    pub sha256: String,
+    pub size: u64,
+    pub publisher_digests: Vec<DigestSource>,
+}
+
+/// The artifacts a manifest lists, in its (sorted) order.
+pub fn artifacts(m: &Manifest) -> Vec<Artifact> {
+    let mut out = Vec::new();
+    for r in &m.releases {
+        for a in &r.assets {
+            out.push(Artifact {
+                kind: "release-asset",
+                what: format!("{} {} {}", r.repo, r.tag, a.name),
+                sha256: a.sha256.clone(),
+                size: a.size,
+                publisher_digests: a.publisher_digests.iter().map(|d| d.source).collect(),
+            });
+        }
+    }
+    for r in &m.repos {
+        for f in &r.files {
+            out.push(Artifact {
+                kind: "hf-file",
+                what: format!(
+                    "{} {}@{} {}",
+                    match r.kind {
+                        llmgw_shared::manifest::RepoKind::Model => "model",
+                        llmgw_shared::manifest::RepoKind::Dataset => "dataset",
+                    },
+                    r.id,
+                    r.commit,
+                    f.path
+                ),
+                sha256: f.sha256.clone(),
+                size: f.size,
+                publisher_digests: f.publisher_digests.iter().map(|d| d.source).collect(),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,171 @@
+//! `llmgw bundle create`: the flags, and the run that hands them to
+//! llmgw-bundler. stdout gets the result (the manifest sha256, or the
+//! `--json` summary); stderr gets progress and the human summary.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+use llmgw_bundler::http::{RetryPolicy, Token};
+use llmgw_bundler::progress::{Mode, Progress};
+use llmgw_bundler::{CreateSpec, Options, SpecEnv, SpecFlags};
+
+use super::UsageError;
+
+const AFTER_HELP: &str = "\
+Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
+  out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
+  github_api, hf_endpoint, cache, jobs, allow_missing.
+Flags override the file; a list flag replaces the file's list. Relative paths in the
+file are relative to the file's folder.
+
+The output format follows the --out name: NAME.tar.zst, NAME.tar, or else a directory.
+stdout gets the manifest sha256 (the bundle's identity), also written to OUT.sha256 as
+`<hex>  manifest.json`; carry it apart from the bundle. HF_TOKEN, when set, is sent to
+the Hub's origin only, and never written anywhere. SOURCE_DATE_EPOCH makes the bundle
+byte-for-byte reproducible.
+
+Exit codes:
+  0  the bundle was written
+  1  it failed: an upstream, a digest, a signature, free space, the disk (reason on stderr)
+  2  usage: bad flags or spec file, or a request the recipe table refuses
+     (a Python engine, an unknown engine, a bad version)";
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct CreateArgs {
+    /// The bundle to write: PATH.tar, PATH.tar.zst, or a directory.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Node architectures to carry builds for: amd64, arm64 (comma-separated or repeated).
+    #[arg(long, value_name = "ARCH,...", value_delimiter = ',')]
+    pub arch: Vec<String>,
+    /// llmgw's own release to carry (tag VERSION, else vVERSION); needs --trust.
+    #[arg(long, value_name = "VERSION")]
+    pub llmgw: Option<String>,
+    /// Where llmgw's releases are published [default: llmgw/llmgw].
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub llmgw_repo: Option<String>,
+    /// GitHub-compatible API of llmgw's release server (Gitea's works) [default: --github-api].
+    #[arg(long, value_name = "URL")]
+    pub llmgw_api: Option<String>,
+    /// minisign public key that must have signed llmgw's SHA256SUMS (repeatable).
+    #[arg(long, value_name = "KEY.pub")]
+    pub trust: Vec<PathBuf>,
+    /// An engine of the recipe table at a version, e.g. llamacpp=b6123, uv=0.12.20 (repeatable).
+    #[arg(long = "engine", value_name = "NAME=VERSION")]
+    pub engines: Vec<String>,
+    /// A Hugging Face model, e.g. acme/tiny@main or org/m:*.Q4_K_M.gguf,config.json (repeatable).
+    #[arg(long = "model", value_name = "REPO[@REVISION][:GLOB,...]")]
+    pub models: Vec<String>,
+    /// A Hugging Face dataset, same syntax as --model (repeatable).
+    #[arg(long = "dataset", value_name = "REPO[@REVISION][:GLOB,...]")]
+    pub datasets: Vec<String>,
+    /// GitHub API for engine releases [default: https://api.github.com].
+    #[arg(long, value_name = "URL")]
+    pub github_api: Option<String>,
+    /// Hugging Face Hub [default: $HF_ENDPOINT, else https://huggingface.co].
+    #[arg(long, value_name = "URL")]
+    pub hf_endpoint: Option<String>,
+    /// Download cache, reused by later runs [default: $XDG_CACHE_HOME/llmgw, else ~/.cache/llmgw].
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Parallel downloads [default: 4].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Record assets missing from their release as gaps in the manifest instead of failing.
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// Print a JSON summary (manifest sha256, artifacts, bytes, gaps) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// A TOML file with the same settings; flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+}
+
+pub fn run(args: CreateArgs) -> anyhow::Result<()> {
+    let json = args.json;
+    let flags = SpecFlags {
+        spec: args.spec,
+        out: args.out,
+        arch: args.arch,
+        llmgw: args.llmgw,
+        llmgw_repo: args.llmgw_repo,
+        llmgw_api: args.llmgw_api,
+        trust: args.trust,
+        engines: args.engines,
+        models: args.models,
+        datasets: args.datasets,
+        github_api: args.github_api,
+        hf_endpoint: args.hf_endpoint,
+        cache: args.cache,
+        jobs: args.jobs,
+        allow_missing: args.allow_missing,
+    };
+    let spec = CreateSpec::resolve(flags, &SpecEnv::from_process()).map_err(classify)?;
+    let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) if !v.trim().is_empty() => Some(v.trim().parse::<u64>().map_err(|_| {
+            UsageError(format!(
+                "SOURCE_DATE_EPOCH={v:?}: expected a number of seconds since 1970"
+            ))
+        })?),
+        _ => None,
+    };
+    let mode = if std::io::stderr().is_terminal() {
+        Mode::Bars
+    } else {
+        Mode::Lines
+    };
+    let opts = Options {
+        progress: Progress::new(mode),
+        hf_token: std::env::var("HF_TOKEN").ok().and_then(Token::new),
+        retry: RetryPolicy::default(),
+        source_date_epoch,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let report = rt
+        .block_on(llmgw_bundler::create(&spec, &opts))
+        .map_err(classify)?;
+
+    if !report.gaps.is_empty() {
+        eprintln!(
+            "{} asked for and not carried (--allow-missing; recorded in the manifest):",
+            report.gaps.len()
+        );
+        for g in &report.gaps {
+            eprintln!("  missing: {}: {}", g.what, g.reason);
+        }
+    }
+    eprintln!(
+        "wrote {} ({} files, {} bytes; {} downloaded, {} from the cache)",
+        report.out.display(),
+        report.blobs,
+        report.bytes,
+        report.bytes_downloaded,
+        report.bytes_reused
+    );
+    eprintln!(
+        "manifest sha256 {} (also in {}): carry it apart from the bundle; import refuses the bundle without it",
+        report.manifest_sha256,
+        report.sha256_file.display()
+    );
+    if json {
+        let mut s = serde_json::to_string_pretty(&report)?;
+        s.push('\n');
+        super::print(&s)
+    } else {
+        super::print(&format!("{}\n", report.manifest_sha256))
+    }
+}
+
+/// Usage errors exit 2, the rest 1.
+fn classify(e: llmgw_bundler::CreateError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
