@@ -1,4 +1,13 @@
 //! The air-gapped half of llmgw offline: the mirror store, importing and
 //! checking bundles into it, and serving it to nodes over HTTP.
 
+pub mod bundle_reader;
+pub mod fsutil;
+pub mod gc;
+pub mod import;
+pub mod inspect;
+pub mod progress;
 pub mod store;
+pub mod store_verify;
+pub mod trust;
+pub mod verify;

@@ -38,6 +38,11 @@ pub enum StoreError {
         expected: String,
         actual: String,
     },
+    #[error(
+        "the store is busy: another llmgw import, gc, remove or trust change holds {path}; \
+         wait for it to finish and run {what} again"
+    )]
+    Busy { path: PathBuf, what: String },
 }
 
 impl StoreError {
@@ -92,6 +97,51 @@ impl Store {
 
     pub fn tmp_dir(&self) -> PathBuf {
         self.root.join("tmp")
+    }
+
+    /// The lock file writers (import, gc, remove, trust) hold; see
+    /// [`crate::fsutil::StoreLock`].
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join("lock")
+    }
+
+    /// Whether the store holds a blob with this sha256 and size. The size
+    /// is checked, not the bytes: blobs are verified when they are added,
+    /// and `llmgw mirror verify` looks for rot.
+    pub fn has_blob(&self, sha256: &str, size: u64) -> bool {
+        self.blob_path(sha256)
+            .and_then(|p| std::fs::symlink_metadata(p).ok())
+            .is_some_and(|m| m.is_file() && m.len() == size)
+    }
+
+    /// Every file under `blobs/sha256/`, with the name it is filed under
+    /// (which is not necessarily a valid sha256: callers check).
+    pub fn blob_files(&self) -> Result<Vec<(String, PathBuf)>, StoreError> {
+        let mut out = Vec::new();
+        let dir = self.blobs_dir();
+        let walk = walkdir::WalkDir::new(&dir)
+            .follow_links(false)
+            .sort_by_file_name()
+            .min_depth(2)
+            .max_depth(2);
+        for item in walk {
+            let item = match item {
+                Ok(i) => i,
+                Err(e) if e.io_error().map(|i| i.kind()) == Some(std::io::ErrorKind::NotFound) => {
+                    continue;
+                }
+                Err(e) => {
+                    let p = e.path().unwrap_or(&dir).to_path_buf();
+                    return Err(StoreError::io(p, e.into()));
+                }
+            };
+            if item.file_type().is_dir() {
+                continue;
+            }
+            let name = item.file_name().to_string_lossy().into_owned();
+            out.push((name, item.path().to_path_buf()));
+        }
+        Ok(out)
     }
 
     /// Where the blob with this sha256 lives. `None` unless `sha256` is 64

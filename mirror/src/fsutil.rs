@@ -1,0 +1,96 @@
+//! Small file-system helpers the store needs to be crash-safe: fsync of
+//! directories (so a rename survives a power cut), free space, and the
+//! store lock that keeps two writers (import, gc, remove, trust) apart.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::store::StoreError;
+
+/// Makes a directory's entries (new names, renames, removals) durable.
+pub fn fsync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StoreError::io(dir, e))
+}
+
+/// Bytes available to an unprivileged writer on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> Result<u64, StoreError> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| StoreError::io(path, io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is a
+    // valid NUL-terminated string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    if rc != 0 {
+        return Err(StoreError::io(path, io::Error::last_os_error()));
+    }
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// An exclusive lock on the store, held until dropped. Import, gc, remove
+/// and trust changes take it; readers (serve, list, verify) never do, since
+/// writers only ever make complete things appear or disappear.
+#[derive(Debug)]
+pub struct StoreLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl StoreLock {
+    /// Takes the lock, or fails at once naming what holds it.
+    pub fn acquire(path: &Path, what: &str) -> Result<Self, StoreError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| StoreError::io(path, e))?;
+        // SAFETY: flock on a descriptor we own.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(StoreError::Busy {
+                    path: path.to_path_buf(),
+                    what: what.to_string(),
+                });
+            }
+            return Err(StoreError::io(path, err));
+        }
+        Ok(Self {
+            _file: file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Whether an I/O error means the disk is full.
+pub fn is_disk_full(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_is_exclusive() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lock");
+        let a = StoreLock::acquire(&p, "import").unwrap();
+        let err = StoreLock::acquire(&p, "gc").unwrap_err().to_string();
+        assert!(err.contains("another"), "{err}");
+        drop(a);
+        StoreLock::acquire(&p, "gc").unwrap();
+        assert!(free_bytes(dir.path()).unwrap() > 0);
+    }
+}

@@ -1,0 +1,129 @@
+//! Forgetting bundles and dropping the blobs no kept bundle names.
+//!
+//! `remove` only deletes `bundles/<sha>.json`: the bundle disappears from
+//! the mirror at once, and its blobs stay until `gc`, which keeps every
+//! blob any remaining manifest names and deletes the rest (and stale
+//! staging folders a killed import left in `tmp/`). Both hold the store
+//! lock, so they never race an import that is adding blobs.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::fsutil::{self, StoreLock};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, Error)]
+pub enum GcError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "no bundle in the store matches {given:?} (held: {held}); `llmgw mirror list` shows them"
+    )]
+    NoSuchBundle { given: String, held: String },
+    #[error("{given:?} matches {count} bundles; give more of the sha256")]
+    Ambiguous { given: String, count: usize },
+}
+
+/// What gc removed (or, in a dry run, would remove).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct GcReport {
+    pub dry_run: bool,
+    pub bundles_kept: usize,
+    pub blobs_kept: usize,
+    pub bytes_kept: u64,
+    pub blobs_removed: Vec<PathBuf>,
+    pub bytes_removed: u64,
+    pub staging_removed: Vec<PathBuf>,
+}
+
+/// Drops every blob no held manifest names, and stale staging.
+pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
+    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror gc`")?;
+    let bundles = store.read_bundles()?;
+    let mut keep = BTreeSet::new();
+    for (_, m) in &bundles {
+        keep.extend(m.blobs().into_keys());
+    }
+    let mut report = GcReport {
+        dry_run,
+        bundles_kept: bundles.len(),
+        ..GcReport::default()
+    };
+    let mut dirs = BTreeSet::new();
+    for (name, path) in store.blob_files()? {
+        let size = std::fs::symlink_metadata(&path)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        if keep.contains(&name) && store.blob_path(&name).as_deref() == Some(path.as_path()) {
+            report.blobs_kept += 1;
+            report.bytes_kept += size;
+            continue;
+        }
+        if !dry_run {
+            std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+            if let Some(p) = path.parent() {
+                dirs.insert(p.to_path_buf());
+            }
+        }
+        report.bytes_removed += size;
+        report.blobs_removed.push(path);
+    }
+    for d in &dirs {
+        fsutil::fsync_dir(d)?;
+    }
+    let tmp = store.tmp_dir();
+    if let Ok(entries) = std::fs::read_dir(&tmp) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !dry_run {
+                let r = if path.is_dir() {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+                r.map_err(|e| StoreError::io(&path, e))?;
+            }
+            report.staging_removed.push(path);
+        }
+    }
+    Ok(report)
+}
+
+/// Forgets a bundle, given its sha256 or a unique prefix of it. Its blobs
+/// stay until `gc`. Returns the full sha256.
+pub fn remove(store: &Store, given: &str) -> Result<String, GcError> {
+    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror remove`")?;
+    let given_lc = given.trim().to_ascii_lowercase();
+    let ids = store.bundle_ids()?;
+    let matches: Vec<&String> = ids
+        .iter()
+        .filter(|id| !given_lc.is_empty() && id.starts_with(&given_lc))
+        .collect();
+    let id = match matches.as_slice() {
+        [one] => (*one).clone(),
+        [] => {
+            return Err(GcError::NoSuchBundle {
+                given: given.to_string(),
+                held: if ids.is_empty() {
+                    "none".into()
+                } else {
+                    ids.join(", ")
+                },
+            });
+        }
+        many => {
+            return Err(GcError::Ambiguous {
+                given: given.to_string(),
+                count: many.len(),
+            });
+        }
+    };
+    let path = store.bundle_path(&id).ok_or_else(|| {
+        StoreError::io(store.bundles_dir(), std::io::ErrorKind::InvalidInput.into())
+    })?;
+    std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+    fsutil::fsync_dir(&store.bundles_dir())?;
+    Ok(id)
+}

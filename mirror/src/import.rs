@@ -1,0 +1,316 @@
+//! `llmgw bundle import`: check a bundle completely, then add it to the
+//! store all at once.
+//!
+//! Every blob is hashed once, while it streams from the bundle into a
+//! private staging folder, `STORE/tmp/import-<manifest sha256>/` (same
+//! filesystem as `blobs/`, never served). Only when every check of
+//! [`crate::verify`] passed — manifest hash, signature, every blob — are
+//! the staged blobs renamed into `blobs/`, each already synced to disk; then
+//! the directories are synced, and the manifest is written to
+//! `bundles/<sha>.json` last. A server reading the store starts from
+//! `bundles/`, so it sees the whole bundle or none of it.
+//!
+//! On a refusal the staging folder is removed and `blobs/` and `bundles/`
+//! are exactly as before. A process killed mid-way leaves only its staging
+//! folder, which is keyed by the manifest hash: running the same import
+//! again finds the blobs it already verified there (a staged blob gets its
+//! final name only after its hash matched and its bytes were synced) and
+//! does not read them again.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::Manifest;
+use thiserror::Error;
+
+use crate::bundle_reader::BundleFormat;
+use crate::fsutil::{self, StoreLock};
+use crate::progress::Progress;
+use crate::store::{Store, StoreError};
+use crate::trust::{self, TrustError};
+use crate::verify::{self, Outcome, Target, VerifyError};
+
+#[derive(Debug, Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+    #[error(
+        "the bundle verified, but adding it to the store failed: {0}; the store was left as \
+         before (blobs added by this run were removed)"
+    )]
+    Commit(StoreError),
+}
+
+/// What an import did, and what it proved.
+#[derive(Debug, Clone)]
+pub struct ImportReport {
+    pub manifest_sha256: String,
+    pub manifest: Manifest,
+    pub format: BundleFormat,
+    /// `(release, key id)` of each signed release.
+    pub signatures: Vec<(String, String)>,
+    pub blobs_hashed: usize,
+    pub bytes_hashed: u64,
+    /// Verified earlier: already in the store, or staged by a killed run.
+    pub blobs_at_hand: usize,
+    pub bytes_at_hand: u64,
+    /// New files in `blobs/`.
+    pub blobs_added: usize,
+    pub bytes_added: u64,
+    /// Bundles the store holds now.
+    pub bundles_held: usize,
+}
+
+/// How an import ended.
+#[derive(Debug, Clone)]
+pub enum ImportOutcome {
+    Imported(Box<ImportReport>),
+    /// The bundle, and every blob it names, was already held: nothing done.
+    AlreadyHeld {
+        manifest_sha256: String,
+        bundles_held: usize,
+    },
+}
+
+/// Imports the bundle at `bundle` into `store`, if its manifest hashes to
+/// `expected_sha256` and everything else checks out.
+pub fn import(
+    store: &Store,
+    bundle: &Path,
+    expected_sha256: &str,
+    progress: &dyn Progress,
+) -> Result<ImportOutcome, ImportError> {
+    store.create_dirs()?;
+    let _lock = StoreLock::acquire(&store.lock_path(), "the import")?;
+    let trusted = trust::keys(store)?;
+    let mut staging = Staging::new(store, expected_sha256);
+    let outcome = verify::check_bundle(bundle, expected_sha256, &trusted, &mut staging, progress);
+    match outcome {
+        Err(e) => {
+            staging.remove();
+            Err(e.into())
+        }
+        Ok(Outcome::Stopped {
+            manifest_sha256, ..
+        }) => {
+            staging.remove();
+            Ok(ImportOutcome::AlreadyHeld {
+                manifest_sha256,
+                bundles_held: store.bundle_ids()?.len(),
+            })
+        }
+        Ok(Outcome::Verified(v)) => {
+            let (blobs_added, bytes_added) = match commit(store, &staging, &v) {
+                Ok(n) => n,
+                Err(e) => {
+                    staging.remove();
+                    return Err(ImportError::Commit(e));
+                }
+            };
+            staging.remove();
+            Ok(ImportOutcome::Imported(Box::new(ImportReport {
+                manifest_sha256: v.manifest_sha256,
+                manifest: v.manifest,
+                format: v.format,
+                signatures: v.signatures,
+                blobs_hashed: v.blobs_hashed,
+                bytes_hashed: v.bytes_hashed,
+                blobs_at_hand: v.blobs_at_hand,
+                bytes_at_hand: v.bytes_at_hand,
+                blobs_added,
+                bytes_added,
+                bundles_held: store.bundle_ids()?.len(),
+            })))
+        }
+    }
+}
+
+/// Step 4: renames the staged blobs into `blobs/`, syncs, then publishes
+/// the manifest. On failure removes what it added to `blobs/`.
+fn commit(
+    store: &Store,
+    staging: &Staging<'_>,
+    v: &verify::Verified,
+) -> Result<(usize, u64), StoreError> {
+    if staging.dir.exists() {
+        fsutil::fsync_dir(&staging.dir)?;
+    }
+    let mut added: Vec<PathBuf> = Vec::new();
+    let mut bytes = 0u64;
+    let result = (|| {
+        let mut dirs = std::collections::BTreeSet::new();
+        for (sha, size) in v.manifest.blobs() {
+            let staged = staging.staged_path(&sha);
+            if store.has_blob(&sha, size) {
+                let _ = std::fs::remove_file(&staged);
+                continue;
+            }
+            let dest = store
+                .blob_path(&sha)
+                .ok_or_else(|| StoreError::io(&staged, std::io::ErrorKind::InvalidInput.into()))?;
+            let parent = dest.parent().unwrap_or(store.root()).to_path_buf();
+            if !parent.exists() {
+                std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
+            }
+            let existed = dest.exists();
+            std::fs::rename(&staged, &dest).map_err(|e| StoreError::io(&dest, e))?;
+            if !existed {
+                added.push(dest);
+            }
+            bytes += size;
+            dirs.insert(parent);
+        }
+        for d in &dirs {
+            fsutil::fsync_dir(d)?;
+        }
+        fsutil::fsync_dir(&store.blobs_dir())?;
+        // The manifest last: this is what makes the bundle visible.
+        let tmp = staging.dir.join("manifest.json");
+        std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
+        trust::write_durable(&tmp, &v.manifest_bytes)?;
+        let dest = store
+            .bundle_path(&v.manifest_sha256)
+            .ok_or_else(|| StoreError::io(&tmp, std::io::ErrorKind::InvalidInput.into()))?;
+        std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
+        fsutil::fsync_dir(&store.bundles_dir())?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok((added.len(), bytes)),
+        Err(e) => {
+            for p in &added {
+                let _ = std::fs::remove_file(p);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The import's private staging folder, and its view of what is at hand.
+struct Staging<'a> {
+    store: &'a Store,
+    dir: PathBuf,
+    expected: String,
+}
+
+impl<'a> Staging<'a> {
+    fn new(store: &'a Store, expected_sha256: &str) -> Self {
+        // The expected hash is only used once checked to be 64 hex digits
+        // (otherwise no manifest can match it and nothing is staged).
+        let safe = llmgw_shared::names::is_sha256_hex(expected_sha256);
+        let dir = store.tmp_dir().join(format!(
+            "import-{}",
+            if safe { expected_sha256 } else { "invalid" }
+        ));
+        Self {
+            store,
+            dir,
+            expected: expected_sha256.to_string(),
+        }
+    }
+
+    fn staged_path(&self, sha: &str) -> PathBuf {
+        self.dir.join(sha)
+    }
+
+    fn part_path(&self, sha: &str) -> PathBuf {
+        self.dir.join(format!("{sha}.part"))
+    }
+
+    /// Removes the staging folder, if any.
+    fn remove(&self) {
+        if self.dir.exists() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            let _ = fsutil::fsync_dir(&self.store.tmp_dir());
+        }
+    }
+}
+
+impl Target for Staging<'_> {
+    fn have(&self, sha256: &str, size: u64) -> bool {
+        self.store.has_blob(sha256, size)
+            || std::fs::metadata(self.staged_path(sha256)).is_ok_and(|m| m.len() == size)
+    }
+
+    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, VerifyError> {
+        let staged = self.staged_path(sha256);
+        let path = if staged.exists() {
+            staged
+        } else {
+            self.store
+                .blob_path(sha256)
+                .ok_or_else(|| VerifyError::Target(format!("not a sha256: {sha256}")))?
+        };
+        std::fs::read(&path).map_err(|source| VerifyError::Stage { path, source })
+    }
+
+    fn on_manifest(&mut self, manifest: &Manifest, to_read: u64) -> Result<bool, VerifyError> {
+        let held = self
+            .store
+            .bundle_path(&self.expected)
+            .is_some_and(|p| p.is_file());
+        if held
+            && manifest
+                .blobs()
+                .iter()
+                .all(|(sha, size)| self.store.has_blob(sha, *size))
+        {
+            return Ok(false);
+        }
+        let tmp = self.store.tmp_dir();
+        let available = fsutil::free_bytes(&tmp).map_err(|e| VerifyError::Target(e.to_string()))?;
+        if to_read > available {
+            return Err(VerifyError::NoSpace {
+                path: tmp,
+                needed: to_read,
+                available,
+            });
+        }
+        Ok(true)
+    }
+
+    fn begin(&mut self, sha256: &str) -> Result<Option<File>, VerifyError> {
+        if !self.dir.exists() {
+            std::fs::create_dir_all(&self.dir).map_err(|source| VerifyError::Stage {
+                path: self.dir.clone(),
+                source,
+            })?;
+        }
+        let path = self.part_path(sha256);
+        File::create(&path)
+            .map(Some)
+            .map_err(|source| VerifyError::Stage { path, source })
+    }
+
+    fn write(&mut self, sha256: &str, file: &mut File, buf: &[u8]) -> Result<(), VerifyError> {
+        use std::io::Write;
+        file.write_all(buf).map_err(|source| VerifyError::Stage {
+            path: self.part_path(sha256),
+            source,
+        })
+    }
+
+    fn keep(&mut self, sha256: &str, file: File) -> Result<(), VerifyError> {
+        use std::os::unix::fs::PermissionsExt;
+        let part = self.part_path(sha256);
+        let stage = |source| VerifyError::Stage {
+            path: part.clone(),
+            source,
+        };
+        // Read-only once written; synced before it gets its final name, so
+        // a staged blob under its hash is always whole.
+        file.set_permissions(std::fs::Permissions::from_mode(0o444))
+            .map_err(stage)?;
+        file.sync_all().map_err(stage)?;
+        drop(file);
+        std::fs::rename(&part, self.staged_path(sha256)).map_err(stage)
+    }
+
+    fn discard(&mut self, sha256: &str) {
+        let _ = std::fs::remove_file(self.part_path(sha256));
+    }
+}

@@ -1,0 +1,183 @@
+//! What a manifest says a bundle holds, summarised for people (`bundle
+//! inspect`, `mirror list`) and for machines (`--json`).
+//!
+//! `inspect` reads only the first entry and checks nothing against a hash
+//! or signature: its output is marked UNVERIFIED, because a tampered
+//! bundle can claim anything.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use llmgw_shared::manifest::Manifest;
+use serde::Serialize;
+
+use crate::verify::{self, VerifyError};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub manifest_sha256: String,
+    pub created: String,
+    pub tool: String,
+    pub arches: Vec<String>,
+    pub releases: Vec<ReleaseSummary>,
+    pub repos: Vec<RepoSummary>,
+    pub gaps: Vec<GapSummary>,
+    pub blobs: usize,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseSummary {
+    pub repo: String,
+    pub tag: String,
+    pub engine: String,
+    pub version: String,
+    /// `arch/variant` of each build.
+    pub builds: Vec<String>,
+    pub assets: usize,
+    pub bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoSummary {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    pub revision: String,
+    pub commit: String,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GapSummary {
+    pub what: String,
+    pub reason: String,
+}
+
+impl Summary {
+    pub fn of(manifest_sha256: &str, m: &Manifest) -> Self {
+        Self {
+            manifest_sha256: manifest_sha256.to_string(),
+            created: m.created.clone(),
+            tool: m.tool.clone(),
+            arches: m.arches.clone(),
+            releases: m
+                .releases
+                .iter()
+                .map(|r| ReleaseSummary {
+                    repo: r.repo.clone(),
+                    tag: r.tag.clone(),
+                    engine: r.engine.clone(),
+                    version: r.version.clone(),
+                    builds: r
+                        .builds
+                        .iter()
+                        .map(|b| format!("{}/{}", b.arch, b.variant))
+                        .collect(),
+                    assets: r.assets.len(),
+                    bytes: r.assets.iter().map(|a| a.size).sum(),
+                    signed_by: r.signature.as_ref().map(|s| s.key_id.clone()),
+                })
+                .collect(),
+            repos: m
+                .repos
+                .iter()
+                .map(|r| RepoSummary {
+                    kind: format!("{:?}", r.kind).to_lowercase(),
+                    id: r.id.clone(),
+                    revision: r.revision.clone(),
+                    commit: r.commit.clone(),
+                    files: r.files.len(),
+                    bytes: r.files.iter().map(|f| f.size).sum(),
+                })
+                .collect(),
+            gaps: m
+                .gaps
+                .iter()
+                .map(|g| GapSummary {
+                    what: g.what.clone(),
+                    reason: g.reason.clone(),
+                })
+                .collect(),
+            blobs: m.blobs().len(),
+            bytes: m.total_bytes(),
+        }
+    }
+
+    /// A readable multi-line description.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "bundle {}", self.manifest_sha256);
+        let _ = writeln!(s, "  created {} by {}", self.created, self.tool);
+        let _ = writeln!(s, "  arches: {}", self.arches.join(", "));
+        let _ = writeln!(
+            s,
+            "  {} blobs, {} bytes ({})",
+            self.blobs,
+            self.bytes,
+            human_bytes(self.bytes)
+        );
+        for r in &self.releases {
+            let _ = writeln!(
+                s,
+                "  release {} {} ({} {}): {} assets, {}{}",
+                r.repo,
+                r.tag,
+                r.engine,
+                r.version,
+                r.assets,
+                human_bytes(r.bytes),
+                r.signed_by
+                    .as_ref()
+                    .map(|k| format!(", checksums signed by key {k}"))
+                    .unwrap_or_default()
+            );
+            if !r.builds.is_empty() {
+                let _ = writeln!(s, "    builds: {}", r.builds.join(", "));
+            }
+        }
+        for r in &self.repos {
+            let _ = writeln!(
+                s,
+                "  {} {}@{} ({}): {} files, {}",
+                r.kind,
+                r.id,
+                r.revision,
+                r.commit,
+                r.files,
+                human_bytes(r.bytes)
+            );
+        }
+        for g in &self.gaps {
+            let _ = writeln!(s, "  gap: {} ({})", g.what, g.reason);
+        }
+        s
+    }
+}
+
+/// `1.5 GiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Reads a bundle's manifest without verifying anything.
+pub fn inspect(bundle: &Path) -> Result<Summary, VerifyError> {
+    let bytes = verify::read_manifest_unverified(bundle)?;
+    let sha = llmgw_shared::digest::sha256_hex(&bytes);
+    let m = Manifest::from_json_bytes(&bytes)?;
+    Ok(Summary::of(&sha, &m))
+}

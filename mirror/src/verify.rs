@@ -1,0 +1,763 @@
+//! The checks every bundle must pass before anything of it is used, in the
+//! order the bundle format promises:
+//!
+//! 1. The first entry is `manifest.json`, no larger than
+//!    [`MAX_MANIFEST_BYTES`]; its sha256 is the one the operator was given;
+//!    it parses, its format version is known and every name in it is safe.
+//! 2. Every signed release (llmgw's own) has its `SHA256SUMS.minisig`
+//!    verified with a trusted key, and its `SHA256SUMS` agrees with the
+//!    manifest about every asset of that release.
+//! 3. Every later entry is a regular file `blobs/sha256/<64 hex>` that the
+//!    manifest names, of the declared size, whose bytes hash to its name;
+//!    anything else (links, devices, stray directories or files,
+//!    duplicates) is refused. Blobs the bundle lacks must be at hand already.
+//!
+//! The signature files are ordinary blobs, and blobs come in hash order, so
+//! they may arrive after other blobs. Rather than read the bundle twice,
+//! the check streams every blob once into the caller's [`Target`] — for an
+//! import, a private staging folder under `STORE/tmp/` that is never served
+//! — and verifies the signature as soon as both files have passed (or at
+//! once, when the store already holds them). A blob only becomes *accepted*
+//! (visible in `blobs/`) after this whole check has succeeded, so no blob
+//! is accepted before its bundle's signature was checked; see
+//! [`crate::import`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::{
+    BLOB_DIR, MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, ManifestError,
+};
+use llmgw_shared::names::{self, UnsafeName};
+use llmgw_shared::signing::{self, PublicKey, SigningError};
+use llmgw_shared::sums::{self, SumsError};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::bundle_reader::{self, BundleFormat, CHUNK, EntryHead, EntryKind, ReadError};
+use crate::progress::Progress;
+
+/// A signature or checksum file larger than this is refused unread: real
+/// ones are a few KiB.
+pub const MAX_SIGNATURE_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Why a bundle was refused. Each message names the entry, what was
+/// expected and what was found.
+#[derive(Debug, Error)]
+pub enum VerifyError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("reading {entry} from the bundle: {source}")]
+    ReadEntry { entry: String, source: io::Error },
+    #[error(
+        "the first entry of the bundle must be manifest.json, found {found} ({kind}); \
+         this is not an llmgw bundle, or its entries were reordered"
+    )]
+    FirstEntry { found: String, kind: String },
+    #[error("manifest.json is {actual} bytes; at most {max} are accepted")]
+    ManifestTooLarge { actual: u64, max: u64 },
+    #[error(
+        "manifest.json hashes to sha256 {actual}, but the expected bundle hash (--sha256) is \
+         {expected}: this is not the bundle whose hash you were given (damaged, tampered with, \
+         or the wrong file); do not import it"
+    )]
+    ManifestHash { expected: String, actual: String },
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("bundle entry: {0}")]
+    UnsafeEntry(UnsafeName),
+    #[error(
+        "bundle entry {entry} is a {kind}; a bundle holds only regular files \
+         (manifest.json and blobs/sha256/<sha256>)"
+    )]
+    EntryType { entry: String, kind: String },
+    #[error(
+        "bundle entry {entry} is a directory; the only directories a bundle may hold are \
+         blobs and blobs/sha256"
+    )]
+    UnexpectedDir { entry: String },
+    #[error(
+        "bundle entry {entry} is not part of the bundle format (expected only manifest.json \
+         and blobs/sha256/<64 lower-case hex>); refusing a bundle with extra files"
+    )]
+    UnknownEntry { entry: String },
+    #[error(
+        "bundle entry {entry} is a blob the manifest does not name; refusing a bundle with \
+         extra content"
+    )]
+    UnlistedBlob { entry: String },
+    #[error("bundle entry {entry} appears twice in the bundle")]
+    Duplicate { entry: String },
+    #[error(
+        "bundle entry {entry} ({what}) is {actual} bytes, but the manifest declares {expected} \
+         bytes"
+    )]
+    SizeMismatch {
+        entry: String,
+        what: String,
+        expected: u64,
+        actual: u64,
+    },
+    #[error(
+        "bundle entry {entry} ({what}) is damaged: its bytes hash to sha256 {actual}, expected \
+         {expected} (its name)"
+    )]
+    HashMismatch {
+        entry: String,
+        what: String,
+        expected: String,
+        actual: String,
+    },
+    #[error(
+        "the bundle lacks {count} blob(s) the manifest names, and the store does not hold them: \
+         {list}; import the bundle that carries them first, or use a complete bundle"
+    )]
+    Missing { count: usize, list: String },
+    #[error(
+        "{what} of release {release} is {actual} bytes; at most {max} are accepted for a \
+         signature or checksum file"
+    )]
+    SignatureFileTooLarge {
+        release: String,
+        what: String,
+        actual: u64,
+        max: u64,
+    },
+    #[error("release {release}: {source}")]
+    Signing {
+        release: String,
+        source: SigningError,
+    },
+    #[error("release {release}: {source}")]
+    Sums { release: String, source: SumsError },
+    #[error(
+        "release {release}: its SHA256SUMS is signed by key {signed_by}, but the manifest says \
+         key {claimed}"
+    )]
+    KeyIdMismatch {
+        release: String,
+        claimed: String,
+        signed_by: String,
+    },
+    #[error(
+        "release {release}: asset {asset}: the signed SHA256SUMS says {sums}, the manifest says \
+         sha256 {manifest}"
+    )]
+    SumsDisagree {
+        release: String,
+        asset: String,
+        sums: String,
+        manifest: String,
+    },
+    #[error("{}", stage_message(path, source))]
+    Stage { path: PathBuf, source: io::Error },
+    #[error(
+        "not enough free space to import: {needed} bytes of blobs must be staged under {path}, \
+         and its filesystem has {available} bytes free; free space (or run `llmgw mirror gc`) \
+         and import again; the store is unchanged"
+    )]
+    NoSpace {
+        path: PathBuf,
+        needed: u64,
+        available: u64,
+    },
+    #[error("{0}")]
+    Target(String),
+}
+
+fn stage_message(path: &Path, e: &io::Error) -> String {
+    if crate::fsutil::is_disk_full(e) {
+        format!(
+            "the disk filled up while writing {}: {e}; the import stopped and the store is \
+             unchanged: free space on the store's filesystem and run the import again",
+            path.display()
+        )
+    } else {
+        format!(
+            "writing {}: {e}; the import stopped and the store is unchanged",
+            path.display()
+        )
+    }
+}
+
+/// Where checked blobs go: a staging folder for import, nowhere for verify.
+pub trait Target {
+    /// Whether a verified copy of this blob is already at hand (in the
+    /// store, or staged by an earlier run of the same import).
+    fn have(&self, sha256: &str, size: u64) -> bool;
+    /// The bytes of a blob at hand (only asked for small signature files).
+    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, VerifyError>;
+    /// Called once the manifest passed step 1, with the bytes still to be
+    /// read. Returning `false` stops the check there (e.g. already imported).
+    fn on_manifest(
+        &mut self,
+        _manifest: &Manifest,
+        _bytes_to_read: u64,
+    ) -> Result<bool, VerifyError> {
+        Ok(true)
+    }
+    /// Starts a blob; returns where to write its bytes, if anywhere.
+    fn begin(&mut self, sha256: &str) -> Result<Option<std::fs::File>, VerifyError>;
+    /// Writes bytes of a blob begun with [`Target::begin`].
+    fn write(
+        &mut self,
+        sha256: &str,
+        file: &mut std::fs::File,
+        buf: &[u8],
+    ) -> Result<(), VerifyError>;
+    /// The blob's bytes hashed to its name: keep them.
+    fn keep(&mut self, sha256: &str, file: std::fs::File) -> Result<(), VerifyError>;
+    /// The blob was refused or the check stopped: drop what was written.
+    fn discard(&mut self, sha256: &str);
+}
+
+/// Hashes and forgets: the target of `llmgw bundle verify`.
+pub struct HashOnly;
+
+impl Target for HashOnly {
+    fn have(&self, _: &str, _: u64) -> bool {
+        false
+    }
+    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, VerifyError> {
+        Err(VerifyError::Target(format!("blob {sha256} is not at hand")))
+    }
+    fn begin(&mut self, _: &str) -> Result<Option<std::fs::File>, VerifyError> {
+        Ok(None)
+    }
+    fn write(&mut self, _: &str, _: &mut std::fs::File, _: &[u8]) -> Result<(), VerifyError> {
+        Ok(())
+    }
+    fn keep(&mut self, _: &str, _: std::fs::File) -> Result<(), VerifyError> {
+        Ok(())
+    }
+    fn discard(&mut self, _: &str) {}
+}
+
+/// What a successful check proved.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub manifest_sha256: String,
+    pub manifest: Manifest,
+    /// The manifest's exact bytes (what `bundles/<sha>.json` holds).
+    pub manifest_bytes: Vec<u8>,
+    pub format: BundleFormat,
+    /// `(release, key id)` of each signed release, verified.
+    pub signatures: Vec<(String, String)>,
+    /// Blobs read from the bundle and hashed now.
+    pub blobs_hashed: usize,
+    pub bytes_hashed: u64,
+    /// Blobs verified before (store or earlier staging), not read again.
+    pub blobs_at_hand: usize,
+    pub bytes_at_hand: u64,
+}
+
+/// How a check ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Verified(Box<Verified>),
+    /// The target stopped the check after the manifest (see
+    /// [`Target::on_manifest`]); only step 1 ran.
+    Stopped {
+        manifest_sha256: String,
+        manifest: Box<Manifest>,
+    },
+}
+
+/// A human name for each blob the manifest names: the first thing that
+/// uses it ("ggml-org/llama.cpp b6123 llama-…tar.gz", "acme/tiny config.json").
+pub fn blob_names(m: &Manifest) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for r in &m.releases {
+        for a in &r.assets {
+            out.entry(a.sha256.clone())
+                .or_insert_with(|| format!("{} {} {}", r.repo, r.tag, a.name));
+        }
+    }
+    for r in &m.repos {
+        for f in &r.files {
+            out.entry(f.sha256.clone())
+                .or_insert_with(|| format!("{} {}", r.id, f.path));
+        }
+    }
+    out
+}
+
+/// One release whose checksums are signed, and what is known of it so far.
+struct Signed {
+    release: String,
+    sums_name: String,
+    minisig_name: String,
+    sums_sha: String,
+    minisig_sha: String,
+    claimed_key: String,
+    assets: Vec<(String, String)>,
+    sums: Option<Vec<u8>>,
+    minisig: Option<Vec<u8>>,
+    key: Option<String>,
+}
+
+impl Signed {
+    /// Verifies once both files are known; a no-op before or after.
+    fn try_verify(&mut self, trusted: &[PublicKey]) -> Result<(), VerifyError> {
+        if self.key.is_some() {
+            return Ok(());
+        }
+        let (Some(sums_bytes), Some(sig_bytes)) = (&self.sums, &self.minisig) else {
+            return Ok(());
+        };
+        let release = self.release.clone();
+        let signing = |source| VerifyError::Signing {
+            release: release.clone(),
+            source,
+        };
+        let sig_text = std::str::from_utf8(sig_bytes).map_err(|_| {
+            signing(SigningError::BadSignature {
+                what: self.minisig_name.clone(),
+                reason: "it is not text".into(),
+            })
+        })?;
+        let sig = signing::Signature::parse(&self.minisig_name, sig_text).map_err(signing)?;
+        let key = signing::verify_with_trusted(&self.sums_name, sums_bytes, &sig, trusted)
+            .map_err(signing)?;
+        if !key.eq_ignore_ascii_case(&self.claimed_key) {
+            return Err(VerifyError::KeyIdMismatch {
+                release,
+                claimed: self.claimed_key.clone(),
+                signed_by: key,
+            });
+        }
+        let text = String::from_utf8_lossy(sums_bytes);
+        let lines =
+            sums::parse_sha256sums(&self.sums_name, &text).map_err(|source| VerifyError::Sums {
+                release: release.clone(),
+                source,
+            })?;
+        for (name, sha) in &self.assets {
+            match lines.iter().find(|l| &l.name == name) {
+                Some(l) if &l.sha256 == sha => {}
+                Some(l) => {
+                    return Err(VerifyError::SumsDisagree {
+                        release,
+                        asset: name.clone(),
+                        sums: format!("sha256 {}", l.sha256),
+                        manifest: sha.clone(),
+                    });
+                }
+                None => {
+                    return Err(VerifyError::SumsDisagree {
+                        release,
+                        asset: name.clone(),
+                        sums: "nothing (the asset is not listed)".into(),
+                        manifest: sha.clone(),
+                    });
+                }
+            }
+        }
+        self.key = Some(key);
+        Ok(())
+    }
+}
+
+/// Internal: a refusal, or the target's request to stop.
+enum Flow {
+    Refused(VerifyError),
+    Stop,
+}
+
+impl From<ReadError> for Flow {
+    fn from(e: ReadError) -> Self {
+        Flow::Refused(VerifyError::Read(e))
+    }
+}
+
+impl From<VerifyError> for Flow {
+    fn from(e: VerifyError) -> Self {
+        Flow::Refused(e)
+    }
+}
+
+/// What step 1 established.
+struct Checked {
+    sha256: String,
+    bytes: Vec<u8>,
+    manifest: Manifest,
+    blobs: BTreeMap<String, u64>,
+    names: BTreeMap<String, String>,
+    signed: Vec<Signed>,
+}
+
+/// Runs every check on the bundle at `path`, streaming its blobs into
+/// `target`. `expected_sha256` is the manifest hash the operator carried;
+/// `trusted` the keys a signed release must verify with.
+pub fn check_bundle(
+    path: &Path,
+    expected_sha256: &str,
+    trusted: &[PublicKey],
+    target: &mut dyn Target,
+    progress: &dyn Progress,
+) -> Result<Outcome, VerifyError> {
+    let mut state: Option<Checked> = None;
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut stopped = false;
+    let mut hashed = (0usize, 0u64);
+    let mut at_hand = (0usize, 0u64);
+    let mut buf = vec![0u8; CHUNK];
+
+    let result = bundle_reader::for_each_entry(path, |head: &EntryHead, data: &mut dyn Read| {
+        let Some(st) = state.as_mut() else {
+            let st = check_manifest(head, data, expected_sha256, trusted, target)?;
+            let to_read: u64 = st
+                .blobs
+                .iter()
+                .filter(|(sha, size)| !target.have(sha, **size))
+                .map(|(_, size)| size)
+                .sum();
+            if !target.on_manifest(&st.manifest, to_read)? {
+                stopped = true;
+                state = Some(st);
+                return Err(Flow::Stop);
+            }
+            progress.begin(to_read);
+            state = Some(st);
+            return Ok(());
+        };
+        names::check_relative_path("bundle entry", &head.path).map_err(VerifyError::UnsafeEntry)?;
+        match &head.kind {
+            EntryKind::File => {}
+            EntryKind::Dir => {
+                if head.path == "blobs" || head.path == BLOB_DIR {
+                    return Ok(());
+                }
+                return Err(VerifyError::UnexpectedDir {
+                    entry: head.path.clone(),
+                }
+                .into());
+            }
+            other => {
+                return Err(VerifyError::EntryType {
+                    entry: head.path.clone(),
+                    kind: other.describe(),
+                }
+                .into());
+            }
+        }
+        if head.path == MANIFEST_NAME {
+            return Err(VerifyError::Duplicate {
+                entry: head.path.clone(),
+            }
+            .into());
+        }
+        let Some(sha) = head
+            .path
+            .strip_prefix(BLOB_DIR)
+            .and_then(|r| r.strip_prefix('/'))
+            .filter(|h| names::is_sha256_hex(h))
+        else {
+            return Err(VerifyError::UnknownEntry {
+                entry: head.path.clone(),
+            }
+            .into());
+        };
+        let Some(&declared) = st.blobs.get(sha) else {
+            return Err(VerifyError::UnlistedBlob {
+                entry: head.path.clone(),
+            }
+            .into());
+        };
+        if !seen.insert(sha.to_string()) {
+            return Err(VerifyError::Duplicate {
+                entry: head.path.clone(),
+            }
+            .into());
+        }
+        let what = st.names.get(sha).cloned().unwrap_or_default();
+        if head.size != declared {
+            return Err(VerifyError::SizeMismatch {
+                entry: head.path.clone(),
+                what,
+                expected: declared,
+                actual: head.size,
+            }
+            .into());
+        }
+        let wants_bytes = st.signed.iter().any(|s| {
+            (s.sums_sha == sha && s.sums.is_none()) || (s.minisig_sha == sha && s.minisig.is_none())
+        });
+        if target.have(sha, declared) && !wants_bytes {
+            // Verified earlier; the reader skips its bytes.
+            at_hand.0 += 1;
+            at_hand.1 += declared;
+            return Ok(());
+        }
+        progress.blob(&head.path, declared);
+        let mut capture = wants_bytes.then(Vec::new);
+        let mut file = target.begin(sha)?;
+        let mut hasher = Sha256::new();
+        let streamed = (|| -> Result<(), VerifyError> {
+            loop {
+                let n = match data.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(source) => {
+                        return Err(VerifyError::ReadEntry {
+                            entry: head.path.clone(),
+                            source,
+                        });
+                    }
+                };
+                let chunk = &buf[..n];
+                hasher.update(chunk);
+                if let Some(f) = file.as_mut() {
+                    target.write(sha, f, chunk)?;
+                }
+                if let Some(c) = capture.as_mut() {
+                    c.extend_from_slice(chunk);
+                }
+                progress.advance(n as u64);
+            }
+            Ok(())
+        })();
+        if let Err(e) = streamed {
+            target.discard(sha);
+            return Err(e.into());
+        }
+        let actual = hex::encode(hasher.finalize());
+        if actual != sha {
+            target.discard(sha);
+            return Err(VerifyError::HashMismatch {
+                entry: head.path.clone(),
+                what,
+                expected: sha.to_string(),
+                actual,
+            }
+            .into());
+        }
+        if let Some(f) = file {
+            target.keep(sha, f)?;
+        }
+        hashed.0 += 1;
+        hashed.1 += declared;
+        if let Some(bytes) = capture {
+            for s in st.signed.iter_mut() {
+                if s.sums_sha == sha && s.sums.is_none() {
+                    s.sums = Some(bytes.clone());
+                }
+                if s.minisig_sha == sha && s.minisig.is_none() {
+                    s.minisig = Some(bytes.clone());
+                }
+                s.try_verify(trusted)?;
+            }
+        }
+        Ok(())
+    });
+    progress.finish();
+    let format = match result {
+        Ok(f) => f,
+        Err(Flow::Stop) => BundleFormat::Tar,
+        Err(Flow::Refused(e)) => return Err(e),
+    };
+    let Some(st) = state else {
+        // for_each_entry reports an empty bundle itself; this is a guard.
+        return Err(VerifyError::FirstEntry {
+            found: "nothing".into(),
+            kind: "empty bundle".into(),
+        });
+    };
+    if stopped {
+        return Ok(Outcome::Stopped {
+            manifest_sha256: st.sha256,
+            manifest: Box::new(st.manifest),
+        });
+    }
+    let missing: Vec<String> = st
+        .blobs
+        .iter()
+        .filter(|(sha, size)| !seen.contains(*sha) && !target.have(sha, **size))
+        .map(|(sha, _)| {
+            format!(
+                "{} ({})",
+                sha,
+                st.names.get(sha).cloned().unwrap_or_default()
+            )
+        })
+        .collect();
+    if !missing.is_empty() {
+        let count = missing.len();
+        let mut list = missing.into_iter().take(5).collect::<Vec<_>>().join(", ");
+        if count > 5 {
+            list.push_str(&format!(" and {} more", count - 5));
+        }
+        return Err(VerifyError::Missing { count, list });
+    }
+    let mut signatures = Vec::new();
+    for s in &st.signed {
+        match &s.key {
+            Some(k) => signatures.push((s.release.clone(), k.clone())),
+            None => {
+                return Err(VerifyError::Missing {
+                    count: 1,
+                    list: format!("the signature files of release {}", s.release),
+                });
+            }
+        }
+    }
+    Ok(Outcome::Verified(Box::new(Verified {
+        manifest_sha256: st.sha256,
+        manifest: st.manifest,
+        manifest_bytes: st.bytes,
+        format,
+        signatures,
+        blobs_hashed: hashed.0,
+        bytes_hashed: hashed.1,
+        blobs_at_hand: at_hand.0 + st.blobs.len() - seen.len(),
+        bytes_at_hand: at_hand.1
+            + st.blobs
+                .iter()
+                .filter(|(sha, _)| !seen.contains(*sha))
+                .map(|(_, s)| s)
+                .sum::<u64>(),
+    })))
+}
+
+/// Step 1 (the first entry), and step 2 as far as the store already holds
+/// the signature files.
+fn check_manifest(
+    head: &EntryHead,
+    data: &mut dyn Read,
+    expected_sha256: &str,
+    trusted: &[PublicKey],
+    target: &mut dyn Target,
+) -> Result<Checked, VerifyError> {
+    if head.path != MANIFEST_NAME {
+        names::check_relative_path("bundle entry", &head.path).map_err(VerifyError::UnsafeEntry)?;
+        return Err(VerifyError::FirstEntry {
+            found: head.path.clone(),
+            kind: head.kind.describe(),
+        });
+    }
+    if head.kind != EntryKind::File {
+        return Err(VerifyError::EntryType {
+            entry: head.path.clone(),
+            kind: head.kind.describe(),
+        });
+    }
+    if head.size > MAX_MANIFEST_BYTES {
+        return Err(VerifyError::ManifestTooLarge {
+            actual: head.size,
+            max: MAX_MANIFEST_BYTES,
+        });
+    }
+    let mut bytes = Vec::with_capacity(head.size as usize);
+    data.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| VerifyError::ReadEntry {
+            entry: MANIFEST_NAME.into(),
+            source,
+        })?;
+    let sha256 = llmgw_shared::digest::sha256_hex(&bytes);
+    if sha256 != expected_sha256 {
+        return Err(VerifyError::ManifestHash {
+            expected: expected_sha256.to_string(),
+            actual: sha256,
+        });
+    }
+    let manifest = Manifest::from_json_bytes(&bytes)?;
+    let blobs = manifest.blobs();
+    let names = blob_names(&manifest);
+    let mut signed = Vec::new();
+    for r in &manifest.releases {
+        let Some(sig) = &r.signature else { continue };
+        let release = format!("{} {}", r.repo, r.tag);
+        let find = |name: &str| r.assets.iter().find(|a| a.name == name);
+        let (Some(sums), Some(minisig)) = (find(&sig.sums), find(&sig.minisig)) else {
+            // Manifest::validate guarantees both are listed.
+            return Err(VerifyError::Manifest(ManifestError::Inconsistent(format!(
+                "release {release} does not list its signature files"
+            ))));
+        };
+        for a in [sums, minisig] {
+            if a.size > MAX_SIGNATURE_FILE_BYTES {
+                return Err(VerifyError::SignatureFileTooLarge {
+                    release,
+                    what: a.name.clone(),
+                    actual: a.size,
+                    max: MAX_SIGNATURE_FILE_BYTES,
+                });
+            }
+        }
+        let mut s = Signed {
+            release,
+            sums_name: sums.name.clone(),
+            minisig_name: minisig.name.clone(),
+            sums_sha: sums.sha256.clone(),
+            minisig_sha: minisig.sha256.clone(),
+            claimed_key: sig.key_id.clone(),
+            assets: r
+                .assets
+                .iter()
+                .filter(|a| a.name != sig.sums && a.name != sig.minisig)
+                .map(|a| (a.name.clone(), a.sha256.clone()))
+                .collect(),
+            sums: None,
+            minisig: None,
+            key: None,
+        };
+        if target.have(&sums.sha256, sums.size) {
+            s.sums = Some(target.read_have(&sums.sha256)?);
+        }
+        if target.have(&minisig.sha256, minisig.size) {
+            s.minisig = Some(target.read_have(&minisig.sha256)?);
+        }
+        s.try_verify(trusted)?;
+        signed.push(s);
+    }
+    Ok(Checked {
+        sha256,
+        bytes,
+        manifest,
+        blobs,
+        names,
+        signed,
+    })
+}
+
+/// Reads the first entry of a bundle, which should be its manifest,
+/// WITHOUT checking it against any hash or signature: for `inspect`.
+/// Returns the manifest's bytes.
+pub fn read_manifest_unverified(path: &Path) -> Result<Vec<u8>, VerifyError> {
+    let mut out: Option<Vec<u8>> = None;
+    let r = bundle_reader::for_each_entry(path, |head, data| {
+        if head.path != MANIFEST_NAME || head.kind != EntryKind::File {
+            return Err(Flow::Refused(VerifyError::FirstEntry {
+                found: head.path.clone(),
+                kind: head.kind.describe(),
+            }));
+        }
+        if head.size > MAX_MANIFEST_BYTES {
+            return Err(Flow::Refused(VerifyError::ManifestTooLarge {
+                actual: head.size,
+                max: MAX_MANIFEST_BYTES,
+            }));
+        }
+        let mut bytes = Vec::new();
+        data.take(MAX_MANIFEST_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|source| {
+                Flow::Refused(VerifyError::ReadEntry {
+                    entry: MANIFEST_NAME.into(),
+                    source,
+                })
+            })?;
+        out = Some(bytes);
+        Err(Flow::Stop)
+    });
+    match (r, out) {
+        (_, Some(b)) => Ok(b),
+        (Err(Flow::Refused(e)), None) => Err(e),
+        _ => Err(VerifyError::Read(ReadError::Empty {
+            path: path.to_path_buf(),
+        })),
+    }
+}
