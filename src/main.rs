@@ -29,6 +29,9 @@ enum Command {
     /// Make bundles (and, on the air-gapped side, take them in).
     #[command(subcommand)]
     Bundle(cli::bundle::BundleCommand),
+    /// The mirror store: what it holds, gc, remove, verify.
+    #[command(subcommand)]
+    Mirror(cli::mirror::MirrorCommand),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +40,7 @@ fn main() -> ExitCode {
     let outcome = match args.command {
         Command::Recipe(cmd) => cli::recipe::run(cmd),
         Command::Bundle(cmd) => cli::bundle::run(cmd),
+        Command::Mirror(cmd) => cli::mirror::run(cmd),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

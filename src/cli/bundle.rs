@@ -8,10 +8,24 @@ pub enum BundleCommand {
     /// Fetch every build and model file the nodes need, verify each against
     /// its publisher, and write one reproducible bundle.
     Create(super::create::CreateArgs),
+    /// Check a bundle completely (manifest hash, signature, every blob), then
+    /// add it to the store all at once.
+    Import(super::import::ImportArgs),
+    /// Run every check of import without a store; writes nothing.
+    Verify(super::import::VerifyArgs),
+    /// Show what a bundle's manifest claims, UNVERIFIED.
+    Inspect(super::import::InspectArgs),
+    /// The minisign keys a store trusts for llmgw releases.
+    #[command(subcommand)]
+    Trust(super::import::TrustCommand),
 }
 
 pub fn run(cmd: BundleCommand) -> anyhow::Result<()> {
     match cmd {
         BundleCommand::Create(args) => super::create::run(args),
+        BundleCommand::Import(a) => super::import::run_import(a),
+        BundleCommand::Verify(a) => super::import::run_verify(a),
+        BundleCommand::Inspect(a) => super::import::run_inspect(a),
+        BundleCommand::Trust(c) => super::import::run_trust(c),
     }
 }

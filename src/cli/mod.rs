@@ -2,7 +2,10 @@
 
 pub mod bundle;
 pub mod create;
+pub mod import;
+pub mod mirror;
 pub mod recipe;
+pub mod store;
 
 use std::io::{ErrorKind, Write};
 
@@ -33,3 +36,9 @@ impl std::fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// An error as one line: library errors already name their cause in their
+/// message, so printing the chain of sources too would repeat it.
+pub fn flat(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}

@@ -1,0 +1,296 @@
+//! `llmgw bundle import | verify | inspect | trust`: the air-gapped side's
+//! front door. Everything here is checked by the mirror library; this file
+//! parses arguments and words the results.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use llmgw_mirror::import::{self, ImportOutcome, ImportReport};
+use llmgw_mirror::inspect::{self, Summary, human_bytes};
+use llmgw_mirror::progress::Terminal;
+use llmgw_mirror::store::Store;
+use llmgw_mirror::trust::{self, Added};
+use llmgw_mirror::verify::{self, HashOnly, Outcome};
+use serde_json::json;
+
+use super::print;
+
+/// Exit codes, shown under every command's --help.
+pub const EXIT_CODES: &str = "Exit codes: 0 done (also: already imported), 1 refused or failed \
+                              (the reason is on stderr), 2 usage error.";
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct ImportArgs {
+    /// The bundle: a .tar, a .tar.zst or a directory, as `bundle create` wrote it.
+    pub bundle: PathBuf,
+    /// The bundle's manifest sha256 as create printed it: the 64 hex digits,
+    /// or the path of the `.sha256` file create wrote beside the bundle.
+    #[arg(long, value_parser = parse_sha256_arg)]
+    pub sha256: String,
+    /// The mirror store to add the bundle to.
+    #[arg(long, env = "LLMGW_STORE")]
+    pub store: PathBuf,
+    /// Print a JSON summary on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct VerifyArgs {
+    /// The bundle: a .tar, a .tar.zst or a directory.
+    pub bundle: PathBuf,
+    /// The bundle's manifest sha256: 64 hex digits, or the path of the
+    /// `.sha256` file create wrote.
+    #[arg(long, value_parser = parse_sha256_arg)]
+    pub sha256: String,
+    /// A minisign public key (KEY.pub) trusted for llmgw's release; repeat
+    /// for several.
+    #[arg(long = "trust", value_name = "KEY.pub")]
+    pub trust: Vec<PathBuf>,
+    /// Print a JSON summary on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct InspectArgs {
+    /// The bundle: a .tar, a .tar.zst or a directory.
+    pub bundle: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TrustCommand {
+    /// Trust a minisign public key (as `minisign -G` writes it) for llmgw releases.
+    #[command(after_help = EXIT_CODES)]
+    Add {
+        /// The public key file.
+        key: PathBuf,
+        #[arg(long, env = "LLMGW_STORE")]
+        store: PathBuf,
+    },
+    /// List the trusted keys.
+    #[command(after_help = EXIT_CODES)]
+    List {
+        #[arg(long, env = "LLMGW_STORE")]
+        store: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop trusting a key (bundles already imported stay).
+    #[command(after_help = EXIT_CODES)]
+    Remove {
+        /// The key id, as `trust list` or minisign prints it.
+        key_id: String,
+        #[arg(long, env = "LLMGW_STORE")]
+        store: PathBuf,
+    },
+}
+
+/// `--sha256`: 64 hex digits, or a file whose first token is them (what
+/// create writes, and what `sha256sum` writes).
+fn parse_sha256_arg(s: &str) -> Result<String, String> {
+    let lc = s.trim().to_ascii_lowercase();
+    if llmgw_shared::names::is_sha256_hex(&lc) {
+        return Ok(lc);
+    }
+    let text = std::fs::read_to_string(s).map_err(|e| {
+        format!("expected 64 hex digits or the path of a .sha256 file; cannot read {s:?}: {e}")
+    })?;
+    llmgw_shared::sums::parse_sidecar(s, &text).map_err(|e| e.to_string())
+}
+
+pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store);
+    let progress = Terminal::new("importing");
+    let outcome = import::import(&store, &a.bundle, &a.sha256, &progress)
+        .map_err(|e| anyhow::anyhow!("import of {} refused: {e}", a.bundle.display()))?;
+    match outcome {
+        ImportOutcome::AlreadyHeld {
+            manifest_sha256,
+            bundles_held,
+        } => {
+            if a.json {
+                print(&format!(
+                    "{}\n",
+                    json!({
+                        "status": "already-imported",
+                        "manifest_sha256": manifest_sha256,
+                        "bundles_held": bundles_held,
+                    })
+                ))
+            } else {
+                print(&format!(
+                    "bundle {manifest_sha256} is already imported, with every blob it names; \
+                     nothing to do (bundles now held: {bundles_held})\n"
+                ))
+            }
+        }
+        ImportOutcome::Imported(r) => {
+            if a.json {
+                print(&format!("{}\n", import_json(&r)))
+            } else {
+                let summary = Summary::of(&r.manifest_sha256, &r.manifest);
+                print(&format!(
+                    "imported bundle {} ({}) into {}\n{}added {} blobs ({}) to the store\n{}\n",
+                    r.manifest_sha256,
+                    r.format.name(),
+                    a.store.display(),
+                    summary.to_text(),
+                    r.blobs_added,
+                    human_bytes(r.bytes_added),
+                    proven_line(&r)
+                ))
+            }
+        }
+    }
+}
+
+/// The audit line: what this import proved.
+fn proven_line(r: &ImportReport) -> String {
+    format!(
+        "proven: manifest sha256 {} as given; {}; {} blobs ({} bytes) hashed and matched{}; \
+         bundles now held: {}",
+        r.manifest_sha256,
+        signatures_text(&r.signatures),
+        r.blobs_hashed,
+        r.bytes_hashed,
+        if r.blobs_at_hand > 0 {
+            format!(
+                ", {} blobs ({} bytes) verified earlier and reused",
+                r.blobs_at_hand, r.bytes_at_hand
+            )
+        } else {
+            String::new()
+        },
+        r.bundles_held
+    )
+}
+
+fn signatures_text(sigs: &[(String, String)]) -> String {
+    if sigs.is_empty() {
+        "no signed release in the bundle (no key needed)".into()
+    } else {
+        sigs.iter()
+            .map(|(rel, key)| format!("SHA256SUMS of {rel} signed by trusted key {key}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+fn import_json(r: &ImportReport) -> serde_json::Value {
+    json!({
+        "status": "imported",
+        "manifest_sha256": r.manifest_sha256,
+        "format": r.format.name(),
+        "signatures": r.signatures.iter().map(|(rel, key)| json!({"release": rel, "key_id": key})).collect::<Vec<_>>(),
+        "blobs_hashed": r.blobs_hashed,
+        "bytes_hashed": r.bytes_hashed,
+        "blobs_reused": r.blobs_at_hand,
+        "bytes_reused": r.bytes_at_hand,
+        "blobs_added": r.blobs_added,
+        "bytes_added": r.bytes_added,
+        "bundles_held": r.bundles_held,
+        "bundle": Summary::of(&r.manifest_sha256, &r.manifest),
+    })
+}
+
+pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
+    let keys = a
+        .trust
+        .iter()
+        .map(|p| trust::read_key_file(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(super::flat)?;
+    let progress = Terminal::new("verifying");
+    let outcome = verify::check_bundle(&a.bundle, &a.sha256, &keys, &mut HashOnly, &progress)
+        .map_err(|e| anyhow::anyhow!("bundle {} refused: {e}", a.bundle.display()))?;
+    let Outcome::Verified(v) = outcome else {
+        anyhow::bail!("the check stopped early");
+    };
+    if a.json {
+        print(&format!(
+            "{}\n",
+            json!({
+                "status": "verified",
+                "manifest_sha256": v.manifest_sha256,
+                "format": v.format.name(),
+                "signatures": v.signatures.iter().map(|(rel, key)| json!({"release": rel, "key_id": key})).collect::<Vec<_>>(),
+                "blobs_hashed": v.blobs_hashed,
+                "bytes_hashed": v.bytes_hashed,
+                "bundle": Summary::of(&v.manifest_sha256, &v.manifest),
+            })
+        ))
+    } else {
+        print(&format!(
+            "{}verified: manifest sha256 {} as given; {}; {} blobs ({} bytes) hashed and matched; \
+             nothing was written\n",
+            Summary::of(&v.manifest_sha256, &v.manifest).to_text(),
+            v.manifest_sha256,
+            signatures_text(&v.signatures),
+            v.blobs_hashed,
+            v.bytes_hashed
+        ))
+    }
+}
+
+pub fn run_inspect(a: InspectArgs) -> anyhow::Result<()> {
+    let s = inspect::inspect(&a.bundle)
+        .map_err(|e| anyhow::anyhow!("cannot read the manifest of {}: {e}", a.bundle.display()))?;
+    let note = "UNVERIFIED: this is what the bundle's manifest claims; nothing was checked \
+                against a hash or signature. Compare manifest_sha256 with the hash you were \
+                given, and use `llmgw bundle verify` or `import` to check it.";
+    if a.json {
+        let mut v = serde_json::to_value(&s)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("verified".into(), false.into());
+            o.insert("note".into(), note.into());
+        }
+        print(&format!("{v}\n"))
+    } else {
+        print(&format!("{note}\n{}", s.to_text()))
+    }
+}
+
+pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
+    match cmd {
+        TrustCommand::Add { key, store } => {
+            let store = Store::at(&store);
+            match trust::add(&store, &key).map_err(super::flat)? {
+                Added::New(id) => print(&format!(
+                    "trusting key {id} for llmgw releases ({})\n",
+                    store.trust_dir().join(format!("{id}.pub")).display()
+                )),
+                Added::AlreadyTrusted(id) => print(&format!("key {id} was already trusted\n")),
+            }
+        }
+        TrustCommand::List { store, json } => {
+            let keys = trust::load(&Store::at(&store)).map_err(super::flat)?;
+            if json {
+                let v: Vec<_> = keys
+                    .iter()
+                    .map(|(p, k)| json!({"key_id": k.key_id(), "path": p}))
+                    .collect();
+                print(&format!("{}\n", serde_json::Value::Array(v)))
+            } else if keys.is_empty() {
+                print("no trusted keys; add one with `llmgw bundle trust add KEY.pub`\n")
+            } else {
+                let mut out = String::new();
+                for (p, k) in &keys {
+                    out.push_str(&format!("{}\t{}\n", k.key_id(), p.display()));
+                }
+                print(&out)
+            }
+        }
+        TrustCommand::Remove { key_id, store } => {
+            let id = trust::remove(&Store::at(&store), &key_id).map_err(super::flat)?;
+            print(&format!("key {id} is no longer trusted\n"))
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `llmgw mirror list | gc | remove | verify`: looking after a mirror store.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use llmgw_mirror::gc;
+use llmgw_mirror::inspect::{Summary, human_bytes};
+use llmgw_mirror::progress::Terminal;
+use llmgw_mirror::store::Store;
+use llmgw_mirror::store_verify;
+
+use super::import::EXIT_CODES;
+use super::print;
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct ListArgs {
+    #[arg(long, env = "LLMGW_STORE")]
+    pub store: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct GcArgs {
+    #[arg(long, env = "LLMGW_STORE")]
+    pub store: PathBuf,
+    /// Only say what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct RemoveArgs {
+    /// The bundle's manifest sha256, or a unique prefix of it.
+    pub sha256: String,
+    #[arg(long, env = "LLMGW_STORE")]
+    pub store: PathBuf,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 every blob and manifest is intact, 1 damage found (each \
+                        damaged file is named on stdout) or the check failed, 2 usage error."
+)]
+pub struct VerifyStoreArgs {
+    #[arg(long, env = "LLMGW_STORE")]
+    pub store: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store);
+    let bundles = store
+        .read_bundles()
+        .map_err(|e| anyhow::anyhow!("reading the store {}: {e}", a.store.display()))?;
+    let summaries: Vec<Summary> = bundles.iter().map(|(id, m)| Summary::of(id, m)).collect();
+    if a.json {
+        return print(&format!("{}\n", serde_json::to_value(&summaries)?));
+    }
+    if summaries.is_empty() {
+        return print(&format!(
+            "the store {} holds no bundles\n",
+            a.store.display()
+        ));
+    }
+    let mut out = String::new();
+    for s in &summaries {
+        out.push_str(&s.to_text());
+    }
+    out.push_str(&format!("{} bundles held\n", summaries.len()));
+    print(&out)
+}
+
+pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store);
+    let r = gc::gc(&store, a.dry_run).map_err(super::flat)?;
+    if a.json {
+        return print(&format!("{}\n", serde_json::to_value(&r)?));
+    }
+    let verb = if a.dry_run { "would remove" } else { "removed" };
+    let mut out = String::new();
+    for p in &r.blobs_removed {
+        out.push_str(&format!("{verb} {}\n", p.display()));
+    }
+    for p in &r.staging_removed {
+        out.push_str(&format!("{verb} staging {}\n", p.display()));
+    }
+    out.push_str(&format!(
+        "{verb} {} blobs ({}); kept {} blobs ({}) named by {} bundles\n",
+        r.blobs_removed.len(),
+        human_bytes(r.bytes_removed),
+        r.blobs_kept,
+        human_bytes(r.bytes_kept),
+        r.bundles_kept
+    ));
+    print(&out)
+}
+
+pub fn run_remove(a: RemoveArgs) -> anyhow::Result<()> {
+    let id = gc::remove(&Store::at(&a.store), &a.sha256).map_err(super::flat)?;
+    print(&format!(
+        "bundle {id} removed from the mirror; run `llmgw mirror gc` to free its blobs\n"
+    ))
+}
+
+pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store);
+    let r = store_verify::verify_store(&store, &Terminal::new("checking")).map_err(super::flat)?;
+    if a.json {
+        print(&format!("{}\n", serde_json::to_value(&r)?))?;
+    } else {
+        let mut out = String::new();
+        for d in &r.damaged {
+            out.push_str(&format!("DAMAGED {}: {}\n", d.path.display(), d.problem));
+        }
+        out.push_str(&format!(
+            "checked {} blobs ({} bytes) and {} bundles: {}\n",
+            r.blobs_checked,
+            r.bytes_checked,
+            r.bundles,
+            if r.damaged.is_empty() {
+                "all intact".to_string()
+            } else {
+                format!("{} damaged", r.damaged.len())
+            }
+        ));
+        print(&out)?;
+    }
+    if !r.damaged.is_empty() {
+        anyhow::bail!(
+            "{} damaged file(s) in {}; remove the damaged blobs and import the bundles that carry \
+             them again",
+            r.damaged.len(),
+            a.store.display()
+        );
+    }
+    Ok(())
+}
