@@ -3,6 +3,8 @@
 
 use clap::Subcommand;
 
+// Parsed once per run: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum BundleCommand {
     /// Fetch every build and model file the nodes need, verify each against
