@@ -10,6 +10,8 @@
 #   kubernetes-validate  --strict on every rendered object (CRD kinds skipped by name)
 #   chart test           deploy/tests/test_chart.py: probes, securityContext, store path,
 #                        ports, token path, and bad values refused by values.schema.json
+#   CLI contract         deploy/tests/test_cli_contract.py: the chart's command lines run
+#                        against the real binary ($LLMGW_BIN or target/debug/llmgw)
 #
 # Uses the venv at ${LLMGW_VENV:-.venv} (made by scripts/setup.sh). Runs every step, then
 # exits 1 if any step found something.
@@ -80,6 +82,7 @@ step "shellcheck deploy/check.sh" shellcheck deploy/check.sh
 step "yamllint deploy/" lint_yaml
 step "helm lint, render and kubernetes-validate --strict" validate_rendered
 step "chart test (deploy/tests/test_chart.py)" "$py" deploy/tests/test_chart.py
+step "CLI contract (deploy/tests/test_cli_contract.py)" "$py" deploy/tests/test_cli_contract.py
 
 echo "deploy: $passed passed, $failed failed"
 if ((failed)); then

@@ -1,0 +1,137 @@
+"""The chart's commands against the real `llmgw` binary.
+
+The chart hard-codes command lines (`mirror serve --store ... --listen ...`,
+`bundle trust add KEY --store ...`, `bundle import BUNDLE --sha256 HEX --store ...`). This
+test takes them from the rendered chart, maps the pod's paths to a temporary directory
+(the store, the mounted key ConfigMap, the token Secret) and runs them: the trust init
+containers must succeed, twice (a pod restart re-runs them); the server must answer
+/healthz and /readyz on the port the Service targets, enforce the token on other routes
+while leaving the probes open; the import's flags must parse (exit 1 for a missing bundle,
+never 2 for a usage error).
+
+The binary: $LLMGW_BIN, else target/debug/llmgw (scripts/test.sh builds it with cargo test).
+
+    .venv/bin/python deploy/tests/test_cli_contract.py
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import chartlib  # noqa: E402
+
+
+def binary() -> Path:
+    env = os.environ.get("LLMGW_BIN")
+    path = Path(env) if env else chartlib.DEPLOY.parent / "target" / "debug" / "llmgw"
+    if not path.is_file():
+        raise SystemExit(f"{path} does not exist: build it with `cargo build -p llmgw` (or set LLMGW_BIN)")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str, token: str | None = None) -> int:
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            resp.read()
+            return resp.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+class Pod:
+    """Maps a rendered pod's mount paths onto a temporary directory."""
+
+    def __init__(self, root: Path, docs: list[dict], pod: dict):
+        self.root = root
+        self.map: dict[str, Path] = {}
+        for vol in pod["volumes"]:
+            host = root / vol["name"]
+            host.mkdir(exist_ok=True)
+            if "configMap" in vol:
+                (cm,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == vol["configMap"]["name"]]
+                for key, text in cm["data"].items():
+                    (host / key).write_text(text)
+            if "secret" in vol:
+                secrets = [d for d in docs if d["kind"] == "Secret" and d["metadata"]["name"] == vol["secret"]["secretName"]]
+                for secret in secrets:
+                    for key, b64 in secret["data"].items():
+                        (host / key).write_bytes(base64.b64decode(b64))
+        for c in pod.get("initContainers", []) + pod["containers"]:
+            for m in c.get("volumeMounts", []):
+                self.map[m["mountPath"]] = root / m["name"]
+
+    def path(self, arg: str) -> str:
+        """`arg` with a mount path prefix replaced by its host directory."""
+        for mount, host in sorted(self.map.items(), key=lambda kv: -len(kv[0])):
+            if arg == mount or arg.startswith(mount + "/"):
+                return str(host) + arg[len(mount):]
+        return arg
+
+    def args(self, container: dict) -> list[str]:
+        return [self.path(a) for a in container["args"]]
+
+    def env(self, container: dict) -> dict[str, str]:
+        env = dict(os.environ)
+        for e in container.get("env", []):
+            env[e["name"]] = self.path(e["value"])
+        return env
+
+
+class CliContractTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.bin = binary()
+
+    def run_llmgw(self, args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.bin), *args], env=env, capture_output=True, text=True, timeout=60)
+
+    def test_trust_init_containers_then_import(self):
+        values = chartlib.scenarios()["full"]
+        docs = chartlib.render(values)
+        (job,) = [d for d in docs if d["kind"] == "Job"]
+        pod_spec = job["spec"]["template"]["spec"]
+        with tempfile.TemporaryDirectory() as tmp:
+            pod = Pod(Path(tmp), docs, pod_spec)
+            trust = pod_spec["initContainers"]
+            self.assertEqual([c["name"] for c in trust], ["trust-0", "trust-1"])
+            # A retried Job pod (or a restarted mirror pod) runs them again: still fine.
+            for attempt in ("first run", "rerun"):
+                for c in trust:
+                    done = self.run_llmgw(pod.args(c), pod.env(c))
+                    self.assertEqual(done.returncode, 0, f"{attempt}: {c['name']}: {done.stderr}")
+            held = sorted(p.name for p in (Path(tmp) / "store" / "trust").iterdir())
+            self.assertEqual(held, ["BF88CF1F758601FC.pub", "C02C899FF675497C.pub"])
+            (imp,) = pod_spec["containers"]
+            done = self.run_llmgw(pod.args(imp), pod.env(imp))
+            # The bundle is not there: a failure (1) that names it, not a usage error (2).
+            self.assertEqual(done.returncode, 1, done.stderr)
+            self.assertIn(values["bundleImport"]["path"], done.stderr)
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    if result.testsRun == 0:
+        print("no CLI contract tests ran", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0 if result.wasSuccessful() else 1)
