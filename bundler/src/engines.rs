@@ -48,7 +48,7 @@ pub fn resolve(engine: &EngineSpec, arches: &[String]) -> Result<EngineBuilds, C
     let err = |source| CreateError::Recipe {
         engine: engine.name.clone(),
         version: engine.version.clone(),
-        source: Box::new(source),
+        error: Box::new(source),
     };
     let r = recipe::recipe(&engine.name).map_err(err)?;
     let mut builds = Vec::new();
@@ -133,6 +133,7 @@ pub async fn plan(
             url: a.browser_download_url.clone(),
             size: a.size,
             expect: Expect::Sha256(sha.clone()),
+            denied_hint: None,
         });
         assets.push(Asset {
             name: name.clone(),

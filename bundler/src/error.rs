@@ -18,21 +18,21 @@ pub enum CreateError {
 
     /// The recipe table has no build for what was asked (exit code 2: the
     /// request itself is wrong, e.g. a Python engine or a bad version).
-    #[error("--engine {engine}={version}: {source}")]
+    #[error("--engine {engine}={version}: {error}")]
     Recipe {
         engine: String,
         version: String,
-        source: Box<RecipeError>,
+        error: Box<RecipeError>,
     },
 
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     /// An upstream answered in a way that cannot be used.
-    #[error("{0}")]
+    #[error(transparent)]
     Http(#[from] crate::http::HttpError),
 
     /// A release does not have an asset the recipe (or SHA256SUMS) names.
@@ -100,13 +100,13 @@ pub enum CreateError {
     },
 
     /// llmgw's release signature did not check out.
-    #[error("{what}: {source}")]
+    #[error("{what}: {error}")]
     Signature {
         what: String,
-        source: Box<SigningError>,
+        error: Box<SigningError>,
     },
 
-    #[error("{0}")]
+    #[error(transparent)]
     Sums(#[from] SumsError),
 
     /// A Hugging Face repository could not be used.
@@ -120,10 +120,10 @@ pub enum CreateError {
     /// The manifest this run built does not pass its own checks (a bug, or
     /// an upstream naming something unsafe).
     #[error("the manifest built is not valid: {0}")]
-    Manifest(#[from] ManifestError),
+    Manifest(ManifestError),
 
     /// A name from upstream is unsafe to use as a path or URL part.
-    #[error("{0}")]
+    #[error(transparent)]
     UnsafeName(#[from] llmgw_shared::names::UnsafeName),
 }
 
@@ -134,10 +134,16 @@ impl CreateError {
         matches!(self, CreateError::Usage(_) | CreateError::Recipe { .. })
     }
 
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         CreateError::Io {
             path: path.into(),
-            source,
+            error,
         }
+    }
+}
+
+impl From<ManifestError> for CreateError {
+    fn from(e: ManifestError) -> Self {
+        CreateError::Manifest(e)
     }
 }

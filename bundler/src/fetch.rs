@@ -37,6 +37,9 @@ pub struct Download {
     /// The size the publisher listed.
     pub size: u64,
     pub expect: Expect,
+    /// What to tell the operator when the server refuses access (401/403):
+    /// for a Hub file, how to give a token.
+    pub denied_hint: Option<String>,
 }
 
 /// A download done (or found in the cache).
@@ -81,6 +84,9 @@ enum Msg {
     Data(Bytes),
     /// The server ignored the Range and sends the whole file again.
     Restart,
+    /// The transfer broke off: put what arrived on disk, so that a run
+    /// killed during the retry leaves it for the next run to resume.
+    Flush,
 }
 
 /// Fetches one file into the cache, or finds it there.
@@ -185,6 +191,13 @@ pub async fn fetch_one(
             offset = 0;
             continue;
         } else {
+            if let (Some(hint), 401 | 403) = (&d.denied_hint, status.as_u16()) {
+                break Err(CreateError::Hub(format!(
+                    "{}: {} answered {status}; {hint}",
+                    d.label,
+                    redact(&final_url)
+                )));
+            }
             let e = HttpError::Status {
                 url: redact(&final_url),
                 status: status.as_u16(),
@@ -247,6 +260,7 @@ pub async fn fetch_one(
                 }
             }
         }
+        let _ = tx.send(Msg::Flush).await;
         tokio::time::sleep(http.retry.backoff(attempt)).await;
         attempt += 1;
     };
@@ -363,6 +377,7 @@ fn sink(
                 hasher.update(&b);
                 out.write_all(&b)?;
             }
+            Msg::Flush => out.flush()?,
             Msg::Restart => {
                 out.flush()?;
                 let f = out.get_mut();

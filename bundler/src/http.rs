@@ -104,10 +104,13 @@ pub fn redact(url: &Url) -> String {
     let mut u = url.clone();
     let _ = u.set_username("");
     let _ = u.set_password(None);
-    if u.query().is_some() {
-        u.set_query(Some("…"));
+    let had_query = u.query().is_some();
+    u.set_query(None);
+    if had_query {
+        format!("{u}?…")
+    } else {
+        u.to_string()
     }
-    u.to_string()
 }
 
 /// The origin a credential is scoped to.

@@ -157,6 +157,16 @@ pub async fn plan(
     }
 
     let globs = glob_set(spec)?;
+    let denied = format!(
+        "the repository is gated or private; {}",
+        if have_token {
+            "HF_TOKEN is set, but the Hub refused it: check that its account has accepted the \
+             repository's terms and the token can read it"
+        } else {
+            "set HF_TOKEN to a token of an account that has accepted its terms (it is sent to the \
+             Hub only)"
+        }
+    );
     let mut files = Vec::new();
     let mut all_paths = Vec::new();
     for e in entries.into_iter().filter(|e| e.kind == "file") {
@@ -201,6 +211,7 @@ pub async fn plan(
                     url,
                     size: lfs.size,
                     expect: Expect::Sha256(sha.clone()),
+                    denied_hint: Some(denied.clone()),
                 });
                 HfFile {
                     path: e.path.clone(),
@@ -220,6 +231,7 @@ pub async fn plan(
                     url,
                     size: e.size,
                     expect: Expect::GitBlobSha1(oid.clone()),
+                    denied_hint: Some(denied.clone()),
                 });
                 HfFile {
                     path: e.path.clone(),

@@ -102,7 +102,7 @@ pub async fn plan(
         let k = PublicKey::parse(&path.display().to_string(), &text).map_err(|source| {
             CreateError::Signature {
                 what: format!("--trust {}", path.display()),
-                source: Box::new(source),
+                error: Box::new(source),
             }
         })?;
         keys.push(k);
@@ -129,7 +129,7 @@ pub async fn plan(
     let need = |name: &str| {
         release.asset(name).ok_or_else(|| CreateError::Signature {
             what: who.clone(),
-            source: Box::new(signing::SigningError::BadSignature {
+            error: Box::new(signing::SigningError::BadSignature {
                 what: name.to_string(),
                 reason: format!(
                     "the release has no {name}, so it is not signed and is not carried; \
@@ -151,12 +151,12 @@ pub async fn plan(
     let sig_what = format!("{who} {MINISIG}");
     let sig = Signature::parse(&sig_what, &sig_text).map_err(|source| CreateError::Signature {
         what: who.clone(),
-        source: Box::new(source),
+        error: Box::new(source),
     })?;
     let key_id = signing::verify_with_trusted(&format!("{who} {SUMS}"), &sums_bytes, &sig, &keys)
         .map_err(|source| CreateError::Signature {
         what: format!("--llmgw {}", spec.version),
-        source: Box::new(source),
+        error: Box::new(source),
     })?;
 
     // Now the signed list, and the assets it names for these nodes.
@@ -247,6 +247,7 @@ pub async fn plan(
             url: a.browser_download_url.clone(),
             size: a.size,
             expect: Expect::Sha256(line.sha256.clone()),
+            denied_hint: None,
         });
         assets.push(Asset {
             name: a.name.clone(),
