@@ -8,6 +8,7 @@ pub mod import;
 pub mod inspect;
 pub mod progress;
 pub mod store;
+pub mod serve;
 pub mod store_verify;
 pub mod trust;
 pub mod verify;

@@ -1,0 +1,98 @@
+//! The optional bearer token (`--token-file`).
+//!
+//! Hugging Face clients send `Authorization: Bearer <HF_TOKEN>`, GitHub
+//! clients `Bearer <t>` or `token <t>`. Both sides are hashed before they
+//! are compared, and the digests compared in constant time, so neither the
+//! token's bytes nor its length leak through timing.
+
+use http::HeaderMap;
+use sha2::{Digest, Sha256};
+
+/// The sha256 the server keeps instead of the token.
+pub fn token_digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// Whether the request carries the token.
+pub fn authorized(expected: &[u8; 32], headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let Some((scheme, given)) = value.trim().split_once(' ') else {
+        return false;
+    };
+    if !(scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("token")) {
+        return false;
+    }
+    constant_time_eq(expected, &token_digest(given.trim()))
+}
+
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let mut diff = 0u8;
+    for (x, y) in a.iter().zip(b.iter()) {
+        diff |= x ^ y;
+    }
+    // black_box keeps the compiler from turning the fold into an early exit.
+    std::hint::black_box(diff) == 0
+}
+
+/// Reads a token file: the token is its content, surrounding whitespace
+/// removed.
+pub fn read_token_file(path: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(format!(
+            "the token file {} is empty; put the token clients will send in it",
+            path.display()
+        ));
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "the token file {} holds more than one word; a token is one line without spaces",
+            path.display()
+        ));
+    }
+    Ok(token.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(v: &str) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        m.insert(http::header::AUTHORIZATION, v.parse().unwrap());
+        m
+    }
+
+    #[test]
+    fn schemes_and_mismatches() {
+        let d = token_digest("s3cret");
+        assert!(authorized(&d, &h("Bearer s3cret")));
+        assert!(authorized(&d, &h("bearer s3cret")));
+        assert!(authorized(&d, &h("token s3cret")));
+        assert!(!authorized(&d, &h("Bearer s3cre")));
+        assert!(!authorized(&d, &h("Basic s3cret")));
+        assert!(!authorized(&d, &h("s3cret")));
+        assert!(!authorized(&d, &HeaderMap::new()));
+    }
+
+    #[test]
+    fn token_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        std::fs::write(&p, "abc\n").unwrap();
+        assert_eq!(read_token_file(&p).unwrap(), "abc");
+        std::fs::write(&p, "\n").unwrap();
+        assert!(read_token_file(&p).unwrap_err().contains("is empty"));
+        std::fs::write(&p, "a b").unwrap();
+        assert!(read_token_file(&p).unwrap_err().contains("more than one word"));
+        let err = read_token_file(&dir.path().join("missing")).unwrap_err();
+        assert!(err.contains("cannot read the token file"), "{err}");
+    }
+}

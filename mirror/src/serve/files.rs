@@ -1,0 +1,309 @@
+//! Sending a blob: HEAD, Range (206/416), If-None-Match (304), ETag, a true
+//! Content-Length, `Accept-Ranges`, never compressed.
+//!
+//! The body reads the file in fixed chunks with `pread` on the blocking
+//! pool and hands each chunk to hyper without another copy, so memory per
+//! download is one chunk whatever the file's size.
+
+use std::fs::File;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body::{Frame, SizeHint};
+
+use super::index::Blob;
+use super::respond::{empty, etag_matches, header_text, text};
+use crate::store::Store;
+
+/// Bytes read per chunk: large enough that a 1 GiB file is 4096 reads,
+/// small enough that 64 downloads in flight stay within a few dozen MiB.
+pub const CHUNK: usize = 256 * 1024;
+
+/// How a blob is to be described to the client.
+pub struct BlobReply<'a> {
+    pub blob: &'a Blob,
+    /// Quoted.
+    pub etag: String,
+    pub content_type: &'a str,
+    /// Protocol headers (`X-Repo-Commit`, `Content-Disposition`, ...),
+    /// sent on 200, 206, 304 and 416 alike.
+    pub extra: HeaderMap,
+}
+
+/// Answers a GET or HEAD for a blob.
+pub fn serve_blob(store: &Store, method: &Method, req: &HeaderMap, reply: BlobReply<'_>) -> Response {
+    let BlobReply {
+        blob,
+        etag,
+        content_type,
+        extra,
+    } = reply;
+    let finish = |mut r: Response| {
+        let h = r.headers_mut();
+        h.insert(header::ETAG, header_text(&etag));
+        h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        h.extend(extra.clone());
+        r
+    };
+    if etag_matches(req, &etag) {
+        return finish(empty(StatusCode::NOT_MODIFIED));
+    }
+    let Some(path) = store.blob_path(&blob.sha256) else {
+        return text(StatusCode::INTERNAL_SERVER_ERROR, "blob address is not a sha256\n");
+    };
+    let file = match File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len()))) {
+        Ok((f, len)) if len == blob.size => f,
+        Ok((_, len)) => {
+            tracing::error!(blob = %blob.sha256, expected = blob.size, actual = len, "blob has the wrong size");
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!(
+                    "blob {} is {len} bytes in the store but its manifest says {}; \
+                     the store is damaged: run `llmgw mirror verify`\n",
+                    blob.sha256, blob.size
+                ),
+            );
+        }
+        Err(e) => {
+            tracing::error!(blob = %blob.sha256, error = %e, "blob unreadable");
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!(
+                    "blob {} named by a held bundle cannot be read ({e}); \
+                     run `llmgw mirror verify`\n",
+                    blob.sha256
+                ),
+            );
+        }
+    };
+
+    let size = blob.size;
+    let if_range_ok = req
+        .get(header::IF_RANGE)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| v.trim_start_matches("W/").trim_matches('"') == etag.trim_matches('"'));
+    let range = if if_range_ok {
+        req.get(header::RANGE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| parse_range(v, size))
+    } else {
+        None
+    };
+    let (status, start, len) = match range {
+        None | Some(RangeAsk::Ignore) => (StatusCode::OK, 0, size),
+        Some(RangeAsk::Unsatisfiable) => {
+            let mut r = finish(empty(StatusCode::RANGE_NOT_SATISFIABLE));
+            r.headers_mut().insert(
+                header::CONTENT_RANGE,
+                header_text(&format!("bytes */{size}")),
+            );
+            return r;
+        }
+        Some(RangeAsk::Range(a, b)) => (StatusCode::PARTIAL_CONTENT, a, b - a + 1),
+    };
+    let body = if method == Method::HEAD {
+        Body::empty()
+    } else {
+        Body::new(FileBody::new(file, start, len))
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(header::CONTENT_TYPE, header_text(content_type));
+    if status == StatusCode::PARTIAL_CONTENT {
+        h.insert(
+            header::CONTENT_RANGE,
+            header_text(&format!("bytes {start}-{}/{size}", start + len - 1)),
+        );
+    }
+    finish(r)
+}
+
+/// What a `Range` header asks of a file of a given size.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RangeAsk {
+    /// Not one byte range we serve (several ranges, another unit, junk):
+    /// answer with the whole file, as RFC 9110 allows.
+    Ignore,
+    /// No byte of it is in the file: 416.
+    Unsatisfiable,
+    /// First and last byte, inclusive.
+    Range(u64, u64),
+}
+
+pub fn parse_range(value: &str, size: u64) -> RangeAsk {
+    let Some(spec) = value.trim().strip_prefix("bytes=") else {
+        return RangeAsk::Ignore;
+    };
+    if spec.contains(',') {
+        return RangeAsk::Ignore;
+    }
+    let Some((a, b)) = spec.trim().split_once('-') else {
+        return RangeAsk::Ignore;
+    };
+    let (a, b) = (a.trim(), b.trim());
+    let num = |s: &str| -> Option<u64> {
+        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => RangeAsk::Ignore,
+        // bytes=-N: the last N bytes.
+        (true, false) => match num(b) {
+            Some(0) => RangeAsk::Unsatisfiable,
+            Some(n) if size == 0 => {
+                let _ = n;
+                RangeAsk::Unsatisfiable
+            }
+            Some(n) => RangeAsk::Range(size.saturating_sub(n), size - 1),
+            None => RangeAsk::Ignore,
+        },
+        (false, _) => {
+            let Some(start) = num(a) else {
+                return RangeAsk::Ignore;
+            };
+            let end = if b.is_empty() {
+                Some(u64::MAX)
+            } else {
+                num(b)
+            };
+            match end {
+                None => RangeAsk::Ignore,
+                Some(end) if end < start => RangeAsk::Ignore,
+                Some(_) if start >= size => RangeAsk::Unsatisfiable,
+                Some(end) => RangeAsk::Range(start, end.min(size - 1)),
+            }
+        }
+    }
+}
+
+/// A file range as a body: one chunk read at a time on the blocking pool.
+pub struct FileBody {
+    file: Arc<File>,
+    next_offset: u64,
+    /// Bytes not yet handed to hyper (including a chunk being read).
+    remaining: u64,
+    to_read: u64,
+    pending: Option<tokio::task::JoinHandle<io::Result<Bytes>>>,
+}
+
+impl FileBody {
+    pub fn new(file: File, offset: u64, len: u64) -> Self {
+        Self {
+            file: Arc::new(file),
+            next_offset: offset,
+            remaining: len,
+            to_read: len,
+            pending: None,
+        }
+    }
+}
+
+/// Reads up to `n` bytes at `offset`, into a buffer that becomes the chunk.
+fn read_chunk(file: &File, offset: u64, n: usize) -> io::Result<Bytes> {
+    use std::os::fd::AsRawFd;
+    let mut buf: Vec<u8> = Vec::with_capacity(n);
+    let ptr = buf.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+    let mut filled = 0usize;
+    while filled < n {
+        let at = libc::off_t::try_from(offset + filled as u64)
+            .map_err(|_| io::Error::other("offset beyond what the OS can address"))?;
+        // SAFETY: `ptr + filled .. ptr + n` lies inside the Vec's spare
+        // capacity, which pread only writes to. Zero-filling the buffer
+        // first would cost as much as the read itself.
+        let r = unsafe { libc::pread(file.as_raw_fd(), ptr.add(filled).cast(), n - filled, at) };
+        match r {
+            0 => break,
+            r if r > 0 => filled += r as usize,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    // SAFETY: pread initialised exactly `filled` bytes.
+    unsafe { buf.set_len(filled) };
+    Ok(Bytes::from(buf))
+}
+
+impl http_body::Body for FileBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = &mut *self;
+        if this.remaining == 0 {
+            return Poll::Ready(None);
+        }
+        let pending = this.pending.get_or_insert_with(|| {
+            let n = this.to_read.min(CHUNK as u64) as usize;
+            let file = this.file.clone();
+            let off = this.next_offset;
+            tokio::task::spawn_blocking(move || read_chunk(&file, off, n))
+        });
+        let res = ready!(Pin::new(pending).poll(cx));
+        this.pending = None;
+        let chunk = match res {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return Poll::Ready(Some(Err(e))),
+            Err(e) => return Poll::Ready(Some(Err(io::Error::other(e)))),
+        };
+        if chunk.is_empty() {
+            return Poll::Ready(Some(Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "blob ended early: the store is damaged, run `llmgw mirror verify`",
+            ))));
+        }
+        let n = chunk.len() as u64;
+        this.next_offset += n;
+        this.to_read -= n;
+        this.remaining -= n;
+        Poll::Ready(Some(Ok(Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
+use std::future::Future as _;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        use RangeAsk::*;
+        assert_eq!(parse_range("bytes=0-9", 100), Range(0, 9));
+        assert_eq!(parse_range("bytes=90-", 100), Range(90, 99));
+        assert_eq!(parse_range("bytes=90-1000", 100), Range(90, 99));
+        assert_eq!(parse_range("bytes=-10", 100), Range(90, 99));
+        assert_eq!(parse_range("bytes=-1000", 100), Range(0, 99));
+        assert_eq!(parse_range("bytes=100-", 100), Unsatisfiable);
+        assert_eq!(parse_range("bytes=-0", 100), Unsatisfiable);
+        assert_eq!(parse_range("bytes=0-", 0), Unsatisfiable);
+        assert_eq!(parse_range("bytes=5-1", 100), Ignore);
+        assert_eq!(parse_range("bytes=0-1,5-6", 100), Ignore);
+        assert_eq!(parse_range("items=0-1", 100), Ignore);
+        assert_eq!(parse_range("bytes=x-1", 100), Ignore);
+        assert_eq!(parse_range("bytes=-", 100), Ignore);
+    }
+}

@@ -1,0 +1,342 @@
+//! `llmgw mirror serve`: the store over GitHub-release and Hugging Face Hub
+//! compatible HTTP, so nodes and stock clients need only a base URL.
+//!
+//! One entry handler splits the raw path itself (see [`paths`]) rather than
+//! using a router: the Hub's revisions and tree paths carry `%2F`, which a
+//! router would decode into extra segments, and owning the split keeps
+//! every name's decoding and checking in one place. Routes only look names
+//! up in the [`index::Index`]; the one thing that reaches the filesystem is
+//! a blob's sha256 from that index.
+
+pub mod auth;
+pub mod files;
+pub mod index;
+pub mod metrics;
+pub mod paths;
+pub mod respond;
+pub mod routes_github;
+pub mod routes_hub;
+pub mod routes_index;
+pub mod state;
+mod track;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use thiserror::Error;
+
+use crate::store::Store;
+use state::AppState;
+
+/// Largest `paths-info` form accepted.
+const MAX_FORM_BYTES: usize = 1024 * 1024;
+
+/// What `llmgw mirror serve` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub store: PathBuf,
+    pub listen: SocketAddr,
+    /// The URL clients reach this server at, for URLs in JSON answers;
+    /// else taken from `X-Forwarded-Proto`/`X-Forwarded-Host`, else `Host`.
+    pub public_url: Option<String>,
+    pub tls: Option<TlsFiles>,
+    pub token_file: Option<PathBuf>,
+}
+
+/// PEM files for TLS.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Debug, Error)]
+pub enum ServeError {
+    #[error(
+        "the store {0} does not exist or is not a folder; import a bundle into it first \
+         (`llmgw bundle import --store {0} ...`) or pass the right --store"
+    )]
+    NoStore(PathBuf),
+    #[error("{0}")]
+    Token(String),
+    #[error(
+        "--public-url {0:?} is not an http:// or https:// URL; give the base URL nodes use, \
+         e.g. https://mirror.example:8443"
+    )]
+    PublicUrl(String),
+    #[error(
+        "cannot load TLS certificate {cert} and key {key}: {source}; give PEM files \
+         (a certificate chain and its private key)"
+    )]
+    Tls {
+        cert: PathBuf,
+        key: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot listen on {addr}: {source}; pick another --listen address or stop what uses it")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the server stopped: {0}")]
+    Serve(std::io::Error),
+}
+
+/// A running server.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub scheme: &'static str,
+    pub state: Arc<AppState>,
+    handle: axum_server::Handle<SocketAddr>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("{}://{}", self.scheme, self.addr)
+    }
+
+    /// Stops accepting, lets requests in flight finish for up to `grace`.
+    pub async fn shutdown(self, grace: Duration) -> Result<(), ServeError> {
+        self.handle.graceful_shutdown(Some(grace));
+        match self.task.await {
+            Ok(r) => r.map_err(ServeError::Serve),
+            Err(e) => Err(ServeError::Serve(std::io::Error::other(e))),
+        }
+    }
+}
+
+/// Checks the settings, binds, and starts serving on the current tokio
+/// runtime. The store is read in the background; `/readyz` says when.
+pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
+    if !cfg.store.is_dir() {
+        return Err(ServeError::NoStore(cfg.store));
+    }
+    if let Some(u) = &cfg.public_url
+        && !(u.starts_with("http://") || u.starts_with("https://"))
+    {
+        return Err(ServeError::PublicUrl(u.clone()));
+    }
+    let token = match &cfg.token_file {
+        Some(p) => Some(auth::read_token_file(p).map_err(ServeError::Token)?),
+        None => None,
+    };
+    let tls = match &cfg.tls {
+        Some(t) => Some(
+            axum_server::tls_rustls::RustlsConfig::from_pem_file(&t.cert, &t.key)
+                .await
+                .map_err(|source| ServeError::Tls {
+                    cert: t.cert.clone(),
+                    key: t.key.clone(),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
+    let state = AppState::new(
+        Store::at(&cfg.store),
+        token.as_deref(),
+        cfg.public_url.clone(),
+        tls.is_some(),
+    );
+    let listener = std::net::TcpListener::bind(cfg.listen).map_err(|source| ServeError::Bind {
+        addr: cfg.listen,
+        source,
+    })?;
+    let bind_err = |source| ServeError::Bind {
+        addr: cfg.listen,
+        source,
+    };
+    listener.set_nonblocking(true).map_err(bind_err)?;
+    let addr = listener.local_addr().map_err(bind_err)?;
+
+    let loader = state.clone();
+    tokio::task::spawn_blocking(move || loader.refresh(true));
+
+    let app = router(state.clone());
+    let handle = axum_server::Handle::new();
+    let (scheme, task) = match tls {
+        Some(config) => {
+            let server = axum_server::from_tcp_rustls(listener, config)
+                .map_err(bind_err)?
+                .handle(handle.clone());
+            ("https", tokio::spawn(server.serve(app.into_make_service())))
+        }
+        None => {
+            let server = axum_server::from_tcp(listener)
+                .map_err(bind_err)?
+                .handle(handle.clone());
+            ("http", tokio::spawn(server.serve(app.into_make_service())))
+        }
+    };
+    Ok(Running {
+        addr,
+        scheme,
+        state,
+        handle,
+        task,
+    })
+}
+
+/// The whole HTTP surface: one entry handler.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new().fallback(entry).with_state(state)
+}
+
+/// What a route needs to know about the request.
+pub struct Req<'a> {
+    pub state: &'a AppState,
+    pub index: Arc<index::Index>,
+    pub method: &'a Method,
+    pub headers: &'a HeaderMap,
+    pub query: Vec<(String, String)>,
+    authority: Option<&'a str>,
+}
+
+impl Req<'_> {
+    /// The base URL clients reach this mirror at: `--public-url`, else
+    /// `X-Forwarded-Proto` + `X-Forwarded-Host` (an ingress), else `Host`.
+    pub fn base_url(&self) -> String {
+        if let Some(u) = &self.state.public_url {
+            return u.clone();
+        }
+        let first = |name: &str| {
+            self.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(',').next())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        let proto = match first("x-forwarded-proto") {
+            Some(p) if p.eq_ignore_ascii_case("https") => "https",
+            Some(p) if p.eq_ignore_ascii_case("http") => "http",
+            _ if self.state.tls => "https",
+            _ => "http",
+        };
+        let host = first("x-forwarded-host")
+            .or_else(|| first("host"))
+            .or(self.authority)
+            .filter(|h| {
+                h.len() <= 255
+                    && h.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-.:[]_".contains(c))
+            })
+            .unwrap_or("localhost");
+        format!("{proto}://{host}")
+    }
+}
+
+async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
+    let (route, resp) = dispatch(&state, req).await;
+    tracker.finish(route, resp)
+}
+
+async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Response) {
+    let (parts, body) = req.into_parts();
+    let raw_path = parts.uri.path();
+    let segs = match paths::raw_segments(raw_path) {
+        Ok(s) => s,
+        Err(e) => return ("bad_request", respond::text(StatusCode::URI_TOO_LONG, format!("{e}\n"))),
+    };
+    let first = segs.first().copied().unwrap_or("");
+    match (first, segs.len()) {
+        ("healthz", 1) => return ("healthz", respond::text(StatusCode::OK, "ok\n")),
+        ("readyz", 1) => {
+            return if state.is_ready() {
+                ("readyz", respond::text(StatusCode::OK, "ready\n"))
+            } else {
+                (
+                    "readyz",
+                    respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n"),
+                )
+            };
+        }
+        _ => {}
+    }
+    if let Some(expected) = &state.token_sha256
+        && !auth::authorized(expected, &parts.headers)
+    {
+        let mut r = respond::hub_error(
+            StatusCode::UNAUTHORIZED,
+            None,
+            "Invalid credentials in Authorization header: this mirror needs its bearer token",
+            None,
+        );
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"llmgw mirror\""),
+        );
+        return ("unauthorized", r);
+    }
+    let query = paths::query_pairs(parts.uri.query());
+    let r = Req {
+        state,
+        index: state.index(),
+        method: &parts.method,
+        headers: &parts.headers,
+        query,
+        authority: parts.uri.authority().map(|a| a.as_str()),
+    };
+    if first == "metrics" && segs.len() == 1 {
+        return ("metrics", routes_index::metrics(&r));
+    }
+    if !state.is_ready() {
+        return (
+            "not_ready",
+            respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n"),
+        );
+    }
+    match segs.as_slice() {
+        ["v1", "index"] => {
+            if r.method != Method::GET && r.method != Method::HEAD {
+                return ("index", respond::method_not_allowed("GET, HEAD"));
+            }
+            ("index", routes_index::index(&r))
+        }
+        ["api", "agent-harnesses", ..] => (
+            "agent_harnesses",
+            respond::hub_error(StatusCode::NOT_FOUND, None, "not served by a mirror", None),
+        ),
+        ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
+            routes_github::api(&r, rest, raw_path)
+        }
+        ["api", plural, rest @ ..] => {
+            let form = if *plural != "v3" && r.method == Method::POST {
+                match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
+                    Ok(b) => Some(b),
+                    Err(_) => {
+                        return (
+                            "hub_paths_info",
+                            respond::text(
+                                StatusCode::PAYLOAD_TOO_LARGE,
+                                "the form is larger than 1 MiB\n",
+                            ),
+                        );
+                    }
+                }
+            } else {
+                None
+            };
+            routes_hub::api(&r, plural, rest, form.as_deref())
+        }
+        ["v2", rest @ ..] => routes_hub::manifests(&r, rest),
+        [_, _, "releases", "download" | "latest", ..] => routes_github::download(&r, &segs),
+        [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
+            let kind = routes_hub::kind_of(prefix).flatten();
+            routes_hub::resolve(&r, kind, rest)
+        }
+        [_, _, "resolve", ..] => {
+            routes_hub::resolve(&r, Some(llmgw_shared::manifest::RepoKind::Model), &segs)
+        }
+        _ => ("not_found", respond::text(StatusCode::NOT_FOUND, "not found\n")),
+    }
+}

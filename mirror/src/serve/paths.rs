@@ -1,0 +1,155 @@
+//! Turning a request's raw path and query into checked names.
+//!
+//! The path is split on `/` BEFORE percent-decoding, so `%2F` inside a
+//! segment stays part of that segment (the Hub quotes revisions like
+//! `refs%2Fpr%2F1` and tree paths like `sub%2Fdir`). Each segment is then
+//! decoded on its own and must be valid UTF-8 without NUL, control
+//! characters or backslashes; overlong UTF-8 (`%c0%ae`) is invalid UTF-8
+//! and refused. The routes then check each name with
+//! [`llmgw_shared::names`] before looking it up. Names are only ever used as
+//! keys into the index: no part of a URL becomes a filesystem path.
+
+use percent_encoding::percent_decode_str;
+use thiserror::Error;
+
+/// Longest request path accepted: far beyond any real one.
+pub const MAX_PATH_BYTES: usize = 8192;
+
+/// Why a URL was refused before any lookup.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BadPath {
+    #[error("the request path is longer than {MAX_PATH_BYTES} bytes")]
+    TooLong,
+    #[error("a path segment is not valid UTF-8 once percent-decoded")]
+    NotUtf8,
+    #[error("a path segment holds a NUL, a control character or a backslash")]
+    BadCharacter,
+    #[error("{0}")]
+    Unsafe(String),
+}
+
+/// Splits a raw path (`/a/b%2Fc`) into its raw segments, without the
+/// leading empty one. A trailing `/` gives a trailing empty segment.
+pub fn raw_segments(path: &str) -> Result<Vec<&str>, BadPath> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(BadPath::TooLong);
+    }
+    Ok(path.strip_prefix('/').unwrap_or(path).split('/').collect())
+}
+
+/// Percent-decodes one segment and refuses what no name may hold.
+pub fn decode(segment: &str) -> Result<String, BadPath> {
+    let s = percent_decode_str(segment)
+        .decode_utf8()
+        .map_err(|_| BadPath::NotUtf8)?;
+    if s.chars().any(|c| c == '\\' || c.is_control()) {
+        return Err(BadPath::BadCharacter);
+    }
+    Ok(s.into_owned())
+}
+
+/// Decodes segments and joins them with `/`: a file path inside a repo,
+/// whether the client quoted its slashes or not.
+pub fn decode_join(segments: &[&str]) -> Result<String, BadPath> {
+    let parts: Result<Vec<String>, BadPath> = segments.iter().map(|s| decode(s)).collect();
+    Ok(parts?.join("/"))
+}
+
+/// Query parameters, decoded (`+` is a space, as forms write it).
+pub fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    form_pairs(query.unwrap_or("").as_bytes())
+}
+
+/// `application/x-www-form-urlencoded` pairs.
+pub fn form_pairs(body: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(body);
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let dec = |s: &str| {
+                percent_decode_str(&s.replace('+', " "))
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            (dec(k), dec(v))
+        })
+        .collect()
+}
+
+/// The value of a boolean query parameter, case-insensitively (`true`,
+/// `True`, `1`); `false` when absent.
+pub fn query_bool(pairs: &[(String, String)], key: &str) -> bool {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .is_some_and(|(_, v)| {
+            v.eq_ignore_ascii_case("true") || v == "1" || v.eq_ignore_ascii_case("yes")
+        })
+}
+
+/// The last value of a query parameter.
+pub fn query_get<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Quotes a path for a URL: everything but unreserved characters and `/`.
+pub fn quote_path(path: &str) -> String {
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    const KEEP: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'/');
+    utf8_percent_encode(path, KEEP).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_split_before_decoding() {
+        let segs = raw_segments("/api/models/a/b/tree/refs%2Fpr%2F1/sub%2Fdir").unwrap();
+        assert_eq!(segs[5], "refs%2Fpr%2F1");
+        assert_eq!(decode(segs[5]).unwrap(), "refs/pr/1");
+        assert_eq!(decode_join(&["a%20b%2Bc.txt"]).unwrap(), "a b+c.txt");
+    }
+
+    #[test]
+    fn bad_segments_are_refused() {
+        assert_eq!(decode("%00"), Err(BadPath::BadCharacter));
+        assert_eq!(decode("a%5Cb"), Err(BadPath::BadCharacter));
+        assert_eq!(decode("%c0%ae%c0%ae"), Err(BadPath::NotUtf8));
+        assert_eq!(decode("%ff"), Err(BadPath::NotUtf8));
+        let long = format!("/{}", "a".repeat(MAX_PATH_BYTES));
+        assert_eq!(raw_segments(&long), Err(BadPath::TooLong));
+    }
+
+    #[test]
+    fn booleans_any_case() {
+        let q = query_pairs(Some("recursive=True&expand=false&blobs=TRUE"));
+        assert!(query_bool(&q, "recursive"));
+        assert!(!query_bool(&q, "expand"));
+        assert!(query_bool(&q, "blobs"));
+        assert!(!query_bool(&q, "missing"));
+    }
+
+    #[test]
+    fn forms_repeat_keys() {
+        let f = form_pairs(b"paths=a+b.txt&paths=sub%2Fdir&expand=True");
+        assert_eq!(f[0], ("paths".into(), "a b.txt".into()));
+        assert_eq!(f[1], ("paths".into(), "sub/dir".into()));
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote_path("sub/a b+c.txt"), "sub/a%20b%2Bc.txt");
+    }
+}

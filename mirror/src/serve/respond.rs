@@ -1,0 +1,164 @@
+//! Building responses: JSON with an ETag (and 304 on a match), and the
+//! error shapes each protocol's clients key off.
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use sha2::{Digest, Sha256};
+
+/// A header value from text that may hold anything: non-ASCII and control
+/// characters become `?`, so a name can never split a header.
+pub fn header_text(text: &str) -> HeaderValue {
+    let clean: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    HeaderValue::from_str(&clean).unwrap_or_else(|_| HeaderValue::from_static("?"))
+}
+
+/// Whether `If-None-Match` names this (quoted) ETag, weak or strong, or `*`.
+pub fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
+    let bare = etag.trim_matches('"');
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim())
+        .any(|t| t == "*" || t.trim_start_matches("W/").trim_matches('"') == bare)
+}
+
+/// A JSON body with a content-hash ETag; 304 when the client has it.
+/// HEAD gets the same headers and no body.
+pub fn json(method: &Method, headers: &HeaderMap, value: &serde_json::Value) -> Response {
+    json_with(method, headers, value, HeaderMap::new())
+}
+
+/// [`json`] with extra headers (a `Link`, an `X-Repo-Commit`).
+pub fn json_with(
+    method: &Method,
+    headers: &HeaderMap,
+    value: &serde_json::Value,
+    extra: HeaderMap,
+) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
+    let mut resp = if etag_matches(headers, &etag) {
+        empty(StatusCode::NOT_MODIFIED)
+    } else {
+        let len = body.len();
+        let mut r = if method == Method::HEAD {
+            empty(StatusCode::OK)
+        } else {
+            Response::new(Body::from(body))
+        };
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
+        r.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        r
+    };
+    let h = resp.headers_mut();
+    h.insert(header::ETAG, header_text(&etag));
+    h.extend(extra);
+    resp
+}
+
+/// A response with no body.
+pub fn empty(status: StatusCode) -> Response {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = status;
+    r
+}
+
+/// Plain text, for routes no protocol shapes (health, refusals).
+pub fn text(status: StatusCode, body: impl Into<String>) -> Response {
+    let mut r = Response::new(Body::from(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// The Hub's error contract: `X-Error-Code` (RepoNotFound,
+/// RevisionNotFound, EntryNotFound), `X-Error-Message`, and the commit on
+/// an EntryNotFound so clients cache the miss.
+pub fn hub_error(
+    status: StatusCode,
+    code: Option<&'static str>,
+    message: &str,
+    commit: Option<&str>,
+) -> Response {
+    let body = serde_json::to_vec(&serde_json::json!({ "error": message })).unwrap_or_default();
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    if let Some(code) = code {
+        h.insert("x-error-code", HeaderValue::from_static(code));
+    }
+    h.insert("x-error-message", header_text(message));
+    if let Some(c) = commit {
+        h.insert("x-repo-commit", header_text(c));
+    }
+    r
+}
+
+/// GitHub's 404 body.
+pub fn github_not_found() -> Response {
+    let body = serde_json::to_vec(&serde_json::json!({
+        "message": "Not Found",
+        "documentation_url": "https://docs.github.com/rest",
+        "status": "404"
+    }))
+    .unwrap_or_default();
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = StatusCode::NOT_FOUND;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    r
+}
+
+/// 405 with the methods a route takes.
+pub fn method_not_allowed(allow: &'static str) -> Response {
+    let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_none_match_forms() {
+        let mut h = HeaderMap::new();
+        h.insert(header::IF_NONE_MATCH, "W/\"abc\", \"def\"".parse().unwrap());
+        assert!(etag_matches(&h, "\"abc\""));
+        assert!(etag_matches(&h, "\"def\""));
+        assert!(!etag_matches(&h, "\"ab\""));
+        h.insert(header::IF_NONE_MATCH, "*".parse().unwrap());
+        assert!(etag_matches(&h, "\"x\""));
+    }
+
+    #[test]
+    fn header_text_never_splits() {
+        assert_eq!(header_text("a\r\nb\u{e9}"), "a??b?");
+    }
+}

@@ -1,0 +1,291 @@
+//! GitHub releases, as installers and `gh`-style clients read them
+//! (`protocols.md` §2):
+//!
+//! - `GET|HEAD /{owner}/{repo}/releases/download/{tag}/{name}` and
+//!   `/releases/latest/download/{name}`: the bytes, 200 directly
+//! - `GET /api/v3/repos/{owner}/{repo}/releases/tags/{tag}`, `/latest`,
+//!   `/releases` (Link-paginated), `/releases/{id}`, `/releases/assets/{id}`
+//!   (also without `/api/v3`, as on api.github.com)
+//!
+//! Every URL in the JSON points back at this mirror.
+
+use http::{HeaderMap, Method, StatusCode, header};
+use llmgw_shared::names;
+use serde_json::{Value, json};
+
+use super::Req;
+use super::files::{BlobReply, serve_blob};
+use super::index::{AssetEntry, ReleaseEntry};
+use super::paths::{self, quote_path};
+use super::respond::{self, github_not_found, header_text};
+use super::routes_hub::Routed;
+
+fn bad(route: &'static str, why: impl std::fmt::Display) -> Routed {
+    (route, respond::text(StatusCode::BAD_REQUEST, format!("{why}\n")))
+}
+
+fn repo_id(owner: &str, repo: &str) -> Result<String, String> {
+    let id = format!(
+        "{}/{}",
+        paths::decode(owner).map_err(|e| e.to_string())?,
+        paths::decode(repo).map_err(|e| e.to_string())?
+    );
+    names::check_repo_id("repository", &id).map_err(|e| e.to_string())?;
+    Ok(id)
+}
+
+fn tag_of(raw: &[&str]) -> Result<String, String> {
+    let tag = paths::decode_join(raw).map_err(|e| e.to_string())?;
+    names::check_ref_name("release tag", &tag).map_err(|e| e.to_string())?;
+    Ok(tag)
+}
+
+fn asset_json(base: &str, rel: &ReleaseEntry, a: &AssetEntry) -> Value {
+    json!({
+        "url": format!("{base}/api/v3/repos/{}/releases/assets/{}", rel.repo, a.id),
+        "id": a.id,
+        "node_id": format!("RA_llmgw{}", a.id),
+        "name": a.name,
+        "label": null,
+        "uploader": uploader(),
+        "content_type": a.content_type.as_deref().unwrap_or("application/octet-stream"),
+        "state": "uploaded",
+        "size": a.blob.size,
+        "digest": format!("sha256:{}", a.blob.sha256),
+        "download_count": 0,
+        "created_at": rel.created,
+        "updated_at": rel.created,
+        "browser_download_url": format!(
+            "{base}/{}/releases/download/{}/{}",
+            rel.repo,
+            quote_path(&rel.tag),
+            quote_path(&a.name)
+        ),
+    })
+}
+
+fn uploader() -> Value {
+    json!({"login": "llmgw-mirror", "id": 0, "node_id": "", "type": "Bot", "site_admin": false})
+}
+
+fn release_json(base: &str, rel: &ReleaseEntry) -> Value {
+    let api = format!("{base}/api/v3/repos/{}/releases/{}", rel.repo, rel.id);
+    json!({
+        "url": api,
+        "html_url": format!("{base}/{}/releases/tag/{}", rel.repo, quote_path(&rel.tag)),
+        "assets_url": format!("{api}/assets"),
+        "upload_url": format!("{api}/assets{{?name,label}}"),
+        "tarball_url": null,
+        "zipball_url": null,
+        "id": rel.id,
+        "node_id": format!("RE_llmgw{}", rel.id),
+        "tag_name": rel.tag,
+        "target_commitish": rel.tag,
+        "name": rel.tag,
+        "body": format!("{} {} ({}), mirrored by llmgw", rel.engine, rel.version, rel.repo),
+        "draft": false,
+        "prerelease": false,
+        "immutable": true,
+        "created_at": rel.created,
+        "published_at": rel.created,
+        "author": uploader(),
+        "assets": rel.assets.values().map(|a| asset_json(base, rel, a)).collect::<Vec<_>>(),
+    })
+}
+
+fn send_asset(req: &Req<'_>, route: &'static str, a: &AssetEntry) -> Routed {
+    let mut extra = HeaderMap::new();
+    extra.insert(
+        header::CONTENT_DISPOSITION,
+        header_text(&format!(
+            "attachment; filename*=UTF-8''{}",
+            quote_path(&a.name).replace('/', "%2F")
+        )),
+    );
+    (
+        route,
+        serve_blob(
+            &req.state.store,
+            req.method,
+            req.headers,
+            BlobReply {
+                blob: &a.blob,
+                etag: format!("\"{}\"", a.blob.sha256),
+                content_type: a
+                    .content_type
+                    .as_deref()
+                    .unwrap_or("application/octet-stream"),
+                extra,
+            },
+        ),
+    )
+}
+
+fn get_or_head(req: &Req<'_>, route: &'static str) -> Option<Routed> {
+    (req.method != Method::GET && req.method != Method::HEAD)
+        .then(|| (route, respond::method_not_allowed("GET, HEAD")))
+}
+
+/// `/{owner}/{repo}/releases/download/{tag...}/{name}` and
+/// `/{owner}/{repo}/releases/latest/download/{name}` — `segs` is the whole path.
+pub fn download(req: &Req<'_>, segs: &[&str]) -> Routed {
+    let route = "github_download";
+    if let Some(r) = get_or_head(req, route) {
+        return r;
+    }
+    let id = match repo_id(segs[0], segs[1]) {
+        Ok(id) => id,
+        Err(e) => return bad(route, e),
+    };
+    let (tag, name_raw) = if segs[3] == "latest" {
+        if segs.len() != 6 || segs[4] != "download" {
+            return (route, github_not_found());
+        }
+        (None, segs[5])
+    } else {
+        if segs.len() < 6 {
+            return (route, github_not_found());
+        }
+        match tag_of(&segs[4..segs.len() - 1]) {
+            Ok(t) => (Some(t), segs[segs.len() - 1]),
+            Err(e) => return bad(route, e),
+        }
+    };
+    let name = match paths::decode(name_raw)
+        .map_err(|e| e.to_string())
+        .and_then(|n| {
+            names::check_file_name("asset name", &n)
+                .map(|_| n)
+                .map_err(|e| e.to_string())
+        }) {
+        Ok(n) => n,
+        Err(e) => return bad(route, e),
+    };
+    let rel = match &tag {
+        Some(t) => req.index.release(&id, t),
+        None => req.index.releases_of(&id).first().copied(),
+    };
+    match rel.and_then(|r| r.assets.get(&name)) {
+        Some(a) => send_asset(req, route, a),
+        None => (route, respond::text(StatusCode::NOT_FOUND, "Not Found\n")),
+    }
+}
+
+/// `/api/v3/repos/{owner}/{repo}/releases...` — `segs` starts at the owner.
+pub fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
+    if segs.len() < 3 || segs[2] != "releases" {
+        return ("not_found", github_not_found());
+    }
+    let rest = &segs[3..];
+    let route = match rest {
+        [] => "github_releases",
+        ["latest"] => "github_latest",
+        ["tags", ..] => "github_release",
+        ["assets", _] => "github_asset",
+        [_] | [_, "assets"] => "github_release",
+        _ => return ("not_found", github_not_found()),
+    };
+    if let Some(r) = get_or_head(req, route) {
+        return r;
+    }
+    let id = match repo_id(segs[0], segs[1]) {
+        Ok(id) => id,
+        Err(e) => return bad(route, e),
+    };
+    let base = req.base_url();
+    let all = req.index.releases_of(&id);
+    match rest {
+        [] => {
+            let num = |k: &str, d: usize| {
+                paths::query_get(&req.query, k)
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(d)
+            };
+            let per_page = num("per_page", 30).clamp(1, 100);
+            let page = num("page", 1).max(1);
+            let pages = all.len().div_ceil(per_page).max(1);
+            let items: Vec<Value> = all
+                .iter()
+                .skip((page - 1).saturating_mul(per_page))
+                .take(per_page)
+                .map(|r| release_json(&base, r))
+                .collect();
+            let link_to = |p: usize, rel: &str| {
+                format!("<{base}{request_path}?per_page={per_page}&page={p}>; rel=\"{rel}\"")
+            };
+            let mut links = Vec::new();
+            if page > 1 {
+                links.push(link_to(page - 1, "prev"));
+                links.push(link_to(1, "first"));
+            }
+            if page < pages {
+                links.push(link_to(page + 1, "next"));
+                links.push(link_to(pages, "last"));
+            }
+            let mut extra = HeaderMap::new();
+            if !links.is_empty() {
+                extra.insert(header::LINK, header_text(&links.join(", ")));
+            }
+            (
+                route,
+                respond::json_with(req.method, req.headers, &Value::Array(items), extra),
+            )
+        }
+        ["latest"] => match all.first() {
+            Some(r) => (route, respond::json(req.method, req.headers, &release_json(&base, r))),
+            None => (route, github_not_found()),
+        },
+        ["tags", tag @ ..] => {
+            let tag = match tag_of(tag) {
+                Ok(t) => t,
+                Err(e) => return bad(route, e),
+            };
+            match req.index.release(&id, &tag) {
+                Some(r) => (route, respond::json(req.method, req.headers, &release_json(&base, r))),
+                None => (route, github_not_found()),
+            }
+        }
+        ["assets", aid] => {
+            let found = aid.parse::<u64>().ok().and_then(|n| {
+                all.iter()
+                    .find_map(|r| r.assets.values().find(|a| a.id == n).map(|a| (*r, a)))
+            });
+            let Some((rel, asset)) = found else {
+                return (route, github_not_found());
+            };
+            let wants_bytes = req
+                .headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("application/octet-stream"));
+            if wants_bytes {
+                send_asset(req, route, asset)
+            } else {
+                (
+                    route,
+                    respond::json(req.method, req.headers, &asset_json(&base, rel, asset)),
+                )
+            }
+        }
+        [rid, more @ ..] => {
+            let Some(rel) = rid
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| all.iter().find(|r| r.id == n))
+            else {
+                return (route, github_not_found());
+            };
+            let v = if more.is_empty() {
+                release_json(&base, rel)
+            } else {
+                Value::Array(
+                    rel.assets
+                        .values()
+                        .map(|a| asset_json(&base, rel, a))
+                        .collect(),
+                )
+            };
+            (route, respond::json(req.method, req.headers, &v))
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! The server's state: the store, the current index and the settings.
+//!
+//! The index is rebuilt when `bundles/` changes, so a bundle imported while
+//! the server runs is served without a restart. Each request looks at the
+//! folder's mtime (one `stat`); the listing is read again only when the
+//! mtime moved or is so recent that a second change could share it
+//! (file times tick coarsely), and the index is rebuilt only when the
+//! listing differs. Import writes a manifest last, atomically, so a listed
+//! bundle is complete.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use prometheus_client::registry::Registry;
+
+use super::index::Index;
+use super::metrics::Metrics;
+use crate::store::Store;
+
+/// How long after a change the listing is re-read on every check: longer
+/// than any file-time tick.
+const RECENT: Duration = Duration::from_secs(2);
+
+/// What the server needs to answer a request.
+pub struct AppState {
+    pub store: Store,
+    index: RwLock<Arc<Index>>,
+    watch: Mutex<Watch>,
+    ready: AtomicBool,
+    pub metrics: Metrics,
+    pub registry: Registry,
+    /// sha256 of the bearer token, when one is required.
+    pub token_sha256: Option<[u8; 32]>,
+    /// `--public-url`, without a trailing `/`.
+    pub public_url: Option<String>,
+    /// Whether this server speaks TLS (the scheme of URLs it builds from `Host`).
+    pub tls: bool,
+}
+
+#[derive(Default)]
+struct Watch {
+    mtime: Option<SystemTime>,
+    ids: Vec<String>,
+}
+
+impl AppState {
+    pub fn new(
+        store: Store,
+        token: Option<&str>,
+        public_url: Option<String>,
+        tls: bool,
+    ) -> Arc<Self> {
+        let metrics = Metrics::default();
+        let registry = metrics.registry();
+        Arc::new(Self {
+            store,
+            index: RwLock::new(Arc::new(Index::default())),
+            watch: Mutex::new(Watch::default()),
+            ready: AtomicBool::new(false),
+            metrics,
+            registry,
+            token_sha256: token.map(super::auth::token_digest),
+            public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
+            tls,
+        })
+    }
+
+    /// Whether the store has been read once.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// The index, after a cheap check that `bundles/` has not changed.
+    pub fn index(&self) -> Arc<Index> {
+        if self.is_ready() {
+            self.refresh(false);
+        }
+        self.index.read().map(|i| i.clone()).unwrap_or_default()
+    }
+
+    /// Reads the store if it changed (or `force`). Concurrent callers do
+    /// not wait: whoever holds the lock refreshes, the others answer from
+    /// the index they have.
+    pub fn refresh(&self, force: bool) {
+        let mut watch = if force {
+            match self.watch.lock() {
+                Ok(w) => w,
+                Err(p) => p.into_inner(),
+            }
+        } else {
+            match self.watch.try_lock() {
+                Ok(w) => w,
+                Err(_) => return,
+            }
+        };
+        let dir = self.store.bundles_dir();
+        let mtime = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
+        let recent = mtime
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_none_or(|age| age < RECENT);
+        if !force && mtime == watch.mtime && !recent {
+            return;
+        }
+        watch.mtime = mtime;
+        let ids = match self.store.bundle_ids() {
+            Ok(ids) => ids,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot list the bundles held; serving the previous index");
+                return;
+            }
+        };
+        if !force && ids == watch.ids && self.is_ready() {
+            return;
+        }
+        let mut manifests = Vec::new();
+        for id in &ids {
+            match self.store.read_bundle(id) {
+                Ok(m) => manifests.push((id.clone(), m)),
+                Err(e) => {
+                    self.metrics.reload_errors.inc();
+                    tracing::error!(bundle = %id, error = %e, "bundle not served");
+                }
+            }
+        }
+        let index = Index::build(&manifests);
+        self.metrics.bundles.set(index.bundles.len() as i64);
+        self.metrics.blobs.set(index.blobs.len() as i64);
+        self.metrics
+            .blob_bytes
+            .set(index.blobs.values().sum::<u64>() as i64);
+        self.metrics.reloads.inc();
+        tracing::info!(
+            bundles = index.bundles.len(),
+            releases = index.releases.len(),
+            repos = index.repos.len(),
+            blobs = index.blobs.len(),
+            "store read"
+        );
+        if let Ok(mut slot) = self.index.write() {
+            *slot = Arc::new(index);
+        }
+        watch.ids = ids;
+        self.ready.store(true, Ordering::Release);
+    }
+}
