@@ -5,6 +5,7 @@ pub mod create;
 pub mod import;
 pub mod mirror;
 pub mod recipe;
+pub mod serve;
 pub mod store;
 
 use std::io::{ErrorKind, Write};

@@ -91,7 +91,11 @@ mod tests {
         std::fs::write(&p, "\n").unwrap();
         assert!(read_token_file(&p).unwrap_err().contains("is empty"));
         std::fs::write(&p, "a b").unwrap();
-        assert!(read_token_file(&p).unwrap_err().contains("more than one word"));
+        assert!(
+            read_token_file(&p)
+                .unwrap_err()
+                .contains("more than one word")
+        );
         let err = read_token_file(&dir.path().join("missing")).unwrap_err();
         assert!(err.contains("cannot read the token file"), "{err}");
     }

@@ -37,7 +37,12 @@ pub struct BlobReply<'a> {
 }
 
 /// Answers a GET or HEAD for a blob.
-pub fn serve_blob(store: &Store, method: &Method, req: &HeaderMap, reply: BlobReply<'_>) -> Response {
+pub fn serve_blob(
+    store: &Store,
+    method: &Method,
+    req: &HeaderMap,
+    reply: BlobReply<'_>,
+) -> Response {
     let BlobReply {
         blob,
         etag,
@@ -55,7 +60,10 @@ pub fn serve_blob(store: &Store, method: &Method, req: &HeaderMap, reply: BlobRe
         return finish(empty(StatusCode::NOT_MODIFIED));
     }
     let Some(path) = store.blob_path(&blob.sha256) else {
-        return text(StatusCode::INTERNAL_SERVER_ERROR, "blob address is not a sha256\n");
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "blob address is not a sha256\n",
+        );
     };
     let file = match File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len()))) {
         Ok((f, len)) if len == blob.size => f,
@@ -170,11 +178,7 @@ pub fn parse_range(value: &str, size: u64) -> RangeAsk {
             let Some(start) = num(a) else {
                 return RangeAsk::Ignore;
             };
-            let end = if b.is_empty() {
-                Some(u64::MAX)
-            } else {
-                num(b)
-            };
+            let end = if b.is_empty() { Some(u64::MAX) } else { num(b) };
             match end {
                 None => RangeAsk::Ignore,
                 Some(end) if end < start => RangeAsk::Ignore,

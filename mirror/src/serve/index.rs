@@ -375,7 +375,10 @@ fn snapshot(commit: String, last_modified: String, files: BTreeMap<String, HubFi
         let parts: Vec<&str> = path.split('/').collect();
         for (i, _) in parts.iter().enumerate().take(parts.len() - 1) {
             let dir = parts[..=i].join("/");
-            children.entry(parent.clone()).or_default().insert(dir.clone());
+            children
+                .entry(parent.clone())
+                .or_default()
+                .insert(dir.clone());
             children.entry(dir.clone()).or_default();
             parent = dir;
         }

@@ -79,7 +79,9 @@ pub enum ServeError {
         key: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot listen on {addr}: {source}; pick another --listen address or stop what uses it")]
+    #[error(
+        "cannot listen on {addr}: {source}; pick another --listen address or stop what uses it"
+    )]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
@@ -245,7 +247,12 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
     let raw_path = parts.uri.path();
     let segs = match paths::raw_segments(raw_path) {
         Ok(s) => s,
-        Err(e) => return ("bad_request", respond::text(StatusCode::URI_TOO_LONG, format!("{e}\n"))),
+        Err(e) => {
+            return (
+                "bad_request",
+                respond::text(StatusCode::URI_TOO_LONG, format!("{e}\n")),
+            );
+        }
     };
     let first = segs.first().copied().unwrap_or("");
     match (first, segs.len()) {
@@ -337,6 +344,9 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
         [_, _, "resolve", ..] => {
             routes_hub::resolve(&r, Some(llmgw_shared::manifest::RepoKind::Model), &segs)
         }
-        _ => ("not_found", respond::text(StatusCode::NOT_FOUND, "not found\n")),
+        _ => (
+            "not_found",
+            respond::text(StatusCode::NOT_FOUND, "not found\n"),
+        ),
     }
 }

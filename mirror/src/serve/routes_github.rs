@@ -21,7 +21,10 @@ use super::respond::{self, github_not_found, header_text};
 use super::routes_hub::Routed;
 
 fn bad(route: &'static str, why: impl std::fmt::Display) -> Routed {
-    (route, respond::text(StatusCode::BAD_REQUEST, format!("{why}\n")))
+    (
+        route,
+        respond::text(StatusCode::BAD_REQUEST, format!("{why}\n")),
+    )
 }
 
 fn repo_id(owner: &str, repo: &str) -> Result<String, String> {
@@ -232,7 +235,10 @@ pub fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
             )
         }
         ["latest"] => match all.first() {
-            Some(r) => (route, respond::json(req.method, req.headers, &release_json(&base, r))),
+            Some(r) => (
+                route,
+                respond::json(req.method, req.headers, &release_json(&base, r)),
+            ),
             None => (route, github_not_found()),
         },
         ["tags", tag @ ..] => {
@@ -241,7 +247,10 @@ pub fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
                 Err(e) => return bad(route, e),
             };
             match req.index.release(&id, &tag) {
-                Some(r) => (route, respond::json(req.method, req.headers, &release_json(&base, r))),
+                Some(r) => (
+                    route,
+                    respond::json(req.method, req.headers, &release_json(&base, r)),
+                ),
                 None => (route, github_not_found()),
             }
         }

@@ -144,10 +144,10 @@ fn tree_json(entry: &TreeEntry, snap: &Snapshot, expand: bool) -> Value {
             json!({"type": "directory", "oid": oid, "size": 0, "path": path})
         }
         TreeEntry::File(f) => {
-            let mut v = json!({"type": "file", "oid": f.git_oid, "size": f.blob.size, "path": f.path});
+            let mut v =
+                json!({"type": "file", "oid": f.git_oid, "size": f.blob.size, "path": f.path});
             if f.lfs {
-                v["lfs"] =
-                    json!({"oid": f.blob.sha256, "size": f.blob.size, "pointerSize": f.pointer_size()});
+                v["lfs"] = json!({"oid": f.blob.sha256, "size": f.blob.size, "pointerSize": f.pointer_size()});
             }
             v
         }
@@ -165,10 +165,16 @@ fn tree_json(entry: &TreeEntry, snap: &Snapshot, expand: bool) -> Value {
 /// `/api/{plural}/{owner}/{name}/...` — `segs` starts at the owner.
 pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> Routed {
     let Some(kind) = kind_of(plural) else {
-        return ("not_found", respond::text(StatusCode::NOT_FOUND, "not found\n"));
+        return (
+            "not_found",
+            respond::text(StatusCode::NOT_FOUND, "not found\n"),
+        );
     };
     if segs.len() < 2 {
-        return ("not_found", respond::text(StatusCode::NOT_FOUND, "not found\n"));
+        return (
+            "not_found",
+            respond::text(StatusCode::NOT_FOUND, "not found\n"),
+        );
     }
     let rest = &segs[2..];
     let route = match rest.first().copied() {
@@ -177,7 +183,12 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
         Some("tree") => "hub_tree",
         Some("refs") => "hub_refs",
         Some("paths-info") => "hub_paths_info",
-        _ => return ("not_found", hub_error(StatusCode::NOT_FOUND, None, "not found", None)),
+        _ => {
+            return (
+                "not_found",
+                hub_error(StatusCode::NOT_FOUND, None, "not found", None),
+            );
+        }
     };
     let want_post = route == "hub_paths_info";
     let method_ok = if want_post {
@@ -201,7 +212,10 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
     };
     if route == "hub_refs" {
         if rest.len() != 1 {
-            return (route, hub_error(StatusCode::NOT_FOUND, None, "not found", None));
+            return (
+                route,
+                hub_error(StatusCode::NOT_FOUND, None, "not found", None),
+            );
         }
         let branches: Vec<Value> = repo
             .refs
@@ -220,7 +234,12 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
         "hub_info" => (&[], &[]),
         "hub_revision" if rest.len() >= 2 => (&rest[1..], &[]),
         "hub_tree" | "hub_paths_info" if rest.len() >= 2 => (&rest[1..2], &rest[2..]),
-        _ => return (route, hub_error(StatusCode::NOT_FOUND, None, "not found", None)),
+        _ => {
+            return (
+                route,
+                hub_error(StatusCode::NOT_FOUND, None, "not found", None),
+            );
+        }
     };
     let snap = if rev_raw.is_empty() {
         match repo.default_snapshot() {
@@ -245,11 +264,17 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
     match route {
         "hub_info" | "hub_revision" => {
             if !after.is_empty() {
-                return (route, hub_error(StatusCode::NOT_FOUND, None, "not found", None));
+                return (
+                    route,
+                    hub_error(StatusCode::NOT_FOUND, None, "not found", None),
+                );
             }
             let blobs = query_bool(&req.query, "blobs");
             let v = info_json(repo, snap, blobs);
-            (route, respond::json_with(req.method, req.headers, &v, commit_header()))
+            (
+                route,
+                respond::json_with(req.method, req.headers, &v, commit_header()),
+            )
         }
         "hub_tree" => {
             let path = match paths::decode_join(after) {
@@ -294,7 +319,10 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
         _ => {
             // paths-info: the form's `paths`, in order, skipping misses.
             if !after.is_empty() {
-                return (route, hub_error(StatusCode::NOT_FOUND, None, "not found", None));
+                return (
+                    route,
+                    hub_error(StatusCode::NOT_FOUND, None, "not found", None),
+                );
             }
             let pairs = paths::form_pairs(form.unwrap_or_default());
             let expand = query_bool(&pairs, "expand") || query_bool(&req.query, "expand");
@@ -327,7 +355,10 @@ pub fn resolve(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Routed {
         return (route, respond::method_not_allowed("GET, HEAD"));
     }
     if segs.len() < 5 {
-        return (route, hub_error(StatusCode::NOT_FOUND, None, "not found", None));
+        return (
+            route,
+            hub_error(StatusCode::NOT_FOUND, None, "not found", None),
+        );
     }
     let id = match repo_id(segs[0], segs[1]) {
         Ok(id) => id,
@@ -393,14 +424,23 @@ pub fn manifests(req: &Req<'_>, segs: &[&str]) -> Routed {
     }
     // segs: owner, name, "manifests", tag
     if segs.len() != 4 || segs[2] != "manifests" {
-        return ("not_found", respond::text(StatusCode::NOT_FOUND, "not found\n"));
+        return (
+            "not_found",
+            respond::text(StatusCode::NOT_FOUND, "not found\n"),
+        );
     }
     let id = match repo_id(segs[0], segs[1]) {
         Ok(id) => id,
         Err(e) => return bad(route, e),
     };
     let tag = match paths::decode(segs[3]) {
-        Ok(t) if !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) => t,
+        Ok(t)
+            if !t.is_empty()
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) =>
+        {
+            t
+        }
         Ok(t) => return bad(route, format!("quant tag {t:?} is not a tag")),
         Err(e) => return bad(route, e),
     };
@@ -459,7 +499,10 @@ pub fn manifests(req: &Req<'_>, segs: &[&str]) -> Routed {
     }
     let mut extra = HeaderMap::new();
     extra.insert("x-repo-commit", header_text(&snap.commit));
-    (route, respond::json_with(req.method, req.headers, &v, extra))
+    (
+        route,
+        respond::json_with(req.method, req.headers, &v, extra),
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,4 @@
+//! `llmgw mirror serve` against real clients on 127.0.0.1.
+
+mod common;
+mod hub;

@@ -1,0 +1,89 @@
+//! `llmgw mirror serve`: the store over GitHub-release and Hugging Face Hub
+//! compatible HTTP.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use llmgw_mirror::serve::{ServeConfig, TlsFiles, start};
+
+/// Serve the store to nodes: GitHub releases, the Hugging Face Hub API,
+/// `/v1/index`, `/healthz`, `/readyz` and `/metrics`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The mirror store (made by `llmgw bundle import`).
+    #[arg(long, env = "LLMGW_STORE", value_name = "DIR")]
+    pub store: PathBuf,
+    /// Address and port to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
+    pub listen: SocketAddr,
+    /// The base URL nodes reach this mirror at, used in the URLs of JSON
+    /// answers; without it, X-Forwarded-Proto/Host or Host are used.
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// TLS certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM); needs --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// A file holding the bearer token clients must send
+    /// (`Authorization: Bearer <token>`; HF clients send HF_TOKEN). Off when unset.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(async move {
+        let cfg = ServeConfig {
+            store: args.store.clone(),
+            listen: args.listen,
+            public_url: args.public_url,
+            tls: args
+                .tls_cert
+                .zip(args.tls_key)
+                .map(|(cert, key)| TlsFiles { cert, key }),
+            token_file: args.token_file,
+        };
+        let running = start(cfg).await?;
+        // One line on stdout that scripts can read the address from.
+        super::print(&format!(
+            "llmgw mirror serving {} on {}\n",
+            args.store.display(),
+            running.url()
+        ))?;
+        shutdown_signal().await;
+        tracing::info!("stopping: finishing requests in flight (up to 10 s)");
+        running.shutdown(Duration::from_secs(10)).await?;
+        Ok(())
+    })
+}
+
+/// Ctrl-C or SIGTERM (what Kubernetes sends).
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
