@@ -267,8 +267,11 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
                 )
             };
         }
+        ("metrics", 1) => return ("metrics", routes_index::metrics(state)),
         _ => {}
     }
+    // Probes and metrics above stay open: the kubelet and Prometheus
+    // scrape them without the token.
     if let Some(expected) = &state.token_sha256
         && !auth::authorized(expected, &parts.headers)
     {
@@ -293,9 +296,6 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
         query,
         authority: parts.uri.authority().map(|a| a.as_str()),
     };
-    if first == "metrics" && segs.len() == 1 {
-        return ("metrics", routes_index::metrics(&r));
-    }
     if !state.is_ready() {
         return (
             "not_ready",

@@ -82,9 +82,9 @@ pub fn index(req: &Req<'_>) -> Response {
 }
 
 /// Prometheus text format.
-pub fn metrics(req: &Req<'_>) -> Response {
+pub fn metrics(state: &super::state::AppState) -> Response {
     let mut out = String::new();
-    if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &req.state.registry) {
+    if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &state.registry) {
         return respond::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n"));
     }
     let mut r = respond::text(StatusCode::OK, out);

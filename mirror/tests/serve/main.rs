@@ -1,4 +1,7 @@
 //! `llmgw mirror serve` against real clients on 127.0.0.1.
 
 mod common;
+mod github;
 mod hub;
+mod misc;
+mod traversal;
