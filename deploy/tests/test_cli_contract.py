@@ -6,7 +6,7 @@ test takes them from the rendered chart, maps the pod's paths to a temporary dir
 (the store, the mounted key ConfigMap, the token Secret) and runs them: the trust init
 containers must succeed, twice (a pod restart re-runs them); the server must answer
 /healthz and /readyz on the port the Service targets, enforce the token on other routes
-while leaving the probes open; the import's flags must parse (exit 1 for a missing bundle,
+while leaving the probes and /metrics open; the import's flags must parse (exit 1 for a missing bundle,
 never 2 for a usage error).
 
 The binary: $LLMGW_BIN, else target/debug/llmgw (scripts/test.sh builds it with cargo test).
@@ -105,6 +105,57 @@ class CliContractTest(unittest.TestCase):
 
     def run_llmgw(self, args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([str(self.bin), *args], env=env, capture_output=True, text=True, timeout=60)
+
+    def test_trust_init_containers_and_server_with_token(self):
+        values = chartlib.scenarios()["full"]
+        docs = chartlib.render(values)
+        (deploy,) = [d for d in docs if d["kind"] == "Deployment"]
+        pod_spec = deploy["spec"]["template"]["spec"]
+        with tempfile.TemporaryDirectory() as tmp:
+            pod = Pod(Path(tmp), docs, pod_spec)
+            trust = [c for c in pod_spec["initContainers"] if c["name"].startswith("trust-")]
+            self.assertEqual(len(trust), 2)
+            for attempt in ("first start", "restart"):
+                for c in trust:
+                    done = self.run_llmgw(pod.args(c), pod.env(c))
+                    self.assertEqual(done.returncode, 0, f"{attempt}: {c['name']}: {done.stderr}")
+            held = sorted(p.name for p in (Path(tmp) / "store" / "trust").iterdir())
+            self.assertEqual(held, ["BF88CF1F758601FC.pub", "C02C899FF675497C.pub"])
+
+            (mirror,) = pod_spec["containers"]
+            args = pod.args(mirror)
+            i = args.index("--listen")
+            host, _, port = args[i + 1].rpartition(":")
+            port = free_port()
+            args[i + 1] = f"{host}:{port}"  # the chart's address, on a port free on this machine
+            log = open(Path(tmp) / "server.log", "w")  # noqa: SIM115 - closed in finally
+            server = subprocess.Popen([str(self.bin), *args], env=pod.env(mirror), stdout=log, stderr=log)
+            try:
+                base = f"http://127.0.0.1:{port}"
+                live, ready = mirror["livenessProbe"]["httpGet"]["path"], mirror["readinessProbe"]["httpGet"]["path"]
+                deadline = time.monotonic() + 30
+                status = None
+                while time.monotonic() < deadline:
+                    self.assertIsNone(server.poll(), f"server exited: {(Path(tmp) / 'server.log').read_text()}")
+                    try:
+                        status = get(base + ready)
+                    except OSError:
+                        status = None
+                    if status == 200:
+                        break
+                    time.sleep(0.2)
+                self.assertEqual(status, 200, "readiness probe path")
+                # Probes carry no token: they must stay open when a token is required.
+                self.assertEqual(get(base + live), 200, "liveness probe path")
+                token = values["auth"]["token"]
+                self.assertEqual(get(base + "/v1/index"), 401)
+                self.assertEqual(get(base + "/v1/index", token), 200)
+                # Prometheus scrapes without the token (the ServiceMonitor sends none).
+                self.assertEqual(get(base + "/metrics"), 200)
+            finally:
+                server.terminate()
+                server.wait(timeout=10)
+                log.close()
 
     def test_trust_init_containers_then_import(self):
         values = chartlib.scenarios()["full"]
