@@ -28,7 +28,7 @@ use crate::fsutil::{self, StoreLock};
 use crate::progress::Progress;
 use crate::store::{Store, StoreError};
 use crate::trust::{self, TrustError};
-use crate::verify::{self, Outcome, Target, VerifyError};
+use crate::verify::{self, BlobSink, Outcome, Target, VerifyError};
 
 #[derive(Debug, Error)]
 pub enum ImportError {
@@ -273,7 +273,7 @@ impl Target for Staging<'_> {
         Ok(true)
     }
 
-    fn begin(&mut self, sha256: &str) -> Result<Option<File>, VerifyError> {
+    fn begin(&mut self, sha256: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError> {
         if !self.dir.exists() {
             std::fs::create_dir_all(&self.dir).map_err(|source| VerifyError::Stage {
                 path: self.dir.clone(),
@@ -281,36 +281,73 @@ impl Target for Staging<'_> {
             })?;
         }
         let path = self.part_path(sha256);
-        File::create(&path)
-            .map(Some)
-            .map_err(|source| VerifyError::Stage { path, source })
-    }
-
-    fn write(&mut self, sha256: &str, file: &mut File, buf: &[u8]) -> Result<(), VerifyError> {
-        use std::io::Write;
-        file.write_all(buf).map_err(|source| VerifyError::Stage {
-            path: self.part_path(sha256),
+        let file = File::create(&path).map_err(|source| VerifyError::Stage {
+            path: path.clone(),
             source,
-        })
+        })?;
+        Ok(Some(Box::new(StagedFile {
+            file,
+            path,
+            unflushed: 0,
+        })))
     }
 
-    fn keep(&mut self, sha256: &str, file: File) -> Result<(), VerifyError> {
-        use std::os::unix::fs::PermissionsExt;
+    fn keep(&mut self, sha256: &str) -> Result<(), VerifyError> {
+        // The sink synced the bytes; only now does the blob get its name,
+        // so a staged blob under its hash is always whole and verified.
         let part = self.part_path(sha256);
-        let stage = |source| VerifyError::Stage {
-            path: part.clone(),
-            source,
-        };
-        // Read-only once written; synced before it gets its final name, so
-        // a staged blob under its hash is always whole.
-        file.set_permissions(std::fs::Permissions::from_mode(0o444))
-            .map_err(stage)?;
-        file.sync_all().map_err(stage)?;
-        drop(file);
-        std::fs::rename(&part, self.staged_path(sha256)).map_err(stage)
+        std::fs::rename(&part, self.staged_path(sha256))
+            .map_err(|source| VerifyError::Stage { path: part, source })
     }
 
     fn discard(&mut self, sha256: &str) {
         let _ = std::fs::remove_file(self.part_path(sha256));
+    }
+}
+
+/// A blob being written into staging.
+struct StagedFile {
+    file: File,
+    path: PathBuf,
+    /// Bytes written since writeback was last started.
+    unflushed: u64,
+}
+
+/// Start writing dirty pages back this often, so the final fsync waits for
+/// little and a big blob never piles up gigabytes of dirty memory.
+const WRITEBACK_EVERY: u64 = 32 << 20;
+
+impl BlobSink for StagedFile {
+    fn write(&mut self, buf: &[u8]) -> Result<(), VerifyError> {
+        use std::io::Write;
+        use std::os::unix::io::AsRawFd;
+        self.file
+            .write_all(buf)
+            .map_err(|source| VerifyError::Stage {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.unflushed += buf.len() as u64;
+        if self.unflushed >= WRITEBACK_EVERY {
+            // SAFETY: a hint on a descriptor we own; it changes no data.
+            unsafe {
+                libc::sync_file_range(self.file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+            }
+            self.unflushed = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), VerifyError> {
+        use std::os::unix::fs::PermissionsExt;
+        let stage = |source| VerifyError::Stage {
+            path: self.path.clone(),
+            source,
+        };
+        // Read-only once written, and synced before it gets its final name.
+        self.file
+            .set_permissions(std::fs::Permissions::from_mode(0o444))
+            .map_err(stage)?;
+        self.file.sync_all().map_err(stage)
     }
 }

@@ -198,18 +198,19 @@ pub trait Target {
         Ok(true)
     }
     /// Starts a blob; returns where to write its bytes, if anywhere.
-    fn begin(&mut self, sha256: &str) -> Result<Option<std::fs::File>, VerifyError>;
-    /// Writes bytes of a blob begun with [`Target::begin`].
-    fn write(
-        &mut self,
-        sha256: &str,
-        file: &mut std::fs::File,
-        buf: &[u8],
-    ) -> Result<(), VerifyError>;
-    /// The blob's bytes hashed to its name: keep them.
-    fn keep(&mut self, sha256: &str, file: std::fs::File) -> Result<(), VerifyError>;
+    fn begin(&mut self, sha256: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError>;
+    /// The blob's bytes hashed to its name and its sink was finished: keep it.
+    fn keep(&mut self, sha256: &str) -> Result<(), VerifyError>;
     /// The blob was refused or the check stopped: drop what was written.
     fn discard(&mut self, sha256: &str);
+}
+
+/// Where one blob's bytes are written. It runs on its own thread, so that
+/// writing one chunk overlaps reading and hashing the next.
+pub trait BlobSink: Send {
+    fn write(&mut self, buf: &[u8]) -> Result<(), VerifyError>;
+    /// Every byte was written: make them durable.
+    fn finish(self: Box<Self>) -> Result<(), VerifyError>;
 }
 
 /// Hashes and forgets: the target of `llmgw bundle verify`.
@@ -222,13 +223,10 @@ impl Target for HashOnly {
     fn read_have(&self, sha256: &str) -> Result<Vec<u8>, VerifyError> {
         Err(VerifyError::Target(format!("blob {sha256} is not at hand")))
     }
-    fn begin(&mut self, _: &str) -> Result<Option<std::fs::File>, VerifyError> {
+    fn begin(&mut self, _: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError> {
         Ok(None)
     }
-    fn write(&mut self, _: &str, _: &mut std::fs::File, _: &[u8]) -> Result<(), VerifyError> {
-        Ok(())
-    }
-    fn keep(&mut self, _: &str, _: std::fs::File) -> Result<(), VerifyError> {
+    fn keep(&mut self, _: &str) -> Result<(), VerifyError> {
         Ok(())
     }
     fn discard(&mut self, _: &str) {}
@@ -402,7 +400,6 @@ pub fn check_bundle(
     let mut stopped = false;
     let mut hashed = (0usize, 0u64);
     let mut at_hand = (0usize, 0u64);
-    let mut buf = vec![0u8; CHUNK];
 
     let result = bundle_reader::for_each_entry(path, |head: &EntryHead, data: &mut dyn Read| {
         let Some(st) = state.as_mut() else {
@@ -492,38 +489,15 @@ pub fn check_bundle(
         }
         progress.blob(&head.path, declared);
         let mut capture = wants_bytes.then(Vec::new);
-        let mut file = target.begin(sha)?;
-        let mut hasher = Sha256::new();
-        let streamed = (|| -> Result<(), VerifyError> {
-            loop {
-                let n = match data.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(source) => {
-                        return Err(VerifyError::ReadEntry {
-                            entry: head.path.clone(),
-                            source,
-                        });
-                    }
-                };
-                let chunk = &buf[..n];
-                hasher.update(chunk);
-                if let Some(f) = file.as_mut() {
-                    target.write(sha, f, chunk)?;
-                }
-                if let Some(c) = capture.as_mut() {
-                    c.extend_from_slice(chunk);
-                }
-                progress.advance(n as u64);
+        let sink = target.begin(sha)?;
+        let streamed = stream_blob(&head.path, data, sink, capture.as_mut(), progress);
+        let actual = match streamed {
+            Ok(actual) => actual,
+            Err(e) => {
+                target.discard(sha);
+                return Err(e.into());
             }
-            Ok(())
-        })();
-        if let Err(e) = streamed {
-            target.discard(sha);
-            return Err(e.into());
-        }
-        let actual = hex::encode(hasher.finalize());
+        };
         if actual != sha {
             target.discard(sha);
             return Err(VerifyError::HashMismatch {
@@ -534,9 +508,7 @@ pub fn check_bundle(
             }
             .into());
         }
-        if let Some(f) = file {
-            target.keep(sha, f)?;
-        }
+        target.keep(sha)?;
         hashed.0 += 1;
         hashed.1 += declared;
         if let Some(bytes) = capture {
@@ -619,6 +591,92 @@ pub fn check_bundle(
                 .map(|(_, s)| s)
                 .sum::<u64>(),
     })))
+}
+
+/// A buffer in flight between the reader and the writer thread.
+type Chunk = (Box<[u8]>, usize);
+
+/// How many chunks may wait for the writer: enough to ride out a slow
+/// write, few enough that memory stays a few MiB whatever the blob size.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Reads one blob's bytes, hashing them (and capturing them, for the
+/// signature files) on this thread while `sink` writes them on another.
+/// Returns the sha256 of what was read; the sink is finished (synced) when
+/// the bytes were all read and written.
+fn stream_blob(
+    entry: &str,
+    data: &mut dyn Read,
+    sink: Option<Box<dyn BlobSink>>,
+    mut capture: Option<&mut Vec<u8>>,
+    progress: &dyn Progress,
+) -> Result<String, VerifyError> {
+    let mut hasher = Sha256::new();
+    let read_err = |source| VerifyError::ReadEntry {
+        entry: entry.to_string(),
+        source,
+    };
+    let mut read = |buf: &mut [u8]| loop {
+        match data.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other.map_err(read_err),
+        }
+    };
+    let Some(mut sink) = sink else {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = read(&mut buf)?;
+            if n == 0 {
+                return Ok(hex::encode(hasher.finalize()));
+            }
+            hasher.update(&buf[..n]);
+            if let Some(c) = capture.as_mut() {
+                c.extend_from_slice(&buf[..n]);
+            }
+            progress.advance(n as u64);
+        }
+    };
+    std::thread::scope(|scope| {
+        let (to_writer, writer_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
+        let (to_reader, spare) = std::sync::mpsc::channel::<Box<[u8]>>();
+        let writer = scope.spawn(move || -> Result<(), VerifyError> {
+            for (buf, n) in writer_rx {
+                sink.write(&buf[..n])?;
+                let _ = to_reader.send(buf);
+            }
+            sink.finish()
+        });
+        let mut reading: Result<(), VerifyError> = Ok(());
+        loop {
+            let mut buf = spare
+                .try_recv()
+                .unwrap_or_else(|_| vec![0u8; CHUNK].into_boxed_slice());
+            let n = match read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) => {
+                    reading = Err(e);
+                    break;
+                }
+            };
+            hasher.update(&buf[..n]);
+            if let Some(c) = capture.as_mut() {
+                c.extend_from_slice(&buf[..n]);
+            }
+            progress.advance(n as u64);
+            if to_writer.send((buf, n)).is_err() {
+                // The writer stopped: its error says why.
+                break;
+            }
+        }
+        drop(to_writer);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(VerifyError::Target("the writer thread panicked".into())));
+        reading?;
+        written?;
+        Ok(hex::encode(hasher.finalize()))
+    })
 }
 
 /// Step 1 (the first entry), and step 2 as far as the store already holds

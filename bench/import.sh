@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Benchmark: `llmgw bundle import` of a bundle holding N files of MIB MiB
+# (default 3 x 256 MiB of random bytes, as a plain .tar) against
+#   A) `tar -xf` followed by `sha256sum` of every file (two passes), and
+#   B) `tar -xf` alone (one pass, no checking at all).
+# Goals (issue 6): import <= 0.6x A and <= 1.2x B.
+#
+# Every command reads the same tar from the page cache and writes to the same
+# filesystem. Import also fsyncs every file and directory (tar does not), so B
+# is also shown followed by `sync`, for reference. Each timing is the median
+# of RUNS runs; dirty pages are flushed (outside the timing) before each.
+#
+#   bench/import.sh                 # defaults
+#   N=3 MIB=512 RUNS=5 bench/import.sh
+#   BENCH_DIR=/var/tmp bench/import.sh   # where the data goes (needs ~4x N*MIB free)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-3}
+MIB=${MIB:-256}
+RUNS=${RUNS:-3}
+
+cargo build --release --locked -q -p llmgw
+LLMGW=$PWD/target/release/llmgw
+
+work=$(mktemp -d "${BENCH_DIR:-/tmp}/llmgw-import-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+src=$work/src
+mkdir -p "$src/blobs/sha256"
+
+echo "making a bundle of $N files of $MIB MiB in $work"
+files=()
+for i in $(seq 1 "$N"); do
+  head -c "${MIB}M" /dev/urandom > "$work/f$i"
+  sha=$(sha256sum "$work/f$i" | cut -d' ' -f1)
+  mv "$work/f$i" "$src/blobs/sha256/$sha"
+  files+=("$sha")
+done
+# The manifest: one model repository holding the files (LFS, as the Hub would).
+python3 - "$src" "${files[@]}" <<'PY'
+import hashlib, json, os, sys
+src, shas = sys.argv[1], sys.argv[2:]
+files = []
+for i, sha in enumerate(shas):
+    size = os.path.getsize(f"{src}/blobs/sha256/{sha}")
+    ptr = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {size}\n".encode()
+    oid = hashlib.sha1(b"blob %d\0" % len(ptr) + ptr).hexdigest()
+    files.append({"path": f"model-{i:02d}.safetensors", "size": size, "sha256": sha,
+                  "git_oid": oid, "lfs": True,
+                  "publisher_digests": [{"source": "hf-lfs-sha256", "value": sha}]})
+m = {"format_version": 1, "created": "2026-01-01T00:00:00Z", "tool": "bench/import.sh",
+     "arches": ["amd64"], "releases": [],
+     "repos": [{"type": "model", "id": "bench/big", "revision": "main",
+                "commit": "0" * 40, "files": files}], "gaps": []}
+open(f"{src}/manifest.json", "w").write(json.dumps(m, indent=2) + "\n")
+PY
+(cd "$src" && tar -cf "$work/bundle.tar" manifest.json $(printf 'blobs/sha256/%s ' "${files[@]}"))
+manifest_sha=$(sha256sum "$src/manifest.json" | cut -d' ' -f1)
+rm -rf "$src"
+bytes=$((N * MIB * 1024 * 1024))
+
+# time_it NAME PREPARE COMMAND: median wall seconds of RUNS runs of COMMAND,
+# each after PREPARE (untimed) and a sync.
+declare -A result
+time_it() {
+  local name=$1 prepare=$2 cmd=$3 t=()
+  for _ in $(seq 1 "$RUNS"); do
+    bash -c "$prepare"
+    sync
+    cat "$work/bundle.tar" > /dev/null   # the bundle in the page cache, as for every contender
+    local start end
+    start=$(date +%s.%N)
+    bash -c "$cmd" > /dev/null
+    end=$(date +%s.%N)
+    t+=("$(python3 -c "print(f'{$end - $start:.3f}')")")
+  done
+  result[$name]=$(printf '%s\n' "${t[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
+  printf '%-34s %8.3f s  (runs: %s)\n' "$name" "${result[$name]}" "${t[*]}"
+}
+
+out=$work/out
+store=$work/store
+time_it "llmgw bundle import" "rm -rf '$store'" \
+  "'$LLMGW' bundle import '$work/bundle.tar' --sha256 $manifest_sha --store '$store'"
+time_it "tar -xf + sha256sum (A)" "rm -rf '$out'; mkdir -p '$out'" \
+  "tar -xf '$work/bundle.tar' -C '$out' && sha256sum '$out'/blobs/sha256/*"
+time_it "tar -xf (B)" "rm -rf '$out'; mkdir -p '$out'" \
+  "tar -xf '$work/bundle.tar' -C '$out'"
+time_it "tar -xf + sync (reference)" "rm -rf '$out'; mkdir -p '$out'" \
+  "tar -xf '$work/bundle.tar' -C '$out' && sync"
+
+python3 - "${result[llmgw bundle import]}" "${result[tar -xf + sha256sum (A)]}" \
+  "${result[tar -xf (B)]}" "${result[tar -xf + sync (reference)]}" "$bytes" <<'PY'
+import sys
+imp, a, b, bs, n = map(float, sys.argv[1:])
+print(f"bundle: {int(n) >> 20} MiB; import {n / imp / 2**20:.0f} MiB/s")
+print(f"import / (tar -xf + sha256sum) = {imp / a:.2f}x  (goal <= 0.60x) {'MET' if imp / a <= 0.6 else 'MISSED'}")
+print(f"import / tar -xf                = {imp / b:.2f}x  (goal <= 1.20x) {'MET' if imp / b <= 1.2 else 'MISSED'}")
+print(f"import / (tar -xf + sync)       = {imp / bs:.2f}x  (reference: tar with the durability import has)")
+PY
