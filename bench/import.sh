@@ -80,7 +80,7 @@ time_it() {
 out=$work/out
 store=$work/store
 time_it "llmgw bundle import" "rm -rf '$store'" \
-  "'$LLMGW' bundle import '$work/bundle.tar' --sha256 $manifest_sha --store '$store'"
+  "'$LLMGW' bundle import '$work/bundle.tar' --sha256 $manifest_sha --store '$store' 2>'$work/import.log'"
 time_it "tar -xf + sha256sum (A)" "rm -rf '$out'; mkdir -p '$out'" \
   "tar -xf '$work/bundle.tar' -C '$out' && sha256sum '$out'/blobs/sha256/*"
 time_it "tar -xf (B)" "rm -rf '$out'; mkdir -p '$out'" \
