@@ -18,7 +18,14 @@ fn s(p: &Path) -> &str {
 /// trusting `trust`; returns the path of the `.sha256` file it wrote.
 fn create(fx: &Fixture, dir: &Path, out: &Path, trust: &Path) -> PathBuf {
     let o = bundle_kit::llmgw()
-        .args(["bundle", "create", "--out", s(out), "--cache", s(&dir.join("cache"))])
+        .args([
+            "bundle",
+            "create",
+            "--out",
+            s(out),
+            "--cache",
+            s(&dir.join("cache")),
+        ])
         .args(["--github-api", &fx.github_api_url()])
         .args(["--hf-endpoint", &fx.hf_endpoint()])
         .args(["--arch", "amd64,arm64", "--llmgw", "v0.5.0"])
@@ -27,6 +34,7 @@ fn create(fx: &Fixture, dir: &Path, out: &Path, trust: &Path) -> PathBuf {
         .args(["--model", "acme/tiny@main", "--dataset", "acme/data"])
         .env_remove("HF_TOKEN")
         .env_remove("HF_ENDPOINT")
+        .env("SOURCE_DATE_EPOCH", "1754784000")
         .env("RUST_LOG", "warn")
         .output()
         .unwrap();
@@ -37,7 +45,15 @@ fn create(fx: &Fixture, dir: &Path, out: &Path, trust: &Path) -> PathBuf {
 }
 
 fn import(bundle: &Path, sha: &Path, store: &Path) -> Output {
-    run(&["bundle", "import", s(bundle), "--sha256", s(sha), "--store", s(store)])
+    run(&[
+        "bundle",
+        "import",
+        s(bundle),
+        "--sha256",
+        s(sha),
+        "--store",
+        s(store),
+    ])
 }
 
 fn trust(store: &Path, key: &Path) {
@@ -69,8 +85,14 @@ fn what_create_writes_import_accepts_in_every_shape() {
         let text = stdout(&o);
         let last = text.lines().last().unwrap();
         if i == 0 {
-            assert!(last.starts_with(&format!("proven: manifest sha256 {sha}")), "{last}");
-            assert!(last.contains(&format!("signed by trusted key {key_id}")), "{last}");
+            assert!(
+                last.starts_with(&format!("proven: manifest sha256 {sha}")),
+                "{last}"
+            );
+            assert!(
+                last.contains(&format!("signed by trusted key {key_id}")),
+                "{last}"
+            );
             assert!(last.ends_with("bundles now held: 1"), "{last}");
             assert!(text.contains("ggml-org/llama.cpp b6123"), "{text}");
         } else {
@@ -78,7 +100,13 @@ fn what_create_writes_import_accepts_in_every_shape() {
         }
         // verify and inspect read the same bundle.
         let o = run(&[
-            "bundle", "verify", s(&out), "--sha256", &sha, "--trust", s(fx.trust_key_path()),
+            "bundle",
+            "verify",
+            s(&out),
+            "--sha256",
+            &sha,
+            "--trust",
+            s(fx.trust_key_path()),
         ]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         let o = run(&["bundle", "inspect", s(&out)]);
@@ -140,7 +168,10 @@ fn a_real_bundle_signed_by_another_key_or_damaged_is_refused() {
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(err.contains(&name), "{err}");
-    assert!(err.contains("is damaged: its bytes hash to sha256"), "{err}");
+    assert!(
+        err.contains("is damaged: its bytes hash to sha256"),
+        "{err}"
+    );
     assert_eq!(before, snapshot(&store));
     let o = import(&out, &shaf, &store);
     assert!(o.status.success(), "{}", stderr(&o));
