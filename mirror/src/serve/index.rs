@@ -165,6 +165,9 @@ impl HubRepo {
 /// Everything the store holds, ready to answer requests.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
+    /// Which build of the index this is (answers cached from an older
+    /// one are not reused).
+    pub generation: u64,
     pub bundles: Vec<BundleInfo>,
     /// By (lower-case `owner/repo`, tag): GitHub names are case-insensitive.
     pub releases: BTreeMap<(String, String), ReleaseEntry>,

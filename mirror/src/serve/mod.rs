@@ -9,6 +9,7 @@
 //! a blob's sha256 from that index.
 
 pub mod auth;
+pub mod cache;
 pub mod files;
 pub mod index;
 pub mod metrics;
@@ -302,19 +303,72 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
             respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n"),
         );
     }
-    match segs.as_slice() {
+    // A JSON answer built before from the same index is sent as it is.
+    let cache_key = (r.method == Method::GET || r.method == Method::HEAD).then(|| {
+        let accept = r
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        format!(
+            "{}?{}|{}|{accept}",
+            raw_path,
+            parts.uri.query().unwrap_or(""),
+            r.base_url()
+        )
+    });
+    if let Some(key) = &cache_key
+        && let Some(hit) = state.json_cache.get(&r.index, key)
+    {
+        return (json_route(&segs), cache::reply(r.method, r.headers, &hit));
+    }
+    let (route, mut resp) = route(&r, &segs, raw_path, body).await;
+    if let Some(built) = resp.extensions_mut().remove::<cache::CachedJson>()
+        && let Some(key) = cache_key
+    {
+        state.json_cache.put(&r.index, key, built);
+    }
+    (route, resp)
+}
+
+/// The metrics label of a JSON route, for answers from the cache.
+fn json_route(segs: &[&str]) -> &'static str {
+    match segs {
+        ["v1", "index"] => "index",
+        ["api", "v3", "repos", _, _, "releases"] | ["repos", _, _, "releases"] => "github_releases",
+        ["api", "v3", "repos", _, _, "releases", "latest"]
+        | ["repos", _, _, "releases", "latest"] => "github_latest",
+        ["api", "v3", "repos", _, _, "releases", "assets", _]
+        | ["repos", _, _, "releases", "assets", _] => "github_asset",
+        ["api", "v3", ..] | ["repos", ..] => "github_release",
+        ["api", _, _, _] => "hub_info",
+        ["api", _, _, _, "revision", ..] => "hub_revision",
+        ["api", _, _, _, "tree", ..] => "hub_tree",
+        ["api", _, _, _, "refs"] => "hub_refs",
+        ["v2", ..] => "hub_manifests",
+        _ => "json",
+    }
+}
+
+async fn route(
+    r: &Req<'_>,
+    segs: &[&str],
+    raw_path: &str,
+    body: axum::body::Body,
+) -> (&'static str, Response) {
+    match segs {
         ["v1", "index"] => {
             if r.method != Method::GET && r.method != Method::HEAD {
                 return ("index", respond::method_not_allowed("GET, HEAD"));
             }
-            ("index", routes_index::index(&r))
+            ("index", routes_index::index(r))
         }
         ["api", "agent-harnesses", ..] => (
             "agent_harnesses",
             respond::hub_error(StatusCode::NOT_FOUND, None, "not served by a mirror", None),
         ),
         ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
-            routes_github::api(&r, rest, raw_path)
+            routes_github::api(r, rest, raw_path)
         }
         ["api", plural, rest @ ..] => {
             let form = if *plural != "v3" && r.method == Method::POST {
@@ -333,16 +387,16 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
             } else {
                 None
             };
-            routes_hub::api(&r, plural, rest, form.as_deref())
+            routes_hub::api(r, plural, rest, form.as_deref())
         }
-        ["v2", rest @ ..] => routes_hub::manifests(&r, rest),
-        [_, _, "releases", "download" | "latest", ..] => routes_github::download(&r, &segs),
+        ["v2", rest @ ..] => routes_hub::manifests(r, rest),
+        [_, _, "releases", "download" | "latest", ..] => routes_github::download(r, segs),
         [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
             let kind = routes_hub::kind_of(prefix).flatten();
-            routes_hub::resolve(&r, kind, rest)
+            routes_hub::resolve(r, kind, rest)
         }
         [_, _, "resolve", ..] => {
-            routes_hub::resolve(&r, Some(llmgw_shared::manifest::RepoKind::Model), &segs)
+            routes_hub::resolve(r, Some(llmgw_shared::manifest::RepoKind::Model), segs)
         }
         _ => (
             "not_found",

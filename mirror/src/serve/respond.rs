@@ -3,8 +3,11 @@
 
 use axum::body::Body;
 use axum::response::Response;
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use sha2::{Digest, Sha256};
+
+use super::cache::CachedJson;
 
 /// A header value from text that may hold anything: non-ASCII and control
 /// characters become `?`, so a name can never split a header.
@@ -47,28 +50,24 @@ pub fn json_with(
     value: &serde_json::Value,
     extra: HeaderMap,
 ) -> Response {
-    let body = serde_json::to_vec(value).unwrap_or_default();
+    let body = Bytes::from(serde_json::to_vec(value).unwrap_or_default());
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
-    let mut resp = if etag_matches(headers, &etag) {
-        empty(StatusCode::NOT_MODIFIED)
-    } else {
-        let len = body.len();
-        let mut r = if method == Method::HEAD {
-            empty(StatusCode::OK)
-        } else {
-            Response::new(Body::from(body))
-        };
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json; charset=utf-8"),
-        );
-        r.headers_mut()
-            .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-        r
-    };
-    let h = resp.headers_mut();
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     h.insert(header::ETAG, header_text(&etag));
     h.extend(extra);
+    let built = CachedJson {
+        headers: h,
+        body,
+        etag,
+    };
+    let mut resp = super::cache::reply(method, headers, &built);
+    // The entry handler keeps it for the next identical request.
+    resp.extensions_mut().insert(built);
     resp
 }
 

@@ -8,9 +8,9 @@
 //! listing differs. Import writes a manifest last, atomically, so a listed
 //! bundle is complete.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use prometheus_client::registry::Registry;
 
@@ -22,12 +22,21 @@ use crate::store::Store;
 /// than any file-time tick.
 const RECENT: Duration = Duration::from_secs(2);
 
+/// How often requests look at `bundles/`: a new bundle is served within
+/// this long, and a busy server does not `stat` on every request.
+const CHECK_EVERY_MS: u64 = 100;
+
 /// What the server needs to answer a request.
 pub struct AppState {
     pub store: Store,
     index: RwLock<Arc<Index>>,
     watch: Mutex<Watch>,
     ready: AtomicBool,
+    started: Instant,
+    /// Milliseconds after `started` of the last look at `bundles/`.
+    last_check_ms: AtomicU64,
+    /// JSON answers already built from the current index.
+    pub json_cache: super::cache::JsonCache,
     pub metrics: Metrics,
     pub registry: Registry,
     /// sha256 of the bearer token, when one is required.
@@ -58,6 +67,9 @@ impl AppState {
             index: RwLock::new(Arc::new(Index::default())),
             watch: Mutex::new(Watch::default()),
             ready: AtomicBool::new(false),
+            started: Instant::now(),
+            last_check_ms: AtomicU64::new(0),
+            json_cache: Default::default(),
             metrics,
             registry,
             token_sha256: token.map(super::auth::token_digest),
@@ -73,7 +85,15 @@ impl AppState {
 
     /// The index, after a cheap check that `bundles/` has not changed.
     pub fn index(&self) -> Arc<Index> {
-        if self.is_ready() {
+        let now = self.started.elapsed().as_millis() as u64;
+        let last = self.last_check_ms.load(Ordering::Relaxed);
+        if self.is_ready()
+            && now.saturating_sub(last) >= CHECK_EVERY_MS
+            && self
+                .last_check_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
             self.refresh(false);
         }
         self.index.read().map(|i| i.clone()).unwrap_or_default()
@@ -123,7 +143,8 @@ impl AppState {
                 }
             }
         }
-        let index = Index::build(&manifests);
+        let mut index = Index::build(&manifests);
+        index.generation = self.metrics.reloads.get() + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
         self.metrics.blobs.set(index.blobs.len() as i64);
         self.metrics
