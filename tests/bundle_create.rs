@@ -4,14 +4,15 @@
 //! `zstd` and `sha256sum`.
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
-use llmgw_fixture::{Fixture, FixtureOptions, HF_TOKEN, LlmgwSignature, TINY_COMMIT};
+use llmgw_fixture::{
+    Fixture, FixtureOptions, HF_TOKEN, LlmgwSignature, TINY_COMMIT, UV_BAD_SIDECAR,
+};
 use llmgw_shared::manifest::{DigestSource, Manifest};
 use sha2::{Digest, Sha256};
 
@@ -808,70 +809,33 @@ fn not_enough_space_is_refused_before_downloading() {
     assert!(!fx.requests().iter().any(|r| r.path.contains("/resolve/")));
 }
 
-/// A one-route upstream of our own for the one case the fixture has no
-/// switch for: a release whose GitHub digest and `.sha256` sidecar disagree.
+/// uv 0.12.19 of the fixture: the x86_64 archive's `.sha256` sidecar
+/// disagrees with GitHub's digest (which matches the bytes).
 #[test]
 fn a_sidecar_that_disagrees_with_the_github_digest_is_refused() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let name = "uv-x86_64-unknown-linux-gnu.tar.gz";
-    let (a, b) = ("a".repeat(64), "b".repeat(64));
-    let release = serde_json::json!({
-        "tag_name": "0.12.20",
-        "assets": [
-            {"name": name, "size": 3, "digest": format!("sha256:{a}"),
-             "browser_download_url": format!("{base}/dl/{name}")},
-            {"name": format!("{name}.sha256"), "size": 100, "digest": null,
-             "browser_download_url": format!("{base}/dl/{name}.sha256")},
-        ]
-    })
-    .to_string();
-    let sidecar = format!("{b} *{name}\n");
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut r = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            r.read_line(&mut line).unwrap();
-            loop {
-                let mut h = String::new();
-                if r.read_line(&mut h).unwrap() == 0 || h == "\r\n" {
-                    break;
-                }
-            }
-            let body = if line.contains("/releases/tags/") {
-                release.clone()
-            } else if line.contains(".sha256") {
-                sidecar.clone()
-            } else {
-                "abc".to_string()
-            };
-            let mut s = stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
+    let fx = fixture();
     let d = tempfile::tempdir().unwrap();
-    let mut c = Command::cargo_bin("llmgw").unwrap();
-    c.args([
-        "bundle",
-        "create",
-        "--arch",
-        "amd64",
-        "--engine",
-        "uv=0.12.20",
-    ])
-    .arg("--github-api")
-    .arg(&base)
-    .arg("--cache")
-    .arg(d.path().join("cache"))
-    .arg("--out")
-    .arg(d.path().join("b.tar"));
-    let err = fails(&run(&mut c), 1);
+    let name = UV_BAD_SIDECAR;
+    let digest = fx
+        .catalog()
+        .github
+        .iter()
+        .find(|r| r.repo == "astral-sh/uv" && r.tag == "0.12.19")
+        .and_then(|r| r.assets.iter().find(|a| a.name == name))
+        .and_then(|a| a.digest.clone())
+        .unwrap();
+    let digest = digest.trim_start_matches("sha256:");
+    let mut c = create(&fx, d.path());
+    c.args(["--arch", "amd64", "--engine", "uv=0.12.19"]);
+    let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 1);
     assert!(err.contains(name), "{err}");
-    assert!(err.contains(&a) && err.contains(&b), "{err}");
-    assert!(err.contains(&format!("{name}.sha256")), "{err}");
+    assert!(err.contains(digest), "{err}");
+    assert!(err.contains(&format!("{name}.sha256 says")), "{err}");
     assert_eq!(listing(d.path()), Vec::<String>::new());
+    // Refused before the archive itself was fetched.
+    assert!(
+        !fx.requests()
+            .iter()
+            .any(|r| r.path_only().ends_with(&format!("/{name}")))
+    );
 }
