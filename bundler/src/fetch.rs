@@ -24,7 +24,7 @@ use crate::http::{Http, HttpError, redact};
 use crate::progress::Progress;
 
 /// Chunks in flight between the network and the disk, per download.
-const CHANNEL_CHUNKS: usize = 64;
+const CHANNEL_CHUNKS: usize = 16;
 /// The disk side's write buffer.
 const WRITE_BUFFER: usize = 1 << 20;
 

@@ -86,12 +86,12 @@ impl Progress {
             let b = m.insert_from_back(1, ProgressBar::new(size));
             b.set_style(
                 ProgressStyle::with_template(
-                    "{msg:40!} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+                    "{wide_msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
             );
-            b.set_message(short(label));
+            b.set_message(label.to_string());
             b
         });
         if self.inner.mode == Mode::Lines {
@@ -113,10 +113,6 @@ impl Progress {
             let _ = m.clear();
         }
     }
-}
-
-fn short(label: &str) -> String {
-    label.rsplit(' ').next().unwrap_or(label).to_string()
 }
 
 /// One download's progress.
