@@ -10,6 +10,12 @@
 //! `bundles/<sha>.json` last. A server reading the store starts from
 //! `bundles/`, so it sees the whole bundle or none of it.
 //!
+//! Each blob is written on a writer thread while the next chunk is read and
+//! hashed, and once its hash matched it is fsynced and given its staged
+//! name by a background syncer, so the disk catches up while the next blob
+//! streams; the import waits for the syncer before anything is renamed
+//! into `blobs/`.
+//!
 //! On a refusal the staging folder is removed and `blobs/` and `bundles/`
 //! are exactly as before. A process killed mid-way leaves only its staging
 //! folder, which is keyed by the manifest hash: running the same import
@@ -17,8 +23,10 @@
 //! final name only after its hash matched and its bytes were synced) and
 //! does not read them again.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use llmgw_shared::manifest::Manifest;
 use thiserror::Error;
@@ -88,7 +96,8 @@ pub fn import(
     let _lock = StoreLock::acquire(&store.lock_path(), "the import")?;
     let trusted = trust::keys(store)?;
     let mut staging = Staging::new(store, expected_sha256);
-    let outcome = verify::check_bundle(bundle, expected_sha256, &trusted, &mut staging, progress);
+    let outcome = verify::check_bundle(bundle, expected_sha256, &trusted, &mut staging, progress)
+        .and_then(|o| staging.settle().map(|()| o));
     match outcome {
         Err(e) => {
             staging.remove();
@@ -195,6 +204,38 @@ struct Staging<'a> {
     store: &'a Store,
     dir: PathBuf,
     expected: String,
+    /// Blobs whose bytes are all written, waiting for their hash verdict.
+    written: Arc<Mutex<HashMap<String, File>>>,
+    /// Syncs verified blobs and gives them their final staged name, in the
+    /// background, so the next blob streams while the disk catches up.
+    syncer: Option<Syncer>,
+}
+
+/// A background thread that fsyncs verified staged blobs, then renames
+/// them from `<sha>.part` to `<sha>`.
+struct Syncer {
+    jobs: std::sync::mpsc::Sender<(File, PathBuf, PathBuf)>,
+    thread: std::thread::JoinHandle<Result<(), VerifyError>>,
+}
+
+impl Syncer {
+    fn start() -> Self {
+        let (jobs, rx) = std::sync::mpsc::channel::<(File, PathBuf, PathBuf)>();
+        let thread = std::thread::spawn(move || {
+            let mut result = Ok(());
+            for (file, part, staged) in rx {
+                if result.is_err() {
+                    continue;
+                }
+                result = file
+                    .sync_all()
+                    .and_then(|()| std::fs::rename(&part, &staged))
+                    .map_err(|source| VerifyError::Stage { path: part, source });
+            }
+            result
+        });
+        Self { jobs, thread }
+    }
 }
 
 impl<'a> Staging<'a> {
@@ -210,6 +251,27 @@ impl<'a> Staging<'a> {
             store,
             dir,
             expected: expected_sha256.to_string(),
+            written: Arc::default(),
+            syncer: None,
+        }
+    }
+
+    /// Waits until every verified blob is synced under its staged name,
+    /// and reports the first failure.
+    fn settle(&mut self) -> Result<(), VerifyError> {
+        if let Ok(mut w) = self.written.lock() {
+            w.clear();
+        }
+        match self.syncer.take() {
+            None => Ok(()),
+            Some(Syncer { jobs, thread }) => {
+                drop(jobs);
+                thread.join().unwrap_or_else(|_| {
+                    Err(VerifyError::Target(
+                        "the staging sync thread panicked".into(),
+                    ))
+                })
+            }
         }
     }
 
@@ -222,7 +284,8 @@ impl<'a> Staging<'a> {
     }
 
     /// Removes the staging folder, if any.
-    fn remove(&self) {
+    fn remove(&mut self) {
+        let _ = self.settle();
         if self.dir.exists() {
             let _ = std::fs::remove_dir_all(&self.dir);
             let _ = fsutil::fsync_dir(&self.store.tmp_dir());
@@ -286,68 +349,99 @@ impl Target for Staging<'_> {
             source,
         })?;
         Ok(Some(Box::new(StagedFile {
-            file,
+            file: Some(file),
             path,
+            sha256: sha256.to_string(),
             unflushed: 0,
+            written: self.written.clone(),
         })))
     }
 
     fn keep(&mut self, sha256: &str) -> Result<(), VerifyError> {
-        // The sink synced the bytes; only now does the blob get its name,
-        // so a staged blob under its hash is always whole and verified.
-        let part = self.part_path(sha256);
-        std::fs::rename(&part, self.staged_path(sha256))
-            .map_err(|source| VerifyError::Stage { path: part, source })
+        // The bytes hashed right. Only once they are synced does the blob
+        // get its staged name (the syncer does both), so a staged blob
+        // under its hash is always whole and verified, even after a crash.
+        let file = self
+            .written
+            .lock()
+            .ok()
+            .and_then(|mut w| w.remove(sha256))
+            .ok_or_else(|| VerifyError::Target(format!("staged blob {sha256} was not written")))?;
+        let job = (file, self.part_path(sha256), self.staged_path(sha256));
+        let syncer = self.syncer.get_or_insert_with(Syncer::start);
+        if syncer.jobs.send(job).is_err() {
+            // The syncer stopped on an error; settle() reports it.
+            return self.settle();
+        }
+        Ok(())
     }
 
     fn discard(&mut self, sha256: &str) {
+        if let Ok(mut w) = self.written.lock() {
+            w.remove(sha256);
+        }
         let _ = std::fs::remove_file(self.part_path(sha256));
     }
 }
 
 /// A blob being written into staging.
 struct StagedFile {
-    file: File,
+    file: Option<File>,
     path: PathBuf,
+    sha256: String,
     /// Bytes written since writeback was last started.
     unflushed: u64,
+    written: Arc<Mutex<HashMap<String, File>>>,
 }
 
 /// Start writing dirty pages back this often, so the final fsync waits for
 /// little and a big blob never piles up gigabytes of dirty memory.
 const WRITEBACK_EVERY: u64 = 32 << 20;
 
+impl StagedFile {
+    fn start_writeback(file: &File) {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a hint on a descriptor we own; it changes no data.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+}
+
 impl BlobSink for StagedFile {
     fn write(&mut self, buf: &[u8]) -> Result<(), VerifyError> {
         use std::io::Write;
-        use std::os::unix::io::AsRawFd;
-        self.file
-            .write_all(buf)
-            .map_err(|source| VerifyError::Stage {
-                path: self.path.clone(),
-                source,
-            })?;
+        let Some(file) = self.file.as_mut() else {
+            return Err(VerifyError::Target("write after finish".into()));
+        };
+        file.write_all(buf).map_err(|source| VerifyError::Stage {
+            path: self.path.clone(),
+            source,
+        })?;
         self.unflushed += buf.len() as u64;
         if self.unflushed >= WRITEBACK_EVERY {
-            // SAFETY: a hint on a descriptor we own; it changes no data.
-            unsafe {
-                libc::sync_file_range(self.file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-            }
+            Self::start_writeback(file);
             self.unflushed = 0;
         }
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<(), VerifyError> {
+    fn finish(mut self: Box<Self>) -> Result<(), VerifyError> {
         use std::os::unix::fs::PermissionsExt;
-        let stage = |source| VerifyError::Stage {
-            path: self.path.clone(),
-            source,
+        let Some(file) = self.file.take() else {
+            return Ok(());
         };
-        // Read-only once written, and synced before it gets its final name.
-        self.file
-            .set_permissions(std::fs::Permissions::from_mode(0o444))
-            .map_err(stage)?;
-        self.file.sync_all().map_err(stage)
+        // Read-only once written; the sync comes once the hash is known
+        // to match (see Staging::keep).
+        file.set_permissions(std::fs::Permissions::from_mode(0o444))
+            .map_err(|source| VerifyError::Stage {
+                path: self.path.clone(),
+                source,
+            })?;
+        Self::start_writeback(&file);
+        if let Ok(mut w) = self.written.lock() {
+            w.insert(self.sha256.clone(), file);
+        }
+        Ok(())
     }
 }
