@@ -969,6 +969,14 @@ fn killed_import_leaves_nothing_visible_and_a_rerun_completes() {
     tx.send(()).unwrap();
     writer.join().unwrap();
 
+    // gc would clear the killed run's staging; a dry run only says so.
+    let o = run(&["mirror", "gc", "--store", s(&env.store), "--dry-run"]);
+    assert!(
+        stdout(&o).contains(&format!("would remove staging {}", staging.display())),
+        "{}",
+        stdout(&o)
+    );
+
     // Nothing visible: blobs/ and bundles/ as before; only tmp/ differs.
     let mut after = snapshot(&env.store);
     after.retain(|k, _| !k.starts_with("tmp/"));
@@ -1107,4 +1115,103 @@ fn free_space_is_checked_first_and_a_full_disk_leaves_the_store_unchanged() {
     assert!(out.contains("the disk filled up while writing"), "{out}");
     assert!(out.contains("the store is unchanged"), "{out}");
     assert!(out.contains("store unchanged"), "{out}");
+}
+
+#[test]
+fn more_refusals_each_named() {
+    let env = Env::new();
+    let kit = good_kit(&env.key);
+    let sha = kit.sha256();
+    let good = kit.entries();
+
+    // A manifest entry claiming more than the limit is refused unread.
+    let mut e = good.clone();
+    if let Entry::File { size, .. } = &mut e[0] {
+        *size = Some(65 << 20);
+    }
+    let p = env.path("huge-manifest.tar");
+    let mut bytes = tar_bytes(&e[..1]);
+    bytes.truncate(1024);
+    std::fs::write(&p, &bytes).unwrap();
+    env.refuse(
+        "huge manifest",
+        &p,
+        &sha,
+        &["manifest.json is 68157440 bytes; at most 67108864"],
+    );
+
+    // The manifest as a symlink; an empty bundle; a name that is not UTF-8.
+    env.refuse_entries(
+        "manifest symlink",
+        &[Entry::Symlink("manifest.json".into(), "/etc/passwd".into())],
+        &sha,
+        &["manifest.json is a symbolic link"],
+    );
+    let p = env.path("empty.tar");
+    std::fs::write(&p, [0u8; 1024]).unwrap();
+    env.refuse("empty", &p, &sha, &["is empty: expected manifest.json"]);
+    let mut raw = tar_bytes(&good);
+    let idx = (0..raw.len() - 512)
+        .step_by(512)
+        .rfind(|&o| raw[o..o + 13] == *b"blobs/sha256/")
+        .unwrap();
+    raw[idx + 13] = 0xff;
+    let mut h = tar::Header::new_old();
+    h.as_mut_bytes().copy_from_slice(&raw[idx..idx + 512]);
+    h.set_cksum();
+    raw[idx..idx + 512].copy_from_slice(h.as_bytes());
+    let p = env.path("latin1.tar");
+    std::fs::write(&p, &raw).unwrap();
+    env.refuse("not utf-8", &p, &sha, &["an entry name is not UTF-8"]);
+
+    // The manifest names the wrong signer (signed by a trusted key).
+    let mut k = good_kit(&env.key);
+    k.manifest.releases[0].signature.as_mut().unwrap().key_id = "ABCDEF".into();
+    env.refuse_entries(
+        "claimed key",
+        &k.entries(),
+        &k.sha256(),
+        &[&format!(
+            "signed by key {}, but the manifest says key ABCDEF",
+            env.key.id
+        )],
+    );
+
+    // A signed SHA256SUMS that is not a checksum file.
+    let assets: &[(&str, &[u8])] = &[("llmgw-linux-amd64.tar.gz", b"x")];
+    let sums = b"this is not a checksum file\n";
+    let mut k = Kit::new();
+    k.llmgw_release_with(assets, sums, &env.key.sign(sums), &env.key.id);
+    env.refuse_entries(
+        "bad sums",
+        &k.entries(),
+        &k.sha256(),
+        &["SHA256SUMS line 1: expected `<64 hex digits>  <file name>`"],
+    );
+
+    // A signature file too big to be one is refused before it is read.
+    let big_sums = vec![b'#'; 2 << 20];
+    let mut k = Kit::new();
+    k.llmgw_release_with(assets, &big_sums, &env.key.sign(&big_sums), &env.key.id);
+    env.refuse_entries(
+        "huge sums",
+        &k.entries(),
+        &k.sha256(),
+        &["SHA256SUMS of release acme/llmgw v1.0.0 is 2097152 bytes; at most 1048576"],
+    );
+
+    // A signature that is not minisign at all.
+    let mut k = Kit::new();
+    k.llmgw_release_with(
+        assets,
+        sums,
+        b"untrusted comment: x\nnot base64\n",
+        &env.key.id,
+    );
+    env.refuse_entries(
+        "garbage signature",
+        &k.entries(),
+        &k.sha256(),
+        &["SHA256SUMS.minisig is not a minisign signature"],
+    );
 }
