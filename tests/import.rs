@@ -698,9 +698,16 @@ fn mirror_verify_names_each_damaged_file() {
         .join(&gone_sha);
     std::fs::remove_file(&gone).unwrap();
 
+    let stray = env.store.join("blobs/sha256/ab/notes.txt");
+    std::fs::create_dir_all(stray.parent().unwrap()).unwrap();
+    std::fs::write(&stray, b"hand-made").unwrap();
     let o = run(&["mirror", "verify", "--store", s(&env.store)]);
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
+    assert!(
+        out.contains(&format!("DAMAGED {}: is not a blob", stray.display())),
+        "{out}"
+    );
     assert!(
         out.contains(&format!(
             "DAMAGED {}: its bytes hash to sha256",
@@ -712,7 +719,7 @@ fn mirror_verify_names_each_damaged_file() {
         out.contains(&format!("DAMAGED {}: is missing", gone.display())),
         "{out}"
     );
-    assert!(stderr(&o).contains("2 damaged file(s)"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("3 damaged file(s)"), "{}", stderr(&o));
 }
 
 #[test]

@@ -110,8 +110,9 @@ pub enum VerifyError {
         actual: String,
     },
     #[error(
-        "the bundle lacks {count} blob(s) the manifest names, and the store does not hold them: \
-         {list}; import the bundle that carries them first, or use a complete bundle"
+        "the bundle lacks {count} blob(s) the manifest names and nothing already verified holds \
+         (for import: the store): {list}; import the bundle that carries them first, or use a \
+         complete bundle"
     )]
     Missing { count: usize, list: String },
     #[error(
