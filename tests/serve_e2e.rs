@@ -109,8 +109,9 @@ fn create_import_serve_download() {
         llmgw()
             .args(["mirror", "serve", "--listen", "127.0.0.1:0"])
             .env("LLMGW_STORE", &store)
+            .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(d.path().join("serve.log")).unwrap())
             .spawn()
             .unwrap(),
     );
@@ -208,4 +209,19 @@ fn create_import_serve_download() {
     );
     let status = child.0.wait().unwrap();
     assert_eq!(status.code(), Some(0));
+
+    // One structured line per request: method, route, status, bytes, ms.
+    let log = std::fs::read_to_string(d.path().join("serve.log")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("route=\"github_download\"") || l.contains("route=github_download"))
+        .unwrap_or_else(|| panic!("no access line for a download in:\n{log}"));
+    for field in ["method=GET", "status=200", "bytes=", "ms="] {
+        assert!(line.contains(field), "{field} missing from {line}");
+    }
+    let resolves = log.lines().filter(|l| l.contains("hub_resolve")).count();
+    assert!(
+        resolves >= 2 * tiny.files.len(),
+        "{resolves} resolve lines in:\n{log}"
+    );
 }

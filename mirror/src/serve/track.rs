@@ -106,10 +106,10 @@ impl Drop for TrackedBody {
         tracing::info!(
             target: "llmgw::access",
             method = %t.method,
-            route = d.route,
+            route = %d.route,
             status = d.status.as_u16(),
             bytes = self.bytes,
-            ms = format!("{ms:.1}"),
+            ms = (ms * 10.0).round() / 10.0,
             path = ?t.path,
             "request"
         );
