@@ -1222,3 +1222,27 @@ fn more_refusals_each_named() {
         &["SHA256SUMS.minisig is not a minisign signature"],
     );
 }
+
+/// Running an import again repairs what it would have written: a blob or a
+/// held manifest damaged since.
+#[test]
+fn importing_again_repairs_a_damaged_manifest_or_a_lost_blob() {
+    let env = Env::new();
+    let kit = good_kit(&env.key);
+    let sha = kit.sha256();
+    let p = env.path("b.tar");
+    write_tar(&p, &kit.entries());
+    assert!(env.import(&p, &sha).status.success());
+    let held = env.store.join(format!("bundles/{sha}.json"));
+    std::fs::write(&held, b"{}").unwrap();
+    let msha = model_sha(&kit);
+    let blob = env.store.join("blobs/sha256").join(&msha[..2]).join(&msha);
+    std::fs::remove_file(&blob).unwrap();
+    let o = env.import(&p, &sha);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("imported bundle"), "{}", stdout(&o));
+    assert_eq!(std::fs::read(&held).unwrap(), kit.manifest_bytes());
+    assert!(blob.exists());
+    let o = env.import(&p, &sha);
+    assert!(stdout(&o).contains("already imported"), "{}", stdout(&o));
+}

@@ -312,10 +312,9 @@ impl Target for Staging<'_> {
     }
 
     fn on_manifest(&mut self, manifest: &Manifest, to_read: u64) -> Result<bool, VerifyError> {
-        let held = self
-            .store
-            .bundle_path(&self.expected)
-            .is_some_and(|p| p.is_file());
+        // Held means the manifest file is there and intact: a damaged one
+        // is replaced by running the import again.
+        let held = self.store.read_bundle(&self.expected).is_ok();
         if held
             && manifest
                 .blobs()
