@@ -225,3 +225,43 @@ fn create_import_serve_download() {
         "{resolves} resolve lines in:\n{log}"
     );
 }
+
+#[test]
+fn serve_usage_and_refusals_have_exit_codes() {
+    let d = tempfile::tempdir().unwrap();
+    // Usage errors: 2.
+    let o = llmgw()
+        .args(["mirror", "serve", "--store"])
+        .arg(d.path())
+        .args(["--tls-cert", "c.pem"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--tls-key"));
+    let o = llmgw()
+        .args(["mirror", "serve", "--listen", "not-an-address", "--store"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = llmgw().args(["mirror", "serve"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--store"));
+    // Refusals: 1, with the reason.
+    let o = llmgw()
+        .args(["mirror", "serve", "--store"])
+        .arg(d.path().join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("does not exist"), "{err}");
+    let o = llmgw()
+        .args(["mirror", "serve", "--listen", "127.0.0.1:0", "--token-file"])
+        .arg(d.path().join("no-token"))
+        .env("LLMGW_STORE", d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the token file"));
+}

@@ -49,6 +49,14 @@ impl Tracker {
     }
 }
 
+/// Leaving flight when the request is done, however it ends (a handler
+/// that panics drops its tracker too).
+impl Drop for Tracker {
+    fn drop(&mut self) {
+        self.metrics.in_flight.dec();
+    }
+}
+
 struct Done {
     tracker: Tracker,
     route: &'static str,
@@ -92,7 +100,6 @@ impl Drop for TrackedBody {
         let Some(d) = self.done.take() else { return };
         let t = &d.tracker;
         let m = &t.metrics;
-        m.in_flight.dec();
         m.requests
             .get_or_create(&RequestLabels {
                 route: d.route,
