@@ -350,6 +350,15 @@ fn source_date_epoch_makes_byte_identical_bundles() {
     }
     let listed = tool("tar", &["-tvf", "0-a.tar"], d.path());
     assert!(listed.contains("2025-08-10"), "{listed}");
+    // The plain tar, written in place while downloading, is byte for byte
+    // the tar inside the .tar.zst, written in one stream afterwards.
+    let o = Command::new("zstd")
+        .args(["-d", "-q", "-c", "0-a.tar.zst"])
+        .current_dir(d.path())
+        .output()
+        .expect("zstd: run scripts/setup.sh");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.stdout == fs::read(d.path().join("0-a.tar")).unwrap());
 }
 
 #[test]

@@ -14,7 +14,7 @@ use llmgw_shared::manifest::{MANIFEST_NAME, Manifest};
 
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
-use crate::fetch::{self, Fetched};
+use crate::fetch::{self, Download, Fetched};
 use crate::http::{Http, RetryPolicy, Token};
 use crate::plan::Plan;
 use crate::progress::Progress;
@@ -129,19 +129,24 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         progress.add_done(s.2);
     }
 
-    let downloads = std::mem::take(&mut plan.downloads);
-    let fetched = fetch::fetch_all(&http, &cache, downloads.clone(), spec.jobs, progress).await?;
-    let by_expect: BTreeMap<&Expect, &Fetched> = downloads
+    // Files known only by their git blob sha1 first: with their sha256 the
+    // manifest, and so the whole bundle's layout, is known.
+    let (first, rest): (Vec<Download>, Vec<Download>) = std::mem::take(&mut plan.downloads)
+        .into_iter()
+        .partition(|d| matches!(d.expect, Expect::GitBlobSha1(_)));
+    let mut fetched =
+        fetch::fetch_all(&http, &cache, first.clone(), spec.jobs, progress, None).await?;
+    let by_expect: BTreeMap<&Expect, &Fetched> = first
         .iter()
         .map(|d| &d.expect)
         .zip(fetched.iter())
         .collect();
-
     let manifest = build_manifest(spec, opts, plan_into_parts(&mut plan), &by_expect)?;
     let bytes = manifest.to_canonical_json();
     let manifest_sha256 = llmgw_shared::digest::sha256_hex(&bytes);
+    let mtime = opts.source_date_epoch.unwrap_or(0);
 
-    let mut blobs: Vec<Blob> = fetched
+    let mut small: Vec<Blob> = fetched
         .iter()
         .map(|f| Blob {
             sha256: f.sha256.clone(),
@@ -150,19 +155,53 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         })
         .collect();
     for (sha, path, size) in &plan.stored {
-        blobs.push(Blob {
+        small.push(Blob {
             sha256: sha.clone(),
             size: *size,
             path: path.clone(),
         });
     }
-    progress.finish();
-    progress.line(&format!("writing {}", spec.out.display()));
-    let (out, mtime) = (spec.out.clone(), opts.source_date_epoch.unwrap_or(0));
-    let bytes2 = bytes.clone();
-    tokio::task::spawn_blocking(move || writer::write_bundle(&out, format, &bytes2, &blobs, mtime))
+
+    if format == Format::Tar {
+        // A plain tar is written while the large files download.
+        let (out, m, blobs) = (spec.out.clone(), bytes.clone(), manifest.blobs());
+        let tar = tokio::task::spawn_blocking(move || {
+            writer::TarInPlace::create(&out, &m, &blobs, mtime)
+        })
+        .await
+        .map_err(|e| CreateError::io(&spec.out, std::io::Error::other(e)))?
+        .map_err(|e| CreateError::io(&spec.out, e))?;
+        let (t, s) = (tar.clone(), small.clone());
+        tokio::task::spawn_blocking(move || {
+            for b in &s {
+                t.copy_in(&b.sha256, &b.path)?;
+            }
+            Ok::<(), std::io::Error>(())
+        })
+        .await
+        .map_err(|e| CreateError::io(tar.path(), std::io::Error::other(e)))?
+        .map_err(|e| CreateError::io(tar.path(), e))?;
+        fetched
+            .extend(fetch::fetch_all(&http, &cache, rest, spec.jobs, progress, Some(&tar)).await?);
+        progress.finish();
+        tar.finish(&spec.out)?;
+    } else {
+        fetched.extend(fetch::fetch_all(&http, &cache, rest, spec.jobs, progress, None).await?);
+        let mut blobs = small;
+        blobs.extend(fetched.iter().map(|f| Blob {
+            sha256: f.sha256.clone(),
+            size: f.size,
+            path: f.path.clone(),
+        }));
+        progress.finish();
+        progress.line(&format!("writing {}", spec.out.display()));
+        let (out, bytes2) = (spec.out.clone(), bytes.clone());
+        tokio::task::spawn_blocking(move || {
+            writer::write_bundle(&out, format, &bytes2, &blobs, mtime)
+        })
         .await
         .map_err(|e| CreateError::io(&spec.out, std::io::Error::other(e)))??;
+    }
     let sha256_file = write_sha256_file(&spec.out, &manifest_sha256)?;
 
     Ok(CreateReport {

@@ -13,9 +13,12 @@
 //!
 //! Blobs come from the cache, where they were verified when they entered
 //! it (or hashed again when an earlier run's file was reused), so they are
-//! copied, not hashed again: a plain `.tar` is written with in-kernel
-//! copies (`copy_file_range`), and a directory bundle hard-links the cache's
-//! read-only files when both are on one filesystem (copies otherwise).
+//! copied, not hashed again. A plain `.tar` is laid out before the large
+//! downloads start and each of them is written into its place as it streams
+//! ([`TarInPlace`]); what the cache already held is copied in the kernel
+//! (`copy_file_range`). A directory bundle hard-links the cache's read-only
+//! files when both are on one filesystem (copies otherwise). A `.tar.zst`
+//! is compressed in one stream at the end.
 //!
 //! Like `cp` and `tar`, the bundle's data is not fsynced: flushing a
 //! multi-gigabyte bundle would double the time of a run, power loss before
@@ -172,6 +175,149 @@ pub fn write_bundle(
     guard.done = true;
     sync_parent(out);
     Ok(())
+}
+
+/// A plain `.tar` laid out before its blobs arrive. Every blob's sha256 and
+/// size is known once the small files known only by their git sha1 are
+/// fetched, and with them the whole layout: the manifest first, then each
+/// blob's header and data in hex order. Downloads then write straight into
+/// their place while they stream (see `fetch`), so the bundle needs no
+/// second pass over the bytes. The same bytes as [`write_bundle`] writes.
+#[derive(Clone)]
+pub struct TarInPlace {
+    inner: std::sync::Arc<InPlace>,
+}
+
+struct InPlace {
+    tmp: PathBuf,
+    /// sha256 -> (offset of the data, size).
+    regions: std::collections::BTreeMap<String, (u64, u64)>,
+    filled: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for InPlace {
+    fn drop(&mut self) {
+        if !self.done.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+impl TarInPlace {
+    /// Writes the manifest and every header under the temporary name of
+    /// `out`; the data regions stay holes until filled.
+    pub fn create(
+        out: &Path,
+        manifest: &[u8],
+        blobs: &std::collections::BTreeMap<String, u64>,
+        mtime: u64,
+    ) -> io::Result<Self> {
+        use std::os::unix::fs::FileExt;
+        let tmp = temp_name(out);
+        let f = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        let inner = InPlace {
+            tmp,
+            regions: Default::default(),
+            filled: Default::default(),
+            done: false.into(),
+        };
+        let mut inner = inner;
+        let pad = |n: u64| (512 - (n % 512)) % 512;
+        f.write_all_at(
+            header(MANIFEST_NAME, manifest.len() as u64, mtime)?.as_bytes(),
+            0,
+        )?;
+        f.write_all_at(manifest, 512)?;
+        let mut off = 512 + manifest.len() as u64 + pad(manifest.len() as u64);
+        for (sha, size) in blobs {
+            let name = format!("{BLOB_DIR}/{sha}");
+            f.write_all_at(header(&name, *size, mtime)?.as_bytes(), off)?;
+            inner.regions.insert(sha.clone(), (off + 512, *size));
+            off += 512 + size + pad(*size);
+        }
+        // The padding and the two zero blocks at the end are holes: zeros.
+        f.set_len(off + 1024)?;
+        Ok(Self {
+            inner: std::sync::Arc::new(inner),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.tmp
+    }
+
+    fn region(&self, sha: &str) -> io::Result<(u64, u64)> {
+        self.inner
+            .regions
+            .get(sha)
+            .copied()
+            .ok_or_else(|| io::Error::other(format!("blob {sha} has no place in the tar")))
+    }
+
+    /// A handle positioned at the blob's data, for a download to write into,
+    /// and that position.
+    pub fn open_at(&self, sha: &str) -> io::Result<(File, u64)> {
+        let (off, _) = self.region(sha)?;
+        let mut f = fs::OpenOptions::new().write(true).open(&self.inner.tmp)?;
+        io::Seek::seek(&mut f, io::SeekFrom::Start(off))?;
+        Ok((f, off))
+    }
+
+    /// Records that a blob's bytes are in place and verified.
+    pub fn mark(&self, sha: &str) {
+        if let Ok(mut f) = self.inner.filled.lock() {
+            f.insert(sha.to_string());
+        }
+    }
+
+    /// Copies a verified file (from the cache) into its place, in the kernel.
+    pub fn copy_in(&self, sha: &str, from: &Path) -> io::Result<()> {
+        let (_, size) = self.region(sha)?;
+        let (mut dst, _) = self.open_at(sha)?;
+        let mut src = File::open(from)?;
+        let n = io::copy(&mut (&mut src).take(size), &mut dst)?;
+        if n != size {
+            return Err(io::Error::other(format!(
+                "cache file {} is {n} bytes, not the {size} verified; remove it and run again",
+                from.display()
+            )));
+        }
+        self.mark(sha);
+        Ok(())
+    }
+
+    /// Renames the finished tar to `out`, once every blob is in place.
+    pub fn finish(&self, out: &Path) -> Result<(), CreateError> {
+        let filled = self
+            .inner
+            .filled
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default();
+        if let Some(missing) = self.inner.regions.keys().find(|k| !filled.contains(*k)) {
+            return Err(CreateError::io(
+                &self.inner.tmp,
+                io::Error::other(format!("blob {missing} was never written into the tar")),
+            ));
+        }
+        if out.exists() {
+            return Err(CreateError::Usage(format!(
+                "{} appeared while the bundle was being written; not replacing it",
+                out.display()
+            )));
+        }
+        fs::rename(&self.inner.tmp, out).map_err(|e| CreateError::io(out, e))?;
+        self.inner
+            .done
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        sync_parent(out);
+        Ok(())
+    }
 }
 
 fn sync_parent(path: &Path) {
