@@ -55,6 +55,18 @@ pub fn decode_join(segments: &[&str]) -> Result<String, BadPath> {
     Ok(parts?.join("/"))
 }
 
+/// Decodes `owner` and `name` and checks them as one `owner/name` id;
+/// `what` names the id in the refusal ("repository", "repository id").
+pub fn repo_id(what: &'static str, owner: &str, name: &str) -> Result<String, String> {
+    let id = format!(
+        "{}/{}",
+        decode(owner).map_err(|e| e.to_string())?,
+        decode(name).map_err(|e| e.to_string())?
+    );
+    llmgw_shared::names::check_repo_id(what, &id).map_err(|e| e.to_string())?;
+    Ok(id)
+}
+
 /// Query parameters, decoded (`+` is a space, as forms write it).
 pub fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
     form_pairs(query.unwrap_or("").as_bytes())

@@ -27,16 +27,6 @@ fn bad(route: &'static str, why: impl std::fmt::Display) -> Routed {
     )
 }
 
-fn repo_id(owner: &str, repo: &str) -> Result<String, String> {
-    let id = format!(
-        "{}/{}",
-        paths::decode(owner).map_err(|e| e.to_string())?,
-        paths::decode(repo).map_err(|e| e.to_string())?
-    );
-    names::check_repo_id("repository", &id).map_err(|e| e.to_string())?;
-    Ok(id)
-}
-
 fn tag_of(raw: &[&str]) -> Result<String, String> {
     let tag = paths::decode_join(raw).map_err(|e| e.to_string())?;
     names::check_ref_name("release tag", &tag).map_err(|e| e.to_string())?;
@@ -136,7 +126,7 @@ pub fn download(req: &Req<'_>, segs: &[&str]) -> Routed {
     if let Some(r) = get_or_head(req, route) {
         return r;
     }
-    let id = match repo_id(segs[0], segs[1]) {
+    let id = match paths::repo_id("repository", segs[0], segs[1]) {
         Ok(id) => id,
         Err(e) => return bad(route, e),
     };
@@ -191,7 +181,7 @@ pub fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
     if let Some(r) = get_or_head(req, route) {
         return r;
     }
-    let id = match repo_id(segs[0], segs[1]) {
+    let id = match paths::repo_id("repository", segs[0], segs[1]) {
         Ok(id) => id,
         Err(e) => return bad(route, e),
     };

@@ -42,17 +42,6 @@ pub fn kind_of(plural: &str) -> Option<Option<RepoKind>> {
     }
 }
 
-/// Decodes and checks `owner`, `name`.
-fn repo_id(owner: &str, name: &str) -> Result<String, String> {
-    let id = format!(
-        "{}/{}",
-        paths::decode(owner).map_err(|e| e.to_string())?,
-        paths::decode(name).map_err(|e| e.to_string())?
-    );
-    names::check_repo_id("repository id", &id).map_err(|e| e.to_string())?;
-    Ok(id)
-}
-
 /// Decodes and checks a revision: a 40-hex commit or a ref name.
 fn revision(raw: &[&str]) -> Result<String, String> {
     let rev = paths::decode_join(raw).map_err(|e| e.to_string())?;
@@ -202,7 +191,7 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
             respond::method_not_allowed(if want_post { "POST" } else { "GET, HEAD" }),
         );
     }
-    let id = match repo_id(segs[0], segs[1]) {
+    let id = match paths::repo_id("repository id", segs[0], segs[1]) {
         Ok(id) => id,
         Err(e) => return bad(route, e),
     };
@@ -360,7 +349,7 @@ pub fn resolve(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Routed {
             hub_error(StatusCode::NOT_FOUND, None, "not found", None),
         );
     }
-    let id = match repo_id(segs[0], segs[1]) {
+    let id = match paths::repo_id("repository id", segs[0], segs[1]) {
         Ok(id) => id,
         Err(e) => return bad(route, e),
     };
@@ -429,7 +418,7 @@ pub fn manifests(req: &Req<'_>, segs: &[&str]) -> Routed {
             respond::text(StatusCode::NOT_FOUND, "not found\n"),
         );
     }
-    let id = match repo_id(segs[0], segs[1]) {
+    let id = match paths::repo_id("repository id", segs[0], segs[1]) {
         Ok(id) => id,
         Err(e) => return bad(route, e),
     };
