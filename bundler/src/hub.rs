@@ -283,6 +283,7 @@ pub async fn plan(
         kind: spec.kind,
         id: spec.id.clone(),
         revision: spec.revision.clone(),
+        ref_kind: None,
         commit,
         patterns: spec.patterns.clone(),
         files,

@@ -97,6 +97,7 @@ impl Kit {
                 kind: RepoKind::Model,
                 id: repo.into(),
                 revision: "main".into(),
+                ref_kind: None,
                 commit: commit.into(),
                 patterns: vec![],
                 files: vec![file],

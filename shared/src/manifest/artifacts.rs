@@ -1,0 +1,220 @@
+//! The artifacts a manifest lists: GitHub-style release assets and Hugging
+//! Face repository files, each with the digests its publisher gave.
+//!
+//! Invariant: every artifact names its bytes by sha256 (the blob's name) and
+//! carries at least one publisher digest that the bundler checked against
+//! those bytes; [`super::Manifest::validate`] refuses a manifest where that
+//! does not hold.
+
+use serde::{Deserialize, Serialize};
+
+/// One release of one repository, and the assets of it that were carried.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Release {
+    /// `owner/repo` on the publisher's server.
+    pub repo: String,
+    /// The release tag: `b6123`, `0.12.20`, `v0.5.0`.
+    pub tag: String,
+    /// `llmgw` for llmgw's own release, `python` for a python-build-standalone
+    /// interpreter (format 2), else the recipe table's engine name.
+    pub engine: String,
+    /// The version asked for.
+    pub version: String,
+    /// Which builds of the recipe table these assets make up, per arch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<BuildRef>,
+    /// The files carried.
+    pub assets: Vec<Asset>,
+    /// For llmgw's release: the signed checksum file and its signature,
+    /// both also listed in `assets`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<ReleaseSignature>,
+}
+
+/// A build from the recipe table: the assets one node installs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildRef {
+    pub arch: String,
+    pub variant: String,
+    pub assets: Vec<String>,
+}
+
+/// How a release's checksums are signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseSignature {
+    /// The asset holding the checksums: `SHA256SUMS`.
+    pub sums: String,
+    /// The asset holding the minisign signature: `SHA256SUMS.minisig`.
+    pub minisig: String,
+    /// The minisign key id that signed it, as the minisign CLI prints it.
+    pub key_id: String,
+}
+
+/// A release asset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Asset {
+    pub name: String,
+    pub size: u64,
+    /// sha256 of the bytes: the blob's name.
+    pub sha256: String,
+    /// What the publisher said, each checked against the bytes.
+    pub publisher_digests: Vec<PublisherDigest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+}
+
+/// A digest a publisher gave, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublisherDigest {
+    pub source: DigestSource,
+    /// Lower-case hex: a sha256 for every source but `git-blob-sha1`.
+    pub value: String,
+}
+
+/// Where a publisher's digest came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DigestSource {
+    /// GitHub's asset `digest` field (`sha256:<hex>`).
+    GithubAssetDigest,
+    /// A `<asset>.sha256` file beside the asset (cargo-dist, e.g. uv).
+    Sha256Sidecar,
+    /// A line of the release's `SHA256SUMS`.
+    Sha256Sums,
+    /// A Hugging Face LFS file's sha256 oid.
+    HfLfsSha256,
+    /// A Hugging Face file's git blob sha1.
+    GitBlobSha1,
+    /// `SHA256SUMS` or `SHA256SUMS.minisig` of a signed release (llmgw's),
+    /// where the publisher gives no other digest for them (Gitea gives
+    /// none): the sha256 of the exact bytes whose minisign signature
+    /// verified with the key named in the release's `signature.key_id`.
+    /// Import proves it again by verifying the signature itself.
+    MinisignVerified,
+    /// Format 2. A file's `hashes.sha256` in a package index's PEP 691 JSON
+    /// answer (PyPI's simple API).
+    PypiSimpleSha256,
+    /// Format 2. A `core-metadata` (PEP 714; formerly
+    /// `data-dist-info-metadata`, PEP 658) sha256 for a wheel's `.metadata`
+    /// file, from the same JSON answer.
+    PypiCoreMetadata,
+    /// Format 2. The `#sha256=` fragment of a file link in a PEP 503 HTML
+    /// index (the PyTorch index gives nothing else).
+    IndexUrlFragment,
+    /// Format 2. The `sha256` that uv's own `download-metadata.json` (at the
+    /// uv tag the bundle carries) records for a python-build-standalone
+    /// interpreter archive.
+    UvDownloadMetadata,
+}
+
+impl DigestSource {
+    /// Whether the value is a sha256 (else a git blob sha1).
+    pub fn is_sha256(self) -> bool {
+        !matches!(self, DigestSource::GitBlobSha1)
+    }
+
+    /// Whether a format 1 manifest may name this source.
+    pub fn in_format_1(self) -> bool {
+        !matches!(
+            self,
+            DigestSource::PypiSimpleSha256
+                | DigestSource::PypiCoreMetadata
+                | DigestSource::IndexUrlFragment
+                | DigestSource::UvDownloadMetadata
+        )
+    }
+}
+
+/// The kind of a Hugging Face repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepoKind {
+    Model,
+    Dataset,
+}
+
+impl RepoKind {
+    /// The plural the Hub's API paths use: `models`, `datasets`.
+    pub fn api_plural(self) -> &'static str {
+        match self {
+            RepoKind::Model => "models",
+            RepoKind::Dataset => "datasets",
+        }
+    }
+
+    /// The prefix of resolve URLs: nothing for models, `datasets/` else.
+    pub fn url_prefix(self) -> &'static str {
+        match self {
+            RepoKind::Model => "",
+            RepoKind::Dataset => "datasets/",
+        }
+    }
+}
+
+/// What the revision asked for was, on the Hub, when the bundle was made
+/// (format 2; the Hub's refs API says which). Where a manifest does not say
+/// (every format 1 manifest), the revision is served as a branch, as before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RefKind {
+    /// A branch (`main`, `refs/pr/1`).
+    Branch,
+    /// A tag (`v1`).
+    Tag,
+    /// A commit id given as such.
+    Commit,
+}
+
+/// A Hugging Face repository pinned to one commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HfRepo {
+    #[serde(rename = "type")]
+    pub kind: RepoKind,
+    /// `org/name`.
+    pub id: String,
+    /// The revision asked for (`main`, a tag, or a commit).
+    pub revision: String,
+    /// Format 2: whether `revision` was a branch, a tag or a commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ref_kind: Option<RefKind>,
+    /// The 40-hex commit it resolved to.
+    pub commit: String,
+    /// The globs the files were chosen with; empty means every file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patterns: Vec<String>,
+    pub files: Vec<HfFile>,
+}
+
+/// A file of a Hugging Face repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HfFile {
+    /// Path inside the repository.
+    pub path: String,
+    pub size: u64,
+    /// sha256 of the bytes: the blob's name.
+    pub sha256: String,
+    /// The git blob sha1 the Hub lists as the file's `oid`: of the content,
+    /// or for an LFS file of its pointer.
+    pub git_oid: String,
+    /// Whether the file is stored in LFS (its publisher digest is then the
+    /// LFS sha256, else the git blob sha1).
+    pub lfs: bool,
+    pub publisher_digests: Vec<PublisherDigest>,
+}
+
+/// Something asked for that the bundle does not carry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gap {
+    /// What is missing: `ggml-org/llama.cpp b6123 llama-b6123-bin-ubuntu-x64.tar.gz`.
+    pub what: String,
+    /// Why.
+    pub reason: String,
+}

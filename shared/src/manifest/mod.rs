@@ -1,0 +1,281 @@
+//! The bundle manifest: what a bundle holds, where each piece came from and
+//! what its publisher said it should hash to (format 1, and format 2 which
+//! adds Python environments, signed series, deltas and volumes — see
+//! docs/ARCHITECTURE.md, "Bundle format 2").
+//!
+//! The manifest's own sha256 is the bundle's identity: the operator carries
+//! it apart from the bundle (or a trusted key signs it), and import refuses a
+//! bundle unless its manifest hashes to that value. Everything else in the
+//! bundle is a blob named by its sha256, so the manifest vouches for every
+//! byte.
+//!
+//! Same inputs give the same bytes: [`Manifest::to_canonical_json`] sorts
+//! every list and serialises fields in declaration order. This version
+//! writes format 2 and reads 1 and 2.
+
+mod artifacts;
+mod delivery;
+mod python;
+mod validate;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::names::UnsafeName;
+
+pub use artifacts::{
+    Asset, BuildRef, DigestSource, Gap, HfFile, HfRepo, PublisherDigest, RefKind, Release,
+    ReleaseSignature, RepoKind,
+};
+pub use delivery::{
+    DEFAULT_CHANNEL, Delta, Parity, Piece, Placement, SIGNATURE_NAME, Volumes, blob_entry_name,
+    chunk_entry_name, parity_entry_name,
+};
+pub use python::{
+    AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,
+};
+
+/// The format this version of llmgw writes.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The formats this version of llmgw reads: bundles made by the previous
+/// release (format 1) still import.
+pub const READABLE_FORMATS: [u32; 2] = [1, 2];
+
+/// A manifest larger than this is refused unread: even a bundle of every
+/// llama.cpp build, two vLLM environments per arch and a thousand model
+/// files stays far below it.
+pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The file name of the manifest, the first entry of every bundle.
+pub const MANIFEST_NAME: &str = "manifest.json";
+
+/// The folder blobs live under, in a bundle: `blobs/sha256/<64 hex>`.
+pub const BLOB_DIR: &str = "blobs/sha256";
+
+/// The engine name of llmgw's own release, whose `SHA256SUMS` is signed.
+pub const LLMGW_ENGINE: &str = "llmgw";
+
+/// The engine name of a python-build-standalone interpreter release.
+pub const PYTHON_ENGINE: &str = "python";
+
+/// What a bundle holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// 1 or 2; [`FORMAT_VERSION`] for what this version writes.
+    pub format_version: u32,
+    /// When the bundle was made (RFC 3339, UTC; `SOURCE_DATE_EPOCH` when
+    /// set). Shown to people; never decides what is served.
+    pub created: String,
+    /// The program that made it: `llmgw 0.1.0`.
+    pub tool: String,
+    /// The node architectures it was made for (`amd64`, `arm64`).
+    pub arches: Vec<String>,
+    /// Format 2: the series a signed bundle belongs to (`--channel`);
+    /// absent means [`DEFAULT_CHANNEL`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Format 2: the bundle's place in its signer's channel; higher is
+    /// newer. What the mirror serves as a branch or `latest` follows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u64>,
+    /// Format 2: after this time (RFC 3339, UTC) import warns, or refuses
+    /// where the store enforces expiry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    /// GitHub-style releases: llmgw's own, each engine's, interpreters.
+    #[serde(default)]
+    pub releases: Vec<Release>,
+    /// Hugging Face repositories, pinned to a commit.
+    #[serde(default)]
+    pub repos: Vec<HfRepo>,
+    /// Format 2: resolved Python environments, one package index each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub python_envs: Vec<PythonEnv>,
+    /// What was asked for and is not in the bundle (`--allow-missing`).
+    #[serde(default)]
+    pub gaps: Vec<Gap>,
+    /// Format 2: the blobs this bundle relies on the store holding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<Delta>,
+    /// Format 2: how the carried blobs are cut across volumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volumes: Option<Volumes>,
+}
+
+/// Why a manifest was refused.
+#[derive(Debug, Error)]
+pub enum ManifestError {
+    #[error("manifest.json is {actual} bytes; at most {max} are accepted")]
+    TooLarge { actual: u64, max: u64 },
+    #[error("manifest.json is not valid JSON of bundle format 1 or 2: {0}")]
+    Parse(#[from] serde_json::Error),
+    #[error(
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1 and 2 only; \
+         use the llmgw version that made the bundle or a newer one"
+    )]
+    UnknownFormat { found: u64 },
+    #[error("manifest.json: {0}")]
+    UnsafeName(#[from] UnsafeName),
+    #[error("manifest.json: {what}: expected {expected}, found {found:?}")]
+    BadValue {
+        what: String,
+        expected: &'static str,
+        found: String,
+    },
+    #[error("manifest.json: {0}")]
+    Inconsistent(String),
+}
+
+impl Manifest {
+    /// A new empty manifest stamped with the build time.
+    pub fn new(arches: Vec<String>, created_unix: u64) -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            created: crate::time::rfc3339_utc(created_unix),
+            tool: format!("llmgw {}", env!("CARGO_PKG_VERSION")),
+            arches,
+            releases: Vec::new(),
+            channel: None,
+            sequence: None,
+            expires: None,
+            repos: Vec::new(),
+            python_envs: Vec::new(),
+            gaps: Vec::new(),
+            delta: None,
+            volumes: None,
+        }
+    }
+
+    /// Reads and checks a manifest: its size, format version, every name
+    /// and digest, and that it agrees with itself.
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, ManifestError> {
+        if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(ManifestError::TooLarge {
+                actual: bytes.len() as u64,
+                max: MAX_MANIFEST_BYTES,
+            });
+        }
+        // The version first, so a newer format gets a clear message rather
+        // than a complaint about a field this version does not know.
+        #[derive(Deserialize)]
+        struct Version {
+            format_version: u64,
+        }
+        let v: Version = serde_json::from_slice(bytes)?;
+        if !READABLE_FORMATS
+            .iter()
+            .any(|f| u64::from(*f) == v.format_version)
+        {
+            return Err(ManifestError::UnknownFormat {
+                found: v.format_version,
+            });
+        }
+        let m: Manifest = serde_json::from_slice(bytes)?;
+        m.validate()?;
+        Ok(m)
+    }
+
+    /// The canonical bytes: lists sorted, pretty-printed, newline-ended.
+    /// Its sha256 is the bundle's identity.
+    pub fn to_canonical_json(&self) -> Vec<u8> {
+        let mut m = self.clone();
+        m.sort();
+        let mut out = serde_json::to_vec_pretty(&m).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+
+    /// Sorts every list, so that order of discovery never changes bytes.
+    pub fn sort(&mut self) {
+        self.arches.sort();
+        self.arches.dedup();
+        for r in &mut self.releases {
+            r.assets.sort_by(|a, b| a.name.cmp(&b.name));
+            for b in &mut r.builds {
+                b.assets.sort();
+            }
+            r.builds
+                .sort_by(|a, b| (&a.arch, &a.variant).cmp(&(&b.arch, &b.variant)));
+        }
+        self.releases
+            .sort_by(|a, b| (&a.repo, &a.tag).cmp(&(&b.repo, &b.tag)));
+        for r in &mut self.repos {
+            r.files.sort_by(|a, b| a.path.cmp(&b.path));
+        }
+        self.repos
+            .sort_by(|a, b| (a.kind, &a.id, &a.commit).cmp(&(b.kind, &b.id, &b.commit)));
+        for env in &mut self.python_envs {
+            env.files.sort_by(|a, b| a.filename.cmp(&b.filename));
+        }
+        self.python_envs.sort_by(|a, b| a.name.cmp(&b.name));
+        self.gaps.sort();
+        self.gaps.dedup();
+        if let Some(delta) = &mut self.delta {
+            delta.prerequisites.sort();
+            delta.prerequisites.dedup();
+            delta.bases.sort();
+            delta.bases.dedup();
+        }
+        // Volume placements keep their order: it is the order of the tar.
+    }
+
+    /// Every blob the manifest names, with its size.
+    pub fn blobs(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for r in &self.releases {
+            for a in &r.assets {
+                out.insert(a.sha256.clone(), a.size);
+            }
+        }
+        for r in &self.repos {
+            for f in &r.files {
+                out.insert(f.sha256.clone(), f.size);
+            }
+        }
+        for env in &self.python_envs {
+            out.insert(env.lock.sha256.clone(), env.lock.size);
+            for f in &env.files {
+                out.insert(f.sha256.clone(), f.size);
+                if let Some(m) = &f.metadata {
+                    out.insert(m.sha256.clone(), m.size);
+                }
+            }
+        }
+        out
+    }
+
+    /// The blobs the bundle itself carries: every blob the manifest names
+    /// but the delta's prerequisites.
+    pub fn carried_blobs(&self) -> BTreeMap<String, u64> {
+        let mut out = self.blobs();
+        if let Some(delta) = &self.delta {
+            for p in &delta.prerequisites {
+                out.remove(&p.sha256);
+            }
+        }
+        out
+    }
+
+    /// The channel a signed series is kept in: [`DEFAULT_CHANNEL`] unless
+    /// the manifest names one.
+    pub fn channel(&self) -> &str {
+        self.channel.as_deref().unwrap_or(DEFAULT_CHANNEL)
+    }
+
+    /// The total size of the distinct blobs.
+    pub fn total_bytes(&self) -> u64 {
+        self.blobs().values().sum()
+    }
+
+    /// llmgw's own release, if the bundle carries it.
+    pub fn llmgw_release(&self) -> Option<&Release> {
+        self.releases.iter().find(|r| r.engine == LLMGW_ENGINE)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,448 @@
+//! The checks every manifest passes before anything trusts it: safe names,
+//! well-formed digests that agree with the bytes' own, no artifact listed
+//! twice, one size per sha256, and the format-2 parts only in format 2.
+//!
+//! Invariant: a manifest that passes [`Manifest::validate`] names nothing
+//! that could become a path outside its folder and claims nothing about a
+//! blob that contradicts another claim in the same manifest. Whether the
+//! bytes match is import's job; whether the claims are *true* is the
+//! signature's and the carried hash's.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::artifacts::{HfRepo, PublisherDigest, Release};
+use super::delivery::{Delta, Volumes};
+use super::python::{BlobRef, PythonEnv};
+use super::{LLMGW_ENGINE, Manifest, ManifestError};
+use crate::names;
+use crate::time::parse_rfc3339_utc;
+
+/// One size per sha256 across the whole manifest, remembering who claimed
+/// it first so a contradiction names both.
+#[derive(Default)]
+struct Claims(BTreeMap<String, (u64, String)>);
+
+impl Claims {
+    fn claim(&mut self, sha: &str, size: u64, who: String) -> Result<(), ManifestError> {
+        check_sha256(&format!("sha256 of {who}"), sha)?;
+        match self.0.get(sha) {
+            Some((other, first)) if *other != size => Err(ManifestError::Inconsistent(format!(
+                "{who} and {first} have the same sha256 {sha} but sizes {size} and {other}"
+            ))),
+            Some(_) => Ok(()),
+            None => {
+                self.0.insert(sha.to_string(), (size, who));
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Manifest {
+    /// Checks names, digests and consistency. Called by
+    /// [`Manifest::from_json_bytes`]; the bundler calls it before writing.
+    pub fn validate(&self) -> Result<(), ManifestError> {
+        if self.format_version == 1 {
+            self.refuse_format_2_parts()?;
+        }
+        let mut claims = Claims::default();
+        for arch in &self.arches {
+            names::check_file_name("architecture", arch)?;
+        }
+        validate_releases(&self.releases, &mut claims)?;
+        validate_repos(&self.repos, &mut claims)?;
+        validate_python_envs(&self.python_envs, &self.releases, &mut claims)?;
+        if self.format_version >= 2 {
+            check_time("created", &self.created)?;
+            if let Some(expires) = &self.expires {
+                check_time("expires", expires)?;
+            }
+            if let Some(channel) = &self.channel {
+                names::check_file_name("channel", channel)?;
+            }
+        }
+        if let Some(delta) = &self.delta {
+            validate_delta(delta, &claims)?;
+        }
+        if let Some(volumes) = &self.volumes {
+            validate_volumes(volumes, self.delta.as_ref(), &claims)?;
+        }
+        Ok(())
+    }
+
+    /// A format 1 manifest may not use anything format 2 added: an old
+    /// reader would silently ignore it.
+    fn refuse_format_2_parts(&self) -> Result<(), ManifestError> {
+        let mut found = Vec::new();
+        if self.channel.is_some() {
+            found.push("channel");
+        }
+        if self.sequence.is_some() {
+            found.push("sequence");
+        }
+        if self.expires.is_some() {
+            found.push("expires");
+        }
+        if !self.python_envs.is_empty() {
+            found.push("python_envs");
+        }
+        if self.delta.is_some() {
+            found.push("delta");
+        }
+        if self.volumes.is_some() {
+            found.push("volumes");
+        }
+        if self.repos.iter().any(|r| r.ref_kind.is_some()) {
+            found.push("ref_kind");
+        }
+        let new_sources = self
+            .releases
+            .iter()
+            .flat_map(|r| r.assets.iter().flat_map(|a| &a.publisher_digests))
+            .chain(
+                self.repos
+                    .iter()
+                    .flat_map(|r| r.files.iter().flat_map(|f| &f.publisher_digests)),
+            )
+            .any(|d| !d.source.in_format_1());
+        if new_sources {
+            found.push("a format 2 digest source");
+        }
+        if found.is_empty() {
+            Ok(())
+        } else {
+            Err(ManifestError::Inconsistent(format!(
+                "it says format 1 but uses {} of format 2",
+                found.join(", ")
+            )))
+        }
+    }
+}
+
+fn validate_releases(releases: &[Release], claims: &mut Claims) -> Result<(), ManifestError> {
+    let mut seen = BTreeSet::new();
+    for r in releases {
+        names::check_repo_id("release repository", &r.repo)?;
+        names::check_ref_name("release tag", &r.tag)?;
+        names::check_file_name("engine", &r.engine)?;
+        if !seen.insert((r.repo.to_ascii_lowercase(), &r.tag)) {
+            return Err(ManifestError::Inconsistent(format!(
+                "release {} {} is listed twice",
+                r.repo, r.tag
+            )));
+        }
+        let mut asset_names = BTreeSet::new();
+        for a in &r.assets {
+            names::check_file_name("asset name", &a.name)?;
+            let who = format!("{} {} {}", r.repo, r.tag, a.name);
+            if !asset_names.insert(a.name.as_str()) {
+                return Err(ManifestError::Inconsistent(format!(
+                    "{who} is listed twice"
+                )));
+            }
+            check_digests(&who, &a.publisher_digests, &a.sha256, None)?;
+            claims.claim(&a.sha256, a.size, who)?;
+        }
+        for b in &r.builds {
+            names::check_file_name("architecture", &b.arch)?;
+            names::check_file_name("variant", &b.variant)?;
+            for name in &b.assets {
+                names::check_file_name("asset name", name)?;
+            }
+        }
+        match (&r.signature, r.engine == LLMGW_ENGINE) {
+            (None, true) => {
+                return Err(ManifestError::Inconsistent(format!(
+                    "llmgw release {} {} carries no signature; an llmgw release is only \
+                     accepted with its signed SHA256SUMS",
+                    r.repo, r.tag
+                )));
+            }
+            (Some(s), _) => {
+                for name in [&s.sums, &s.minisig] {
+                    if !asset_names.contains(name.as_str()) {
+                        return Err(ManifestError::Inconsistent(format!(
+                            "release {} {} names {name} as its signature file but does not carry it",
+                            r.repo, r.tag
+                        )));
+                    }
+                }
+            }
+            (None, false) => {}
+        }
+    }
+    Ok(())
+}
+
+fn validate_repos(repos: &[HfRepo], claims: &mut Claims) -> Result<(), ManifestError> {
+    let mut seen = BTreeSet::new();
+    for repo in repos {
+        names::check_repo_id("repository id", &repo.id)?;
+        names::check_ref_name("revision", &repo.revision)?;
+        if !names::is_sha1_hex(&repo.commit) {
+            return Err(ManifestError::BadValue {
+                what: format!("commit of {}", repo.id),
+                expected: "40 lower-case hex digits",
+                found: repo.commit.clone(),
+            });
+        }
+        if !seen.insert((repo.kind, repo.id.to_ascii_lowercase(), &repo.commit)) {
+            return Err(ManifestError::Inconsistent(format!(
+                "repository {} at {} is listed twice",
+                repo.id, repo.commit
+            )));
+        }
+        let mut paths = BTreeSet::new();
+        for f in &repo.files {
+            names::check_relative_path("file path", &f.path)?;
+            let who = format!("{} {}", repo.id, f.path);
+            if !paths.insert(f.path.as_str()) {
+                return Err(ManifestError::Inconsistent(format!(
+                    "{who} is listed twice"
+                )));
+            }
+            if !names::is_sha1_hex(&f.git_oid) {
+                return Err(ManifestError::BadValue {
+                    what: format!("git_oid of {who}"),
+                    expected: "40 lower-case hex digits",
+                    found: f.git_oid.clone(),
+                });
+            }
+            let git = (!f.lfs).then_some(f.git_oid.as_str());
+            check_digests(&who, &f.publisher_digests, &f.sha256, git)?;
+            claims.claim(&f.sha256, f.size, who)?;
+        }
+    }
+    Ok(())
+}
+
+fn validate_python_envs(
+    envs: &[PythonEnv],
+    releases: &[Release],
+    claims: &mut Claims,
+) -> Result<(), ManifestError> {
+    let mut seen = BTreeSet::new();
+    for env in envs {
+        names::check_file_name("python environment name", &env.name)?;
+        if !seen.insert(env.name.to_ascii_lowercase()) {
+            return Err(ManifestError::Inconsistent(format!(
+                "python environment {} is listed twice",
+                env.name
+            )));
+        }
+        names::check_file_name("architecture", &env.arch)?;
+        for part in [&env.engine, &env.version, &env.variant]
+            .into_iter()
+            .flatten()
+        {
+            names::check_file_name("python environment part", part)?;
+        }
+        claims.claim(
+            &env.lock.sha256,
+            env.lock.size,
+            format!("the lock of {}", env.name),
+        )?;
+        if let Some(i) = &env.interpreter {
+            let held = releases.iter().any(|r| {
+                r.repo.eq_ignore_ascii_case(&i.repo)
+                    && r.tag == i.tag
+                    && r.assets.iter().any(|a| a.name == i.name)
+            });
+            if !held {
+                return Err(ManifestError::Inconsistent(format!(
+                    "python environment {} names interpreter {} {} {}, which no release \
+                     entry of the manifest carries",
+                    env.name, i.repo, i.tag, i.name
+                )));
+            }
+        }
+        let mut filenames = BTreeSet::new();
+        for f in &env.files {
+            names::check_file_name("python file name", &f.filename)?;
+            names::check_file_name("python project name", &f.project)?;
+            let who = format!("{} {}", env.name, f.filename);
+            if !filenames.insert(f.filename.as_str()) {
+                return Err(ManifestError::Inconsistent(format!(
+                    "{who} is listed twice"
+                )));
+            }
+            check_digests(&who, &f.publisher_digests, &f.sha256, None)?;
+            claims.claim(&f.sha256, f.size, who.clone())?;
+            if let Some(m) = &f.metadata {
+                let who = format!("{who}.metadata");
+                check_digests(&who, &m.publisher_digests, &m.sha256, None)?;
+                claims.claim(&m.sha256, m.size, who)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every prerequisite is a blob the manifest names, with the size it names.
+fn validate_delta(delta: &Delta, claims: &Claims) -> Result<(), ManifestError> {
+    let mut seen = BTreeSet::new();
+    for p in &delta.prerequisites {
+        check_named(p, claims, "prerequisite")?;
+        if !seen.insert(&p.sha256) {
+            return Err(ManifestError::Inconsistent(format!(
+                "prerequisite {} is listed twice",
+                p.sha256
+            )));
+        }
+    }
+    for b in &delta.bases {
+        check_sha256("delta base", b)?;
+    }
+    Ok(())
+}
+
+/// Every carried blob is placed exactly once, its pieces cover it exactly,
+/// and every piece is in a volume that exists.
+fn validate_volumes(
+    volumes: &Volumes,
+    delta: Option<&Delta>,
+    claims: &Claims,
+) -> Result<(), ManifestError> {
+    let prerequisites: BTreeSet<&str> = delta
+        .map(|d| d.prerequisites.iter().map(|p| p.sha256.as_str()).collect())
+        .unwrap_or_default();
+    if volumes.count == 0 || volumes.chunk_size == 0 || volumes.volume_size == 0 {
+        return Err(ManifestError::Inconsistent(
+            "volumes: count, volume_size and chunk_size must be above zero".into(),
+        ));
+    }
+    let mut placed = BTreeSet::new();
+    for p in &volumes.placements {
+        let blob = BlobRef {
+            sha256: p.sha256.clone(),
+            size: p.size,
+        };
+        check_named(&blob, claims, "placed blob")?;
+        if prerequisites.contains(p.sha256.as_str()) || !placed.insert(p.sha256.as_str()) {
+            return Err(ManifestError::Inconsistent(format!(
+                "blob {} is placed twice, or placed although it is a prerequisite",
+                p.sha256
+            )));
+        }
+        let mut offset = 0u64;
+        for piece in &p.pieces {
+            check_sha256(&format!("a piece of {}", p.sha256), &piece.sha256)?;
+            if piece.offset != offset || piece.size == 0 {
+                return Err(ManifestError::Inconsistent(format!(
+                    "the pieces of blob {} do not cover it in order (a piece at {} where {} was due)",
+                    p.sha256, piece.offset, offset
+                )));
+            }
+            if piece.volume == 0 || piece.volume > volumes.count {
+                return Err(ManifestError::Inconsistent(format!(
+                    "a piece of blob {} is in volume {}, but there are {} volumes",
+                    p.sha256, piece.volume, volumes.count
+                )));
+            }
+            offset = offset.saturating_add(piece.size);
+        }
+        if offset != p.size {
+            return Err(ManifestError::Inconsistent(format!(
+                "the pieces of blob {} add up to {offset} bytes, not {}",
+                p.sha256, p.size
+            )));
+        }
+    }
+    for (sha, _) in claims.0.iter() {
+        if !placed.contains(sha.as_str()) && !prerequisites.contains(sha.as_str()) {
+            return Err(ManifestError::Inconsistent(format!(
+                "blob {sha} is neither placed in a volume nor a prerequisite: it would be left out"
+            )));
+        }
+    }
+    if let Some(parity) = &volumes.parity {
+        for s in &parity.shards {
+            check_sha256("parity shard", s)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_named(blob: &BlobRef, claims: &Claims, what: &str) -> Result<(), ManifestError> {
+    check_sha256(what, &blob.sha256)?;
+    match claims.0.get(&blob.sha256) {
+        Some((size, _)) if *size == blob.size => Ok(()),
+        Some((size, who)) => Err(ManifestError::Inconsistent(format!(
+            "{what} {} is {} bytes, but {who} says {size}",
+            blob.sha256, blob.size
+        ))),
+        None => Err(ManifestError::Inconsistent(format!(
+            "{what} {} is not a blob any artifact of the manifest names",
+            blob.sha256
+        ))),
+    }
+}
+
+fn check_time(what: &str, value: &str) -> Result<(), ManifestError> {
+    match parse_rfc3339_utc(value) {
+        Some(_) => Ok(()),
+        None => Err(ManifestError::BadValue {
+            what: what.to_string(),
+            expected: "a UTC time like 2026-12-03T08:19:47Z",
+            found: value.to_string(),
+        }),
+    }
+}
+
+pub(super) fn check_sha256(what: &str, value: &str) -> Result<(), ManifestError> {
+    if names::is_sha256_hex(value) {
+        Ok(())
+    } else {
+        Err(ManifestError::BadValue {
+            what: what.to_string(),
+            expected: "64 lower-case hex digits",
+            found: value.to_string(),
+        })
+    }
+}
+
+/// Every publisher digest must be well formed and agree with the bytes'
+/// own digests: the bundler only records a digest it checked, so one that
+/// disagrees means the manifest was edited.
+fn check_digests(
+    who: &str,
+    digests: &[PublisherDigest],
+    sha256: &str,
+    git_blob_sha1: Option<&str>,
+) -> Result<(), ManifestError> {
+    if digests.is_empty() {
+        return Err(ManifestError::Inconsistent(format!(
+            "{who} has no publisher digest; nothing unverified may be carried"
+        )));
+    }
+    for d in digests {
+        let ok = if d.source.is_sha256() {
+            names::is_sha256_hex(&d.value)
+        } else {
+            names::is_sha1_hex(&d.value)
+        };
+        if !ok {
+            return Err(ManifestError::BadValue {
+                what: format!("{:?} digest of {who}", d.source),
+                expected: if d.source.is_sha256() {
+                    "64 lower-case hex digits"
+                } else {
+                    "40 lower-case hex digits"
+                },
+                found: d.value.clone(),
+            });
+        }
+        let agrees = if d.source.is_sha256() {
+            d.value == sha256
+        } else {
+            git_blob_sha1 == Some(d.value.as_str())
+        };
+        if !agrees {
+            return Err(ManifestError::Inconsistent(format!(
+                "{who}: its {:?} publisher digest {} does not match the file's own digest",
+                d.source, d.value
+            )));
+        }
+    }
+    Ok(())
+}
