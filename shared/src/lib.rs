@@ -6,6 +6,7 @@ pub mod digest;
 pub mod manifest;
 pub mod names;
 pub mod recipe;
+pub mod signer;
 pub mod signing;
 pub mod sums;
 pub mod time;
