@@ -111,7 +111,13 @@ fn the_cli_verifies_ours_and_we_verify_its() {
         );
         let text = std::fs::read_to_string(dir.join("cli.minisig")).unwrap();
         let sig = Signature::parse("cli.minisig", &text).unwrap();
-        let id = verify_with_trusted("manifest.json", MANIFEST, &sig, &[public.clone()]).unwrap();
+        let id = verify_with_trusted(
+            "manifest.json",
+            MANIFEST,
+            &sig,
+            std::slice::from_ref(&public),
+        )
+        .unwrap();
         assert_eq!(id, key.key_id());
 
         // Its legacy (-l) signature is refused by name.
