@@ -34,6 +34,8 @@ pub struct Options {
     /// entries carry. Without it the manifest records now and tar
     /// entries carry 0.
     pub source_date_epoch: Option<u64>,
+    /// The password of an encrypted `--sign-key`.
+    pub password: llmgw_shared::signer::Password,
 }
 
 /// Makes the bundle `spec` describes.
@@ -63,6 +65,13 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         .iter()
         .map(|e| engines::resolve(e, &spec.arches))
         .collect::<Result<Vec<_>, _>>()?;
+
+    // The key is opened (and its password asked) before any download.
+    let series = spec.series.resolve(
+        opts.source_date_epoch
+            .unwrap_or_else(llmgw_shared::time::build_time_unix),
+        opts.password.clone(),
+    )?;
 
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
     let http = Http::new(&spec.hf_endpoint, opts.hf_token.clone(), opts.retry)?;
@@ -141,8 +150,9 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         .map(|d| &d.expect)
         .zip(fetched.iter())
         .collect();
-    let manifest = build_manifest(spec, opts, plan_into_parts(&mut plan), &by_expect)?;
+    let manifest = build_manifest(spec, opts, &series, plan_into_parts(&mut plan), &by_expect)?;
     let bytes = manifest.to_canonical_json();
+    let signature = series.sign(&manifest, &bytes)?;
     let manifest_sha256 = llmgw_shared::digest::sha256_hex(&bytes);
     let mtime = opts.source_date_epoch.unwrap_or(0);
 
@@ -165,8 +175,9 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
     if format == Format::Tar {
         // A plain tar is written while the large files download.
         let (out, m, blobs) = (spec.out.clone(), bytes.clone(), manifest.blobs());
+        let sig = signature.clone();
         let tar = tokio::task::spawn_blocking(move || {
-            writer::TarInPlace::create(&out, &m, &blobs, mtime)
+            writer::TarInPlace::create(&out, &m, sig.as_deref(), &blobs, mtime)
         })
         .await
         .map_err(|e| CreateError::io(&spec.out, std::io::Error::other(e)))?
@@ -195,9 +206,9 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         }));
         progress.finish();
         progress.line(&format!("writing {}", spec.out.display()));
-        let (out, bytes2) = (spec.out.clone(), bytes.clone());
+        let (out, bytes2, sig) = (spec.out.clone(), bytes.clone(), signature.clone());
         tokio::task::spawn_blocking(move || {
-            writer::write_bundle(&out, format, &bytes2, &blobs, mtime)
+            writer::write_bundle(&out, format, &bytes2, sig.as_deref(), &blobs, mtime)
         })
         .await
         .map_err(|e| CreateError::io(&spec.out, std::io::Error::other(e)))??;
@@ -215,6 +226,9 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         bytes_downloaded: fetched.iter().map(|f| f.downloaded).sum(),
         bytes_reused: fetched.iter().filter(|f| f.reused).map(|f| f.size).sum(),
         gaps: manifest.gaps.clone(),
+        signed_by: series.key.as_ref().map(|k| k.key_id()),
+        channel: manifest.channel().to_string(),
+        sequence: manifest.sequence,
     })
 }
 
@@ -237,6 +251,7 @@ fn plan_into_parts(plan: &mut Plan) -> Parts {
 fn build_manifest(
     spec: &CreateSpec,
     opts: &Options,
+    series: &crate::series::Series,
     (releases, mut repos, gaps): Parts,
     by_expect: &BTreeMap<&Expect, &Fetched>,
 ) -> Result<Manifest, CreateError> {
@@ -259,6 +274,7 @@ fn build_manifest(
     m.releases = releases;
     m.repos = repos;
     m.gaps = gaps;
+    series.apply(&mut m);
     m.sort();
     m.validate()?;
     Ok(m)

@@ -122,6 +122,10 @@ pub enum CreateError {
     #[error("the manifest built is not valid: {0}")]
     Manifest(ManifestError),
 
+    /// The signing key could not be used (`--sign-key`, `bundle sign --key`).
+    #[error(transparent)]
+    Key(#[from] llmgw_shared::signer::SignerError),
+
     /// A name from upstream is unsafe to use as a path or URL part.
     #[error(transparent)]
     UnsafeName(#[from] llmgw_shared::names::UnsafeName),
@@ -131,7 +135,10 @@ impl CreateError {
     /// Whether the request itself is wrong (exit code 2) rather than the
     /// world (exit code 1).
     pub fn is_usage(&self) -> bool {
-        matches!(self, CreateError::Usage(_) | CreateError::Recipe { .. })
+        matches!(
+            self,
+            CreateError::Usage(_) | CreateError::Recipe { .. } | CreateError::Key(_)
+        )
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {

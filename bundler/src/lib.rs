@@ -22,6 +22,8 @@ pub mod llmgw_release;
 pub mod plan;
 pub mod progress;
 pub mod report;
+pub mod series;
+pub mod sign;
 pub mod space;
 pub mod spec;
 pub mod writer;

@@ -27,6 +27,13 @@ pub struct CreateReport {
     /// Bytes of content an earlier run had already verified into the cache.
     pub bytes_reused: u64,
     pub gaps: Vec<Gap>,
+    /// `--sign-key`: the key id that signed the manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<String>,
+    /// The manifest's channel and sequence (absent when it has none).
+    pub channel: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u64>,
 }
 
 /// One file the bundle carries.

@@ -58,6 +58,8 @@ pub struct SpecFlags {
     pub cache: Option<PathBuf>,
     pub jobs: Option<usize>,
     pub allow_missing: bool,
+    /// `--sign-key`, `--channel`, `--sequence`, `--expires` (flags only).
+    pub series: crate::series::SeriesSpec,
 }
 
 /// The environment the defaults come from, passed in so that tests and the
@@ -143,6 +145,7 @@ pub struct CreateSpec {
     pub cache: PathBuf,
     pub jobs: usize,
     pub allow_missing: bool,
+    pub series: crate::series::SeriesSpec,
 }
 
 fn usage(msg: impl Into<String>) -> CreateError {
@@ -316,6 +319,7 @@ impl CreateSpec {
             cache,
             jobs,
             allow_missing: flags.allow_missing || file.allow_missing.unwrap_or(false),
+            series: flags.series,
         })
     }
 }

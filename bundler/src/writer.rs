@@ -1,6 +1,7 @@
 //! Writing the bundle: a directory, a `.tar` or a `.tar.zst`, chosen by the
-//! `--out` name. `manifest.json` comes first, then `blobs/sha256/<hex>` in
-//! hex order, each content once, and nothing else.
+//! `--out` name. `manifest.json` comes first, then its signature
+//! `manifest.json.minisig` when signed ([`head_entries`]), then
+//! `blobs/sha256/<hex>` in hex order, each content once, and nothing else.
 //!
 //! Same inputs give the same bytes: tar headers are GNU, mode 0644, uid and
 //! gid 0, no user or group names, and one fixed mtime (`SOURCE_DATE_EPOCH`,
@@ -30,12 +31,12 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::manifest::{BLOB_DIR, MANIFEST_NAME};
+use llmgw_shared::manifest::{BLOB_DIR, MANIFEST_NAME, SIGNATURE_NAME};
 
 use crate::error::CreateError;
 
 /// The zstd level: fast, and model weights hardly compress anyway.
-const ZSTD_LEVEL: i32 = 3;
+pub(crate) const ZSTD_LEVEL: i32 = 3;
 
 /// The bundle's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -110,6 +111,36 @@ pub fn remove_stale_temps(out: &Path) {
     }
 }
 
+/// The entries every shape of bundle starts with: the manifest, then its
+/// signature when the bundle is signed. The one place that decides them.
+pub fn head_entries<'a>(
+    manifest: &'a [u8],
+    signature: Option<&'a [u8]>,
+) -> Vec<(&'static str, &'a [u8])> {
+    let mut out = vec![(MANIFEST_NAME, manifest)];
+    if let Some(sig) = signature {
+        out.push((SIGNATURE_NAME, sig));
+    }
+    out
+}
+
+/// Writes the [`head_entries`] of a tar: header, bytes, padding each.
+pub(crate) fn write_head<W: Write + ?Sized>(
+    w: &mut W,
+    manifest: &[u8],
+    signature: Option<&[u8]>,
+    mtime: u64,
+) -> io::Result<()> {
+    let zeros = [0u8; 512];
+    for (name, bytes) in head_entries(manifest, signature) {
+        let n = bytes.len() as u64;
+        w.write_all(header(name, n, mtime)?.as_bytes())?;
+        w.write_all(bytes)?;
+        w.write_all(&zeros[..((512 - n % 512) % 512) as usize])?;
+    }
+    Ok(())
+}
+
 /// Removes the temporary output unless the bundle was renamed into place.
 struct TempGuard {
     path: PathBuf,
@@ -134,6 +165,7 @@ pub fn write_bundle(
     out: &Path,
     format: Format,
     manifest: &[u8],
+    signature: Option<&[u8]>,
     blobs: &[Blob],
     mtime: u64,
 ) -> Result<(), CreateError> {
@@ -147,10 +179,10 @@ pub fn write_bundle(
     };
     let io = |e| CreateError::io(&tmp, e);
     match format {
-        Format::Dir => write_dir(&tmp, manifest, &blobs).map_err(io)?,
+        Format::Dir => write_dir(&tmp, manifest, signature, &blobs).map_err(io)?,
         Format::Tar => {
             let mut f = File::create(&tmp).map_err(io)?;
-            write_tar(&mut f, manifest, &blobs, mtime, true).map_err(io)?;
+            write_tar(&mut f, manifest, signature, &blobs, mtime, true).map_err(io)?;
         }
         Format::TarZst => {
             let f = File::create(&tmp).map_err(io)?;
@@ -160,7 +192,7 @@ pub fn write_bundle(
             )
             .map_err(io)?;
             enc.include_checksum(true).map_err(io)?;
-            write_tar(&mut enc, manifest, &blobs, mtime, false).map_err(io)?;
+            write_tar(&mut enc, manifest, signature, &blobs, mtime, false).map_err(io)?;
             let w = enc.finish().map_err(io)?;
             w.into_inner().map_err(|e| io(e.into_error()))?;
         }
@@ -210,6 +242,7 @@ impl TarInPlace {
     pub fn create(
         out: &Path,
         manifest: &[u8],
+        signature: Option<&[u8]>,
         blobs: &std::collections::BTreeMap<String, u64>,
         mtime: u64,
     ) -> io::Result<Self> {
@@ -228,12 +261,10 @@ impl TarInPlace {
         };
         let mut inner = inner;
         let pad = |n: u64| (512 - (n % 512)) % 512;
-        f.write_all_at(
-            header(MANIFEST_NAME, manifest.len() as u64, mtime)?.as_bytes(),
-            0,
-        )?;
-        f.write_all_at(manifest, 512)?;
-        let mut off = 512 + manifest.len() as u64 + pad(manifest.len() as u64);
+        let mut head = Vec::new();
+        write_head(&mut head, manifest, signature, mtime)?;
+        f.write_all_at(&head, 0)?;
+        let mut off = head.len() as u64;
         for (sha, size) in blobs {
             let name = format!("{BLOB_DIR}/{sha}");
             f.write_all_at(header(&name, *size, mtime)?.as_bytes(), off)?;
@@ -333,10 +364,17 @@ fn sync_parent(path: &Path) {
     }
 }
 
-fn write_dir(tmp: &Path, manifest: &[u8], blobs: &[&Blob]) -> io::Result<()> {
+fn write_dir(
+    tmp: &Path,
+    manifest: &[u8],
+    signature: Option<&[u8]>,
+    blobs: &[&Blob],
+) -> io::Result<()> {
     let blob_dir = tmp.join(BLOB_DIR);
     fs::create_dir_all(&blob_dir)?;
-    fs::write(tmp.join(MANIFEST_NAME), manifest)?;
+    for (name, bytes) in head_entries(manifest, signature) {
+        fs::write(tmp.join(name), bytes)?;
+    }
     for b in blobs {
         let to = blob_dir.join(&b.sha256);
         let n = fs::metadata(&b.path)?.len();
@@ -385,15 +423,14 @@ fn header(path: &str, size: u64, mtime: u64) -> io::Result<tar::Header> {
 fn write_tar<W: Write + AsFileMaybe>(
     w: &mut W,
     manifest: &[u8],
+    signature: Option<&[u8]>,
     blobs: &[&Blob],
     mtime: u64,
     kernel_copy: bool,
 ) -> io::Result<()> {
     let zeros = [0u8; 1024];
     let pad = |n: u64| ((512 - (n % 512)) % 512) as usize;
-    w.write_all(header(MANIFEST_NAME, manifest.len() as u64, mtime)?.as_bytes())?;
-    w.write_all(manifest)?;
-    w.write_all(&zeros[..pad(manifest.len() as u64)])?;
+    write_head(w, manifest, signature, mtime)?;
     let mut buf = if kernel_copy {
         Vec::new()
     } else {
@@ -496,7 +533,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let bl = blobs(d.path());
         let out = d.path().join("b.tar");
-        write_bundle(&out, Format::Tar, b"{}\n", &bl, 1234).unwrap();
+        write_bundle(&out, Format::Tar, b"{}\n", None, &bl, 1234).unwrap();
         let bytes = fs::read(&out).unwrap();
         let es = entries(&bytes);
         assert_eq!(es.len(), 4);
@@ -511,7 +548,7 @@ mod tests {
             assert_eq!((e.2, e.3), (1234, 0o644));
         }
         let out2 = d.path().join("c.tar");
-        write_bundle(&out2, Format::Tar, b"{}\n", &bl, 1234).unwrap();
+        write_bundle(&out2, Format::Tar, b"{}\n", None, &bl, 1234).unwrap();
         assert_eq!(bytes, fs::read(&out2).unwrap());
         // No temporary left.
         assert_eq!(
@@ -529,17 +566,17 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let bl = blobs(d.path());
         let out = d.path().join("b.tar.zst");
-        write_bundle(&out, Format::TarZst, b"{}\n", &bl, 0).unwrap();
+        write_bundle(&out, Format::TarZst, b"{}\n", None, &bl, 0).unwrap();
         let raw = zstd::decode_all(fs::File::open(&out).unwrap()).unwrap();
         let es = entries(&raw);
         assert_eq!(es[0].0, "manifest.json");
         assert_eq!(es.len(), 4);
         let out2 = d.path().join("c.tar.zst");
-        write_bundle(&out2, Format::TarZst, b"{}\n", &bl, 0).unwrap();
+        write_bundle(&out2, Format::TarZst, b"{}\n", None, &bl, 0).unwrap();
         assert_eq!(fs::read(&out).unwrap(), fs::read(&out2).unwrap());
 
         let dir = d.path().join("bundle");
-        write_bundle(&dir, Format::Dir, b"{}\n", &bl, 0).unwrap();
+        write_bundle(&dir, Format::Dir, b"{}\n", None, &bl, 0).unwrap();
         assert_eq!(fs::read(dir.join("manifest.json")).unwrap(), b"{}\n");
         assert_eq!(fs::read_dir(dir.join("blobs/sha256")).unwrap().count(), 3);
     }
@@ -550,7 +587,7 @@ mod tests {
         let mut bl = blobs(d.path());
         bl[0].size += 1; // the cache file is not what was verified
         let out = d.path().join("b.tar");
-        let err = write_bundle(&out, Format::Tar, b"{}\n", &bl, 0).unwrap_err();
+        let err = write_bundle(&out, Format::Tar, b"{}\n", None, &bl, 0).unwrap_err();
         assert!(err.to_string().contains("not the 7 verified"), "{err}");
         assert!(!out.exists());
         assert!(!temp_name(&out).exists());

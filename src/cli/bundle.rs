@@ -10,6 +10,8 @@ pub enum BundleCommand {
     /// Fetch every build and model file the nodes need, verify each against
     /// its publisher, and write one reproducible bundle.
     Create(super::create::CreateArgs),
+    /// Sign a bundle made earlier with your minisign key (its manifest needs a sequence).
+    Sign(super::sign::SignArgs),
     /// Check a bundle completely (manifest hash, signature, every blob), then
     /// add it to the store all at once.
     Import(super::import::ImportArgs),
@@ -25,6 +27,7 @@ pub enum BundleCommand {
 pub fn run(cmd: BundleCommand) -> anyhow::Result<()> {
     match cmd {
         BundleCommand::Create(args) => super::create::run(args),
+        BundleCommand::Sign(a) => super::sign::run(a),
         BundleCommand::Import(a) => super::import::run_import(a),
         BundleCommand::Verify(a) => super::import::run_verify(a),
         BundleCommand::Inspect(a) => super::import::run_inspect(a),

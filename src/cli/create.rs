@@ -76,6 +76,20 @@ pub struct CreateArgs {
     /// Record assets missing from their release as gaps in the manifest instead of failing.
     #[arg(long)]
     pub allow_missing: bool,
+    /// Sign the manifest with this minisign secret key (as `minisign -G` writes it; an
+    /// encrypted one reads LLMGW_SIGN_PASSWORD or asks on the terminal).
+    #[arg(long, value_name = "KEY")]
+    pub sign_key: Option<PathBuf>,
+    /// The series the bundle belongs to [default: default].
+    #[arg(long, value_name = "NAME")]
+    pub channel: Option<String>,
+    /// The bundle's place in its channel [default with --sign-key: the number after KEY.sequence].
+    #[arg(long, value_name = "N")]
+    pub sequence: Option<u64>,
+    /// When import starts warning (or refusing): a duration after creation (90d, 12h, 2w) or a
+    /// UTC time (2027-03-01T00:00:00Z).
+    #[arg(long, value_name = "DURATION|TIME")]
+    pub expires: Option<String>,
     /// Print a JSON summary (manifest sha256, artifacts, bytes, gaps) on stdout.
     #[arg(long)]
     pub json: bool,
@@ -102,6 +116,12 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         cache: args.cache,
         jobs: args.jobs,
         allow_missing: args.allow_missing,
+        series: llmgw_bundler::series::SeriesSpec {
+            sign_key: args.sign_key,
+            channel: args.channel,
+            sequence: args.sequence,
+            expires: args.expires,
+        },
     };
     let spec = CreateSpec::resolve(flags, &SpecEnv::from_process()).map_err(classify)?;
     let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
@@ -122,6 +142,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         hf_token: std::env::var("HF_TOKEN").ok().and_then(Token::new),
         retry: RetryPolicy::default(),
         source_date_epoch,
+        password: sign_password(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -147,6 +168,13 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         report.bytes_downloaded,
         report.bytes_reused
     );
+    if let Some(key) = &report.signed_by {
+        eprintln!(
+            "signed by key {key}: channel {}, sequence {}",
+            report.channel,
+            report.sequence.unwrap_or_default()
+        );
+    }
     eprintln!(
         "manifest sha256 {} (also in {}): carry it apart from the bundle; import refuses the bundle without it",
         report.manifest_sha256,
@@ -158,6 +186,17 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         super::print(&s)
     } else {
         super::print(&format!("{}\n", report.manifest_sha256))
+    }
+}
+
+/// Where the password of an encrypted signing key comes from:
+/// `LLMGW_SIGN_PASSWORD`, else the terminal when there is one.
+pub fn sign_password() -> llmgw_shared::signer::Password {
+    use llmgw_shared::signer::Password;
+    match std::env::var("LLMGW_SIGN_PASSWORD") {
+        Ok(p) => Password::Given(p),
+        Err(_) if std::io::stdin().is_terminal() => Password::Prompt,
+        Err(_) => Password::Unavailable,
     }
 }
 

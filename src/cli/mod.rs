@@ -6,6 +6,7 @@ pub mod import;
 pub mod mirror;
 pub mod recipe;
 pub mod serve;
+pub mod sign;
 pub mod store;
 
 use std::io::{ErrorKind, Write};
