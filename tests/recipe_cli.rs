@@ -144,8 +144,8 @@ fn builds_of_a_python_engine_is_refused_with_the_reason() {
     assert!(o.stdout.is_empty());
     assert_eq!(
         stderr(&o),
-        "llmgw: vllm is installed from PyPI, which an offline bundle does not carry; the \
-         engines with builds to bundle are llamacpp, uv\n"
+        "llmgw: vllm is installed from PyPI as a Python environment, not from release \
+         archives; see its environments. The engines with release archives are llamacpp, uv\n"
     );
 }
 
@@ -292,4 +292,80 @@ fn help_exits_0() {
     let o = llmgw(&["recipe", "candidates", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("--driver"));
+}
+
+#[test]
+fn environments_json_lists_every_vllm_build_a_node_may_get() {
+    let o = llmgw(&[
+        "recipe",
+        "environments",
+        "vllm",
+        "0.20.1",
+        "--arch",
+        "amd64",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let envs: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
+    let names: Vec<&str> = envs.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "vllm-0.20.1-cu13-amd64",
+            "vllm-0.20.1-cu129-amd64",
+            "vllm-0.19.1-cu12-amd64"
+        ]
+    );
+    assert_eq!(envs[1]["build"]["wheel"]["prefix"], "vllm-0.20.1+cu129-");
+    assert_eq!(
+        envs[1]["build"]["extra_index"],
+        "https://download.pytorch.org/whl/cu129"
+    );
+    assert_eq!(envs[2]["version"], "0.19.1");
+    assert_eq!(
+        envs[2]["build"]["packages"]["deb"],
+        serde_json::json!(["gcc"])
+    );
+}
+
+#[test]
+fn environments_table_names_what_the_node_needs() {
+    let o = llmgw(&[
+        "recipe",
+        "environments",
+        "sglang",
+        "0.5.2",
+        "--arch",
+        "arm64",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("NAME") && lines[0].contains("NODE NEEDS"),
+        "{out}"
+    );
+    assert!(lines[1].starts_with("sglang-0.5.2-cu13-arm64 "), "{out}");
+    assert!(lines[1].contains("python 3.12 + sglang==0.5.2"), "{out}");
+    assert!(lines[1].contains("deb:gcc rpm:gcc 25 GB free"), "{out}");
+}
+
+#[test]
+fn environments_of_an_archive_engine_is_refused() {
+    let o = llmgw(&[
+        "recipe",
+        "environments",
+        "llamacpp",
+        "b6123",
+        "--arch",
+        "amd64",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        stderr(&o),
+        "llmgw: llamacpp is installed from release archives, not as a Python environment; the \
+         engines with Python environments are sglang, vllm\n"
+    );
 }

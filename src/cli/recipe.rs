@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand, builder::NonEmptyStringValueParser};
-use llmgw_shared::recipe::{self, Build, Host};
+use llmgw_shared::recipe::{self, Build, Environment, Host};
 
 #[derive(Subcommand, Debug)]
 pub enum RecipeCommand {
@@ -14,6 +14,9 @@ pub enum RecipeCommand {
     /// Every build of an engine version published for an architecture: what
     /// an offline bundle carries (llama.cpp and uv only).
     Builds(BuildsArgs),
+    /// Every Python environment of vLLM or SGLang a node of an architecture
+    /// may be given: what an offline bundle carries for them.
+    Environments(BuildsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -43,14 +46,14 @@ pub struct CandidatesArgs {
 
 #[derive(Args, Debug)]
 pub struct BuildsArgs {
-    /// The engine: llamacpp or uv.
+    /// The engine: llamacpp or uv (builds), vllm or sglang (environments).
     pub engine: String,
-    /// The engine's version, as its releases name it: b6123.
+    /// The engine's version, as its releases name it: b6123, 0.20.1.
     pub version: String,
     /// The architecture the builds are for: amd64 or arm64.
     #[arg(long)]
     pub arch: String,
-    /// Print a JSON array of builds instead of a table.
+    /// Print a JSON array instead of a table.
     #[arg(long)]
     pub json: bool,
 }
@@ -71,15 +74,29 @@ pub fn run(cmd: RecipeCommand) -> anyhow::Result<()> {
             tracing::debug!(engine = %a.engine, version = %a.version, arch = %a.arch, "builds");
             (recipe::builds(&a.engine, &a.version, &a.arch)?, a.json)
         }
+        RecipeCommand::Environments(a) => {
+            tracing::debug!(engine = %a.engine, version = %a.version, arch = %a.arch, "environments");
+            let envs = recipe::environments(&a.engine, &a.version, &a.arch)?;
+            let out = if a.json {
+                to_json(&envs)?
+            } else {
+                environments_table(&envs)
+            };
+            return super::print(&out);
+        }
     };
     let out = if json {
-        let mut s = serde_json::to_string_pretty(&builds).context("writing the builds as JSON")?;
-        s.push('\n');
-        s
+        to_json(&builds)?
     } else {
-        table(&builds)
+        builds_table(&builds)
     };
     super::print(&out)
+}
+
+fn to_json<T: serde::Serialize>(items: &[T]) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(items).context("writing the answer as JSON")?;
+    s.push('\n');
+    Ok(s)
 }
 
 /// A compute capability is major.minor with one digit of minor, as NVIDIA
@@ -101,7 +118,7 @@ fn parse_compute_capability(s: &str) -> Result<f64, String> {
 
 /// The builds as an aligned table, one build a row: what it is, what it
 /// installs, what it computes with, and why it was chosen if not plainly.
-fn table(builds: &[Build]) -> String {
+fn builds_table(builds: &[Build]) -> String {
     let mut rows = vec![[
         "VARIANT".to_string(),
         "INSTALLS".to_string(),
@@ -116,11 +133,45 @@ fn table(builds: &[Build]) -> String {
             b.note.clone(),
         ]);
     }
+    table(&rows)
+}
+
+/// The environments, one a row: its name, what it installs, what the node
+/// must have besides (OS packages, free disk), and why, if it is a fallback.
+fn environments_table(envs: &[Environment]) -> String {
+    let mut rows = vec![[
+        "NAME".to_string(),
+        "INSTALLS".to_string(),
+        "NODE NEEDS".to_string(),
+        "NOTE".to_string(),
+    ]];
+    for e in envs {
+        let mut needs: Vec<String> = e
+            .build
+            .packages
+            .iter()
+            .map(|(family, names)| format!("{family}:{}", names.join(",")))
+            .collect();
+        if e.build.free_gb > 0 {
+            needs.push(format!("{} GB free", e.build.free_gb));
+        }
+        rows.push([
+            e.name.clone(),
+            installs(&e.build),
+            needs.join(" "),
+            e.build.note.clone(),
+        ]);
+    }
+    table(&rows)
+}
+
+/// Rows of four cells as aligned columns.
+fn table(rows: &[[String; 4]]) -> String {
     let widths: Vec<usize> = (0..4)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
-    for r in &rows {
+    for r in rows {
         let mut line = String::new();
         for (cell, w) in r.iter().zip(&widths) {
             line.push_str(&format!("{cell:<w$}  "));

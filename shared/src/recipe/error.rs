@@ -18,13 +18,25 @@ pub enum RecipeError {
 
     /// `builds()` was asked for an engine installed from PyPI.
     #[error(
-        "{engine} is installed from PyPI, which an offline bundle does not carry; \
-         the engines with builds to bundle are {}",
+        "{engine} is installed from PyPI as a Python environment, not from release \
+         archives; see its environments. The engines with release archives are {}",
         .archive_engines.join(", ")
     )]
     FromPyPI {
         engine: String,
         archive_engines: Vec<String>,
+    },
+
+    /// `environments()` was asked for an engine published as release
+    /// archives.
+    #[error(
+        "{engine} is installed from release archives, not as a Python environment; \
+         the engines with Python environments are {}",
+        .python_engines.join(", ")
+    )]
+    NotPython {
+        engine: String,
+        python_engines: Vec<String>,
     },
 
     /// The version is not a plain release name, so it could not be put into

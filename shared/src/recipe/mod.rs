@@ -8,6 +8,7 @@
 //! file; where this port adds something (checking versions and engines up
 //! front, comparing compute capabilities in tenths) the code says why.
 
+mod environments;
 mod error;
 mod fit;
 mod llamacpp;
@@ -17,12 +18,15 @@ mod version;
 mod vllm;
 
 #[cfg(test)]
+mod environments_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use environments::{Environment, environments};
 pub use error::RecipeError;
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;
@@ -174,6 +178,9 @@ pub struct Recipe {
     repo: Option<&'static str>,
     pypi: Option<&'static str>,
     candidates: CandidatesFn,
+    /// The compute capabilities of the older GPU generations a Python
+    /// engine falls back to an older version for, on an architecture.
+    older_gpus: fn(&str) -> Vec<f64>,
 }
 
 impl std::fmt::Debug for Recipe {
@@ -242,24 +249,28 @@ pub static RECIPES: [Recipe; 4] = [
         repo: Some("ggml-org/llama.cpp"),
         pypi: None,
         candidates: llamacpp::candidates,
+        older_gpus: environments::no_older_gpus,
     },
     Recipe {
         name: "sglang",
         repo: None,
         pypi: Some("sglang"),
         candidates: sglang::candidates,
+        older_gpus: environments::no_older_gpus,
     },
     Recipe {
         name: "uv",
         repo: Some("astral-sh/uv"),
         pypi: None,
         candidates: uv::candidates,
+        older_gpus: environments::no_older_gpus,
     },
     Recipe {
         name: "vllm",
         repo: None,
         pypi: Some("vllm"),
         candidates: vllm::candidates,
+        older_gpus: vllm::older_gpus,
     },
 ];
 
@@ -291,8 +302,8 @@ pub fn candidates(
 /// Read from the same table the nodes choose from, asked as a machine with no
 /// GPU and as one with any NVIDIA GPU and the newest driver, so a bundle and
 /// the nodes that install from it cannot disagree about which files a build
-/// is. Archive engines only: a Python engine is a PyPI environment, which no
-/// bundle carries.
+/// is. Archive engines only: a Python engine's builds are environments, see
+/// [`environments`].
 pub fn builds(engine: &str, version: &str, arch: &str) -> Result<Vec<Build>, RecipeError> {
     let r = recipe(engine)?;
     if r.repo.is_none() {

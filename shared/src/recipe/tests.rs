@@ -734,8 +734,9 @@ fn builds_refuses_python_engines_with_the_reason() {
         assert_eq!(
             e.to_string(),
             format!(
-                "{engine} is installed from PyPI, which an offline bundle does not carry; the \
-                 engines with builds to bundle are llamacpp, uv"
+                "{engine} is installed from PyPI as a Python environment, not from release \
+                 archives; see its environments. The engines with release archives are \
+                 llamacpp, uv"
             )
         );
     }

@@ -56,6 +56,17 @@ const NEWEST_FOR: [NewestFor; 1] = [NewestFor {
     version: "0.19.1",
 }];
 
+/// The compute capabilities of the GPUs older than a current vLLM's builds
+/// that an older vLLM is still built for, on an architecture: what a bundle
+/// asks the table as, so it carries the fallback environment too.
+pub(super) fn older_gpus(arch: &str) -> Vec<f64> {
+    NEWEST_FOR
+        .iter()
+        .filter(|n| n.arch == arch)
+        .map(|n| n.from)
+        .collect()
+}
+
 /// The vLLM builds for a machine.
 ///
 /// The version asked for, in the build the machine runs: CUDA 13 where the

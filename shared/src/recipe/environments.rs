@@ -1,0 +1,110 @@
+//! Every Python environment of an engine version a node of one architecture
+//! may be given: what an offline bundle carries for vLLM and SGLang.
+//!
+//! Read from the same table the nodes choose from, so a bundle cannot carry
+//! a different set than the nodes ask for: the table is asked as a machine
+//! with the newest driver and an unknown GPU (every variant of the version
+//! fits it), then as each older GPU generation the engine falls back for (a
+//! V100 is given vLLM 0.19.1, not 0.20). What comes back is kept whole — the
+//! [`Build`] says which interpreter, requirements, wheel, index and OS
+//! packages the environment is — and one environment is one (version,
+//! variant): the same build reached twice is listed once.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Build, Host, RECIPES, RecipeError, recipe};
+
+/// One Python environment a node may be given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// `{engine}-{version}-{variant}-{arch}`: the environment's name in a
+    /// bundle and on the mirror (`/pypi/{name}/simple/`).
+    pub name: String,
+    pub engine: String,
+    /// The engine version the environment installs: the one asked for, or
+    /// the older one a GPU generation falls back to (`build.note` says so).
+    pub version: String,
+    /// "cu13", "cu129", "cu12".
+    pub variant: String,
+    /// Go's architecture name: "amd64", "arm64".
+    pub arch: String,
+    /// Everything the table says of the build, unchanged.
+    pub build: Build,
+}
+
+/// The driver no build asks more of: every GPU build is a candidate for it.
+const NEWEST_DRIVER: &str = "9999";
+
+/// Every Python environment of `engine` `version` for nodes of `arch`, the
+/// plain builds of that version first (in the table's order), then those
+/// for older GPUs; or why there is none.
+pub fn environments(
+    engine: &str,
+    version: &str,
+    arch: &str,
+) -> Result<Vec<Environment>, RecipeError> {
+    let r = recipe(engine)?;
+    if r.pypi.is_none() {
+        return Err(RecipeError::NotPython {
+            engine: engine.to_string(),
+            python_engines: RECIPES
+                .iter()
+                .filter(|r| r.pypi.is_some())
+                .map(|r| r.name.to_string())
+                .collect(),
+        });
+    }
+    r.check_version(version)?;
+    // Compute capability 0 is unknown, which no build is refused for.
+    let mut hosts = vec![Host::nvidia(arch, NEWEST_DRIVER, 0.0)];
+    hosts.extend(
+        (r.older_gpus)(arch)
+            .into_iter()
+            .map(|cc| Host::nvidia(arch, NEWEST_DRIVER, cc)),
+    );
+    let mut out: Vec<Environment> = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
+    for h in &hosts {
+        match (r.candidates)(version, None, h) {
+            Ok(builds) => {
+                for b in builds {
+                    let v = if b.version.is_empty() {
+                        version
+                    } else {
+                        b.version.as_str()
+                    };
+                    if !out.iter().any(|e| e.version == v && e.variant == b.variant) {
+                        out.push(Environment {
+                            name: format!("{engine}-{v}-{}-{arch}", b.variant),
+                            engine: engine.to_string(),
+                            version: v.to_string(),
+                            variant: b.variant.clone(),
+                            arch: arch.to_string(),
+                            build: b,
+                        });
+                    }
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                if !reasons.contains(&e) {
+                    reasons.push(e);
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(RecipeError::NoBuild {
+            engine: engine.to_string(),
+            version: version.to_string(),
+            arch: arch.to_string(),
+            reasons,
+        });
+    }
+    Ok(out)
+}
+
+/// For engines that fall back for no older GPU.
+pub(super) fn no_older_gpus(_arch: &str) -> Vec<f64> {
+    Vec::new()
+}
