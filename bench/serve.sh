@@ -170,7 +170,7 @@ rss_ok=$(awk -v r="$RSS_MIB" 'BEGIN { print (r <= 64) ? "met" : "MISSED" }')
 
 cat <<EOF
 
-$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, ${DURATION}s per run, wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'), nginx $(nginx -v 2>&1 | sed 's|.*/||')
+$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, ${DURATION}s per run, wrk $(wrk -v 2>&1 | awk 'NR == 1 {print $2}'), nginx $(nginx -v 2>&1 | sed 's|.*/||')
 
 | measure                         | llmgw mirror | nginx (sendfile) | ratio | goal   |        |
 |---------------------------------|-------------:|-----------------:|------:|--------|--------|

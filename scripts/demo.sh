@@ -8,24 +8,53 @@
 #   4. `llmgw mirror serve`,
 #   5. download from the mirror with `hf download` (huggingface_hub 2.4.0)
 #      and curl, and check every byte with sha256sum against the manifest.
-# Background processes are stopped and temp files removed on exit.
+# Background processes are stopped and temp files removed on exit; with
+# KEEP=1 the bundle, the store and the running mirror are kept for a look
+# afterwards (the last lines say where, and how to stop the mirror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-cargo build --locked --quiet -p llmgw -p llmgw-fixture
-LLMGW=$PWD/target/debug/llmgw
-FIXTURE=$PWD/target/debug/llmgw-fixture
+TARGET=${CARGO_TARGET_DIR:-$PWD/target}
+LLMGW=$TARGET/debug/llmgw
+FIXTURE=$TARGET/debug/llmgw-fixture
 HF=$PWD/.venv/bin/hf
+
+if [ ! -x "$LLMGW" ] || [ ! -x "$FIXTURE" ]; then
+  echo "demo: building llmgw and the fixture with cargo (debug build into $TARGET);"
+  echo "      the first build takes about 10-20 minutes on 2 cores, later ones seconds"
+else
+  echo "demo: bringing the llmgw build up to date (cargo build)"
+fi
+if [ -t 2 ]; then
+  cargo build --locked -p llmgw -p llmgw-fixture # progress bar on a terminal
+else
+  cargo build --locked --quiet -p llmgw -p llmgw-fixture
+fi
 
 WORK=$(mktemp -d /tmp/llmgw-demo.XXXXXX)
 PIDS=()
+SERVE_PID=
 cleanup() {
+  if [ "${KEEP:-}" = 1 ]; then
+    for p in "${PIDS[@]}"; do [ "$p" = "$SERVE_PID" ] || kill "$p" 2>/dev/null || true; done
+    echo
+    echo "KEEP=1: kept $WORK: the bundle site.tar.zst (and site.tar.zst.sha256), the store store/,"
+    if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
+      echo "        and the mirror still serving it on ${MIRROR:-?} (log: $WORK/serve.log)."
+      echo "        When done: kill $SERVE_PID; rm -rf $WORK"
+    else
+      echo "        When done: rm -rf $WORK"
+    fi
+    return
+  fi
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 step() { printf '\n== %s\n' "$*"; }
 
 step "1. the fixture upstream"
@@ -57,7 +86,8 @@ STORE=$WORK/store
 step "4. llmgw mirror serve"
 mkfifo "$WORK/serve.out"
 "$LLMGW" mirror serve --store "$STORE" --listen 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.log" &
-PIDS+=("$!")
+SERVE_PID=$!
+PIDS+=("$SERVE_PID")
 read -r LINE <"$WORK/serve.out"
 echo "$LINE"
 MIRROR=${LINE##* }
@@ -82,8 +112,10 @@ EOF
 }
 
 step "5a. hf download acme/tiny from the mirror (huggingface_hub 2.4.0), then hf cache verify"
-export HF_ENDPOINT=$MIRROR HF_HOME=$WORK/hf-home HF_HUB_DISABLE_TELEMETRY=1
+export HF_ENDPOINT=$MIRROR HF_HOME=$WORK/hf-home HF_HUB_DISABLE_TELEMETRY=1 HF_HUB_DISABLE_UPDATE_CHECK=1
 unset HF_TOKEN
+# hf colours its output whatever it writes to; https://no-color.org/ turns that off.
+[ -t 1 ] || export NO_COLOR=1
 SNAP=$("$HF" download acme/tiny --cache-dir "$WORK/hf-cache" --quiet)
 "$HF" cache verify acme/tiny --cache-dir "$WORK/hf-cache"
 n=0
@@ -110,10 +142,13 @@ sha256sum -c "$WORK/gh.sums" | sed "s|$WORK/gh/||"
 echo "curl: $n assets, every sha256 as the manifest says"
 
 step "5c. a Range request and the metrics"
-first=$(expected gh | head -1)
-name=${first##* }
+# No `head` on a writer under pipefail: a reader that stops early gives the
+# writer SIGPIPE (Python: BrokenPipeError) and fails the whole pipeline.
+mapfile -t gh_lines < <(expected gh)
+name=${gh_lines[0]##* }
 curl -sSf -r 0-99 -o /dev/null -w 'Range 0-99: HTTP %{http_code}, %{size_download} bytes\n' \
   "$MIRROR/ggml-org/llama.cpp/releases/download/b6123/$name"
-curl -sf "$MIRROR/metrics" | grep -E '^llmgw_mirror_(bundles|blobs|http_requests_total)' | head -8
+curl -sf -o "$WORK/metrics" "$MIRROR/metrics"
+grep -m 8 -E '^llmgw_mirror_(bundles|blobs|http_requests_total)' "$WORK/metrics"
 
 step "done: created, imported, served and downloaded; every byte checked"

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck)
 missing=()
 for p in "${apt_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
 done
 if ((${#missing[@]})); then
   sudo=""

@@ -1,12 +1,33 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust unit and end-to-end tests (which drive the real
-# huggingface_hub clients, minisign, tar and zstd), then the deployment checks.
+# huggingface_hub clients, minisign, tar and zstd), the deployment checks,
+# and the demo twice (it must never flake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+
+# A reader that stops early (head, grep -q, grep -m) on a pipe kills its
+# writer with SIGPIPE whenever the writer is not done yet, and under
+# pipefail that fails the script at random. Read files, or whole streams.
+if grep -nE '\|\s*(head|grep\s+-[a-zA-Z]*[qm])' scripts/*.sh bench/*.sh deploy/*.sh; then
+  echo "test.sh: the pipes above end in a reader that may stop early; see the comment here" >&2
+  exit 1
+fi
+
 export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036"
 cargo test --workspace --locked
 if [ -x deploy/check.sh ]; then
   deploy/check.sh
 fi
+
+log=$(mktemp /tmp/llmgw-demo-log.XXXXXX)
+trap 'rm -f "$log"' EXIT
+for run in 1 2; do
+  if ! scripts/demo.sh >"$log" 2>&1; then
+    cat "$log"
+    echo "test.sh: scripts/demo.sh failed on run $run" >&2
+    exit 1
+  fi
+  echo "demo run $run: passed ($(grep -c '^== ' "$log") steps)"
+done
 echo "all tests passed"
