@@ -816,7 +816,18 @@ fn keys_and_signatures_made_by_the_minisign_cli() {
     let assets: &[(&str, &[u8])] = &[("llmgw-linux-amd64.tar.gz", b"real cli release")];
     let sums = sums_text(assets);
     std::fs::write(work.join("SHA256SUMS"), &sums).unwrap();
-    minisign(&["-S", "-s", "k.key", "-m", "SHA256SUMS"], &work);
+    minisign(
+        &[
+            "-S",
+            "-s",
+            "k.key",
+            "-m",
+            "SHA256SUMS",
+            "-t",
+            "llmgw v1.0.0",
+        ],
+        &work,
+    );
     minisign(
         &[
             "-S",

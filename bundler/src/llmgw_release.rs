@@ -158,6 +158,13 @@ pub async fn plan(
         what: format!("--llmgw {}", spec.version),
         error: Box::new(source),
     })?;
+    // Import refuses a signature made for another tag; so does create.
+    signing::check_release_comment(&format!("{who} {SUMS}"), &sig, &tag).map_err(|source| {
+        CreateError::Signature {
+            what: format!("--llmgw {}", spec.version),
+            error: Box::new(source),
+        }
+    })?;
 
     // Now the signed list, and the assets it names for these nodes.
     let text = String::from_utf8_lossy(&sums_bytes);

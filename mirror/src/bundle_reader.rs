@@ -16,7 +16,10 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::shown::shown;
 use thiserror::Error;
+
+use crate::tar_headers::{ExtensionError, ExtensionKind, Extensions};
 
 /// What kind of thing an entry is. Only [`EntryKind::File`] can carry bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,8 +42,8 @@ impl EntryKind {
         match self {
             EntryKind::File => "regular file".into(),
             EntryKind::Dir => "directory".into(),
-            EntryKind::Symlink { target } => format!("symbolic link to {target:?}"),
-            EntryKind::HardLink { target } => format!("hard link to {target:?}"),
+            EntryKind::Symlink { target } => format!("symbolic link to \"{}\"", shown(target)),
+            EntryKind::HardLink { target } => format!("hard link to \"{}\"", shown(target)),
             EntryKind::Other(what) => what.clone(),
         }
     }
@@ -69,13 +72,20 @@ pub enum ReadError {
         place: String,
         source: io::Error,
     },
-    #[error("bundle {path}: an entry name is not UTF-8: {name:?}")]
+    #[error("bundle {path}: an entry name is not UTF-8: \"{}\"", shown(.name))]
     NotUtf8 { path: PathBuf, name: String },
     #[error(
-        "bundle {path} is truncated: the tar ends after entry {last} without its end-of-archive \
-         marker; copy the bundle again"
+        "bundle {path} is truncated: the tar ends after entry {} without its end-of-archive \
+         marker; copy the bundle again",
+        shown(.last)
     )]
     NoEndMarker { path: PathBuf, last: String },
+    #[error("bundle {path} {place}: {source}; this is not a bundle llmgw wrote")]
+    Header {
+        path: PathBuf,
+        place: String,
+        source: ExtensionError,
+    },
     #[error("bundle {path} is empty: expected manifest.json as its first entry")]
     Empty { path: PathBuf },
 }
@@ -195,7 +205,7 @@ impl<R: Read + ?Sized> Read for Exact<'_, R> {
                 io::ErrorKind::UnexpectedEof,
                 format!(
                     "the bundle ends inside {} after {} of its {} bytes (truncated)",
-                    self.entry,
+                    shown(self.entry),
                     self.size - self.remaining,
                     self.size
                 ),
@@ -222,27 +232,49 @@ fn read_tar<R: Read, E: From<ReadError>>(
     };
     let mut last: Option<String> = None;
     let mut last_end = 0u64;
+    let mut extensions = Extensions::default();
     {
+        // Raw: extension headers come to us, so their size is checked
+        // before they are read (see crate::tar_headers).
         let entries = archive
             .entries()
-            .map_err(|e| stream_err("at its start".into(), e))?;
+            .map_err(|e| stream_err("at its start".into(), e))?
+            .raw(true);
         for entry in entries {
             let place = match &last {
-                Some(l) => format!("after entry {l}"),
+                Some(l) => format!("after entry {}", shown(l)),
                 None => "at its first entry".into(),
             };
             let mut entry = entry.map_err(|e| stream_err(place.clone(), e))?;
-            let raw = entry.path_bytes();
+            let t = entry.header().entry_type();
+            let header_err = |source| ReadError::Header {
+                path: path.to_path_buf(),
+                place: place.clone(),
+                source,
+            };
+            if let Some(ext) = ExtensionKind::of(t) {
+                let size = entry.size();
+                last_end = entry.raw_file_position() + size.div_ceil(512) * 512;
+                extensions
+                    .absorb(ext, size, &mut entry)
+                    .map_err(header_err)?;
+                continue;
+            }
+            let given = extensions.take_for(entry.size()).map_err(header_err)?;
+            let raw = given
+                .path
+                .unwrap_or_else(|| entry.path_bytes().into_owned());
             let name = std::str::from_utf8(&raw)
                 .map_err(|_| ReadError::NotUtf8 {
                     path: path.to_path_buf(),
                     name: String::from_utf8_lossy(&raw).into_owned(),
                 })?
                 .to_string();
-            let t = entry.header().entry_type();
             let link = || {
-                entry
-                    .link_name_bytes()
+                given
+                    .link
+                    .clone()
+                    .or_else(|| entry.link_name_bytes().map(|b| b.into_owned()))
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .unwrap_or_default()
             };
@@ -289,6 +321,11 @@ fn read_tar<R: Read, E: From<ReadError>>(
             last = Some(head.path);
         }
     }
+    extensions.finish().map_err(|source| ReadError::Header {
+        path: path.to_path_buf(),
+        place: "at its end".into(),
+        source,
+    })?;
     let consumed = archive.into_inner().count;
     match last {
         None => Err(ReadError::Empty {

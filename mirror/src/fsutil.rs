@@ -31,9 +31,11 @@ pub fn free_bytes(path: &Path) -> Result<u64, StoreError> {
     Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
-/// An exclusive lock on the store, held until dropped. Import, gc, remove
-/// and trust changes take it; readers (serve, list, verify) never do, since
-/// writers only ever make complete things appear or disappear.
+/// A lock on the store, held until dropped. Import, gc, remove and trust
+/// changes take it exclusively; `mirror verify` takes it shared, so that a
+/// blob gc'd in the middle of its long walk is not reported as damage.
+/// Serve and list never take it, since writers only ever make complete
+/// things appear or disappear.
 #[derive(Debug)]
 pub struct StoreLock {
     _file: File,
@@ -43,6 +45,16 @@ pub struct StoreLock {
 impl StoreLock {
     /// Takes the lock, or fails at once naming what holds it.
     pub fn acquire(path: &Path, what: &str) -> Result<Self, StoreError> {
+        Self::take(path, what, libc::LOCK_EX)
+    }
+
+    /// Takes the lock shared with other readers that need the store to
+    /// stand still (`mirror verify`), or fails at once if a writer holds it.
+    pub fn acquire_shared(path: &Path, what: &str) -> Result<Self, StoreError> {
+        Self::take(path, what, libc::LOCK_SH)
+    }
+
+    fn take(path: &Path, what: &str, mode: libc::c_int) -> Result<Self, StoreError> {
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -51,7 +63,7 @@ impl StoreLock {
             .open(path)
             .map_err(|e| StoreError::io(path, e))?;
         // SAFETY: flock on a descriptor we own.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        let rc = unsafe { libc::flock(file.as_raw_fd(), mode | libc::LOCK_NB) };
         if rc != 0 {
             let err = io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
@@ -73,6 +85,33 @@ impl StoreLock {
     }
 }
 
+/// Writes a small file and syncs it, so a later rename publishes whole bytes.
+pub fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    use std::io::Write;
+    let mut f = File::create(path).map_err(|e| StoreError::io(path, e))?;
+    f.write_all(bytes).map_err(|e| StoreError::io(path, e))?;
+    f.sync_all().map_err(|e| StoreError::io(path, e))
+}
+
+/// Reads a file that should be small (a key, a hash, a token, a state
+/// file), at most `max` bytes of it: a bigger file — or `/dev/zero` — is
+/// refused after `max + 1` bytes, never read whole.
+pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, StoreError> {
+    use std::io::Read;
+    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| StoreError::io(path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(StoreError::TooLarge {
+            path: path.to_path_buf(),
+            max,
+        });
+    }
+    Ok(bytes)
+}
+
 /// Whether an I/O error means the disk is full.
 pub fn is_disk_full(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
@@ -83,13 +122,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bounded_reads_stop_at_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("small");
+        std::fs::write(&p, b"1234").unwrap();
+        assert_eq!(read_bounded(&p, 4).unwrap(), b"1234");
+        let err = read_bounded(&p, 3).unwrap_err().to_string();
+        assert!(err.contains("larger than 3 bytes"), "{err}");
+        let err = read_bounded(Path::new("/dev/zero"), 4096)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/dev/zero"), "{err}");
+    }
+
+    #[test]
     fn lock_is_exclusive() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("lock");
         let a = StoreLock::acquire(&p, "import").unwrap();
         let err = StoreLock::acquire(&p, "gc").unwrap_err().to_string();
         assert!(err.contains("another"), "{err}");
+        let err = StoreLock::acquire_shared(&p, "verify")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("busy"), "{err}");
         drop(a);
+        let r1 = StoreLock::acquire_shared(&p, "verify").unwrap();
+        let _r2 = StoreLock::acquire_shared(&p, "verify").unwrap();
+        assert!(StoreLock::acquire(&p, "gc").is_err());
+        drop((r1, _r2));
         StoreLock::acquire(&p, "gc").unwrap();
         assert!(free_bytes(dir.path()).unwrap() > 0);
     }

@@ -1,6 +1,7 @@
 //! Forgetting bundles and dropping the blobs no kept bundle names.
 //!
-//! `remove` only deletes `bundles/<sha>.json`: the bundle disappears from
+//! `remove` only deletes `bundles/<sha>.json` (and its number in the import
+//! order): the bundle disappears from
 //! the mirror at once, and its blobs stay until `gc`, which keeps every
 //! blob any remaining manifest names and deletes the rest (and stale
 //! staging folders a killed import left in `tmp/`). Both hold the store
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use crate::fsutil::{self, StoreLock};
+use crate::state::{self, ImportOrder};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, Error)]
@@ -125,5 +127,13 @@ pub fn remove(store: &Store, given: &str) -> Result<String, GcError> {
     })?;
     std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
     fsutil::fsync_dir(&store.bundles_dir())?;
+    // Its import number goes too (after the manifest: a crash in between
+    // leaves a number for a bundle not held, which nothing reads and the
+    // next import drops). A damaged state file is left for import to name.
+    if let Ok(mut order) = ImportOrder::load(store)
+        && order.forget(&id)
+    {
+        state::save(store, &order)?;
+    }
     Ok(id)
 }

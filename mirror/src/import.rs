@@ -16,12 +16,22 @@
 //! streams; the import waits for the syncer before anything is renamed
 //! into `blobs/`.
 //!
-//! On a refusal the staging folder is removed and `blobs/` and `bundles/`
-//! are exactly as before. A process killed mid-way leaves only its staging
-//! folder, which is keyed by the manifest hash: running the same import
-//! again finds the blobs it already verified there (a staged blob gets its
-//! final name only after its hash matched and its bytes were synced) and
-//! does not read them again.
+//! Before the commit, the bundle's claims are checked against the bundles
+//! held ([`crate::claims`]): no second version of a file, nothing added to
+//! a signed release. The commit numbers the bundle in the store's import
+//! order ([`crate::state`]) just before its manifest appears.
+//!
+//! On a refusal the staging folder is removed and `blobs/`, `bundles/` and
+//! `state/` are exactly as before; a commit that fails takes back the
+//! blobs, folders and import number it added. A process killed before the
+//! commit leaves only its staging folder, which is keyed by the manifest
+//! hash: running the same import again finds the blobs it already verified
+//! there (a staged blob gets its final name only after its hash matched and
+//! its bytes were synced) and does not read them again. Killed during the
+//! commit, it may leave verified blobs in `blobs/` that no manifest names:
+//! they are never served (the server only serves what a held manifest
+//! names), `mirror verify` and `mirror gc` name them, gc removes them, and
+//! running the import again uses them.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -32,8 +42,10 @@ use llmgw_shared::manifest::Manifest;
 use thiserror::Error;
 
 use crate::bundle_reader::BundleFormat;
+use crate::claims::{self, ClaimError};
 use crate::fsutil::{self, StoreLock};
 use crate::progress::Progress;
+use crate::state::{self, ImportOrder};
 use crate::store::{Store, StoreError};
 use crate::trust::{self, TrustError};
 use crate::verify::{self, BlobSink, Outcome, Target, VerifyError};
@@ -51,6 +63,8 @@ pub enum ImportError {
          before (blobs added by this run were removed)"
     )]
     Commit(StoreError),
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
 }
 
 /// What an import did, and what it proved.
@@ -113,6 +127,11 @@ pub fn import(
             })
         }
         Ok(Outcome::Verified(v)) => {
+            // Under the lock, so no other import slips in between.
+            if let Err(e) = claims::check(store, &v.manifest_sha256, &v.manifest, &v.signed) {
+                staging.remove();
+                return Err(e.into());
+            }
             let (blobs_added, bytes_added) = match commit(store, &staging, &v) {
                 Ok(n) => n,
                 Err(e) => {
@@ -138,8 +157,10 @@ pub fn import(
     }
 }
 
-/// Step 4: renames the staged blobs into `blobs/`, syncs, then publishes
-/// the manifest. On failure removes what it added to `blobs/`.
+/// Step 4: renames the staged blobs into `blobs/`, syncs, numbers the
+/// bundle in the import order (see [`crate::state`]), then publishes the
+/// manifest. On failure takes back all of it: the blobs and folders it
+/// added to `blobs/` and the import order as it was.
 fn commit(
     store: &Store,
     staging: &Staging<'_>,
@@ -148,7 +169,12 @@ fn commit(
     if staging.dir.exists() {
         fsutil::fsync_dir(&staging.dir)?;
     }
+    let before = ImportOrder::load(store)?;
+    let state_existed = state::path(store).exists();
+    let state_dir_existed = store.state_dir().exists();
     let mut added: Vec<PathBuf> = Vec::new();
+    let mut made_dirs: Vec<PathBuf> = Vec::new();
+    let mut state_written = false;
     let mut bytes = 0u64;
     let result = (|| {
         let mut dirs = std::collections::BTreeSet::new();
@@ -164,6 +190,7 @@ fn commit(
             let parent = dest.parent().unwrap_or(store.root()).to_path_buf();
             if !parent.exists() {
                 std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
+                made_dirs.push(parent.clone());
             }
             let existed = dest.exists();
             std::fs::rename(&staged, &dest).map_err(|e| StoreError::io(&dest, e))?;
@@ -177,13 +204,20 @@ fn commit(
             fsutil::fsync_dir(d)?;
         }
         fsutil::fsync_dir(&store.blobs_dir())?;
+        let dest = store.bundle_path(&v.manifest_sha256).ok_or_else(|| {
+            StoreError::io(store.bundles_dir(), std::io::ErrorKind::InvalidInput.into())
+        })?;
+        // Numbered before it is visible, so no held bundle lacks a number.
+        let mut order = before.clone();
+        order.record(store, &v.manifest_sha256, dest.exists())?;
+        if order != before {
+            state_written = true;
+            state::save(store, &order)?;
+        }
         // The manifest last: this is what makes the bundle visible.
         let tmp = staging.dir.join("manifest.json");
         std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
-        trust::write_durable(&tmp, &v.manifest_bytes)?;
-        let dest = store
-            .bundle_path(&v.manifest_sha256)
-            .ok_or_else(|| StoreError::io(&tmp, std::io::ErrorKind::InvalidInput.into()))?;
+        fsutil::write_durable(&tmp, &v.manifest_bytes)?;
         std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
         fsutil::fsync_dir(&store.bundles_dir())?;
         Ok(())
@@ -193,6 +227,20 @@ fn commit(
         Err(e) => {
             for p in &added {
                 let _ = std::fs::remove_file(p);
+            }
+            for d in &made_dirs {
+                let _ = std::fs::remove_dir(d);
+            }
+            if state_written {
+                let _ = if state_existed {
+                    state::save(store, &before)
+                } else {
+                    std::fs::remove_file(state::path(store))
+                        .map_err(|e| StoreError::io(state::path(store), e))
+                };
+                if !state_dir_existed {
+                    let _ = std::fs::remove_dir(store.state_dir());
+                }
             }
             Err(e)
         }

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use llmgw_shared::manifest::Manifest;
+use llmgw_shared::shown::shown;
 use serde::Serialize;
 
 use crate::verify::{self, VerifyError};
@@ -107,12 +108,27 @@ impl Summary {
         }
     }
 
-    /// A readable multi-line description.
+    /// A readable multi-line description. Every string from the manifest
+    /// is printed through [`shown`]: escaped and cut short, since a
+    /// manifest can claim anything (this text is printed before or without
+    /// any check).
     pub fn to_text(&self) -> String {
+        let list = |items: &[String]| {
+            items
+                .iter()
+                .map(|i| shown(i).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let mut s = String::new();
         let _ = writeln!(s, "bundle {}", self.manifest_sha256);
-        let _ = writeln!(s, "  created {} by {}", self.created, self.tool);
-        let _ = writeln!(s, "  arches: {}", self.arches.join(", "));
+        let _ = writeln!(
+            s,
+            "  created {} by {}",
+            shown(&self.created),
+            shown(&self.tool)
+        );
+        let _ = writeln!(s, "  arches: {}", list(&self.arches));
         let _ = writeln!(
             s,
             "  {} blobs, {} bytes ({})",
@@ -124,19 +140,19 @@ impl Summary {
             let _ = writeln!(
                 s,
                 "  release {} {} ({} {}): {} assets, {}{}",
-                r.repo,
-                r.tag,
-                r.engine,
-                r.version,
+                shown(&r.repo),
+                shown(&r.tag),
+                shown(&r.engine),
+                shown(&r.version),
                 r.assets,
                 human_bytes(r.bytes),
                 r.signed_by
                     .as_ref()
-                    .map(|k| format!(", checksums signed by key {k}"))
+                    .map(|k| format!(", checksums signed by key {}", shown(k)))
                     .unwrap_or_default()
             );
             if !r.builds.is_empty() {
-                let _ = writeln!(s, "    builds: {}", r.builds.join(", "));
+                let _ = writeln!(s, "    builds: {}", list(&r.builds));
             }
         }
         for r in &self.repos {
@@ -144,15 +160,15 @@ impl Summary {
                 s,
                 "  {} {}@{} ({}): {} files, {}",
                 r.kind,
-                r.id,
-                r.revision,
-                r.commit,
+                shown(&r.id),
+                shown(&r.revision),
+                shown(&r.commit),
                 r.files,
                 human_bytes(r.bytes)
             );
         }
         for g in &self.gaps {
-            let _ = writeln!(s, "  gap: {} ({})", g.what, g.reason);
+            let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));
         }
         s
     }

@@ -2,13 +2,17 @@
 //! checking bundles into it, and serving it to nodes over HTTP.
 
 pub mod bundle_reader;
+pub mod claims;
 pub mod fsutil;
 pub mod gc;
 pub mod import;
 pub mod inspect;
 pub mod progress;
 pub mod serve;
+pub mod signed;
+pub mod state;
 pub mod store;
 pub mod store_verify;
+pub mod tar_headers;
 pub mod trust;
 pub mod verify;

@@ -4,6 +4,7 @@
 //! STORE/blobs/sha256/<2 hex>/<64 hex>    verified content, read-only once written
 //! STORE/bundles/<manifest-sha256>.json   the manifests imported: what the mirror holds
 //! STORE/trust/<key id>.pub               minisign public keys trusted for llmgw releases
+//! STORE/state/                           trusted state: the import order (crate::state)
 //! STORE/tmp/                             work in progress; never served
 //! ```
 //!
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{Manifest, ManifestError};
 use llmgw_shared::names;
+use llmgw_shared::shown::shown_message;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -24,7 +26,7 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", shown_message(&.source.to_string()))]
     BadManifest {
         path: PathBuf,
         source: ManifestError,
@@ -39,10 +41,20 @@ pub enum StoreError {
         actual: String,
     },
     #[error(
-        "the store is busy: another llmgw import, gc, remove or trust change holds {path}; \
-         wait for it to finish and run {what} again"
+        "the store is busy: another llmgw import, gc, remove, trust change or mirror verify \
+         holds {path}; wait for it to finish and run {what} again"
     )]
     Busy { path: PathBuf, what: String },
+    #[error(
+        "{path} is larger than {max} bytes (or has no end, like /dev/zero); it is not the small \
+         file expected here"
+    )]
+    TooLarge { path: PathBuf, max: u64 },
+    #[error(
+        "{path} is damaged ({reason}); it records the order bundles were imported in: restore it \
+         from a backup, or delete it to fall back to the order of the manifests' file times"
+    )]
+    BadState { path: PathBuf, reason: String },
 }
 
 impl StoreError {
@@ -53,6 +65,9 @@ impl StoreError {
         }
     }
 }
+
+/// A held bundle's sha256 and its manifest, or why it cannot be read.
+pub type HeldManifest = (String, Result<Manifest, StoreError>);
 
 /// A mirror store rooted at a directory.
 #[derive(Debug, Clone)]
@@ -97,6 +112,11 @@ impl Store {
 
     pub fn tmp_dir(&self) -> PathBuf {
         self.root.join("tmp")
+    }
+
+    /// Trusted state kept beside the bundles (see [`crate::state`]).
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join("state")
     }
 
     /// The lock file writers (import, gc, remove, trust) hold; see
@@ -196,6 +216,23 @@ impl Store {
             });
         }
         Manifest::from_json_bytes(&bytes).map_err(|source| StoreError::BadManifest { path, source })
+    }
+
+    /// Every held manifest with its sha256, or why it cannot be read, in
+    /// import order (see [`crate::state`]): one damaged manifest does not
+    /// hide the others.
+    pub fn read_each(&self) -> Result<Vec<HeldManifest>, StoreError> {
+        let mut ids = self.bundle_ids()?;
+        crate::state::ImportOrder::load(self)
+            .unwrap_or_default()
+            .sort(self, &mut ids);
+        Ok(ids
+            .into_iter()
+            .map(|id| {
+                let m = self.read_bundle(&id);
+                (id, m)
+            })
+            .collect())
     }
 
     /// Every held manifest with its sha256, sorted by sha256.

@@ -1,12 +1,19 @@
 //! `llmgw mirror verify`: re-hash every blob in the store and check every
-//! held manifest, to find disk rot or hand edits after import. Reads only;
-//! safe while the store is served or imported into.
+//! held manifest, to find disk rot or hand edits after import. Reads only.
+//!
+//! It holds the store lock shared for its whole walk, so an import, gc or
+//! remove (which take it exclusively) cannot change the store under it: a
+//! blob gc'd halfway through is never reported as damage. It is safe while
+//! the store is served. Blobs no held manifest names are not damage: they
+//! are listed apart as unreferenced (a removed bundle's, or verified blobs
+//! an import killed during its commit left behind), for `mirror gc`.
 
 use std::io::Read;
 use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
+use crate::fsutil::StoreLock;
 use crate::progress::Progress;
 use crate::store::{Store, StoreError};
 
@@ -24,11 +31,14 @@ pub struct StoreReport {
     pub blobs_checked: usize,
     pub bytes_checked: u64,
     pub damaged: Vec<Damage>,
+    /// Intact blobs that no held manifest names.
+    pub unreferenced: Vec<PathBuf>,
 }
 
 /// Re-hashes every blob; checks each manifest's hash and that every blob
 /// it names is present with its size.
 pub fn verify_store(store: &Store, progress: &dyn Progress) -> Result<StoreReport, StoreError> {
+    let _lock = StoreLock::acquire_shared(&store.lock_path(), "`llmgw mirror verify`")?;
     let mut report = StoreReport::default();
     let mut named = std::collections::BTreeMap::new();
     for id in store.bundle_ids()? {
@@ -97,6 +107,8 @@ pub fn verify_store(store: &Store, progress: &dyn Progress) -> Result<StoreRepor
                 path: path.clone(),
                 problem: format!("its bytes hash to sha256 {actual}, expected {name} (its name)"),
             });
+        } else if !named.contains_key(name) {
+            report.unreferenced.push(path.clone());
         }
     }
     progress.finish();

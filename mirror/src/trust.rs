@@ -57,8 +57,7 @@ pub fn load(store: &Store) -> Result<Vec<(PathBuf, PublicKey)>, TrustError> {
         let Some(named) = name.strip_suffix(".pub") else {
             continue;
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| StoreError::io(&path, e))?;
-        let key = PublicKey::parse(&path.display().to_string(), &text)?;
+        let key = read_key_file(&path)?;
         if !key.key_id().eq_ignore_ascii_case(named) {
             return Err(TrustError::Misnamed {
                 path,
@@ -77,9 +76,14 @@ pub fn keys(store: &Store) -> Result<Vec<PublicKey>, TrustError> {
     Ok(load(store)?.into_iter().map(|(_, k)| k).collect())
 }
 
-/// Reads a public key file as the minisign CLI writes it.
+/// A key file larger than this is not read: minisign's are 100 bytes.
+pub const MAX_KEY_FILE_BYTES: u64 = 4096;
+
+/// Reads a public key file as the minisign CLI writes it (at most
+/// [`MAX_KEY_FILE_BYTES`] of it).
 pub fn read_key_file(path: &Path) -> Result<PublicKey, TrustError> {
-    let text = std::fs::read_to_string(path).map_err(|e| StoreError::io(path, e))?;
+    let bytes = fsutil::read_bounded(path, MAX_KEY_FILE_BYTES)?;
+    let text = String::from_utf8_lossy(&bytes);
     Ok(PublicKey::parse(&path.display().to_string(), &text)?)
 }
 
@@ -96,7 +100,7 @@ pub fn add(store: &Store, key_file: &Path) -> Result<Added, TrustError> {
         return Ok(Added::AlreadyTrusted(id));
     }
     let tmp = store.tmp_dir().join(format!("trust-{id}.pub.tmp"));
-    write_durable(&tmp, key.to_file_text().as_bytes())?;
+    fsutil::write_durable(&tmp, key.to_file_text().as_bytes())?;
     std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
     fsutil::fsync_dir(&store.trust_dir())?;
     Ok(Added::New(id))
@@ -123,12 +127,4 @@ pub fn remove(store: &Store, key_id: &str) -> Result<String, TrustError> {
     std::fs::remove_file(path).map_err(|e| StoreError::io(path, e))?;
     fsutil::fsync_dir(&store.trust_dir())?;
     Ok(key.key_id())
-}
-
-/// Writes a small file and syncs it, so a later rename publishes whole bytes.
-pub fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    use std::io::Write;
-    let mut f = std::fs::File::create(path).map_err(|e| StoreError::io(path, e))?;
-    f.write_all(bytes).map_err(|e| StoreError::io(path, e))?;
-    f.sync_all().map_err(|e| StoreError::io(path, e))
 }

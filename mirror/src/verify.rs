@@ -30,17 +30,14 @@ use llmgw_shared::manifest::{
     BLOB_DIR, MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, ManifestError,
 };
 use llmgw_shared::names::{self, UnsafeName};
-use llmgw_shared::signing::{self, PublicKey, SigningError};
-use llmgw_shared::sums::{self, SumsError};
+use llmgw_shared::shown::{shown, shown_message};
+use llmgw_shared::signing::PublicKey;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::bundle_reader::{self, BundleFormat, CHUNK, EntryHead, EntryKind, ReadError};
 use crate::progress::Progress;
-
-/// A signature or checksum file larger than this is refused unread: real
-/// ones are a few KiB.
-pub const MAX_SIGNATURE_FILE_BYTES: u64 = 1024 * 1024;
+use crate::signed::{Pending, SignedError, SignedRelease};
 
 /// Why a bundle was refused. Each message names the entry, what was
 /// expected and what was found.
@@ -51,8 +48,9 @@ pub enum VerifyError {
     #[error("reading {entry} from the bundle: {source}")]
     ReadEntry { entry: String, source: io::Error },
     #[error(
-        "the first entry of the bundle must be manifest.json, found {found} ({kind}); \
-         this is not an llmgw bundle, or its entries were reordered"
+        "the first entry of the bundle must be manifest.json, found {} ({kind}); \
+         this is not an llmgw bundle, or its entries were reordered",
+        shown(.found)
     )]
     FirstEntry { found: String, kind: String },
     #[error("manifest.json is {actual} bytes; at most {max} are accepted")]
@@ -63,23 +61,27 @@ pub enum VerifyError {
          or the wrong file); do not import it"
     )]
     ManifestHash { expected: String, actual: String },
-    #[error(transparent)]
+    // The parser may quote the manifest (an unknown field's name): escaped.
+    #[error("{}", shown_message(&.0.to_string()))]
     Manifest(#[from] ManifestError),
     #[error("bundle entry: {0}")]
     UnsafeEntry(UnsafeName),
     #[error(
-        "bundle entry {entry} is a {kind}; a bundle holds only regular files \
-         (manifest.json and blobs/sha256/<sha256>)"
+        "bundle entry {} is a {kind}; a bundle holds only regular files \
+         (manifest.json and blobs/sha256/<sha256>)",
+        shown(.entry)
     )]
     EntryType { entry: String, kind: String },
     #[error(
-        "bundle entry {entry} is a directory; the only directories a bundle may hold are \
-         blobs and blobs/sha256"
+        "bundle entry {} is a directory; the only directories a bundle may hold are \
+         blobs and blobs/sha256",
+        shown(.entry)
     )]
     UnexpectedDir { entry: String },
     #[error(
-        "bundle entry {entry} is not part of the bundle format (expected only manifest.json \
-         and blobs/sha256/<64 lower-case hex>); refusing a bundle with extra files"
+        "bundle entry {} is not part of the bundle format (expected only manifest.json \
+         and blobs/sha256/<64 lower-case hex>); refusing a bundle with extra files",
+        shown(.entry)
     )]
     UnknownEntry { entry: String },
     #[error(
@@ -87,7 +89,7 @@ pub enum VerifyError {
          extra content"
     )]
     UnlistedBlob { entry: String },
-    #[error("bundle entry {entry} appears twice in the bundle")]
+    #[error("bundle entry {} appears twice in the bundle", shown(.entry))]
     Duplicate { entry: String },
     #[error(
         "bundle entry {entry} ({what}) is {actual} bytes, but the manifest declares {expected} \
@@ -115,42 +117,8 @@ pub enum VerifyError {
          complete bundle"
     )]
     Missing { count: usize, list: String },
-    #[error(
-        "{what} of release {release} is {actual} bytes; at most {max} are accepted for a \
-         signature or checksum file"
-    )]
-    SignatureFileTooLarge {
-        release: String,
-        what: String,
-        actual: u64,
-        max: u64,
-    },
-    #[error("release {release}: {source}")]
-    Signing {
-        release: String,
-        source: SigningError,
-    },
-    #[error("release {release}: {source}")]
-    Sums { release: String, source: SumsError },
-    #[error(
-        "release {release}: its SHA256SUMS is signed by key {signed_by}, but the manifest says \
-         key {claimed}"
-    )]
-    KeyIdMismatch {
-        release: String,
-        claimed: String,
-        signed_by: String,
-    },
-    #[error(
-        "release {release}: asset {asset}: the signed SHA256SUMS says {sums}, the manifest says \
-         sha256 {manifest}"
-    )]
-    SumsDisagree {
-        release: String,
-        asset: String,
-        sums: String,
-        manifest: String,
-    },
+    #[error(transparent)]
+    Signed(#[from] SignedError),
     #[error("{}", stage_message(path, source))]
     Stage { path: PathBuf, source: io::Error },
     #[error(
@@ -243,6 +211,8 @@ pub struct Verified {
     pub format: BundleFormat,
     /// `(release, key id)` of each signed release, verified.
     pub signatures: Vec<(String, String)>,
+    /// What each verified signature proves, for [`crate::claims`].
+    pub signed: Vec<SignedRelease>,
     /// Blobs read from the bundle and hashed now.
     pub blobs_hashed: usize,
     pub bytes_hashed: u64,
@@ -282,82 +252,6 @@ pub fn blob_names(m: &Manifest) -> BTreeMap<String, String> {
     out
 }
 
-/// One release whose checksums are signed, and what is known of it so far.
-struct Signed {
-    release: String,
-    sums_name: String,
-    minisig_name: String,
-    sums_sha: String,
-    minisig_sha: String,
-    claimed_key: String,
-    assets: Vec<(String, String)>,
-    sums: Option<Vec<u8>>,
-    minisig: Option<Vec<u8>>,
-    key: Option<String>,
-}
-
-impl Signed {
-    /// Verifies once both files are known; a no-op before or after.
-    fn try_verify(&mut self, trusted: &[PublicKey]) -> Result<(), VerifyError> {
-        if self.key.is_some() {
-            return Ok(());
-        }
-        let (Some(sums_bytes), Some(sig_bytes)) = (&self.sums, &self.minisig) else {
-            return Ok(());
-        };
-        let release = self.release.clone();
-        let signing = |source| VerifyError::Signing {
-            release: release.clone(),
-            source,
-        };
-        let sig_text = std::str::from_utf8(sig_bytes).map_err(|_| {
-            signing(SigningError::BadSignature {
-                what: self.minisig_name.clone(),
-                reason: "it is not text".into(),
-            })
-        })?;
-        let sig = signing::Signature::parse(&self.minisig_name, sig_text).map_err(signing)?;
-        let key = signing::verify_with_trusted(&self.sums_name, sums_bytes, &sig, trusted)
-            .map_err(signing)?;
-        if !key.eq_ignore_ascii_case(&self.claimed_key) {
-            return Err(VerifyError::KeyIdMismatch {
-                release,
-                claimed: self.claimed_key.clone(),
-                signed_by: key,
-            });
-        }
-        let text = String::from_utf8_lossy(sums_bytes);
-        let lines =
-            sums::parse_sha256sums(&self.sums_name, &text).map_err(|source| VerifyError::Sums {
-                release: release.clone(),
-                source,
-            })?;
-        for (name, sha) in &self.assets {
-            match lines.iter().find(|l| &l.name == name) {
-                Some(l) if &l.sha256 == sha => {}
-                Some(l) => {
-                    return Err(VerifyError::SumsDisagree {
-                        release,
-                        asset: name.clone(),
-                        sums: format!("sha256 {}", l.sha256),
-                        manifest: sha.clone(),
-                    });
-                }
-                None => {
-                    return Err(VerifyError::SumsDisagree {
-                        release,
-                        asset: name.clone(),
-                        sums: "nothing (the asset is not listed)".into(),
-                        manifest: sha.clone(),
-                    });
-                }
-            }
-        }
-        self.key = Some(key);
-        Ok(())
-    }
-}
-
 /// Internal: a refusal, or the target's request to stop.
 enum Flow {
     Refused(VerifyError),
@@ -383,7 +277,7 @@ struct Checked {
     manifest: Manifest,
     blobs: BTreeMap<String, u64>,
     names: BTreeMap<String, String>,
-    signed: Vec<Signed>,
+    signed: Vec<Pending>,
 }
 
 /// Runs every check on the bundle at `path`, streaming its blobs into
@@ -479,9 +373,7 @@ pub fn check_bundle(
             }
             .into());
         }
-        let wants_bytes = st.signed.iter().any(|s| {
-            (s.sums_sha == sha && s.sums.is_none()) || (s.minisig_sha == sha && s.minisig.is_none())
-        });
+        let wants_bytes = st.signed.iter().any(|s| s.wants(sha));
         if target.have(sha, declared) && !wants_bytes {
             // Verified earlier; the reader skips its bytes.
             at_hand.0 += 1;
@@ -514,13 +406,8 @@ pub fn check_bundle(
         hashed.1 += declared;
         if let Some(bytes) = capture {
             for s in st.signed.iter_mut() {
-                if s.sums_sha == sha && s.sums.is_none() {
-                    s.sums = Some(bytes.clone());
-                }
-                if s.minisig_sha == sha && s.minisig.is_none() {
-                    s.minisig = Some(bytes.clone());
-                }
-                s.try_verify(trusted)?;
+                s.offer(sha, &bytes);
+                s.try_verify(trusted).map_err(VerifyError::from)?;
             }
         }
         Ok(())
@@ -565,9 +452,13 @@ pub fn check_bundle(
         return Err(VerifyError::Missing { count, list });
     }
     let mut signatures = Vec::new();
+    let mut signed = Vec::new();
     for s in &st.signed {
-        match &s.key {
-            Some(k) => signatures.push((s.release.clone(), k.clone())),
+        match s.proven() {
+            Some(p) => {
+                signatures.push((s.release.clone(), p.key_id.clone()));
+                signed.push(p.clone());
+            }
             None => {
                 return Err(VerifyError::Missing {
                     count: 1,
@@ -582,6 +473,7 @@ pub fn check_bundle(
         manifest_bytes: st.bytes,
         format,
         signatures,
+        signed,
         blobs_hashed: hashed.0,
         bytes_hashed: hashed.1,
         blobs_at_hand: at_hand.0 + st.blobs.len() - seen.len(),
@@ -727,47 +619,13 @@ fn check_manifest(
     let names = blob_names(&manifest);
     let mut signed = Vec::new();
     for r in &manifest.releases {
-        let Some(sig) = &r.signature else { continue };
-        let release = format!("{} {}", r.repo, r.tag);
-        let find = |name: &str| r.assets.iter().find(|a| a.name == name);
-        let (Some(sums), Some(minisig)) = (find(&sig.sums), find(&sig.minisig)) else {
-            // Manifest::validate guarantees both are listed.
-            return Err(VerifyError::Manifest(ManifestError::Inconsistent(format!(
-                "release {release} does not list its signature files"
-            ))));
+        let Some(mut s) = Pending::of(r)? else {
+            continue;
         };
-        for a in [sums, minisig] {
-            if a.size > MAX_SIGNATURE_FILE_BYTES {
-                return Err(VerifyError::SignatureFileTooLarge {
-                    release,
-                    what: a.name.clone(),
-                    actual: a.size,
-                    max: MAX_SIGNATURE_FILE_BYTES,
-                });
+        for a in &r.assets {
+            if s.wants(&a.sha256) && target.have(&a.sha256, a.size) {
+                s.offer(&a.sha256, &target.read_have(&a.sha256)?);
             }
-        }
-        let mut s = Signed {
-            release,
-            sums_name: sums.name.clone(),
-            minisig_name: minisig.name.clone(),
-            sums_sha: sums.sha256.clone(),
-            minisig_sha: minisig.sha256.clone(),
-            claimed_key: sig.key_id.clone(),
-            assets: r
-                .assets
-                .iter()
-                .filter(|a| a.name != sig.sums && a.name != sig.minisig)
-                .map(|a| (a.name.clone(), a.sha256.clone()))
-                .collect(),
-            sums: None,
-            minisig: None,
-            key: None,
-        };
-        if target.have(&sums.sha256, sums.size) {
-            s.sums = Some(target.read_have(&sums.sha256)?);
-        }
-        if target.have(&minisig.sha256, minisig.size) {
-            s.minisig = Some(target.read_have(&minisig.sha256)?);
         }
         s.try_verify(trusted)?;
         signed.push(s);

@@ -3,14 +3,22 @@
 //!
 //! Every such name ends up as part of a path on disk or a URL, so a name that
 //! could climb out of its folder (`..`), start at the root, hide a second
-//! path behind a backslash or a NUL, or confuse a terminal with control
-//! characters is refused before it is used for anything.
+//! path behind a backslash or a NUL, confuse a terminal with control
+//! characters or reorder what a person reads with bidi overrides is refused
+//! before it is used for anything. A refused name is printed through
+//! [`crate::shown`]: escaped and cut short.
+//!
+//! Repository ids compare case-insensitively ([`repo_key`]): GitHub and the
+//! Hub treat `ACME/Tiny` and `acme/tiny` as one repository, so the mirror
+//! does too wherever it matches or merges them.
 
 use thiserror::Error;
 
+use crate::shown::{is_invisible_or_bidi, shown};
+
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{what} {name:?} is not a safe name: {reason}")]
+#[error("{what} \"{}\" is not a safe name: {reason}", shown(.name))]
 pub struct UnsafeName {
     /// What kind of name it is ("file path", "repository id", ...).
     pub what: &'static str,
@@ -127,6 +135,12 @@ pub fn check_ref_name(what: &'static str, name: &str) -> Result<(), UnsafeName> 
     Ok(())
 }
 
+/// The form of a repository id that compares as GitHub and the Hub
+/// compare them: ASCII case folded (ids are ASCII, see [`check_repo_id`]).
+pub fn repo_key(id: &str) -> String {
+    id.to_ascii_lowercase()
+}
+
 /// 64 lower-case hex digits: a sha256 as this project writes it.
 pub fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64
@@ -156,6 +170,13 @@ fn check_characters(what: &'static str, name: &str) -> Result<(), UnsafeName> {
                 "it contains a control character",
             ));
         }
+        if is_invisible_or_bidi(c) {
+            return Err(UnsafeName::new(
+                what,
+                name,
+                "it contains an invisible or text-direction character (such as U+202E)",
+            ));
+        }
     }
     Ok(())
 }
@@ -181,11 +202,34 @@ mod tests {
             ("a\0b", "NUL"),
             ("a\nb", "control"),
             ("a\u{1b}[2Jb", "control"),
+            ("gpj\u{202e}.exe", "text-direction"),
+            ("a\u{200b}b", "invisible"),
         ] {
             let err = check_relative_path("file path", bad).unwrap_err();
             assert!(err.to_string().contains(why), "{bad:?}: {err}");
             assert!(err.to_string().starts_with("file path "), "{err}");
         }
+    }
+
+    #[test]
+    fn refused_names_are_printed_escaped_and_short() {
+        let err = check_file_name(
+            "asset name",
+            &format!("\u{1b}]0;x\u{7}{}", "n".repeat(10_000)),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("asset name \"\\u{1b}]0;x\\u{7}nnn"),
+            "{err}"
+        );
+        assert!(err.len() < 400, "{}", err.len());
+        assert!(!err.chars().any(char::is_control), "{err}");
+    }
+
+    #[test]
+    fn repo_keys_fold_case() {
+        assert_eq!(repo_key("ILKER/LLMGW"), repo_key("ilker/llmgw"));
     }
 
     #[test]

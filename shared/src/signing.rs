@@ -6,10 +6,17 @@
 //! ones sign the raw file and are refused so that one policy covers every
 //! file size.
 //!
+//! A signature of a release's `SHA256SUMS` is bound to that release by its
+//! trusted comment (the signed text `minisign -S -t` sets): it must name the
+//! release's tag as a whole word ([`comment_names_tag`]), e.g.
+//! `minisign -S -t "llmgw v1.4.0" -m SHA256SUMS`. Otherwise the checksums
+//! of an old release, signed once, could be carried under a newer tag.
+//!
 //! Key ids are shown as minisign's CLI shows them: the 8 id bytes read as a
 //! little-endian integer, in upper-case hex without padding, so an operator
 //! can compare them with what `minisign -G` printed.
 
+use crate::shown::shown;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use thiserror::Error;
@@ -45,6 +52,18 @@ pub enum SigningError {
         what: String,
         key_id: String,
         detail: String,
+    },
+    #[error(
+        "{what} verifies, but its signature is for another release: its trusted comment \"{}\" \
+         does not name the tag {tag} as a whole word; the publisher signs each release with its \
+         tag in the comment (`minisign -S -t \"llmgw {tag}\"`), so this signature was made for \
+         different checksums or the release was relabelled; do not use it",
+        shown(.comment)
+    )]
+    WrongRelease {
+        what: String,
+        tag: String,
+        comment: String,
     },
 }
 
@@ -198,6 +217,37 @@ pub fn verify_with_trusted(
     Ok(key.key_id())
 }
 
+/// Whether a trusted comment names `tag` as a whole word: the tag appears
+/// with neither side touching a character that could continue a tag
+/// (letters, digits, `.`, `-`, `_`, `+`). So `"llmgw v1.4.0"` and
+/// `"timestamp:1\tfile:SHA256SUMS\ttag:v1.4.0"` name `v1.4.0`, and
+/// `"llmgw v1.4.0-rc1"` or `"llmgw v1.4.01"` do not.
+pub fn comment_names_tag(comment: &str, tag: &str) -> bool {
+    let continues = |c: char| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+');
+    if tag.is_empty() {
+        return false;
+    }
+    comment.match_indices(tag).any(|(at, _)| {
+        let before = comment[..at].chars().next_back();
+        let after = comment[at + tag.len()..].chars().next();
+        !before.is_some_and(continues) && !after.is_some_and(continues)
+    })
+}
+
+/// Checks that a verified signature was made for the release `tag`; `what`
+/// names the signed file in the error.
+pub fn check_release_comment(what: &str, sig: &Signature, tag: &str) -> Result<(), SigningError> {
+    if comment_names_tag(sig.trusted_comment(), tag) {
+        Ok(())
+    } else {
+        Err(SigningError::WrongRelease {
+            what: what.to_string(),
+            tag: tag.to_string(),
+            comment: sig.trusted_comment().to_string(),
+        })
+    }
+}
+
 fn key_id_text(id: &[u8; 8]) -> String {
     format!("{:X}", u64::from_le_bytes(*id))
 }
@@ -237,6 +287,45 @@ mod tests {
         // The key id printed is the one minisign's own box comment shows.
         let boxed = kp.pk.to_box().unwrap().into_string();
         assert!(boxed.to_uppercase().contains(&pk.key_id()), "{boxed}");
+    }
+
+    #[test]
+    fn the_comment_must_name_the_tag_as_a_word() {
+        for (comment, tag, ok) in [
+            ("llmgw v1.4.0", "v1.4.0", true),
+            ("timestamp:1\tfile:SHA256SUMS\ttag:v1.4.0", "v1.4.0", true),
+            ("release v1.4.0 of llmgw", "v1.4.0", true),
+            ("llmgw v1.4.0", "v1.4", false),
+            ("llmgw v1.4.0-rc1", "v1.4.0", false),
+            ("llmgw v1.4.01", "v1.4.0", false),
+            ("llmgw xv1.4.0", "v1.4.0", false),
+            (
+                "timestamp:1754784000\tfile:SHA256SUMS\thashed",
+                "v1.4.0",
+                false,
+            ),
+            ("llmgw v1.3.0", "v1.4.0", false),
+            ("anything", "", false),
+        ] {
+            assert_eq!(comment_names_tag(comment, tag), ok, "{comment:?} {tag:?}");
+        }
+        let (kp, _) = keypair();
+        let text = minisign::sign(
+            Some(&kp.pk),
+            &kp.sk,
+            Cursor::new(b"s"),
+            Some("llmgw v1.3.0\u{1b}[2J"),
+            None,
+        )
+        .unwrap()
+        .to_string();
+        let sig = Signature::parse("SHA256SUMS.minisig", &text).unwrap();
+        check_release_comment("SHA256SUMS", &sig, "v1.3.0").unwrap();
+        let err = check_release_comment("SHA256SUMS", &sig, "v1.4.0")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not name the tag v1.4.0"), "{err}");
+        assert!(err.contains("llmgw v1.3.0\\u{1b}[2J"), "{err}");
     }
 
     #[test]

@@ -100,10 +100,13 @@ fn parse_sha256_arg(s: &str) -> Result<String, String> {
     if llmgw_shared::names::is_sha256_hex(&lc) {
         return Ok(lc);
     }
-    let text = std::fs::read_to_string(s).map_err(|e| {
-        format!("expected 64 hex digits or the path of a .sha256 file; cannot read {s:?}: {e}")
+    // A .sha256 file is one line; anything longer is not one (and
+    // /dev/zero must not be read to the end).
+    let bytes = llmgw_mirror::fsutil::read_bounded(std::path::Path::new(s), 4096).map_err(|e| {
+        format!("expected 64 hex digits or the path of a .sha256 file; cannot use {s:?}: {e}")
     })?;
-    llmgw_shared::sums::parse_sidecar(s, &text).map_err(|e| e.to_string())
+    llmgw_shared::sums::parse_sidecar(s, &String::from_utf8_lossy(&bytes))
+        .map_err(|e| e.to_string())
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {

@@ -60,24 +60,44 @@ pub struct VerifyStoreArgs {
 pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
     let store = Store::at(&a.store);
     let bundles = store
-        .read_bundles()
+        .read_each()
         .map_err(|e| anyhow::anyhow!("reading the store {}: {e}", a.store.display()))?;
-    let summaries: Vec<Summary> = bundles.iter().map(|(id, m)| Summary::of(id, m)).collect();
-    if a.json {
-        return print(&format!("{}\n", serde_json::to_value(&summaries)?));
+    let mut summaries: Vec<Summary> = Vec::new();
+    let mut damaged: Vec<String> = Vec::new();
+    for (id, m) in &bundles {
+        match m {
+            Ok(m) => summaries.push(Summary::of(id, m)),
+            Err(e) => damaged.push(format!("DAMAGED bundle {id}: {e}")),
+        }
     }
-    if summaries.is_empty() {
-        return print(&format!(
+    if a.json {
+        print(&format!("{}\n", serde_json::to_value(&summaries)?))?;
+    } else if summaries.is_empty() && damaged.is_empty() {
+        print(&format!(
             "the store {} holds no bundles\n",
             a.store.display()
-        ));
+        ))?;
+    } else {
+        let mut out = String::new();
+        for s in &summaries {
+            out.push_str(&s.to_text());
+        }
+        out.push_str(&format!("{} bundles held\n", summaries.len()));
+        print(&out)?;
     }
-    let mut out = String::new();
-    for s in &summaries {
-        out.push_str(&s.to_text());
+    if damaged.is_empty() {
+        return Ok(());
     }
-    out.push_str(&format!("{} bundles held\n", summaries.len()));
-    print(&out)
+    // The readable bundles were listed; the damaged ones are named here
+    // (and the exit code says something is wrong).
+    eprintln!("{}", damaged.join("\n"));
+    anyhow::bail!(
+        "{} of the {} bundles in {} cannot be read and are not served; import each again to \
+         repair it (`llmgw mirror verify` checks the rest)",
+        damaged.len(),
+        bundles.len(),
+        a.store.display()
+    )
 }
 
 pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
@@ -121,6 +141,13 @@ pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
         let mut out = String::new();
         for d in &r.damaged {
             out.push_str(&format!("DAMAGED {}: {}\n", d.path.display(), d.problem));
+        }
+        for p in &r.unreferenced {
+            out.push_str(&format!(
+                "UNREFERENCED {}: intact, but no held bundle names it (a removed bundle's, or \
+                 left by an import killed while it committed); `llmgw mirror gc` removes it\n",
+                p.display()
+            ));
         }
         out.push_str(&format!(
             "checked {} blobs ({} bytes) and {} bundles: {}\n",

@@ -34,13 +34,19 @@ impl Key {
         Self { kp, id, pub_text }
     }
 
-    /// A prehashed signature of `data`, as `minisign -S` writes it.
+    /// A prehashed signature of `data` for the kit's llmgw release, as
+    /// `minisign -S -t "llmgw v1.0.0"` writes it.
     pub fn sign(&self, data: &[u8]) -> Vec<u8> {
+        self.sign_with_comment(data, &format!("llmgw {LLMGW_TAG}"))
+    }
+
+    /// A prehashed signature of `data` with this trusted comment.
+    pub fn sign_with_comment(&self, data: &[u8], comment: &str) -> Vec<u8> {
         minisign::sign(
             Some(&self.kp.pk),
             &self.kp.sk,
             Cursor::new(data),
-            Some("timestamp:0\tfile:SHA256SUMS\thashed"),
+            Some(comment),
             None,
         )
         .unwrap()
@@ -54,6 +60,9 @@ impl Key {
         p
     }
 }
+
+/// The tag of the kit's llmgw release (`acme/llmgw`).
+pub const LLMGW_TAG: &str = "v1.0.0";
 
 /// A bundle being put together.
 #[derive(Clone)]
@@ -139,7 +148,7 @@ impl Kit {
         }
         self.manifest.releases.push(Release {
             repo: "acme/llmgw".into(),
-            tag: "v1.0.0".into(),
+            tag: LLMGW_TAG.into(),
             engine: "llmgw".into(),
             version: "1.0.0".into(),
             builds: vec![],

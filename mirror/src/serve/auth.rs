@@ -42,8 +42,11 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 /// Reads a token file: the token is its content, surrounding whitespace
 /// removed.
 pub fn read_token_file(path: &std::path::Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+    // A token is a line; 64 KiB is far more, and /dev/zero never ends.
+    let bytes = crate::fsutil::read_bounded(path, 64 * 1024)
+        .map_err(|e| format!("cannot read the token file: {e}"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("the token file {} is not text (UTF-8)", path.display()))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(format!(
@@ -95,6 +98,11 @@ mod tests {
             read_token_file(&p)
                 .unwrap_err()
                 .contains("more than one word")
+        );
+        let err = read_token_file(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(
+            err.contains("/dev/zero is larger than 65536 bytes"),
+            "{err}"
         );
         let err = read_token_file(&dir.path().join("missing")).unwrap_err();
         assert!(err.contains("cannot read the token file"), "{err}");

@@ -8,11 +8,18 @@
 //!
 //! The index is immutable; a new one is built whenever `bundles/` changes
 //! and swapped in whole (see [`super::state`]).
+//!
+//! Bundles are merged in the store's import order ([`crate::state`]):
+//! where bundles disagree about what a branch or tag names, the later
+//! import wins — never the bundle with the later `created` date, which is
+//! whatever its maker wrote. Repository ids are merged case-insensitively
+//! ([`llmgw_shared::names::repo_key`]), as GitHub and the Hub match them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use llmgw_shared::digest::lfs_pointer;
 use llmgw_shared::manifest::{Manifest, RepoKind};
+use llmgw_shared::names::repo_key;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
@@ -140,10 +147,10 @@ pub struct HubRepo {
     /// `org/name` as the manifest spells it.
     pub id: String,
     pub snapshots: BTreeMap<String, Snapshot>,
-    /// Revision name -> commit. When bundles disagree, the newest wins.
+    /// Revision name -> commit. When bundles disagree, the later import wins.
     pub refs: BTreeMap<String, String>,
     /// The commit `/api/models/{repo}` (no revision) answers with: `main`
-    /// if held, else the newest.
+    /// if held, else the commit of the latest import carrying the repo.
     pub default_commit: String,
 }
 
@@ -195,12 +202,9 @@ pub fn stable_id(parts: &[&str]) -> u64 {
 }
 
 impl Index {
-    /// Builds the index from the manifests held, oldest bundle first so
-    /// that a newer bundle's revision names win.
+    /// Builds the index from the manifests held, given in import order
+    /// (oldest first), so that a later import's revision names win.
     pub fn build(bundles: &[(String, Manifest)]) -> Self {
-        let mut order: Vec<&(String, Manifest)> = bundles.iter().collect();
-        order.sort_by(|a, b| (&a.1.created, &a.0).cmp(&(&b.1.created, &b.0)));
-
         let mut index = Index::default();
         // (kind, key) -> (id, commit -> (last_modified, files by path), refs)
         type Files = BTreeMap<String, HubFile>;
@@ -209,10 +213,12 @@ impl Index {
             id: String,
             commits: BTreeMap<String, (String, Files)>,
             refs: BTreeMap<String, String>,
+            /// The commit of the latest import carrying the repo.
+            latest: String,
         }
         let mut repos: HashMap<(RepoKind, String), RepoAcc> = HashMap::new();
 
-        for (id, m) in order {
+        for (id, m) in bundles {
             index.bundles.push(BundleInfo {
                 id: id.clone(),
                 created: m.created.clone(),
@@ -223,14 +229,14 @@ impl Index {
                 index.blobs.insert(sha, size);
             }
             for r in &m.releases {
-                let key = (r.repo.to_ascii_lowercase(), r.tag.clone());
+                let key = (repo_key(&r.repo), r.tag.clone());
                 let entry = index.releases.entry(key).or_insert_with(|| ReleaseEntry {
                     repo: r.repo.clone(),
                     tag: r.tag.clone(),
                     engine: r.engine.clone(),
                     version: r.version.clone(),
                     created: m.created.clone(),
-                    id: stable_id(&[&r.repo.to_ascii_lowercase(), &r.tag]),
+                    id: stable_id(&[&repo_key(&r.repo), &r.tag]),
                     assets: BTreeMap::new(),
                 });
                 for a in &r.assets {
@@ -247,19 +253,21 @@ impl Index {
                                 size: a.size,
                             },
                             content_type: a.content_type.clone(),
-                            id: stable_id(&[&r.repo.to_ascii_lowercase(), &r.tag, &a.name]),
+                            id: stable_id(&[&repo_key(&r.repo), &r.tag, &a.name]),
                         });
                 }
             }
             for r in &m.repos {
                 let acc = repos
-                    .entry((r.kind, r.id.to_ascii_lowercase()))
+                    .entry((r.kind, repo_key(&r.id)))
                     .or_insert_with(|| RepoAcc {
                         kind: r.kind,
                         id: r.id.clone(),
                         commits: BTreeMap::new(),
                         refs: BTreeMap::new(),
+                        latest: String::new(),
                     });
+                acc.latest = r.commit.clone();
                 let (last, files) = acc
                     .commits
                     .entry(r.commit.clone())
@@ -284,19 +292,10 @@ impl Index {
 
         for (key, acc) in repos {
             let mut snapshots = BTreeMap::new();
-            let mut newest: Option<(String, String)> = None;
             for (commit, (last, files)) in acc.commits {
-                if newest.as_ref().is_none_or(|(t, _)| last >= *t) {
-                    newest = Some((last.clone(), commit.clone()));
-                }
                 snapshots.insert(commit.clone(), snapshot(commit, last, files));
             }
-            let default_commit = acc
-                .refs
-                .get("main")
-                .cloned()
-                .or(newest.map(|(_, c)| c))
-                .unwrap_or_default();
+            let default_commit = acc.refs.get("main").cloned().unwrap_or(acc.latest);
             index.repos.insert(
                 key,
                 HubRepo {
@@ -313,14 +312,13 @@ impl Index {
 
     /// A release by repo (any case) and tag.
     pub fn release(&self, repo: &str, tag: &str) -> Option<&ReleaseEntry> {
-        self.releases
-            .get(&(repo.to_ascii_lowercase(), tag.to_string()))
+        self.releases.get(&(repo_key(repo), tag.to_string()))
     }
 
     /// Every release of one repo, newest first (by tag, compared as
     /// numbers where both have digits: b10828 after b6123).
     pub fn releases_of(&self, repo: &str) -> Vec<&ReleaseEntry> {
-        let key = repo.to_ascii_lowercase();
+        let key = repo_key(repo);
         let mut out: Vec<&ReleaseEntry> = self
             .releases
             .iter()
@@ -332,7 +330,7 @@ impl Index {
     }
 
     pub fn repo(&self, kind: RepoKind, id: &str) -> Option<&HubRepo> {
-        self.repos.get(&(kind, id.to_ascii_lowercase()))
+        self.repos.get(&(kind, repo_key(id)))
     }
 }
 
@@ -444,6 +442,47 @@ fn tree_oid(dir: &str, kids: &BTreeSet<String>, entries: &BTreeMap<String, TreeE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at_commit(id: &str, commit: &str, created: &str) -> Manifest {
+        use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest};
+        let sha = "a".repeat(64);
+        let mut m = Manifest::new(vec!["amd64".into()], 0);
+        m.created = created.into();
+        m.repos.push(HfRepo {
+            kind: RepoKind::Model,
+            id: id.into(),
+            revision: "main".into(),
+            commit: commit.into(),
+            patterns: vec![],
+            files: vec![HfFile {
+                path: "w.bin".into(),
+                size: 1,
+                sha256: sha.clone(),
+                git_oid: "b".repeat(40),
+                lfs: true,
+                publisher_digests: vec![PublisherDigest {
+                    source: DigestSource::HfLfsSha256,
+                    value: sha,
+                }],
+            }],
+        });
+        m
+    }
+
+    #[test]
+    fn the_later_import_names_main_whatever_the_dates_say() {
+        let future = at_commit("acme/tiny", &"f".repeat(40), "9999-12-31T23:59:59Z");
+        let past = at_commit("ACME/Tiny", &"1".repeat(40), "2020-01-01T00:00:00Z");
+        let index = Index::build(&[("x".into(), future.clone()), ("y".into(), past.clone())]);
+        let repo = index.repo(RepoKind::Model, "Acme/TINY").unwrap();
+        assert_eq!(repo.snapshots.len(), 2);
+        assert_eq!(repo.refs["main"], "1".repeat(40));
+        assert_eq!(repo.default_commit, "1".repeat(40));
+        let index = Index::build(&[("y".into(), past), ("x".into(), future)]);
+        let repo = index.repo(RepoKind::Model, "acme/tiny").unwrap();
+        assert_eq!(repo.default_commit, "f".repeat(40));
+        assert_eq!(index.bundles[0].id, "y");
+    }
 
     #[test]
     fn natural_order_of_tags() {

@@ -2,11 +2,13 @@
 //!
 //! The index is rebuilt when `bundles/` changes, so a bundle imported while
 //! the server runs is served without a restart. Each request looks at the
-//! folder's mtime (one `stat`); the listing is read again only when the
-//! mtime moved or is so recent that a second change could share it
-//! (file times tick coarsely), and the index is rebuilt only when the
-//! listing differs. Import writes a manifest last, atomically, so a listed
-//! bundle is complete.
+//! folder's mtime and the import order's (two `stat`s); the listing is read
+//! again only when one moved or is so recent that a second change could
+//! share it (file times tick coarsely), and the index is rebuilt only when
+//! what is listed differs: the set of manifests, or any manifest's file
+//! (inode, size, mtime) — so a manifest repaired by importing it again is
+//! served at once — or the import order. Import writes a manifest last,
+//! atomically, so a listed bundle is complete.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -16,6 +18,7 @@ use prometheus_client::registry::Registry;
 
 use super::index::Index;
 use super::metrics::Metrics;
+use crate::state::{self, ImportOrder};
 use crate::store::Store;
 
 /// How long after a change the listing is re-read on every check: longer
@@ -50,7 +53,28 @@ pub struct AppState {
 #[derive(Default)]
 struct Watch {
     mtime: Option<SystemTime>,
-    ids: Vec<String>,
+    state_mtime: Option<SystemTime>,
+    /// What the index was built from: each manifest's file, and the
+    /// import order's.
+    files: Vec<(String, Option<FileId>)>,
+}
+
+/// Enough of a file's metadata to tell that it was replaced or changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileId {
+    ino: u64,
+    len: u64,
+    mtime: Option<SystemTime>,
+}
+
+fn file_id(path: &std::path::Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(FileId {
+        ino: m.ino(),
+        len: m.len(),
+        mtime: m.modified().ok(),
+    })
 }
 
 impl AppState {
@@ -115,24 +139,43 @@ impl AppState {
             }
         };
         let dir = self.store.bundles_dir();
+        let state_path = state::path(&self.store);
         let mtime = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
-        let recent = mtime
-            .and_then(|t| SystemTime::now().duration_since(t).ok())
-            .is_none_or(|age| age < RECENT);
-        if !force && mtime == watch.mtime && !recent {
+        let state_mtime = std::fs::metadata(&state_path)
+            .and_then(|m| m.modified())
+            .ok();
+        let recent = [mtime, state_mtime].iter().any(|t| {
+            t.and_then(|t| SystemTime::now().duration_since(t).ok())
+                .is_some_and(|age| age < RECENT)
+        }) || mtime.is_none();
+        if !force && mtime == watch.mtime && state_mtime == watch.state_mtime && !recent {
             return;
         }
         watch.mtime = mtime;
-        let ids = match self.store.bundle_ids() {
+        watch.state_mtime = state_mtime;
+        let mut ids = match self.store.bundle_ids() {
             Ok(ids) => ids,
             Err(e) => {
                 tracing::error!(error = %e, "cannot list the bundles held; serving the previous index");
                 return;
             }
         };
-        if !force && ids == watch.ids && self.is_ready() {
+        let mut files: Vec<(String, Option<FileId>)> = ids
+            .iter()
+            .map(|id| {
+                let id_file = self.store.bundle_path(id).and_then(|p| file_id(&p));
+                (id.clone(), id_file)
+            })
+            .collect();
+        files.push((String::new(), file_id(&state_path)));
+        if !force && files == watch.files && self.is_ready() {
             return;
         }
+        let order = ImportOrder::load(&self.store).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "import order unreadable; ordering bundles by their manifests' file times");
+            ImportOrder::default()
+        });
+        order.sort(&self.store, &mut ids);
         let mut manifests = Vec::new();
         for id in &ids {
             match self.store.read_bundle(id) {
@@ -161,7 +204,7 @@ impl AppState {
         if let Ok(mut slot) = self.index.write() {
             *slot = Arc::new(index);
         }
-        watch.ids = ids;
+        watch.files = files;
         self.ready.store(true, Ordering::Release);
     }
 }

@@ -1,0 +1,204 @@
+//! Bounded memory and output for every input: a tar header that claims
+//! half a gigabyte, and small files that are not small (`/dev/zero`).
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+
+use super::common::*;
+
+/// A tar.zst whose first entry is an extension header (type `L`: GNU long
+/// name, `x`: PAX) of 512 MiB of NULs, then manifest.json: a few hundred
+/// KB compressed. Streamed, so the test holds none of it.
+fn huge_extension_header(path: &Path, kind: u8, kit: &Kit) {
+    const HUGE: u64 = 512 << 20;
+    let file = std::fs::File::create(path).unwrap();
+    let mut z = zstd::stream::write::Encoder::new(file, 1).unwrap();
+    let mut h = tar::Header::new_gnu();
+    h.as_old_mut().name[..13].copy_from_slice(b"././@LongLink");
+    h.set_mode(0o644);
+    h.set_size(HUGE);
+    h.set_entry_type(tar::EntryType::new(kind));
+    h.set_cksum();
+    z.write_all(h.as_bytes()).unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..HUGE >> 20 {
+        z.write_all(&zeros).unwrap();
+    }
+    z.write_all(&tar_bytes(&kit.entries())).unwrap();
+    z.finish().unwrap();
+}
+
+/// Runs llmgw and returns (exit code, stderr, peak memory in KiB) of that
+/// one process, from wait4's rusage.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
+fn run_measured(args: &[&str], dir: &Path) -> (Option<i32>, String, i64) {
+    let err_path = dir.join("stderr.txt");
+    let child = llmgw()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    let status = std::process::ExitStatus::from_raw(status);
+    let err = std::fs::read_to_string(&err_path).unwrap();
+    (status.code(), err, usage.ru_maxrss)
+}
+
+/// The probe's case: import and inspect held 1.8 GB and printed 512 MiB of
+/// NULs. Now the header is refused from its size alone: small memory, a
+/// short message, the store unchanged.
+#[test]
+fn a_half_gigabyte_tar_header_is_refused_unread() {
+    let env = Env::empty();
+    let mut kit = Kit::new();
+    kit.model_file("acme/tiny", "model.gguf", b"weights");
+    for (kind, what) in [
+        (b'L', "GNU long-name header"),
+        (b'x', "PAX extended header"),
+    ] {
+        let p = env.path(&format!("huge-{}.tar.zst", kind as char));
+        huge_extension_header(&p, kind, &kit);
+        assert!(std::fs::metadata(&p).unwrap().len() < 4 << 20);
+        let before = snapshot(&env.store);
+        for args in [
+            vec![
+                "bundle",
+                "import",
+                s(&p),
+                "--sha256",
+                &kit.sha256(),
+                "--store",
+                s(&env.store),
+            ],
+            vec!["bundle", "inspect", s(&p)],
+            vec!["bundle", "verify", s(&p), "--sha256", &kit.sha256()],
+        ] {
+            let (code, err, peak_kib) = run_measured(&args, &env.root);
+            assert_eq!(code, Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("a {what} of 536870912 bytes; at most 8192 bytes")),
+                "{args:?}: {err}"
+            );
+            assert!(err.len() < 2000, "{args:?}: {} bytes of stderr", err.len());
+            assert!(!err.contains('\0'), "{args:?}");
+            assert!(peak_kib < 150 * 1024, "{args:?}: peak RSS {peak_kib} KiB");
+        }
+        assert_eq!(before, snapshot(&env.store));
+    }
+}
+
+/// A long name within the cap is honoured (a tar re-made by GNU tar may
+/// use one), and a name in it that is not a bundle entry is refused
+/// printed short.
+#[test]
+fn a_long_name_within_the_cap_is_read_and_printed_short() {
+    let env = Env::empty();
+    let mut kit = Kit::new();
+    kit.model_file("acme/tiny", "model.gguf", b"weights");
+    let long = format!("blobs/sha256/{}", "a".repeat(4000));
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data) in [
+        ("manifest.json".to_string(), kit.manifest_bytes()),
+        (long, b"x".to_vec()),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        // append_data writes a GNU long-name entry for a name over 100 bytes.
+        b.append_data(&mut h, &name, &data[..]).unwrap();
+    }
+    let p = env.path("long.tar");
+    std::fs::write(&p, b.into_inner().unwrap()).unwrap();
+    let err = env.refuse(
+        "long name",
+        &p,
+        &kit.sha256(),
+        &["not part of the bundle format", "…[cut: 4013 bytes in all"],
+    );
+    assert!(err.len() < 1000, "{err}");
+}
+
+/// Files that should be a line long: `--sha256 FILE`, `trust add KEY`,
+/// `--token-file`. `/dev/zero` never ends; each is read only up to a small
+/// bound and refused with a clear message.
+#[test]
+fn small_files_that_never_end_are_refused() {
+    let env = Env::empty();
+    let mut kit = Kit::new();
+    kit.model_file("acme/tiny", "model.gguf", b"weights");
+    let p = env.path("b.tar");
+    write_tar(&p, &kit.entries());
+
+    let o = run(&[
+        "bundle",
+        "import",
+        s(&p),
+        "--sha256",
+        "/dev/zero",
+        "--store",
+        s(&env.store),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero is larger than 4096 bytes"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = run(&[
+        "bundle",
+        "trust",
+        "add",
+        "/dev/zero",
+        "--store",
+        s(&env.store),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero is larger than 4096 bytes"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = run(&[
+        "bundle",
+        "verify",
+        s(&p),
+        "--sha256",
+        &kit.sha256(),
+        "--trust",
+        "/dev/zero",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero is larger than 4096 bytes"),
+        "{}",
+        stderr(&o)
+    );
+
+    let (code, err, peak_kib) = run_measured(
+        &[
+            "mirror",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            s(&env.store),
+            "--token-file",
+            "/dev/zero",
+        ],
+        &env.root,
+    );
+    assert_ne!(code, Some(0), "{err}");
+    assert!(
+        err.contains("cannot read the token file: /dev/zero is larger than 65536 bytes"),
+        "{err}"
+    );
+    assert!(peak_kib < 150 * 1024, "peak RSS {peak_kib} KiB");
+}

@@ -1,0 +1,223 @@
+//! A store that trusts one key and holds a signed llmgw release, and a
+//! running `llmgw mirror serve` over it, for the attacks to aim at.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+pub use crate::bundle_kit::*;
+
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The signed release every store here holds (`acme/llmgw v1.0.0`).
+pub const SIGNED_ASSET: &str = "llmgw-linux-amd64.tar.gz";
+pub const SIGNED_BYTES: &[u8] = b"the real llmgw for amd64";
+
+pub struct Env {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub store: PathBuf,
+    pub key: Key,
+    /// The bundle holding the signed release.
+    pub signed_id: String,
+}
+
+impl Env {
+    /// A store trusting `key` and holding its signed llmgw release.
+    pub fn new() -> Self {
+        let mut env = Self::empty();
+        let mut kit = Kit::new();
+        kit.llmgw_release(
+            &env.key,
+            &[
+                (SIGNED_ASSET, SIGNED_BYTES),
+                ("llmgw-linux-arm64.tar.gz", b"the real llmgw for arm64"),
+            ],
+        );
+        env.signed_id = env.import_kit("signed", &kit);
+        env
+    }
+
+    /// A store trusting `key` and holding nothing.
+    pub fn empty() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let store = root.join("store");
+        let key = Key::new();
+        let o = run(&[
+            "bundle",
+            "trust",
+            "add",
+            s(&key.write_pub(&root)),
+            "--store",
+            s(&store),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        Self {
+            _dir: dir,
+            root,
+            store,
+            key,
+            signed_id: String::new(),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    pub fn import(&self, bundle: &Path, sha: &str) -> Output {
+        run(&[
+            "bundle",
+            "import",
+            s(bundle),
+            "--sha256",
+            sha,
+            "--store",
+            s(&self.store),
+        ])
+    }
+
+    /// Writes the kit as a tar and imports it; it must succeed.
+    pub fn import_kit(&self, name: &str, kit: &Kit) -> String {
+        let p = self.path(&format!("{name}.tar"));
+        write_tar(&p, &kit.entries());
+        let o = self.import(&p, &kit.sha256());
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        kit.sha256()
+    }
+
+    /// Imports the kit, which must be refused with exit code 1, every
+    /// `expect` in the message, the store exactly as before and no staging
+    /// left behind. Returns the message.
+    pub fn refuse_kit(&self, case: &str, kit: &Kit, expect: &[&str]) -> String {
+        let p = self.path(&format!("{}.tar", case.replace(' ', "-")));
+        write_tar(&p, &kit.entries());
+        self.refuse(case, &p, &kit.sha256(), expect)
+    }
+
+    pub fn refuse(&self, case: &str, bundle: &Path, sha: &str, expect: &[&str]) -> String {
+        let before = snapshot(&self.store);
+        let o = self.import(bundle, sha);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{case}: {err}\n{}", stdout(&o));
+        for e in expect {
+            assert!(err.contains(e), "{case}: expected {e:?} in: {err}");
+        }
+        assert_eq!(before, snapshot(&self.store), "{case}: the store changed");
+        let tmp: Vec<_> = std::fs::read_dir(self.store.join("tmp")).unwrap().collect();
+        assert!(tmp.is_empty(), "{case}: staging left behind: {tmp:?}");
+        err
+    }
+}
+
+/// A release of `repo` at `tag` that nobody signed, as a second bundle
+/// would carry it.
+pub fn unsigned_release(
+    kit: &mut Kit,
+    repo: &str,
+    tag: &str,
+    engine: &str,
+    assets: &[(&str, &[u8])],
+) {
+    use llmgw_shared::digest::sha256_hex;
+    use llmgw_shared::manifest::{Asset, DigestSource, PublisherDigest, Release};
+    let mut list = Vec::new();
+    for (name, body) in assets {
+        let sha = sha256_hex(body);
+        list.push(Asset {
+            name: (*name).into(),
+            size: body.len() as u64,
+            sha256: sha.clone(),
+            publisher_digests: vec![PublisherDigest {
+                source: DigestSource::GithubAssetDigest,
+                value: sha.clone(),
+            }],
+            content_type: None,
+        });
+        kit.blobs.insert(sha, body.to_vec());
+    }
+    kit.manifest.releases.push(Release {
+        repo: repo.into(),
+        tag: tag.into(),
+        engine: engine.into(),
+        version: tag.into(),
+        builds: vec![],
+        assets: list,
+        signature: None,
+    });
+}
+
+/// `llmgw mirror serve` on a free loopback port, stopped when dropped.
+pub struct Server {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Server {
+    pub fn start(store: &Path) -> Self {
+        let mut child = llmgw()
+            .args([
+                "mirror",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                s(store),
+            ])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        Self { child, url }
+    }
+
+    /// GETs a path with curl: (status, body).
+    pub fn get(&self, path: &str) -> (u16, Vec<u8>) {
+        let o = std::process::Command::new("curl")
+            .args(["-s", "-o", "-", "-w", "\n%{http_code}"])
+            .arg(format!("{}{path}", self.url))
+            .output()
+            .expect("curl (scripts/setup.sh installs it)");
+        let mut body = o.stdout;
+        let nl = body.iter().rposition(|b| *b == b'\n').unwrap();
+        let code = String::from_utf8_lossy(&body[nl + 1..])
+            .trim()
+            .parse()
+            .unwrap();
+        body.truncate(nl);
+        (code, body)
+    }
+
+    /// Polls until `path` answers with `status` (the server looks at the
+    /// store every 100 ms), or fails after 10 s.
+    pub fn wait_for(&self, path: &str, status: u16) -> Vec<u8> {
+        for _ in 0..100 {
+            let (code, body) = self.get(path);
+            if code == status {
+                return body;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{path} never answered {status}: last {:?}", self.get(path));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
