@@ -68,16 +68,7 @@ impl Env {
     }
 
     fn refuse(&self, case: &str, bundle: &Path, sha: &str, expect: &[&str]) {
-        let before = snapshot(&self.store);
-        let o = self.import(bundle, sha);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{case}: {err}\n{}", stdout(&o));
-        for e in expect {
-            assert!(err.contains(e), "{case}: expected {e:?} in: {err}");
-        }
-        assert_eq!(before, snapshot(&self.store), "{case}: the store changed");
-        let tmp: Vec<_> = std::fs::read_dir(self.store.join("tmp")).unwrap().collect();
-        assert!(tmp.is_empty(), "{case}: staging left behind: {tmp:?}");
+        assert_refused(case, &self.store, expect, || self.import(bundle, sha));
     }
 }
 

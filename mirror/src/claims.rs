@@ -52,16 +52,6 @@ pub enum ClaimError {
         held_sha256: String,
     },
     #[error(
-        "{what}: bundle {new} gives it twice, as sha256 {first} and {second} (repository ids \
-         differ only in case?); the mirror serves one file per name"
-    )]
-    SelfDisagree {
-        what: String,
-        new: String,
-        first: String,
-        second: String,
-    },
-    #[error(
         "held bundle {bundle} names a signed SHA256SUMS that cannot be read from the store \
          ({reason}); run `llmgw mirror verify`, and import that bundle again to repair it"
     )]
@@ -97,9 +87,8 @@ struct Claims {
 
 impl Claims {
     /// Records that `bundle` says `key` is `sha256`; refuses a second
-    /// opinion when the new bundle is one side of it (held bundles that
-    /// disagree among themselves came from an older llmgw: not this
-    /// import's business).
+    /// opinion from the new bundle (held bundles that disagree among
+    /// themselves came from an older llmgw: not this import's business).
     fn claim(
         &mut self,
         key: String,
@@ -108,13 +97,10 @@ impl Claims {
         bundle: &str,
         new: &str,
     ) -> Result<(), ClaimError> {
+        // One bundle never names a file twice (Manifest::validate refuses
+        // it, repository ids compared case-insensitively), so the first
+        // claim of a key is a held bundle's whenever the new one disagrees.
         match self.files.get(&key) {
-            Some((first, by)) if first != sha256 && by == new => Err(ClaimError::SelfDisagree {
-                what: what(),
-                new: new.to_string(),
-                first: first.clone(),
-                second: sha256.to_string(),
-            }),
             Some((held_sha256, held)) if held_sha256 != sha256 && bundle == new => {
                 Err(ClaimError::Disagree {
                     what: what(),

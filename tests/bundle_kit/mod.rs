@@ -320,6 +320,28 @@ pub fn snapshot(root: &Path) -> BTreeMap<String, String> {
     out
 }
 
+/// Runs an import that must be refused and checks the refusal: exit code
+/// 1, every `expect` in the message, `store` exactly as before and no
+/// staging left in its `tmp/`. Returns the message.
+pub fn assert_refused(
+    case: &str,
+    store: &Path,
+    expect: &[&str],
+    import: impl FnOnce() -> Output,
+) -> String {
+    let before = snapshot(store);
+    let o = import();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{case}: {err}\n{}", stdout(&o));
+    for e in expect {
+        assert!(err.contains(e), "{case}: expected {e:?} in: {err}");
+    }
+    assert_eq!(before, snapshot(store), "{case}: the store changed");
+    let tmp: Vec<_> = std::fs::read_dir(store.join("tmp")).unwrap().collect();
+    assert!(tmp.is_empty(), "{case}: staging left behind: {tmp:?}");
+    err
+}
+
 /// The `llmgw` binary under test.
 pub fn llmgw() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_llmgw"));

@@ -18,8 +18,8 @@ fn assert_inert(what: &str, out: &str) {
 const ESC: &str = "\u{1b}]0;owned\u{7}\u{1b}[2J";
 const RLO: &str = "\u{202e}";
 
-/// A manifest whose free-text fields (created, tool, version, gaps) carry
-/// escapes, a bidi override and a 100 000-character reason.
+/// A manifest whose free-text fields (tool, version, gaps) carry escapes, a
+/// bidi override and a 100 000-character reason (`created` must be a time).
 fn hostile_kit() -> Kit {
     let mut kit = Kit::new();
     kit.model_file("acme/tiny", "model.gguf", b"weights");
@@ -30,8 +30,7 @@ fn hostile_kit() -> Kit {
         "uv",
         &[("tool.tar.gz", b"tool")],
     );
-    kit.manifest.created = format!("2025-01-01{ESC}");
-    kit.manifest.tool = format!("llmgw{RLO}exe.txt");
+    kit.manifest.tool = format!("llmgw{ESC}{RLO}exe.txt");
     kit.manifest.releases[0].version = format!("v1{ESC}");
     kit.manifest.gaps.push(Gap {
         what: format!("acme/x{RLO}"),
@@ -52,7 +51,7 @@ fn manifest_text_is_escaped_and_cut_everywhere_it_is_printed() {
     let out = stdout(&o);
     assert_inert("inspect", &out);
     assert!(
-        out.contains("created 2025-01-01\\u{1b}]0;owned\\u{7}\\u{1b}[2J by llmgw\\u{202e}exe.txt"),
+        out.contains("by llmgw\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{202e}exe.txt"),
         "{out}"
     );
     assert!(out.contains("…[cut: 100000 bytes in all"), "{out}");

@@ -56,7 +56,11 @@ fn a_case_variant_of_the_repo_is_the_same_release() {
     let mut kit = Kit::new();
     unsigned_release(&mut kit, "acme/x", "v1", "uv", &[("a.tar.gz", b"one")]);
     unsigned_release(&mut kit, "Acme/X", "v1", "uv", &[("a.tar.gz", b"two")]);
-    env.refuse_kit("two spellings in one bundle", &kit, &["gives it twice"]);
+    env.refuse_kit(
+        "two spellings in one bundle",
+        &kit,
+        &["release acme/x v1 is listed twice"],
+    );
 }
 
 /// An unsigned bundle cannot add an asset to a signed release: the release

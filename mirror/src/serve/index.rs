@@ -452,6 +452,7 @@ mod tests {
             kind: RepoKind::Model,
             id: id.into(),
             revision: "main".into(),
+            ref_kind: None,
             commit: commit.into(),
             patterns: vec![],
             files: vec![HfFile {
