@@ -6,8 +6,13 @@
 //! `--hf-endpoint`) and nowhere else: not to GitHub, and not to a CDN a Hub
 //! download redirects to. It never appears in a log line, an error or a
 //! file: [`Token`] prints as `***`.
+//!
+//! Every request is bounded by [`HttpLimits`] (see [`crate::limits`]), and
+//! bytes must arrive as stored: a compressed body is refused.
 
 use std::time::Duration;
+
+use crate::limits::{Guarded, HttpLimits};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
@@ -76,7 +81,7 @@ impl HttpError {
         }
     }
 
-    pub(crate) fn transport(url: &Url, e: &reqwest::Error) -> Self {
+    pub fn transport(url: &Url, e: &reqwest::Error) -> Self {
         // reqwest's Display hides the source chain; a dropped body says
         // "error decoding response body" without why, so add the chain.
         let mut detail = e.to_string();
@@ -168,6 +173,7 @@ pub struct Http {
     hub: Origin,
     hf_token: Option<Token>,
     pub retry: RetryPolicy,
+    pub limits: HttpLimits,
 }
 
 impl Http {
@@ -177,6 +183,16 @@ impl Http {
         hf_token: Option<Token>,
         retry: RetryPolicy,
     ) -> Result<Self, HttpError> {
+        Self::with_limits(hf_endpoint, hf_token, retry, HttpLimits::default())
+    }
+
+    /// [`Http::new`] with other limits (tests lower them).
+    pub fn with_limits(
+        hf_endpoint: &str,
+        hf_token: Option<Token>,
+        retry: RetryPolicy,
+        limits: HttpLimits,
+    ) -> Result<Self, HttpError> {
         let hub_url = Url::parse(hf_endpoint).map_err(|e| HttpError::Protocol {
             url: hf_endpoint.to_string(),
             detail: format!("not a URL: {e}"),
@@ -184,7 +200,7 @@ impl Http {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(USER_AGENT)
-            .connect_timeout(Duration::from_secs(30))
+            .connect_timeout(limits.connect_timeout)
             // A stalled body is a dropped connection: retry and resume.
             .read_timeout(Duration::from_secs(60))
             .build()
@@ -197,6 +213,7 @@ impl Http {
             hub: Origin::of(&hub_url),
             hf_token,
             retry,
+            limits,
         })
     }
 
@@ -237,12 +254,18 @@ impl Http {
                 v.set_sensitive(true);
                 headers.insert(header::AUTHORIZATION, v);
             }
-            let resp = self
+            let send = self
                 .client
                 .request(Method::GET, url.clone())
                 .headers(headers)
-                .send()
+                .send();
+            let resp = tokio::time::timeout(self.limits.deadline, send)
                 .await
+                .map_err(|_| HttpError::Transport {
+                    url: redact(&url),
+                    detail: format!("no answer within {} s", self.limits.deadline.as_secs_f64()),
+                    retryable: true,
+                })?
                 .map_err(|e| HttpError::transport(&url, &e))?;
             if resp.status().is_redirection() && resp.status() != StatusCode::NOT_MODIFIED {
                 let loc = resp
@@ -266,12 +289,34 @@ impl Http {
                 url = next;
                 continue;
             }
-            return Ok((resp, url));
+            if resp.status().is_success() {
+                refuse_compressed(&resp, &url)?;
+            }
+            return Ok((self.guard(resp), url));
         }
         Err(HttpError::Protocol {
             url: redact(&url),
             detail: format!("more than {MAX_REDIRECTS} redirects"),
         })
+    }
+
+    /// The same response, its body failing when it stops moving (see
+    /// [`crate::limits`]).
+    fn guard(&self, resp: reqwest::Response) -> reqwest::Response {
+        use reqwest::ResponseBuilderExt;
+        let mut b = http::Response::builder()
+            .status(resp.status())
+            .version(resp.version())
+            .url(resp.url().clone());
+        if let Some(h) = b.headers_mut() {
+            *h = resp.headers().clone();
+        }
+        let body = Guarded::new(Box::pin(resp.bytes_stream()), self.limits);
+        match b.body(reqwest::Body::wrap_stream(body)) {
+            Ok(r) => reqwest::Response::from(r),
+            // Cannot happen: the parts come from a valid response.
+            Err(_) => unreachable!("rebuilding a valid response"),
+        }
     }
 
     /// GETs a small document (JSON, a checksum file, a signature) whole,
@@ -298,6 +343,26 @@ impl Http {
     }
 
     async fn get_small_once(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        cap: usize,
+    ) -> Result<(Vec<u8>, HeaderMap), HttpError> {
+        let whole = self.get_small_whole(url, accept, cap);
+        match tokio::time::timeout(self.limits.deadline, whole).await {
+            Ok(r) => r,
+            Err(_) => Err(HttpError::Transport {
+                url: Url::parse(url).map_or_else(|_| url.to_string(), |u| redact(&u)),
+                detail: format!(
+                    "the answer did not arrive whole within {} s",
+                    self.limits.deadline.as_secs_f64()
+                ),
+                retryable: true,
+            }),
+        }
+    }
+
+    async fn get_small_whole(
         &self,
         url: &str,
         accept: Option<&str>,
@@ -341,6 +406,29 @@ impl Http {
         }
         Ok((body, headers))
     }
+}
+
+/// Refuses a body the server compressed: its bytes are not the published
+/// ones, so they cannot be checked (and were asked for as `identity`).
+fn refuse_compressed(resp: &reqwest::Response, url: &Url) -> Result<(), HttpError> {
+    let Some(enc) = resp.headers().get(header::CONTENT_ENCODING) else {
+        return Ok(());
+    };
+    let enc = String::from_utf8_lossy(enc.as_bytes());
+    let enc = enc.trim();
+    if enc.is_empty() || enc.eq_ignore_ascii_case("identity") {
+        return Ok(());
+    }
+    let shown: String = enc.chars().filter(|c| !c.is_control()).take(40).collect();
+    Err(HttpError::Protocol {
+        url: redact(url),
+        detail: format!(
+            "the server compressed the body (Content-Encoding: {shown}) although it was asked \
+             for the bytes as stored (Accept-Encoding: identity); compressed bytes cannot be \
+             checked against the publisher's digest. If a proxy sits in between, have it pass \
+             bodies through unchanged"
+        ),
+    })
 }
 
 /// The `rel="next"` target of a `Link` header, resolved against `base`.

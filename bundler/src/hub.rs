@@ -24,8 +24,6 @@ use crate::spec::RepoSpec;
 
 /// A tree page larger than this is refused (the Hub's are up to 1000 entries).
 const MAX_PAGE: usize = 64 << 20;
-/// More pages than this is a server that never stops.
-const MAX_PAGES: usize = 10_000;
 
 /// A file path in a resolve URL keeps its `/` and quotes the rest.
 const PATH: &AsciiSet = &SEGMENT.remove(b'/');
@@ -135,14 +133,19 @@ pub async fn plan(
         spec.id
     );
     let mut next = Some(first);
-    let mut pages = 0;
+    // A page asked for twice is a listing that loops; more pages than the
+    // cap is one that does not end.
+    let mut seen = std::collections::HashSet::new();
+    let max_pages = http.limits.max_pages;
     while let Some(page_url) = next.take() {
-        pages += 1;
-        if pages > MAX_PAGES {
+        if seen.len() >= max_pages {
             return Err(CreateError::Hub(format!(
-                "{w}: the tree listing has more than {MAX_PAGES} pages"
+                "{w}: the tree listing has more than {max_pages} pages (the last asked for was \
+                 {}); refusing a listing that does not end",
+                shown(&page_url)
             )));
         }
+        seen.insert(page_url.clone());
         let (body, headers) = http
             .get_small(&page_url, Some("application/json"), MAX_PAGE)
             .await
@@ -154,6 +157,16 @@ pub async fn plan(
         let base =
             Url::parse(&page_url).map_err(|e| CreateError::Hub(format!("{page_url}: {e}")))?;
         next = link_next(&headers, &base).map(|u| u.to_string());
+        if let Some(n) = &next
+            && seen.contains(n)
+        {
+            return Err(CreateError::Hub(format!(
+                "{w}: the tree listing loops: {} names {} as its next page \
+                 (`Link: rel=\"next\"`), which was already fetched",
+                shown(&page_url),
+                shown(n)
+            )));
+        }
     }
 
     let globs = glob_set(spec)?;
@@ -289,6 +302,18 @@ pub async fn plan(
         files,
     });
     Ok(())
+}
+
+/// A URL a server chose, for a message: printable and at most 200
+/// characters (a parsed URL is already percent-encoded).
+fn shown(url: &str) -> String {
+    let clean: String = url.chars().filter(|c| !c.is_control()).collect();
+    if clean.chars().count() <= 200 {
+        return clean;
+    }
+    let mut s: String = clean.chars().take(200).collect();
+    s.push('…');
+    s
 }
 
 fn glob_set(spec: &RepoSpec) -> Result<Option<GlobSet>, CreateError> {

@@ -18,6 +18,7 @@ pub mod fetch;
 pub mod github;
 pub mod http;
 pub mod hub;
+pub mod limits;
 pub mod llmgw_release;
 pub mod plan;
 pub mod progress;

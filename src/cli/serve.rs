@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use llmgw_mirror::serve::conn::{ConnLimits, default_max_connections};
 use llmgw_mirror::serve::{ServeConfig, TlsFiles, start};
 
 /// Serve the store to nodes: GitHub releases, the Hugging Face Hub API,
@@ -33,6 +34,10 @@ pub struct ServeArgs {
     /// (`Authorization: Bearer <token>`; HF clients send HF_TOKEN). Off when unset.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Connections open at most; past it the one quiet longest is closed
+    /// (default: half the file descriptors the process may open).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: Option<u32>,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -50,6 +55,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .zip(args.tls_key)
                 .map(|(cert, key)| TlsFiles { cert, key }),
             token_file: args.token_file,
+            limits: ConnLimits {
+                max_connections: args
+                    .max_connections
+                    .map_or_else(default_max_connections, |n| n as usize),
+                ..ConnLimits::default()
+            },
         };
         let running = start(cfg).await?;
         // One line on stdout that scripts can read the address from.

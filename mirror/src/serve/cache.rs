@@ -1,9 +1,15 @@
 //! JSON answers kept once built: the index only changes when a bundle is
 //! imported or removed, so the same request gets the same bytes until
-//! then. Keyed by everything the answer depends on (path, query, the base
-//! URL the links use, `Accept`), and dropped whole when the index changes.
+//! then.
+//!
+//! Invariant: the cache never holds more than [`MAX_BYTES`] (bodies,
+//! headers and keys counted), whatever clients send. It is keyed only by
+//! what changes an answer — the path, the query parameters a route reads
+//! (normalised, so `?nocache=N` or `page=01` add nothing), the base URL the
+//! links use and whether the client asked for bytes — and dropped whole when
+//! the index changes. Past the cap the oldest answers go first.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
 use axum::body::Body;
@@ -12,10 +18,16 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode, header};
 
 use super::index::Index;
+use super::paths::{query_bool, query_get};
 use super::respond::{empty, etag_matches};
 
-/// At most this many answers are kept; past it the cache starts over.
-const MAX_ENTRIES: usize = 4096;
+/// Bytes of answers kept at most: a few copies of a large store's
+/// `/v1/index` and every small answer many clients ask for.
+pub const MAX_BYTES: usize = 64 << 20;
+
+/// One answer larger than this is built each time rather than kept, so a
+/// single huge answer cannot empty the cache of everything else.
+const MAX_ENTRY_BYTES: usize = MAX_BYTES / 4;
 
 /// A built 200 answer: its headers (ETag, Content-Type, Link, ...) and body.
 #[derive(Clone)]
@@ -25,33 +37,135 @@ pub struct CachedJson {
     pub etag: String,
 }
 
-#[derive(Default)]
-pub struct JsonCache {
-    inner: RwLock<(u64, HashMap<String, Arc<CachedJson>>)>,
+impl CachedJson {
+    /// What keeping it costs, roughly: body, headers and the key.
+    fn cost(&self, key: &str) -> usize {
+        let headers: usize = self
+            .headers
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len() + 32)
+            .sum();
+        self.body.len() + headers + self.etag.len() + key.len() * 2 + 128
+    }
 }
 
-fn generation(index: &Index) -> u64 {
-    index.generation
+/// The query parameters some route reads; every other one is ignored by
+/// every route, so it is left out of the key.
+const NUMBERS: [&str; 2] = ["per_page", "page"];
+const FLAGS: [&str; 3] = ["blobs", "recursive", "expand"];
+
+/// The cache key of a GET or HEAD: everything its answer depends on and
+/// nothing else.
+pub fn key(
+    raw_path: &str,
+    query: &[(String, String)],
+    base_url: &str,
+    headers: &HeaderMap,
+) -> String {
+    let mut k = String::with_capacity(raw_path.len() + base_url.len() + 48);
+    k.push_str(raw_path);
+    k.push('?');
+    for name in NUMBERS {
+        if let Some(n) = query_get(query, name).and_then(|v| v.parse::<u64>().ok()) {
+            k.push_str(&format!("{name}={n}&"));
+        }
+    }
+    for name in FLAGS {
+        if query_bool(query, name) {
+            k.push_str(name);
+            k.push('&');
+        }
+    }
+    let wants_bytes = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/octet-stream"));
+    k.push('|');
+    k.push_str(base_url);
+    k.push_str(if wants_bytes { "|bytes" } else { "|json" });
+    k
+}
+
+#[derive(Default)]
+struct Inner {
+    generation: u64,
+    map: HashMap<String, Arc<CachedJson>>,
+    /// Keys in the order they were added, for dropping the oldest.
+    order: VecDeque<String>,
+    bytes: usize,
+}
+
+pub struct JsonCache {
+    inner: RwLock<Inner>,
+    cap: usize,
+}
+
+impl Default for JsonCache {
+    fn default() -> Self {
+        Self::with_cap(MAX_BYTES)
+    }
 }
 
 impl JsonCache {
+    /// A cache that keeps at most `cap` bytes.
+    pub fn with_cap(cap: usize) -> Self {
+        Self {
+            inner: RwLock::default(),
+            cap,
+        }
+    }
+
     pub fn get(&self, index: &Arc<Index>, key: &str) -> Option<Arc<CachedJson>> {
         let g = self.inner.read().ok()?;
-        if g.0 != generation(index) {
+        if g.generation != index.generation {
             return None;
         }
-        g.1.get(key).cloned()
+        g.map.get(key).cloned()
     }
 
     pub fn put(&self, index: &Arc<Index>, key: String, value: CachedJson) {
-        if let Ok(mut g) = self.inner.write() {
-            let gen_now = generation(index);
-            if g.0 != gen_now || g.1.len() >= MAX_ENTRIES {
-                g.1.clear();
-                g.0 = gen_now;
-            }
-            g.1.insert(key, Arc::new(value));
+        let cost = value.cost(&key);
+        if cost > self.cap.min(MAX_ENTRY_BYTES) {
+            return;
         }
+        let Ok(mut g) = self.inner.write() else {
+            return;
+        };
+        if g.generation != index.generation {
+            *g = Inner {
+                generation: index.generation,
+                ..Inner::default()
+            };
+        }
+        if let Some(old) = g.map.remove(&key) {
+            g.bytes -= old.cost(&key);
+            g.order.retain(|k| *k != key);
+        }
+        while g.bytes + cost > self.cap {
+            let Some(oldest) = g.order.pop_front() else {
+                break;
+            };
+            if let Some(v) = g.map.remove(&oldest) {
+                g.bytes -= v.cost(&oldest);
+            }
+        }
+        g.bytes += cost;
+        g.order.push_back(key.clone());
+        g.map.insert(key, Arc::new(value));
+    }
+
+    /// Bytes held now (the sum [`MAX_BYTES`] bounds).
+    pub fn bytes(&self) -> usize {
+        self.inner.read().map(|g| g.bytes).unwrap_or(0)
+    }
+
+    /// Answers held now.
+    pub fn len(&self) -> usize {
+        self.inner.read().map(|g| g.map.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -74,4 +188,77 @@ pub fn reply(method: &Method, req: &HeaderMap, c: &CachedJson) -> Response {
     };
     *r.headers_mut() = c.headers.clone();
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::paths::query_pairs;
+
+    fn answer(n: usize) -> CachedJson {
+        CachedJson {
+            headers: HeaderMap::new(),
+            body: Bytes::from(vec![b'x'; n]),
+            etag: "\"e\"".into(),
+        }
+    }
+
+    #[test]
+    fn junk_in_the_query_shares_one_key() {
+        let h = HeaderMap::new();
+        let k = |q: &str| key("/v1/index", &query_pairs(Some(q)), "http://m", &h);
+        assert_eq!(k("nocache=1"), k("nocache=2"));
+        assert_eq!(k(""), k("x=y&z"));
+        assert_eq!(k("page=01&per_page=5"), k("per_page=5&page=1"));
+        assert_eq!(k("recursive=True"), k("recursive=true&expand=false"));
+        assert_ne!(k("page=1"), k("page=2"));
+        assert_ne!(k("blobs=true"), k(""));
+        assert_ne!(
+            key("/v1/index", &[], "http://a", &h),
+            key("/v1/index", &[], "http://b", &h)
+        );
+        let mut bytes = HeaderMap::new();
+        bytes.insert(header::ACCEPT, "application/octet-stream".parse().unwrap());
+        assert_ne!(
+            key("/p", &[], "http://a", &h),
+            key("/p", &[], "http://a", &bytes)
+        );
+    }
+
+    #[test]
+    fn never_holds_more_than_its_cap() {
+        let cap = 100_000;
+        let c = JsonCache::with_cap(cap);
+        let index = Arc::new(Index::default());
+        for i in 0..2_000 {
+            c.put(&index, format!("/v1/index|http://host{i}"), answer(3_000));
+            assert!(c.bytes() <= cap, "{} bytes after {i} answers", c.bytes());
+        }
+        // The newest are kept, the oldest went.
+        assert!(c.get(&index, "/v1/index|http://host1999").is_some());
+        assert!(c.get(&index, "/v1/index|http://host0").is_none());
+        // An answer too large to keep is not kept, and evicts nothing.
+        let before = c.len();
+        c.put(&index, "big".into(), answer(cap));
+        assert!(c.get(&index, "big").is_none());
+        assert_eq!(c.len(), before);
+        // The same key again replaces, it does not add.
+        let b = c.bytes();
+        c.put(&index, "/v1/index|http://host1999".into(), answer(3_000));
+        assert_eq!(c.bytes(), b);
+    }
+
+    #[test]
+    fn a_new_index_starts_over() {
+        let c = JsonCache::with_cap(1 << 20);
+        let old = Arc::new(Index::default());
+        c.put(&old, "k".into(), answer(10));
+        let new = Arc::new(Index {
+            generation: old.generation + 1,
+            ..Index::default()
+        });
+        assert!(c.get(&new, "k").is_none());
+        c.put(&new, "j".into(), answer(10));
+        assert_eq!(c.len(), 1);
+    }
 }

@@ -1,5 +1,6 @@
 //! Sending a blob: HEAD, Range (206/416), If-None-Match (304), ETag, a true
-//! Content-Length, `Accept-Ranges`, never compressed.
+//! Content-Length, `Accept-Ranges`, `X-Content-Type-Options: nosniff`,
+//! never compressed.
 //!
 //! The body reads the file in fixed chunks with `pread` on the blocking
 //! pool and hands each chunk to hyper without another copy, so memory per
@@ -53,6 +54,11 @@ pub fn serve_blob(
         let h = r.headers_mut();
         h.insert(header::ETAG, header_text(&etag));
         h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        // A browser must not guess HTML or script out of a model file.
+        h.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
         h.extend(extra.clone());
         r
     };

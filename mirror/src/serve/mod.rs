@@ -10,7 +10,10 @@
 
 pub mod auth;
 pub mod cache;
+pub mod conn;
 pub mod files;
+pub mod graphql;
+pub mod graphql_parse;
 pub mod index;
 pub mod metrics;
 pub mod paths;
@@ -48,6 +51,8 @@ pub struct ServeConfig {
     pub public_url: Option<String>,
     pub tls: Option<TlsFiles>,
     pub token_file: Option<PathBuf>,
+    /// How many connections, and how long each may stall.
+    pub limits: conn::ConnLimits,
 }
 
 /// PEM files for TLS.
@@ -96,8 +101,11 @@ pub struct Running {
     pub addr: SocketAddr,
     pub scheme: &'static str,
     pub state: Arc<AppState>,
-    handle: axum_server::Handle<SocketAddr>,
+    /// The connections open and their limits.
+    pub conns: Arc<conn::Conns>,
+    handle: axum_server::Handle<conn::ConnAddr>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    reaper: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -109,7 +117,9 @@ impl Running {
     /// Stops accepting, lets requests in flight finish for up to `grace`.
     pub async fn shutdown(self, grace: Duration) -> Result<(), ServeError> {
         self.handle.graceful_shutdown(Some(grace));
-        match self.task.await {
+        let done = self.task.await;
+        self.reaper.abort();
+        match done {
             Ok(r) => r.map_err(ServeError::Serve),
             Err(e) => Err(ServeError::Serve(std::io::Error::other(e))),
         }
@@ -159,32 +169,43 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     };
     listener.set_nonblocking(true).map_err(bind_err)?;
     let addr = listener.local_addr().map_err(bind_err)?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(bind_err)?;
+    let conns = conn::Conns::new(cfg.limits);
+    let reaper = conn::spawn_reaper(&conns);
+    let limits = conns.limits();
+    tracing::info!(
+        max_connections = limits.max_connections,
+        header_timeout_s = limits.header_timeout.as_secs_f64(),
+        idle_timeout_s = limits.idle_timeout.as_secs_f64(),
+        send_timeout_s = limits.send_timeout.as_secs_f64(),
+        "connection limits"
+    );
 
     let loader = state.clone();
     tokio::task::spawn_blocking(move || loader.refresh(true));
 
     let app = router(state.clone());
     let handle = axum_server::Handle::new();
+    let server = axum_server::Server::<conn::ConnAddr>::from_listener(conn::Listener::new(
+        listener,
+        conns.clone(),
+    ))
+    .handle(handle.clone());
     let (scheme, task) = match tls {
         Some(config) => {
-            let server = axum_server::from_tcp_rustls(listener, config)
-                .map_err(bind_err)?
-                .handle(handle.clone());
+            let server = server.acceptor(axum_server::tls_rustls::RustlsAcceptor::new(config));
             ("https", tokio::spawn(server.serve(app.into_make_service())))
         }
-        None => {
-            let server = axum_server::from_tcp(listener)
-                .map_err(bind_err)?
-                .handle(handle.clone());
-            ("http", tokio::spawn(server.serve(app.into_make_service())))
-        }
+        None => ("http", tokio::spawn(server.serve(app.into_make_service()))),
     };
     Ok(Running {
         addr,
         scheme,
         state,
+        conns,
         handle,
         task,
+        reaper,
     })
 }
 
@@ -304,19 +325,8 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
         );
     }
     // A JSON answer built before from the same index is sent as it is.
-    let cache_key = (r.method == Method::GET || r.method == Method::HEAD).then(|| {
-        let accept = r
-            .headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        format!(
-            "{}?{}|{}|{accept}",
-            raw_path,
-            parts.uri.query().unwrap_or(""),
-            r.base_url()
-        )
-    });
+    let cache_key = (r.method == Method::GET || r.method == Method::HEAD)
+        .then(|| cache::key(raw_path, &r.query, &r.base_url(), r.headers));
     if let Some(key) = &cache_key
         && let Some(hit) = state.json_cache.get(&r.index, key)
     {
@@ -367,6 +377,21 @@ async fn route(
             "agent_harnesses",
             respond::hub_error(StatusCode::NOT_FOUND, None, "not served by a mirror", None),
         ),
+        ["api", "graphql"] | ["graphql"] => {
+            if r.method != Method::POST {
+                return graphql::not_post();
+            }
+            match axum::body::to_bytes(body, graphql_parse::MAX_QUERY_BYTES * 2).await {
+                Ok(b) => graphql::answer(r, &b),
+                Err(_) => (
+                    "github_graphql",
+                    respond::text(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "the GraphQL request is larger than 64 KiB\n",
+                    ),
+                ),
+            }
+        }
         ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
             routes_github::api(r, rest, raw_path)
         }

@@ -240,6 +240,7 @@ pub fn config(store: &Path) -> ServeConfig {
         public_url: None,
         tls: None,
         token_file: None,
+        limits: Default::default(),
     }
 }
 
@@ -270,6 +271,36 @@ pub fn serve_with(cfg: ServeConfig) -> Server {
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("the server did not read its store within 2 s");
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, made with the
+/// openssl CLI: (cert.pem, key.pem) in `dir`.
+pub fn self_signed_cert(dir: &Path) -> (PathBuf, PathBuf) {
+    let cert = dir.join("cert.pem");
+    let key = dir.join("key.pem");
+    let st = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    (cert, key)
 }
 
 pub fn tls(cert: PathBuf, key: PathBuf) -> Option<TlsFiles> {

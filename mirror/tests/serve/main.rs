@@ -2,6 +2,7 @@
 
 mod common;
 mod github;
+mod hostile;
 mod hub;
 mod misc;
 mod traversal;

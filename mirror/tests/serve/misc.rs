@@ -213,30 +213,7 @@ print(open(hf_hub_download("acme/tiny", "config.json"), "rb").read().decode())
 #[test]
 fn tls_with_a_self_signed_certificate() {
     let (d, store, _) = store_with_main_bundle();
-    let cert = d.path().join("cert.pem");
-    let key = d.path().join("key.pem");
-    let st = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    let (cert, key) = self_signed_cert(d.path());
     let mut cfg = config(&store);
     cfg.tls = tls(cert.clone(), key.clone());
     let srv = serve_with(cfg);

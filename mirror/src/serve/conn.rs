@@ -1,0 +1,542 @@
+//! Connection limits: how many connections `mirror serve` keeps open and
+//! how long one may sit without progress.
+//!
+//! Invariant: at most [`ConnLimits::max_connections`] accepted connections
+//! are open at once, and none stays open while it stalls: a request (head
+//! and form) must arrive within `header_timeout` of its first byte (of
+//! accept, for a new connection); a kept-alive connection with no new
+//! request is closed after `idle_timeout`; a client that takes no byte of
+//! its answer for `send_timeout` is dropped. At the cap, the connection
+//! quiet longest (idle or half-sent, never one being answered) is closed to
+//! make room, so idle and half-sent connections can never lock real clients
+//! out; only when every connection is busy do new ones wait in the listen
+//! backlog. Each of these events is logged.
+//!
+//! The limits are enforced on the TCP stream itself (under TLS), where every
+//! byte in and out is seen: [`Tracked`] records progress, a reaper task
+//! checks the clocks and closes a stalled stream by failing its next read or
+//! write, which ends the connection in hyper.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_util::task::AtomicWaker;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// The limits; `Default` gives the ones `mirror serve` runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// Connections open at most (each may also hold one blob file open).
+    pub max_connections: usize,
+    /// A request must arrive whole within this long of its first byte.
+    pub header_timeout: Duration,
+    /// A kept-alive connection with no new request is closed after this.
+    pub idle_timeout: Duration,
+    /// A client that takes no byte of its answer for this long is dropped.
+    pub send_timeout: Duration,
+}
+
+impl Default for ConnLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: default_max_connections(),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// File descriptors kept for everything but connections: the runtime, the
+/// listener, the store's folders and manifests.
+const FD_RESERVE: u64 = 64;
+
+/// Half of what the process may open beyond [`FD_RESERVE`] (a connection
+/// and the blob it sends), between 16 and 10 000.
+pub fn default_max_connections() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes only into the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
+    let fds = if ok { lim.rlim_cur } else { 1024 };
+    (fds.saturating_sub(FD_RESERVE) / 2).clamp(16, 10_000) as usize
+}
+
+/// A connection quiet for less than this is never closed to make room:
+/// it may be a client about to send its request.
+const MIN_QUIET_TO_EVICT: Duration = Duration::from_millis(50);
+
+/// Summaries of closed connections are logged at most this often.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+const NONE: u64 = u64::MAX;
+
+/// What one connection has done, in milliseconds since [`Conns::epoch`].
+struct Activity {
+    peer: SocketAddr,
+    last_io: AtomicU64,
+    /// The first byte read since the last byte written (accept time for a
+    /// new connection): a request is coming in and is not answered yet.
+    unanswered_since: AtomicU64,
+    /// When a write found the client's window full and had to wait.
+    write_blocked_since: AtomicU64,
+    closed: AtomicBool,
+    read_waker: AtomicWaker,
+    write_waker: AtomicWaker,
+}
+
+/// Why a connection was closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stall {
+    Request,
+    Idle,
+    Send,
+    Evicted,
+}
+
+enum Event {
+    Closed(Stall),
+    /// At the cap with no quiet connection to close.
+    Waited,
+}
+
+#[derive(Default)]
+struct Tally {
+    request: u64,
+    idle: u64,
+    send: u64,
+    evicted: u64,
+    waited: u64,
+}
+
+/// Every open connection, shared by the listener, the streams and the reaper.
+pub struct Conns {
+    limits: ConnLimits,
+    epoch: Instant,
+    permits: Arc<Semaphore>,
+    open: Mutex<HashMap<u64, Arc<Activity>>>,
+    next_id: AtomicU64,
+    /// When a summary was last logged, and what happened since.
+    tally: Mutex<(Option<Instant>, Tally)>,
+}
+
+impl Conns {
+    pub fn new(limits: ConnLimits) -> Arc<Self> {
+        let limits = ConnLimits {
+            max_connections: limits.max_connections.max(1),
+            ..limits
+        };
+        Arc::new(Self {
+            limits,
+            epoch: Instant::now(),
+            permits: Arc::new(Semaphore::new(limits.max_connections)),
+            open: Mutex::default(),
+            next_id: AtomicU64::new(0),
+            tally: Mutex::default(),
+        })
+    }
+
+    pub fn limits(&self) -> ConnLimits {
+        self.limits
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Activity>>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// A place for one more connection: at once below the cap; at the cap,
+    /// after closing the connection quiet longest, or when one closes.
+    async fn permit(&self) -> OwnedSemaphorePermit {
+        let mut waited = false;
+        loop {
+            if let Ok(p) = self.permits.clone().try_acquire_owned() {
+                return p;
+            }
+            let evicted = self.evict_quietest();
+            if !evicted && !waited {
+                waited = true;
+                self.count(Event::Waited);
+            }
+            tokio::select! {
+                p = self.permits.clone().acquire_owned() => {
+                    if let Ok(p) = p {
+                        return p;
+                    }
+                }
+                _ = tokio::time::sleep(MIN_QUIET_TO_EVICT / 4) => {}
+            }
+        }
+    }
+
+    /// Closes the connection quiet longest that is not being answered.
+    fn evict_quietest(&self) -> bool {
+        let now = self.now();
+        let min_quiet = MIN_QUIET_TO_EVICT.as_millis() as u64;
+        let victim = self
+            .lock()
+            .values()
+            .filter(|a| !a.closed.load(Ordering::Relaxed))
+            .filter(|a| a.write_blocked_since.load(Ordering::Relaxed) == NONE)
+            .map(|a| (now.saturating_sub(a.last_io.load(Ordering::Relaxed)), a))
+            .filter(|(quiet, _)| *quiet >= min_quiet)
+            .max_by_key(|(quiet, _)| *quiet)
+            .map(|(_, a)| a.clone());
+        match victim {
+            Some(a) => {
+                self.close(&a, Stall::Evicted);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn close(&self, a: &Activity, why: Stall) {
+        if a.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tracing::debug!(target: "llmgw::conn", peer = %a.peer, reason = ?why, "closing connection");
+        a.read_waker.wake();
+        a.write_waker.wake();
+        self.count(Event::Closed(why));
+    }
+
+    /// Counts an event and logs a summary at once if none was logged in the
+    /// last [`LOG_EVERY`] (else the reaper does later), so an attack gives
+    /// a few clear lines, not one per connection.
+    fn count(&self, e: Event) {
+        let mut g = self.tally.lock().unwrap_or_else(|p| p.into_inner());
+        let t = &mut g.1;
+        match e {
+            Event::Closed(Stall::Request) => t.request += 1,
+            Event::Closed(Stall::Idle) => t.idle += 1,
+            Event::Closed(Stall::Send) => t.send += 1,
+            Event::Closed(Stall::Evicted) => t.evicted += 1,
+            Event::Waited => t.waited += 1,
+        }
+        drop(g);
+        self.flush_log();
+    }
+
+    /// Logs what was counted, if the last summary is old enough.
+    fn flush_log(&self) {
+        let mut g = self.tally.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0.is_some_and(|t| t.elapsed() < LOG_EVERY) {
+            return;
+        }
+        let t = std::mem::take(&mut g.1);
+        if t.request + t.idle + t.send + t.evicted + t.waited == 0 {
+            return;
+        }
+        g.0 = Some(Instant::now());
+        drop(g);
+        self.log(&t);
+    }
+
+    fn log(&self, t: &Tally) {
+        let l = &self.limits;
+        if t.evicted > 0 || t.waited > 0 {
+            tracing::warn!(
+                target: "llmgw::conn",
+                "connection cap {} reached: closed {} quiet (idle or half-sent) connections to \
+                 make room; {} times every connection was busy and new ones waited in the listen \
+                 backlog (raise --max-connections and the fd limit if real clients wait)",
+                l.max_connections,
+                t.evicted,
+                t.waited
+            );
+        }
+        if t.request + t.idle + t.send > 0 {
+            tracing::info!(
+                target: "llmgw::conn",
+                "closed stalled connections: {} did not send a whole request within {} s, {} \
+                 were idle for {} s, {} took no byte of their answer for {} s",
+                t.request,
+                l.header_timeout.as_secs_f64(),
+                t.idle,
+                l.idle_timeout.as_secs_f64(),
+                t.send,
+                l.send_timeout.as_secs_f64()
+            );
+        }
+    }
+
+    /// One pass of the reaper: closes every connection over a limit.
+    fn reap(&self) {
+        let now = self.now();
+        let ms = |d: Duration| d.as_millis() as u64;
+        let l = self.limits;
+        let stalled: Vec<(Arc<Activity>, Stall)> = self
+            .lock()
+            .values()
+            .filter(|a| !a.closed.load(Ordering::Relaxed))
+            .filter_map(|a| {
+                let since = |x: &AtomicU64| match x.load(Ordering::Relaxed) {
+                    NONE => None,
+                    t => Some(now.saturating_sub(t)),
+                };
+                let why = if let Some(w) = since(&a.write_blocked_since) {
+                    (w > ms(l.send_timeout)).then_some(Stall::Send)
+                } else if let Some(r) = since(&a.unanswered_since) {
+                    (r > ms(l.header_timeout)).then_some(Stall::Request)
+                } else {
+                    let quiet = now.saturating_sub(a.last_io.load(Ordering::Relaxed));
+                    (quiet > ms(l.idle_timeout)).then_some(Stall::Idle)
+                };
+                why.map(|w| (a.clone(), w))
+            })
+            .collect();
+        for (a, why) in stalled {
+            self.close(&a, why);
+        }
+        self.flush_log();
+    }
+
+    fn track(
+        self: &Arc<Self>,
+        inner: TcpStream,
+        peer: SocketAddr,
+        permit: OwnedSemaphorePermit,
+    ) -> Tracked {
+        let now = self.now();
+        let act = Arc::new(Activity {
+            peer,
+            last_io: AtomicU64::new(now),
+            unanswered_since: AtomicU64::new(now),
+            write_blocked_since: AtomicU64::new(NONE),
+            closed: AtomicBool::new(false),
+            read_waker: AtomicWaker::new(),
+            write_waker: AtomicWaker::new(),
+        });
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id, act.clone());
+        Tracked {
+            inner,
+            act,
+            conns: self.clone(),
+            id,
+            _permit: permit,
+        }
+    }
+}
+
+/// Checks the clocks until the server is gone.
+pub fn spawn_reaper(conns: &Arc<Conns>) -> tokio::task::JoinHandle<()> {
+    let l = conns.limits;
+    let tick = (l.header_timeout.min(l.idle_timeout).min(l.send_timeout) / 4)
+        .clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let weak: Weak<Conns> = Arc::downgrade(conns);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(tick);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            match weak.upgrade() {
+                Some(c) => c.reap(),
+                None => return,
+            }
+        }
+    })
+}
+
+/// The listen address as `axum_server` sees it: accepting goes through the
+/// cap.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnAddr(pub SocketAddr);
+
+impl axum_server::Address for ConnAddr {
+    type Stream = Tracked;
+    type Listener = Listener;
+}
+
+/// The listening socket, accepting only while below the cap.
+pub struct Listener {
+    inner: TcpListener,
+    conns: Arc<Conns>,
+    /// When an accept error was last logged (they repeat fast).
+    last_error_log: Mutex<Option<Instant>>,
+}
+
+impl Listener {
+    pub fn new(inner: TcpListener, conns: Arc<Conns>) -> Self {
+        Self {
+            inner,
+            conns,
+            last_error_log: Mutex::new(None),
+        }
+    }
+}
+
+impl axum_server::AddrListener<Tracked, ConnAddr> for Listener {
+    async fn bind_to(_addr: ConnAddr) -> io::Result<Self> {
+        Err(io::Error::other("the listener is bound before serving"))
+    }
+
+    async fn accept_stream(&self) -> io::Result<(Tracked, ConnAddr)> {
+        let permit = self.conns.permit().await;
+        match self.inner.accept().await {
+            Ok((s, peer)) => Ok((self.conns.track(s, peer, permit), ConnAddr(peer))),
+            Err(e) => {
+                let mut last = self
+                    .last_error_log
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                if last.is_none_or(|t| t.elapsed() >= LOG_EVERY) {
+                    *last = Some(Instant::now());
+                    tracing::error!(
+                        target: "llmgw::conn",
+                        "cannot accept a connection: {e} ({} open, cap {}); if the process is \
+                         out of file descriptors, raise its limit (ulimit -n) or lower \
+                         --max-connections",
+                        self.conns.open(),
+                        self.conns.limits.max_connections
+                    );
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn get_local_addr(&self) -> io::Result<ConnAddr> {
+        self.inner.local_addr().map(ConnAddr)
+    }
+}
+
+/// A connection's TCP stream, watched for progress.
+pub struct Tracked {
+    inner: TcpStream,
+    act: Arc<Activity>,
+    conns: Arc<Conns>,
+    id: u64,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.conns.lock().remove(&self.id);
+    }
+}
+
+fn stalled() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        "connection closed by the mirror's connection limits",
+    )
+}
+
+impl Tracked {
+    fn wrote(&self) {
+        let now = self.conns.now();
+        self.act.last_io.store(now, Ordering::Relaxed);
+        self.act.unanswered_since.store(NONE, Ordering::Relaxed);
+        self.act.write_blocked_since.store(NONE, Ordering::Relaxed);
+    }
+
+    fn write_waits(&self) {
+        let _ = self.act.write_blocked_since.compare_exchange(
+            NONE,
+            self.conns.now(),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        this.act.read_waker.register(cx.waker());
+        if this.act.closed.load(Ordering::Acquire) {
+            return Poll::Ready(Err(stalled()));
+        }
+        let before = buf.filled().len();
+        let r = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = r
+            && buf.filled().len() > before
+        {
+            let now = this.conns.now();
+            this.act.last_io.store(now, Ordering::Relaxed);
+            let _ = this.act.unanswered_since.compare_exchange(
+                NONE,
+                now,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+        r
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        this.act.write_waker.register(cx.waker());
+        if this.act.closed.load(Ordering::Acquire) {
+            return Poll::Ready(Err(stalled()));
+        }
+        let r = Pin::new(&mut this.inner).poll_write(cx, buf);
+        match &r {
+            Poll::Ready(Ok(n)) if *n > 0 => this.wrote(),
+            Poll::Pending => this.write_waits(),
+            _ => {}
+        }
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        this.act.write_waker.register(cx.waker());
+        if this.act.closed.load(Ordering::Acquire) {
+            return Poll::Ready(Err(stalled()));
+        }
+        let r = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        match &r {
+            Poll::Ready(Ok(n)) if *n > 0 => this.wrote(),
+            Poll::Pending => this.write_waits(),
+            _ => {}
+        }
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
