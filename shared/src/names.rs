@@ -155,6 +155,26 @@ pub fn is_sha1_hex(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// A Python project name as PEP 503 compares them: lower case, every run
+/// of `-`, `_` and `.` one `-` (`re.sub(r"[-_.]+", "-", name).lower()`).
+/// `Foo__Bar.baz` and `foo-bar-baz` are one project.
+pub fn pep503_normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_run = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !in_run {
+                out.push('-');
+            }
+            in_run = true;
+        } else {
+            in_run = false;
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
 fn check_characters(what: &'static str, name: &str) -> Result<(), UnsafeName> {
     for c in name.chars() {
         if c == '\0' {
@@ -230,6 +250,15 @@ mod tests {
     #[test]
     fn repo_keys_fold_case() {
         assert_eq!(repo_key("ILKER/LLMGW"), repo_key("ilker/llmgw"));
+    }
+
+    #[test]
+    fn pep503_names() {
+        assert_eq!(pep503_normalize("Foo__Bar.baz"), "foo-bar-baz");
+        assert_eq!(pep503_normalize("huggingface_hub"), "huggingface-hub");
+        assert_eq!(pep503_normalize("a-_.b"), "a-b");
+        assert_eq!(pep503_normalize("_x_"), "-x-");
+        assert_eq!(pep503_normalize("vllm"), "vllm");
     }
 
     #[test]

@@ -182,6 +182,8 @@ pub struct Index {
     pub repos: HashMap<(RepoKind, String), HubRepo>,
     /// Every blob named, with its size.
     pub blobs: BTreeMap<String, u64>,
+    /// Python environments and interpreters.
+    pub pypi: super::index_pypi::PypiIndex,
 }
 
 /// A number for GitHub's `id` fields that stays the same across restarts
@@ -205,7 +207,10 @@ impl Index {
     /// Builds the index from the manifests held, given in import order
     /// (oldest first), so that a later import's revision names win.
     pub fn build(bundles: &[(String, Manifest)]) -> Self {
-        let mut index = Index::default();
+        let mut index = Index {
+            pypi: super::index_pypi::PypiIndex::build(bundles),
+            ..Index::default()
+        };
         // (kind, key) -> (id, commit -> (last_modified, files by path), refs)
         type Files = BTreeMap<String, HubFile>;
         struct RepoAcc {

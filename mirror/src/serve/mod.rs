@@ -15,12 +15,14 @@ pub mod files;
 pub mod graphql;
 pub mod graphql_parse;
 pub mod index;
+pub mod index_pypi;
 pub mod metrics;
 pub mod paths;
 pub mod respond;
 pub mod routes_github;
 pub mod routes_hub;
 pub mod routes_index;
+pub mod routes_pypi;
 pub mod state;
 mod track;
 
@@ -356,6 +358,7 @@ fn json_route(segs: &[&str]) -> &'static str {
         ["api", _, _, _, "tree", ..] => "hub_tree",
         ["api", _, _, _, "refs"] => "hub_refs",
         ["v2", ..] => "hub_manifests",
+        ["uv", "python-downloads.json"] => "uv_python_downloads",
         _ => "json",
     }
 }
@@ -415,6 +418,12 @@ async fn route(
             routes_hub::api(r, plural, rest, form.as_deref())
         }
         ["v2", rest @ ..] => routes_hub::manifests(r, rest),
+        ["pypi", rest @ ..]
+            if matches!(rest.get(1), Some(&("simple" | "files" | "pylock.toml"))) =>
+        {
+            routes_pypi::pypi(r, rest).await
+        }
+        ["uv", "python-downloads.json"] => routes_pypi::python_downloads(r),
         [_, _, "releases", "download" | "latest", ..] => routes_github::download(r, segs),
         [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
             let kind = routes_hub::kind_of(prefix).flatten();

@@ -5,4 +5,5 @@ mod github;
 mod hostile;
 mod hub;
 mod misc;
+mod pypi;
 mod traversal;

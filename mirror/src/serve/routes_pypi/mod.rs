@@ -1,0 +1,95 @@
+//! Python package indexes and interpreters (issue 15, the mirror side):
+//!
+//! - `GET|HEAD /pypi/{env}/simple/` and `/pypi/{env}/simple/{project}/`:
+//!   PEP 503 HTML or PEP 691 JSON by `Accept`
+//! - `GET|HEAD /pypi/{env}/files/{filename}` and `{filename}.metadata`
+//! - `GET /pypi/{env}/pylock.toml`: the lock, URLs pointing here
+//! - `GET /uv/python-downloads.json`: the interpreters held, for uv
+//!
+//! Invariant: one index per environment, answered from that environment's
+//! entry in [`super::index_pypi::PypiIndex`] alone. `decide` picks the
+//! outcome, `render` writes it; the lock (the one answer that reads a blob
+//! into memory) is read on the blocking pool.
+
+mod accept;
+mod decide;
+mod downloads;
+pub mod lock;
+mod render;
+
+use http::{Method, StatusCode, header};
+
+use super::Req;
+use super::respond;
+use super::routes_hub::Routed;
+use decide::Outcome;
+
+pub use accept::{Format, choose};
+pub use render::escape;
+
+/// `/pypi/…`; `segs` are the raw segments after `pypi`.
+pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
+    let accept = req
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let outcome = decide::decide(&req.index.pypi, req.method, segs, accept);
+    let route = match &outcome {
+        Outcome::Root { .. } | Outcome::Project { .. } => "pypi_simple",
+        Outcome::File { filename, .. } if filename.ends_with(".metadata") => "pypi_metadata",
+        Outcome::File { .. } => "pypi_file",
+        Outcome::Lock { .. } => "pypi_lock",
+        Outcome::Redirect(_) => "pypi_redirect",
+        Outcome::NotFound(_) | Outcome::NotAcceptable | Outcome::MethodNotAllowed => "pypi",
+    };
+    let Outcome::Lock { env } = outcome else {
+        return (route, render::respond(req, outcome));
+    };
+    let env = env.clone();
+    let store = req.state.store.clone();
+    let base = req.base_url();
+    let built = tokio::task::spawn_blocking(move || lock::served_lock(&store, &env, &base)).await;
+    let resp = match built {
+        Ok(Ok(text)) => {
+            let mut r = respond::text(StatusCode::OK, text);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/toml; charset=utf-8"),
+            );
+            if req.method == Method::HEAD {
+                *r.body_mut() = axum::body::Body::empty();
+            }
+            r
+        }
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "lock refused");
+            respond::text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("{}\n", chain(&e)),
+            )
+        }
+        Err(e) => respond::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
+    };
+    (route, resp)
+}
+
+/// `/uv/python-downloads.json`.
+pub fn python_downloads(req: &Req<'_>) -> Routed {
+    let route = "uv_python_downloads";
+    if req.method != Method::GET && req.method != Method::HEAD {
+        return (route, respond::method_not_allowed("GET, HEAD"));
+    }
+    let v = downloads::downloads_json(&req.base_url(), req.index.pypi.interpreters.values());
+    (route, respond::json(req.method, req.headers, &v))
+}
+
+/// An error and its causes, for a plain-text answer.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(&format!(": {s}"));
+        cur = s.source();
+    }
+    out
+}
