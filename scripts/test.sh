@@ -14,7 +14,7 @@ if grep -nE '\|\s*(head|grep\s+-[a-zA-Z]*[qm])' scripts/*.sh bench/*.sh deploy/*
   exit 1
 fi
 
-export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036"
+export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036" LLMGW_VENV_PY="$PWD/.venv-py"
 cargo test --workspace --locked
 if [ -x deploy/check.sh ]; then
   deploy/check.sh
