@@ -22,6 +22,9 @@ pub struct Summary {
     pub arches: Vec<String>,
     pub releases: Vec<ReleaseSummary>,
     pub repos: Vec<RepoSummary>,
+    /// Format 2: the Python environments, each served as its own index.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub python_envs: Vec<EnvSummary>,
     pub gaps: Vec<GapSummary>,
     pub blobs: usize,
     pub bytes: u64,
@@ -50,6 +53,42 @@ pub struct RepoSummary {
     pub commit: String,
     pub files: usize,
     pub bytes: u64,
+}
+
+/// A Python environment: what it is for, its size, and what a node needs
+/// besides the wheels.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvSummary {
+    pub name: String,
+    pub arch: String,
+    pub python: String,
+    pub platform: String,
+    /// Wheels (their `.metadata` files not counted).
+    pub files: usize,
+    /// Wheels and `.metadata` files.
+    pub bytes: u64,
+    pub os_packages: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+}
+
+impl EnvSummary {
+    pub fn of(env: &llmgw_shared::manifest::PythonEnv) -> Self {
+        Self {
+            name: env.name.clone(),
+            arch: env.arch.clone(),
+            python: env.python.clone(),
+            platform: env.platform.clone(),
+            files: env.files.len(),
+            bytes: env
+                .files
+                .iter()
+                .map(|f| f.size + f.metadata.as_ref().map_or(0, |m| m.size))
+                .sum(),
+            os_packages: env.os_packages.clone(),
+            interpreter: env.interpreter.as_ref().map(|i| i.name.clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -95,6 +134,7 @@ impl Summary {
                     bytes: r.files.iter().map(|f| f.size).sum(),
                 })
                 .collect(),
+            python_envs: m.python_envs.iter().map(EnvSummary::of).collect(),
             gaps: m
                 .gaps
                 .iter()
@@ -165,6 +205,23 @@ impl Summary {
                 shown(&r.commit),
                 r.files,
                 human_bytes(r.bytes)
+            );
+        }
+        for e in &self.python_envs {
+            let _ = writeln!(
+                s,
+                "  python env {} ({}, python {}, {}): {} files, {}; nodes need OS packages: {}",
+                shown(&e.name),
+                shown(&e.arch),
+                shown(&e.python),
+                shown(&e.platform),
+                e.files,
+                human_bytes(e.bytes),
+                if e.os_packages.is_empty() {
+                    "none".to_string()
+                } else {
+                    list(&e.os_packages)
+                }
             );
         }
         for g in &self.gaps {

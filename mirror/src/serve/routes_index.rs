@@ -76,6 +76,7 @@ pub fn index(req: &Req<'_>) -> Response {
         "bundles": bundles,
         "releases": releases,
         "repos": repos,
+        "python_envs": super::routes_pypi::index_json(&base, &ix.pypi),
         "blobs": {"count": ix.blobs.len(), "bytes": ix.blobs.values().sum::<u64>()},
     });
     respond::json(req.method, req.headers, &v)

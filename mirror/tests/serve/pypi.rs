@@ -637,3 +637,43 @@ fn uv_python_downloads_list_the_interpreters_held() {
     assert_eq!(r.status, 200);
     assert_eq!(sha256_hex(&r.body), e["sha256"].as_str().unwrap());
 }
+
+#[test]
+fn the_index_lists_environments_and_inspect_shows_them() {
+    let (_d, store, cu13, _) = store_with_envs();
+    let s = serve(&store);
+    let v = get(s.addr, "/v1/index").json();
+    let envs = v["python_envs"].as_array().unwrap();
+    assert_eq!(envs.len(), 2);
+    let e = envs.iter().find(|e| e["name"] == CU13).unwrap();
+    assert_eq!(e["arch"], "amd64");
+    assert_eq!(e["python"], "3.12");
+    assert_eq!(e["files"], cu13.len());
+    let bytes: u64 = cu13
+        .iter()
+        .map(|f| f.body.len() as u64 + f.metadata.as_ref().map_or(0, |m| m.len() as u64))
+        .sum();
+    assert_eq!(e["bytes"], bytes);
+    assert_eq!(e["os_packages"], serde_json::json!(["gcc"]));
+    assert_eq!(e["index_url"], format!("{}/pypi/{CU13}/simple/", s.url));
+    assert_eq!(e["lock_url"], format!("{}/pypi/{CU13}/pylock.toml", s.url));
+    let interp = e["interpreter"].as_str().unwrap();
+    let r = get(s.addr, interp.strip_prefix(&s.url).unwrap());
+    assert_eq!(r.status, 200, "{interp}");
+
+    // `bundle inspect` and `mirror list` print the same summary.
+    let held = std::fs::read_dir(store.join("bundles"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let m = Manifest::from_json_bytes(&std::fs::read(&held).unwrap()).unwrap();
+    let text = llmgw_mirror::inspect::Summary::of("x", &m).to_text();
+    assert!(
+        text.contains(&format!(
+            "  python env {CU13} (amd64, python 3.12, x86_64-manylinux_2_28): 3 files, {}; nodes need OS packages: gcc",
+            llmgw_mirror::inspect::human_bytes(bytes)
+        )),
+        "{text}"
+    );
+}
