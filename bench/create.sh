@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
-# Benchmark of `llmgw bundle create` against curl, on the same loopback upstream.
+# Benchmark of `llmgw bundle create` against curl and `hf download`, on the same
+# loopback upstream.
 #
 # The fixture upstream (llmgw-fixture) serves model acme/big: BENCH_FILES LFS files of
-# BENCH_MIB MiB each, behind the Hub's resolve route, which answers 302 to a storage
-# origin, as the real Hub does. Three ways of getting them, each from a cold start
-# (empty cache and output), BENCH_RUNS times, median taken:
+# BENCH_MIB MiB of random bytes each (plus a small config.json), behind the Hub's
+# resolve route, which answers 302 to a storage origin, as the real Hub does. Each run
+# gets every file of the repository, from a cold start (empty output and cache), in
+# turn with:
 #
-#   curl          curl -Z (parallel, as many at once as --jobs) fetching every file
-#   curl+sha256   the same, then sha256sum of every file (what checking by hand costs)
-#   llmgw         llmgw bundle create --model acme/big --out OUT: fetch, hash while
-#                 streaming, cache, write the bundle (fsynced), OUT.sha256
+#   curl          curl -Z (parallel, as many at once as --jobs): the bytes, nothing else
+#   hf download   `hf download acme/big --local-dir DIR` (huggingface_hub 2.4.0 from
+#                 .venv, its default 8 workers): the Hub client everyone has
+#   llmgw KIND    `llmgw bundle create --model acme/big --out OUT` for each KIND in
+#                 BENCH_OUT (tar, tar.zst, dir): resolve the revision, list the tree,
+#                 fetch, hash every byte while it streams, write the bundle and OUT.sha256;
+#                 no --cache (the default cache, in the work folder, emptied each run)
 #
-# Ratios are printed against curl alone; the goal for llmgw is 1.10 or less.
+# The contenders alternate within each run, so a change in the machine's load hits them
+# alike; the median of BENCH_RUNS runs is taken. Ratios are against curl (goal <= 1.10)
+# and against hf download (goal <= 1.00); peak RSS is each process's maximum resident
+# set (GNU time's %M). The load average is printed before and after.
 #
-#   bench/create.sh                       # 3 x 256 MiB, 3 runs, .tar output
-#   BENCH_OUT=dir bench/create.sh         # directory output (also: tar.zst)
-#   BENCH_FILES=4 BENCH_MIB=512 BENCH_RUNS=5 bench/create.sh
+#   bench/create.sh                                   # 3 x 256 MiB, 3 runs, all kinds
+#   BENCH_OUT="tar.zst" BENCH_RUNS=5 bench/create.sh
+#   BENCH_FILES=4 BENCH_MIB=512 BENCH_ZSTD_LEVEL=1 bench/create.sh
+# With BENCH_RESULTS=FILE, one tab-separated line per figure is appended to FILE
+# (bench/all.sh reads them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +33,17 @@ files=${BENCH_FILES:-3}
 mib=${BENCH_MIB:-256}
 runs=${BENCH_RUNS:-3}
 jobs=${BENCH_JOBS:-4}
-out_kind=${BENCH_OUT:-tar}
+kinds=${BENCH_OUT:-tar tar.zst dir}
+level=${BENCH_ZSTD_LEVEL:-3}
+hf_bin=$PWD/.venv/bin/hf
+[ -x "$hf_bin" ] || { echo "bench: $hf_bin is missing: run scripts/setup.sh" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time (GNU time) is missing" >&2; exit 1; }
 
-cargo build --release --quiet --bin llmgw -p llmgw
-cargo build --release --quiet --bin llmgw-fixture -p llmgw-fixture
-llmgw=$PWD/target/release/llmgw
-fixture=$PWD/target/release/llmgw-fixture
+cargo build --release --locked --quiet --bin llmgw -p llmgw
+cargo build --release --locked --quiet --bin llmgw-fixture -p llmgw-fixture
+target=${CARGO_TARGET_DIR:-$PWD/target}
+llmgw=$target/release/llmgw
+fixture=$target/release/llmgw-fixture
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/llmgw-bench-create.XXXXXX")
 fx_pid=""
@@ -47,11 +62,10 @@ for _ in $(seq 1 600); do
 done
 hf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hf_endpoint"])' "$work/fx.json")
 commit=$(curl -sSf "$hf/api/models/acme/big/revision/main" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sha"])')
-# Every file of the repository (the big LFS files and a small config.json), as the bundler takes them.
-paths=$(python3 - "$hf" "$commit" <<'EOF'
+# Every file of the repository, as the bundler takes them (the fixture pages the tree).
+paths=$(python3 - "$hf" "$commit" <<'PY'
 import json, sys, urllib.request
 hf, commit = sys.argv[1], sys.argv[2]
-# Follow the fixture's small pages the same way the bundler does.
 def next_link(headers):
     for part in (headers.get("Link") or "").split(","):
         if 'rel="next"' in part:
@@ -67,58 +81,80 @@ while url:
 for e in entries:
     if e["type"] == "file":
         print(e["path"])
-EOF
+PY
 )
-total_bytes=0
 curl_args=()
 for p in $paths; do
   curl_args+=(-o "$p" "$hf/acme/big/resolve/$commit/$p")
 done
 
-now() { date +%s.%N; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
 median() { python3 -c 'import sys,statistics; print("%.3f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
-drop_output() { rm -rf "$work/curl" "$work/cache" "$work/out" "$work"/out.* "$work"/.out*; sync; }
+clean() { rm -rf "$work/o" "$work/xdg"; mkdir -p "$work/o"; sync; }
+# timed NAME CMD...: runs CMD in $work/o, appends its seconds and peak RSS (KiB) to
+# $work/NAME.t and $work/NAME.rss.
+timed() {
+  local name=$1; shift
+  clean
+  local s e
+  s=$(date +%s.%N)
+  (cd "$work/o" && /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>"$work/err") \
+    || { echo "bench: $name failed:" >&2; cat "$work/err" >&2; exit 1; }
+  e=$(date +%s.%N)
+  python3 -c "print($e - $s)" >> "$work/$name.t"
+  tail -1 "$work/rss" >> "$work/$name.rss"
+}
 
-case $out_kind in
-  tar) out="$work/out.tar" ;;
-  tar.zst) out="$work/out.tar.zst" ;;
-  dir) out="$work/out" ;;
-  *) echo "BENCH_OUT must be tar, tar.zst or dir" >&2; exit 2 ;;
-esac
-
-t_curl=() t_sum=() t_llmgw=()
+load_before=$(load)
+names=(curl hf)
+for k in $kinds; do names+=("llmgw-$k"); done
 for i in $(seq 1 "$runs"); do
-  drop_output
-  mkdir -p "$work/curl"
-  s=$(now)
-  (cd "$work/curl" && curl -sSfL --no-progress-meter -Z --parallel-max "$jobs" "${curl_args[@]}")
-  m=$(now)
-  (cd "$work/curl" && find . -type f -print0 | xargs -0 sha256sum >/dev/null)
-  e=$(now)
-  t_curl+=("$(python3 -c "print($m-$s)")")
-  t_sum+=("$(python3 -c "print($e-$s)")")
-  total_bytes=$(du -sb "$work/curl" | cut -f1)
-
-  drop_output
-  s=$(now)
-  "$llmgw" bundle create --out "$out" --arch amd64 --model acme/big --hf-endpoint "$hf" \
-    --cache "$work/cache" --jobs "$jobs" >/dev/null 2>"$work/llmgw.err" || { cat "$work/llmgw.err"; exit 1; }
-  e=$(now)
-  t_llmgw+=("$(python3 -c "print($e-$s)")")
-  echo "run $i: curl ${t_curl[-1]}s, curl+sha256sum ${t_sum[-1]}s, llmgw ${t_llmgw[-1]}s" >&2
+  timed curl curl -sSfL --no-progress-meter -Z --parallel-max "$jobs" "${curl_args[@]}"
+  total_bytes=$(du -sb "$work/o" | cut -f1)
+  timed hf env HF_ENDPOINT="$hf" HF_HUB_DISABLE_TELEMETRY=1 HF_HUB_DISABLE_PROGRESS_BARS=1 \
+    HF_HOME="$work/o/.hf-home" "$hf_bin" download acme/big --revision "$commit" --local-dir hf
+  for k in $kinds; do
+    case $k in
+      tar) out=b.tar ;; tar.zst) out=b.tar.zst ;; dir) out=b ;;
+      *) echo "BENCH_OUT: $k is not one of tar, tar.zst, dir" >&2; exit 2 ;;
+    esac
+    timed "llmgw-$k" env XDG_CACHE_HOME="$work/xdg" "$llmgw" bundle create --out "$out" \
+      --arch amd64 --model acme/big --hf-endpoint "$hf" --jobs "$jobs" --zstd-level "$level"
+  done
+  line="run $i:"
+  for n in "${names[@]}"; do line+=" $n $(tail -1 "$work/$n.t" | cut -c1-5)s"; done
+  echo "$line (load $(load))" >&2
 done
+load_after=$(load)
 
-c=$(median "${t_curl[@]}")
-cs=$(median "${t_sum[@]}")
-l=$(median "${t_llmgw[@]}")
-python3 - "$c" "$cs" "$l" "$total_bytes" "$files" "$mib" "$out_kind" "$jobs" "$runs" <<'EOF'
+results=()
+for n in "${names[@]}"; do
+  # shellcheck disable=SC2046
+  results+=("$n" "$(median $(cat "$work/$n.t"))" "$(sort -n "$work/$n.rss" | tail -1)")
+done
+python3 - "$total_bytes" "$files" "$mib" "$jobs" "$runs" "$level" "$load_before" "$load_after" \
+  "${BENCH_RESULTS:-}" "${results[@]}" <<'PY'
 import sys
-c, cs, l = map(float, sys.argv[1:4])
-total, files, mib, kind, jobs, runs = int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8], sys.argv[9]
-gib = total / (1 << 30)
-print(f"files: {files} x {mib} MiB (+ config.json), {total} bytes; --jobs {jobs}; output {kind}; median of {runs}")
-print(f"{'':16}{'seconds':>9}{'GiB/s':>8}{'vs curl':>9}")
-for name, t in [("curl", c), ("curl+sha256sum", cs), ("llmgw create", l)]:
-    print(f"{name:16}{t:9.3f}{gib / t:8.2f}{t / c:9.2f}")
-print(f"llmgw / curl = {l / c:.2f} (goal <= 1.10); llmgw / (curl+sha256sum) = {l / cs:.2f}")
-EOF
+total, files, mib, jobs, runs, level = int(sys.argv[1]), *sys.argv[2:7]
+load_before, load_after, results_file = sys.argv[7], sys.argv[8], sys.argv[9]
+rest = sys.argv[10:]
+rows = [(rest[i], float(rest[i + 1]), int(rest[i + 2])) for i in range(0, len(rest), 3)]
+t = {n: s for n, s, _ in rows}
+print(f"files: {files} x {mib} MiB of random bytes (+ config.json), {total} bytes; --jobs {jobs}; "
+      f"--zstd-level {level}; median of {runs} runs; load average {load_before} before, {load_after} after")
+print(f"{'':18}{'seconds':>9}{'GiB/s':>8}{'vs curl':>9}{'vs hf':>8}{'peak RSS MiB':>14}")
+lines = []
+for n, s, rss in rows:
+    vc, vh = s / t["curl"], s / t["hf"]
+    print(f"{n:18}{s:9.3f}{total / s / (1 << 30):8.2f}{vc:9.2f}{vh:8.2f}{rss / 1024:14.1f}")
+    if n.startswith("llmgw"):
+        load = f"{load_before} / {load_after}"
+        for ref, r, goal in [("curl", vc, 1.10), ("hf download", vh, 1.00)]:
+            ok = "met" if r <= goal else "MISSED"
+            lines.append(f"create\t{n[6:]} vs {ref}\t{s:.3f} s\t{t[ref.split()[0]]:.3f} s\t{r:.2f}\t"
+                         f"<= {goal:.2f}\t{rss / 1024:.1f}\t{ok}\t{load}")
+print("goal: llmgw <= 1.10 x curl and <= 1.00 x hf download, for every kind")
+if results_file:
+    with open(results_file, "a") as f:
+        f.write("\n".join(lines) + "\n")
+PY

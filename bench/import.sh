@@ -13,6 +13,8 @@
 #   bench/import.sh                 # defaults
 #   N=3 MIB=512 RUNS=5 bench/import.sh
 #   BENCH_DIR=/var/tmp bench/import.sh   # where the data goes (needs ~4x N*MIB free)
+# Import's peak RSS (GNU time's %M) is printed too; with BENCH_RESULTS=FILE, one
+# tab-separated line per figure is appended to FILE (bench/all.sh reads them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-3}
@@ -20,7 +22,8 @@ MIB=${MIB:-256}
 RUNS=${RUNS:-3}
 
 cargo build --release --locked -q -p llmgw
-LLMGW=$PWD/target/release/llmgw
+LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/release/llmgw
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 work=$(mktemp -d "${BENCH_DIR:-/tmp}/llmgw-import-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -80,7 +83,7 @@ time_it() {
 out=$work/out
 store=$work/store
 time_it "llmgw bundle import" "rm -rf '$store'" \
-  "'$LLMGW' bundle import '$work/bundle.tar' --sha256 $manifest_sha --store '$store' 2>'$work/import.log'"
+  "/usr/bin/time -f '%M' -o '$work/rss' '$LLMGW' bundle import '$work/bundle.tar' --sha256 $manifest_sha --store '$store' 2>'$work/import.log'"
 time_it "tar -xf + sha256sum (A)" "rm -rf '$out'; mkdir -p '$out'" \
   "tar -xf '$work/bundle.tar' -C '$out' && sha256sum '$out'/blobs/sha256/*"
 time_it "tar -xf (B)" "rm -rf '$out'; mkdir -p '$out'" \
@@ -89,10 +92,19 @@ time_it "tar -xf + sync (reference)" "rm -rf '$out'; mkdir -p '$out'" \
   "tar -xf '$work/bundle.tar' -C '$out' && sync"
 
 python3 - "${result[llmgw bundle import]}" "${result[tar -xf + sha256sum (A)]}" \
-  "${result[tar -xf (B)]}" "${result[tar -xf + sync (reference)]}" "$bytes" <<'PY'
+  "${result[tar -xf (B)]}" "${result[tar -xf + sync (reference)]}" "$bytes" "$(tail -1 "$work/rss")" \
+  "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "${BENCH_RESULTS:-}" <<'PY'
 import sys
-imp, a, b, bs, n = map(float, sys.argv[1:])
-print(f"bundle: {int(n) >> 20} MiB; import {n / imp / 2**20:.0f} MiB/s")
+imp, a, b, bs, n, rss = map(float, sys.argv[1:7])
+load_before, load_after, results_file = sys.argv[7:10]
+print(f"bundle: {int(n) >> 20} MiB; import {n / imp / 2**20:.0f} MiB/s; import peak RSS "
+      f"{rss / 1024:.1f} MiB; load average {load_before} before, {load_after} after")
+if results_file:
+    load = f"{load_before} / {load_after}"
+    ok = lambda r, g: "met" if r <= g else "MISSED"
+    with open(results_file, "a") as f:
+        f.write(f"import\tvs tar -xf + sha256sum\t{imp:.3f} s\t{a:.3f} s\t{imp / a:.2f}\t<= 0.60\t{rss / 1024:.1f}\t{ok(imp / a, 0.6)}\t{load}\n")
+        f.write(f"import\tvs tar -xf\t{imp:.3f} s\t{b:.3f} s\t{imp / b:.2f}\t<= 1.20\t{rss / 1024:.1f}\t{ok(imp / b, 1.2)}\t{load}\n")
 print(f"import / (tar -xf + sha256sum) = {imp / a:.2f}x  (goal <= 0.60x) {'MET' if imp / a <= 0.6 else 'MISSED'}")
 print(f"import / tar -xf                = {imp / b:.2f}x  (goal <= 1.20x) {'MET' if imp / b <= 1.2 else 'MISSED'}")
 print(f"import / (tar -xf + sync)       = {imp / bs:.2f}x  (reference: tar with the durability import has)")

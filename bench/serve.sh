@@ -13,6 +13,8 @@
 #
 # Both servers log every request to a file (nginx's access_log, the mirror's
 # one line per request). Everything lives in a temp folder removed on exit.
+# With BENCH_RESULTS=FILE, one tab-separated line per figure is appended to FILE
+# (bench/all.sh reads them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +26,8 @@ done
 
 echo "bench: building llmgw (release)" >&2
 cargo build --release --locked -q -p llmgw
-LLMGW=$PWD/target/release/llmgw
+LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/release/llmgw
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
 WORK=$(mktemp -d /tmp/llmgw-bench.XXXXXX)
 chmod 755 "$WORK"
@@ -179,3 +182,12 @@ $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, ${DURATION}s per run, wrk $(wrk -v 
 | revision JSON, 64 clients (req/s) | ${R[mirror.json]} | ${R[nginx.json]} | $rj | >= 0.8 | $(verdict "$rj" 0.8) |
 | mirror peak RSS, 64 x 1 GiB downloads (MiB) | $RSS_MIB | | | <= 64 | $rss_ok |
 EOF
+LOAD="$LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average: $LOAD (before / after)"
+if [ -n "${BENCH_RESULTS:-}" ]; then
+  {
+    printf 'serve\t1 GiB file, 1 client vs nginx\t%s GB/s\t%s GB/s\t%s\t>= 0.90\t\t%s\t%s\n' "${R[mirror.big1]}" "${R[nginx.big1]}" "$r1" "$(verdict "$r1" 0.9)" "$LOAD"
+    printf 'serve\t1 GiB file, 16 clients vs nginx\t%s GB/s\t%s GB/s\t%s\t>= 0.90\t%s\t%s\t%s\n' "${R[mirror.big16]}" "${R[nginx.big16]}" "$r16" "$RSS_MIB" "$(verdict "$r16" 0.9)" "$LOAD"
+    printf 'serve\trevision JSON, 64 clients vs nginx\t%s req/s\t%s req/s\t%s\t>= 0.80\t\t%s\t%s\n' "${R[mirror.json]}" "${R[nginx.json]}" "$rj" "$(verdict "$rj" 0.8)" "$LOAD"
+  } >> "$BENCH_RESULTS"
+fi

@@ -428,7 +428,12 @@ fn wrong_bytes_are_refused_and_nothing_is_left() {
         assert!(err.contains(name), "{err}");
         assert!(err.contains(&format!("expected {want}")), "{err}");
         assert!(err.contains("got "), "{err}");
-        assert_eq!(listing(d.path()), Vec::<String>::new(), "{out}");
+        // No bundle; at most the verified part a rerun carries on from.
+        let left: Vec<String> = listing(d.path())
+            .into_iter()
+            .filter(|n| !(n.starts_with('.') && n.ends_with(".partial")))
+            .collect();
+        assert_eq!(left, Vec::<String>::new(), "{out}");
     }
     // Nothing unverified entered the cache.
     assert!(!d.path().join("cache/blobs/sha256").join(&want).exists());
@@ -583,6 +588,10 @@ fn usage_errors_exit_2_with_the_reason() {
         ),
         (vec!["--dataset", "acme/data@a b"], "--dataset"),
         (vec!["--engine", "uv=0.12.20", "--jobs", "0"], "--jobs 0"),
+        (
+            vec!["--engine", "uv=0.12.20", "--zstd-level", "0"],
+            "--zstd-level 0: expected 1 to 19",
+        ),
     ] {
         let mut c = create(&fx, d.path());
         c.args(["--arch", "amd64"]).args(&args);
@@ -673,16 +682,38 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Where blob `sha`'s data starts in a tar written so far, if its header is there.
+fn data_offset(tar: &[u8], sha: &str) -> Option<usize> {
+    let name = format!("blobs/sha256/{sha}");
+    (0..tar.len() / 512)
+        .map(|i| i * 512)
+        .find(|&at| tar[at..].starts_with(name.as_bytes()))
+        .map(|at| at + 512)
+}
+
+fn tiny_lfs_sha(fx: &Fixture) -> String {
+    fx.catalog()
+        .hub
+        .iter()
+        .find(|r| r.id == "acme/tiny")
+        .and_then(|r| r.commits.iter().find(|c| c.sha == TINY_COMMIT))
+        .and_then(|c| c.files.iter().find(|f| f.path == "model.safetensors"))
+        .map(|f| f.blob.sha256.clone())
+        .unwrap()
+}
+
 #[test]
-fn a_killed_run_resumes_from_the_cache() {
+fn a_killed_run_resumes_from_its_bundle() {
     let fx = fixture();
     let d = tempfile::tempdir().unwrap();
+    let sha = tiny_lfs_sha(&fx);
     let path = format!("/acme/tiny/resolve/{TINY_COMMIT}/model.safetensors");
     // The first body is cut after 100000 bytes and every answer waits 2 s:
-    // the run sits in its retry with exactly that much on disk. Kill it there.
+    // the run sits in its retry with exactly that much written. Kill it there.
     fx.faults().cut_once(&path, 100_000);
     fx.faults().delay(&path, 2000);
     let out = d.path().join("b.tar");
+    let temp = d.path().join(".b.tar.partial");
     let mut c = create(&fx, d.path());
     c.args(["--arch", "amd64", "--model", "acme/tiny", "--json"])
         .arg("--out")
@@ -690,23 +721,18 @@ fn a_killed_run_resumes_from_the_cache() {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut child = c.spawn().unwrap();
-    let partial = d.path().join("cache/partial");
     let start = Instant::now();
     loop {
-        let len: u64 = fs::read_dir(&partial)
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.metadata().map(|m| m.len()).unwrap_or(0))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .unwrap_or(0);
-        if len == 100_000 {
+        // The bundle being written holds the file's header and 100000 bytes.
+        let bytes = fs::read(&temp).unwrap_or_default();
+        if let Some(at) = data_offset(&bytes, &sha)
+            && bytes.len() == at + 100_000
+        {
             break;
         }
         assert!(
             start.elapsed() < Duration::from_secs(30),
-            "never saw the partial file"
+            "never saw the partial bundle"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -725,16 +751,27 @@ fn a_killed_run_resumes_from_the_cache() {
         .iter()
         .filter_map(|r| r.header("range").map(String::from))
         .collect();
-    assert!(ranges.contains(&"bytes=100000-".to_string()), "{ranges:?}");
-    // Every other file of the repo came from the cache the killed run filled,
-    // or over the network now; the big one only from byte 100000 on.
+    // Asked once (the Hub's resolve, then its storage), for the rest only.
+    assert!(
+        !ranges.is_empty() && ranges.iter().all(|r| r == "bytes=100000-"),
+        "{ranges:?}"
+    );
+    // Every other file of the repo came from the bundle the killed run
+    // wrote, or over the network now; the big one only from byte 100000 on.
     let total = report["bytes"].as_u64().unwrap();
     let fetched = report["bytes_downloaded"].as_u64().unwrap();
     let reused = report["bytes_reused"].as_u64().unwrap();
     assert!(fetched <= total - 100_000, "{report}");
     assert_eq!(fetched + reused + 100_000, total, "{report}");
+    assert!(!temp.exists());
+    let listed = tool("tar", &["-tf", "b.tar"], d.path());
+    assert_eq!(
+        listed.lines().count() as u64,
+        report["blobs"].as_u64().unwrap() + 1
+    );
 
-    // A third run fetches nothing at all.
+    // --cache was given: the cache kept every blob, so a third run fetches
+    // nothing at all, and writes the same bundle.
     fx.clear_requests();
     let mut c = create(&fx, d.path());
     c.args(["--arch", "amd64", "--model", "acme/tiny", "--json"]);
@@ -742,6 +779,64 @@ fn a_killed_run_resumes_from_the_cache() {
         serde_json::from_str(&ok(&run(c.arg("--out").arg(d.path().join("c.tar"))))).unwrap();
     assert_eq!(report["bytes_downloaded"].as_u64(), Some(0));
     assert!(!fx.requests().iter().any(|r| r.path.contains("/resolve/")));
+    assert!(
+        d.path().join("cache/blobs/sha256").join(&sha).is_file(),
+        "the resumed blob was kept in the cache too"
+    );
+}
+
+/// Without --cache, a tar bundle is the only place a download is written;
+/// a directory bundle's files are the cache's (hard links), so it keeps them.
+#[test]
+fn without_cache_each_byte_is_written_once() {
+    let fx = fixture();
+    let d = tempfile::tempdir().unwrap();
+    let sha = tiny_lfs_sha(&fx);
+    let xdg = d.path().join("xdg");
+    let run_to = |out: &str| -> serde_json::Value {
+        let mut c = Command::cargo_bin("llmgw").unwrap();
+        c.args([
+            "bundle",
+            "create",
+            "--arch",
+            "amd64",
+            "--model",
+            "acme/tiny",
+            "--json",
+        ])
+        .arg("--hf-endpoint")
+        .arg(fx.hf_endpoint())
+        .arg("--out")
+        .arg(d.path().join(out))
+        .env("XDG_CACHE_HOME", &xdg)
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_ENDPOINT")
+        .env_remove("SOURCE_DATE_EPOCH");
+        serde_json::from_str(&ok(&run(&mut c))).unwrap()
+    };
+    let cached = xdg.join("llmgw/blobs/sha256").join(&sha);
+    for out in ["a.tar", "a.tar.zst"] {
+        let r = run_to(out);
+        assert!(r["bytes_downloaded"].as_u64().unwrap() >= 300_000, "{r}");
+        assert!(!cached.exists(), "{out}: the cache kept a copy");
+        assert_eq!(
+            fs::read_dir(xdg.join("llmgw/partial")).unwrap().count(),
+            0,
+            "{out}"
+        );
+    }
+    let r = run_to("dir");
+    assert!(r["bytes_downloaded"].as_u64().unwrap() >= 300_000, "{r}");
+    use std::os::unix::fs::MetadataExt;
+    let linked = d.path().join("dir/blobs/sha256").join(&sha);
+    assert_eq!(
+        fs::metadata(&linked).unwrap().ino(),
+        fs::metadata(&cached).unwrap().ino()
+    );
+    // What the directory run kept, a later tar run reuses.
+    fx.clear_requests();
+    let r = run_to("b.tar");
+    assert_eq!(r["bytes_downloaded"].as_u64(), Some(0), "{r}");
 }
 
 #[test]

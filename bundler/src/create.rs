@@ -1,6 +1,8 @@
-//! `bundle create` from start to end: check the request, plan every file
-//! with its publisher's digests, check free space, fetch (verified, into
-//! the cache), build the manifest and write the bundle.
+//! `bundle create` from start to end, in three phases: plan (check the
+//! request, list every file with its publisher's digests, check free
+//! space), fetch what the manifest needs first (files known only by their
+//! git blob sha1, into the cache) and build the manifest, then write the
+//! bundle, with every other download streamed into it.
 //!
 //! The order matters. Everything that can be refused without a download is
 //! refused first (bad flags, Python engines, missing assets, unsigned or
@@ -12,15 +14,23 @@ use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, Manifest};
 
+use std::sync::Arc;
+
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::fetch::{self, Download, Fetched};
 use crate::http::{Http, RetryPolicy, Token};
+use crate::pieces::{self, NetBlob};
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::report::{self, CreateReport};
 use crate::spec::CreateSpec;
-use crate::writer::{self, Blob, Format};
+use crate::writer::layout::Layout;
+use crate::writer::resume::{Found, Have};
+use crate::writer::sink::Keep;
+use crate::writer::stream::{Source, Stream, StreamBlob};
+use crate::writer::temp::TempBundle;
+use crate::writer::{self, Blob, Format, zst};
 use crate::{engines, hub, llmgw_release, space};
 
 /// How a run behaves, apart from what it bundles.
@@ -117,20 +127,15 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
     }
 
     // Room for it all, before the first large download.
+    check_space(spec, format, &cache, &out_dir, &plan)?;
     let total = plan.total_bytes();
-    let cache_need: u64 = plan
+    let missing: u64 = plan
         .downloads
         .iter()
         .map(|d| d.size - cache.bytes_present(&d.expect, d.size))
         .sum();
-    space::check(
-        cache.root(),
-        cache_need,
-        &out_dir,
-        total + space::bundle_overhead(total),
-    )?;
     progress.line(&format!(
-        "{} files, {total} bytes; {cache_need} bytes to download",
+        "{} files, {total} bytes; at most {missing} bytes to download",
         plan.downloads.len() + plan.stored.len()
     ));
     progress.set_total(total);
@@ -138,24 +143,18 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         progress.add_done(s.2);
     }
 
-    // Files known only by their git blob sha1 first: with their sha256 the
-    // manifest, and so the whole bundle's layout, is known.
+    // Fetch: first the files known only by their git blob sha1: with their
+    // sha256 the manifest, and so the whole bundle's layout, is known.
     let (first, rest): (Vec<Download>, Vec<Download>) = std::mem::take(&mut plan.downloads)
         .into_iter()
         .partition(|d| matches!(d.expect, Expect::GitBlobSha1(_)));
-    let mut fetched =
-        fetch::fetch_all(&http, &cache, first.clone(), spec.jobs, progress, None).await?;
+    let fetched = fetch::fetch_all(&http, &cache, first.clone(), spec.jobs, progress).await?;
     let by_expect: BTreeMap<&Expect, &Fetched> = first
         .iter()
         .map(|d| &d.expect)
         .zip(fetched.iter())
         .collect();
     let manifest = build_manifest(spec, opts, &series, plan_into_parts(&mut plan), &by_expect)?;
-    let bytes = manifest.to_canonical_json();
-    let signature = series.sign(&manifest, &bytes)?;
-    let manifest_sha256 = llmgw_shared::digest::sha256_hex(&bytes);
-    let mtime = opts.source_date_epoch.unwrap_or(0);
-
     let mut small: Vec<Blob> = fetched
         .iter()
         .map(|f| Blob {
@@ -172,47 +171,21 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         });
     }
 
-    if format == Format::Tar {
-        // A plain tar is written while the large files download.
-        let (out, m, blobs) = (spec.out.clone(), bytes.clone(), manifest.blobs());
-        let sig = signature.clone();
-        let tar = tokio::task::spawn_blocking(move || {
-            writer::TarInPlace::create(&out, &m, sig.as_deref(), &blobs, mtime)
-        })
-        .await
-        .map_err(|e| CreateError::io(&spec.out, std::io::Error::other(e)))?
-        .map_err(|e| CreateError::io(&spec.out, e))?;
-        let (t, s) = (tar.clone(), small.clone());
-        tokio::task::spawn_blocking(move || {
-            for b in &s {
-                t.copy_in(&b.sha256, &b.path)?;
-            }
-            Ok::<(), std::io::Error>(())
-        })
-        .await
-        .map_err(|e| CreateError::io(tar.path(), std::io::Error::other(e)))?
-        .map_err(|e| CreateError::io(tar.path(), e))?;
-        fetched
-            .extend(fetch::fetch_all(&http, &cache, rest, spec.jobs, progress, Some(&tar)).await?);
-        progress.finish();
-        tar.finish(&spec.out)?;
-    } else {
-        fetched.extend(fetch::fetch_all(&http, &cache, rest, spec.jobs, progress, None).await?);
-        let mut blobs = small;
-        blobs.extend(fetched.iter().map(|f| Blob {
-            sha256: f.sha256.clone(),
-            size: f.size,
-            path: f.path.clone(),
-        }));
-        progress.finish();
-        progress.line(&format!("writing {}", spec.out.display()));
-        let (out, bytes2, sig) = (spec.out.clone(), bytes.clone(), signature.clone());
-        tokio::task::spawn_blocking(move || {
-            writer::write_bundle(&out, format, &bytes2, sig.as_deref(), &blobs, mtime)
-        })
-        .await
-        .map_err(|e| CreateError::io(&spec.out, std::io::Error::other(e)))??;
-    }
+    // Write: the rest is fetched straight into the bundle.
+    let ctx = WriteCtx {
+        spec,
+        opts,
+        http: &http,
+        cache: &cache,
+        series: &series,
+    };
+    let written = match format {
+        Format::Dir => ctx.dir(&manifest, small, rest).await?,
+        Format::Tar | Format::TarZst => ctx.tar(manifest, format, small, rest).await?,
+    };
+    progress.finish();
+    let manifest = written.manifest;
+    let manifest_sha256 = llmgw_shared::digest::sha256_hex(&manifest.to_canonical_json());
     let sha256_file = write_sha256_file(&spec.out, &manifest_sha256)?;
 
     Ok(CreateReport {
@@ -223,13 +196,283 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         artifacts: report::artifacts(&manifest),
         blobs: manifest.blobs().len(),
         bytes: manifest.total_bytes(),
-        bytes_downloaded: fetched.iter().map(|f| f.downloaded).sum(),
-        bytes_reused: fetched.iter().filter(|f| f.reused).map(|f| f.size).sum(),
+        bytes_downloaded: fetched.iter().map(|f| f.downloaded).sum::<u64>() + written.downloaded,
+        bytes_reused: fetched
+            .iter()
+            .filter(|f| f.reused)
+            .map(|f| f.size)
+            .sum::<u64>()
+            + written.reused,
         gaps: manifest.gaps.clone(),
         signed_by: series.key.as_ref().map(|k| k.key_id()),
         channel: manifest.channel().to_string(),
         sequence: manifest.sequence,
     })
+}
+
+/// Refuses, before the first large download, a run the disks cannot hold.
+/// The cache needs room for what it will keep: everything for a directory
+/// bundle (whose files are links to it) or with `--cache`, else only the
+/// small files the manifest needs first; the output needs the bundle
+/// (next to nothing for a directory of links on the cache's filesystem).
+fn check_space(
+    spec: &CreateSpec,
+    format: Format,
+    cache: &Cache,
+    out_dir: &Path,
+    plan: &Plan,
+) -> Result<(), CreateError> {
+    let total = plan.total_bytes();
+    let keeps_all = format == Format::Dir || spec.keep_in_cache;
+    let cache_need: u64 = plan
+        .downloads
+        .iter()
+        .filter(|d| keeps_all || matches!(d.expect, Expect::GitBlobSha1(_)))
+        .map(|d| d.size - cache.bytes_present(&d.expect, d.size))
+        .sum();
+    let same_fs = space::free_space(cache.root()).map(|c| c.1).ok()
+        == space::free_space(out_dir).map(|o| o.1).ok();
+    let out_need = match format {
+        Format::Dir if same_fs => space::bundle_overhead(0),
+        _ => total + space::bundle_overhead(total),
+    };
+    space::check(cache.root(), cache_need, out_dir, out_need)?;
+    Ok(())
+}
+
+/// What writing the bundle gave: the manifest as written (a resumed run
+/// keeps the creation time of the run it continues) and where bytes came from.
+struct Written {
+    manifest: Manifest,
+    downloaded: u64,
+    reused: u64,
+}
+
+/// What the writing phase works with.
+struct WriteCtx<'a> {
+    spec: &'a CreateSpec,
+    opts: &'a Options,
+    http: &'a Http,
+    cache: &'a Cache,
+    series: &'a crate::series::Series,
+}
+
+impl WriteCtx<'_> {
+    /// A directory: every download into the cache, then hard links to it.
+    async fn dir(
+        &self,
+        manifest: &Manifest,
+        small: Vec<Blob>,
+        rest: Vec<Download>,
+    ) -> Result<Written, CreateError> {
+        let progress = &self.opts.progress;
+        let fetched =
+            fetch::fetch_all(self.http, self.cache, rest, self.spec.jobs, progress).await?;
+        let mut blobs = small;
+        blobs.extend(fetched.iter().map(|f| Blob {
+            sha256: f.sha256.clone(),
+            size: f.size,
+            path: f.path.clone(),
+        }));
+        progress.line(&format!("writing {}", self.spec.out.display()));
+        let (out, bytes) = (self.spec.out.clone(), manifest.to_canonical_json());
+        let sig = self.series.sign(manifest, &bytes)?;
+        blocking(&self.spec.out, move || {
+            writer::write_dir_bundle(&out, &bytes, sig.as_deref(), &blobs)
+        })
+        .await?;
+        Ok(Written {
+            manifest: manifest.clone(),
+            downloaded: fetched.iter().map(|f| f.downloaded).sum(),
+            reused: fetched.iter().filter(|f| f.reused).map(|f| f.size).sum(),
+        })
+    }
+
+    /// A `.tar` or `.tar.zst`: written front to back into `.NAME.partial`,
+    /// carrying on from what an earlier run left there, each download
+    /// streamed into its place.
+    async fn tar(
+        &self,
+        mut manifest: Manifest,
+        format: Format,
+        small: Vec<Blob>,
+        rest: Vec<Download>,
+    ) -> Result<Written, CreateError> {
+        let progress = self.opts.progress.clone();
+        let zst = format == Format::TarZst;
+        let out = self.spec.out.clone();
+        let (temp, old) = blocking(&self.spec.out, move || {
+            let t = TempBundle::open(&out, zst)?;
+            let old = t.old_manifest();
+            Ok((t, old))
+        })
+        .await?;
+
+        // An earlier run of the same request: keep its creation time, so
+        // that the manifest, and with it the layout, is the same.
+        let mut bytes = manifest.to_canonical_json();
+        if let Some(old) = old {
+            let mut again = manifest.clone();
+            if self.opts.source_date_epoch.is_none()
+                && let Ok(o) = Manifest::from_json_bytes(&old)
+            {
+                again.created = o.created;
+            }
+            let again_bytes = again.to_canonical_json();
+            if again_bytes == old {
+                progress.line(&format!(
+                    "{}: carrying on from what an earlier run wrote",
+                    temp.path.display()
+                ));
+                manifest = again;
+                bytes = again_bytes;
+            } else {
+                progress.line(&format!(
+                    "{}: left by a run for other content; starting over",
+                    temp.path.display()
+                ));
+                temp.discard()?;
+            }
+        }
+        let mtime = self.opts.source_date_epoch.unwrap_or(0);
+        let blob_list: Vec<(String, u64)> = manifest.blobs().into_iter().collect();
+        let sig = self.series.sign(&manifest, &bytes)?;
+        let layout = Arc::new(
+            Layout::new(&bytes, sig.as_deref(), &blob_list, mtime)
+                .map_err(|e| CreateError::io(&temp.path, e))?,
+        );
+
+        // Where each blob comes from: the old file, the cache, or the network.
+        let (cache, keep) = (self.cache.clone(), self.spec.keep_in_cache);
+        let l2 = layout.clone();
+        let (temp, found, blobs, net) = blocking(&self.spec.out, move || {
+            let mut found = temp.scan(&l2)?;
+            let (blobs, net) = sources(&l2, &mut found, &small, rest, &cache, keep)?;
+            Ok((temp, found, blobs, net))
+        })
+        .await?;
+        let mut pieces = pieces::start(self.http, net, self.spec.jobs, &progress);
+
+        let zstd = zst.then_some((self.spec.zstd_level, zst::default_threads()));
+        let (cache, out) = (self.cache.clone(), self.spec.out.clone());
+        let manifest_end = layout.head_end();
+        let stats = blocking(&self.spec.out, move || {
+            let mut sink = temp.sink(layout.clone(), &found, zstd)?;
+            let stream = Stream {
+                layout: &layout,
+                blobs,
+                cache: &cache,
+                progress: &progress,
+                path: &temp.path,
+            };
+            match stream.run(&mut sink, Some(&mut pieces.rx)) {
+                Ok(stats) => {
+                    drop(pieces);
+                    sink.finish().map_err(|e| CreateError::io(&temp.path, e))?;
+                    temp.finish(&out)?;
+                    Ok(stats)
+                }
+                Err(e) => {
+                    drop(pieces);
+                    let keep = match e {
+                        CreateError::WrongBytes { .. } | CreateError::WrongSize { .. } => {
+                            Keep::Verified
+                        }
+                        _ => Keep::All,
+                    };
+                    let _ = sink.abandon(keep);
+                    let path = temp.path.clone();
+                    let len = temp.len();
+                    if temp.keep_if_longer(manifest_end) {
+                        progress.line(&format!(
+                            "kept {} ({len} bytes) for the next run with the same --out to carry on from",
+                            path.display()
+                        ));
+                    }
+                    Err(e)
+                }
+            }
+        })
+        .await?;
+        Ok(Written {
+            manifest,
+            downloaded: stats.downloaded,
+            reused: stats.reused,
+        })
+    }
+}
+
+/// Decides where each blob of `layout` comes from, and lists the downloads.
+fn sources(
+    layout: &Layout,
+    found: &mut Found,
+    small: &[Blob],
+    rest: Vec<Download>,
+    cache: &Cache,
+    keep: bool,
+) -> Result<(Vec<StreamBlob>, Vec<NetBlob>), CreateError> {
+    let small: BTreeMap<&str, &Blob> = small.iter().map(|b| (b.sha256.as_str(), b)).collect();
+    let mut downloads: BTreeMap<String, Download> = rest
+        .into_iter()
+        .map(|d| (d.expect.key().to_string(), d))
+        .collect();
+    let mut blobs = Vec::new();
+    let mut net = Vec::new();
+    for (k, (sha, size)) in layout.blobs.iter().enumerate() {
+        let have = std::mem::replace(&mut found.have[k], Have::None);
+        let d = downloads.remove(sha);
+        let label = d
+            .as_ref()
+            .map_or_else(|| format!("blob {sha}"), |d| d.label.clone());
+        // The small files were counted when they were fetched.
+        let (source, prefix, reused) = match (have, small.get(sha.as_str())) {
+            (Have::Complete, _) => (Source::Done, None, true),
+            (Have::Prefix(n, h), Some(b)) => (Source::File(b.path.clone()), Some((n, h)), false),
+            (Have::Prefix(n, h), None) => (Source::Net, Some((n, h)), false),
+            (Have::None, Some(b)) => (Source::File(b.path.clone()), None, false),
+            (Have::None, None) => match cache
+                .reuse(&Expect::Sha256(sha.clone()), *size)
+                .map_err(|e| CreateError::io(cache.root(), e))?
+            {
+                Some((_, path)) => (Source::File(path), None, true),
+                None => (Source::Net, None, false),
+            },
+        };
+        if matches!(source, Source::Net) {
+            let d = d.ok_or_else(|| {
+                CreateError::io(
+                    cache.root(),
+                    std::io::Error::other(format!("blob {sha} has no download planned")),
+                )
+            })?;
+            net.push(NetBlob {
+                index: k,
+                label: label.clone(),
+                url: d.url,
+                size: *size,
+                from: prefix.as_ref().map_or(0, |p| p.0),
+                denied_hint: d.denied_hint,
+            });
+        }
+        blobs.push(StreamBlob {
+            label,
+            source,
+            prefix,
+            keep,
+            reused,
+        });
+    }
+    Ok((blobs, net))
+}
+
+/// Runs blocking work off the async workers.
+async fn blocking<T: Send + 'static>(
+    path: &Path,
+    f: impl FnOnce() -> Result<T, CreateError> + Send + 'static,
+) -> Result<T, CreateError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CreateError::io(path, std::io::Error::other(e)))?
 }
 
 type Parts = (

@@ -8,7 +8,7 @@
 //! writes them, so hashing overlaps the transfer and memory stays at a few
 //! chunks per download whatever the file's size.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
@@ -22,7 +22,6 @@ use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::http::{Http, HttpError, redact};
 use crate::progress::Progress;
-use crate::writer::TarInPlace;
 
 /// Chunks in flight between the network and the disk, per download.
 const CHANNEL_CHUNKS: usize = 16;
@@ -64,10 +63,9 @@ pub async fn fetch_all(
     downloads: Vec<Download>,
     jobs: usize,
     progress: &Progress,
-    tee: Option<&TarInPlace>,
 ) -> Result<Vec<Fetched>, CreateError> {
     let results = futures_util::stream::iter(downloads.into_iter().enumerate())
-        .map(|(i, d)| async move { (i, fetch_one(http, cache, &d, progress, tee).await) })
+        .map(|(i, d)| async move { (i, fetch_one(http, cache, &d, progress).await) })
         .buffer_unordered(jobs.max(1));
     futures_util::pin_mut!(results);
     let mut out: Vec<Option<Fetched>> = Vec::new();
@@ -91,34 +89,19 @@ enum Msg {
     Flush,
 }
 
-/// Fetches one file into the cache, or finds it there. With `tee` (a
-/// `.tar` being written whose layout is known), the bytes also go to the
-/// file's place in the tar as they arrive, so the bundle needs no second
-/// pass; only for files whose sha256 is known up front.
+/// Fetches one file into the cache, or finds it there.
 pub async fn fetch_one(
     http: &Http,
     cache: &Cache,
     d: &Download,
     progress: &Progress,
-    tee: Option<&TarInPlace>,
 ) -> Result<Fetched, CreateError> {
-    let tee = match (&d.expect, tee) {
-        (Expect::Sha256(sha), Some(t)) => Some((t, sha.clone())),
-        _ => None,
-    };
     let (cache2, expect, size) = (cache.clone(), d.expect.clone(), d.size);
     let reused = tokio::task::spawn_blocking(move || cache2.reuse(&expect, size))
         .await
         .map_err(|e| CreateError::io(cache.root(), io::Error::other(e)))?
         .map_err(|e| CreateError::io(cache.root(), e))?;
     if let Some((sha256, path)) = reused {
-        if let Some((t, _)) = &tee {
-            let (t, sha, p) = ((*t).clone(), sha256.clone(), path.clone());
-            tokio::task::spawn_blocking(move || t.copy_in(&sha, &p))
-                .await
-                .map_err(|e| CreateError::io(&path, io::Error::other(e)))?
-                .map_err(|e| CreateError::io(&path, e))?;
-        }
         progress.line(&format!("{}: in the cache ({} bytes)", d.label, d.size));
         progress.add_done(d.size);
         return Ok(Fetched {
@@ -137,12 +120,8 @@ pub async fn fetch_one(
     let (tx, rx) = mpsc::channel::<Msg>(CHANNEL_CHUNKS);
     let git = matches!(d.expect, Expect::GitBlobSha1(_));
     let (path2, size) = (partial.clone(), d.size);
-    let tee_file = match &tee {
-        Some((t, sha)) => Some(t.open_at(sha).map_err(|e| CreateError::io(t.path(), e))?),
-        None => None,
-    };
     let (start_tx, start_rx) = tokio::sync::oneshot::channel::<u64>();
-    let sink = tokio::task::spawn_blocking(move || sink(path2, size, git, tee_file, start_tx, rx));
+    let sink = tokio::task::spawn_blocking(move || sink(path2, size, git, start_tx, rx));
     let mut offset = match start_rx.await {
         Ok(o) => o,
         // The disk side failed before it started: its error says why.
@@ -170,7 +149,7 @@ pub async fn fetch_one(
                 Some(CreateError::Http(e))
             }
         };
-        let range = (offset > 0).then_some(offset);
+        let range = (offset > 0).then_some((offset, None));
         let (mut resp, final_url) = match http.get(&d.url, None, range).await {
             Ok(r) => r,
             Err(e) => match fail(e, attempt) {
@@ -324,9 +303,6 @@ pub async fn fetch_one(
         d.expect.clone(),
         partial.clone(),
     );
-    if let Some((t, sha)) = &tee {
-        t.mark(sha);
-    }
     let path = tokio::task::spawn_blocking(move || cache2.commit(&p, &sha, &expect))
         .await
         .map_err(|e| CreateError::io(&partial, io::Error::other(e)))?
@@ -356,7 +332,6 @@ fn sink(
     path: PathBuf,
     size: u64,
     git: bool,
-    tee: Option<(File, u64)>,
     start: tokio::sync::oneshot::Sender<u64>,
     mut rx: mpsc::Receiver<Msg>,
 ) -> io::Result<StreamDigest> {
@@ -379,8 +354,6 @@ fn sink(
         file.set_len(0)?;
         have = 0;
     }
-    let tee_start = tee.as_ref().map_or(0, |t| t.1);
-    let mut tee = tee.map(|(f, _)| BufWriter::with_capacity(WRITE_BUFFER, f));
     if have > 0 {
         // Bytes a killed run left: hash them (they are not trusted until
         // the whole file's hash matches) and carry on after them.
@@ -392,9 +365,6 @@ fn sink(
                 break;
             }
             hasher.update(&buf[..n]);
-            if let Some(t) = &mut tee {
-                t.write_all(&buf[..n])?;
-            }
             left -= n as u64;
         }
     }
@@ -406,9 +376,6 @@ fn sink(
             Msg::Data(b) => {
                 hasher.update(&b);
                 out.write_all(&b)?;
-                if let Some(t) = &mut tee {
-                    t.write_all(&b)?;
-                }
             }
             Msg::Flush => out.flush()?,
             Msg::Restart => {
@@ -416,22 +383,15 @@ fn sink(
                 let f = out.get_mut();
                 f.set_len(0)?;
                 f.seek(SeekFrom::Start(0))?;
-                if let Some(t) = &mut tee {
-                    t.flush()?;
-                    t.get_mut().seek(SeekFrom::Start(tee_start))?;
-                }
                 hasher = new_hasher();
             }
         }
     }
     out.flush()?;
-    if let Some(t) = &mut tee {
-        t.flush()?;
-    }
     Ok(hasher.finalize())
 }
 
-fn content_range_start(h: &reqwest::header::HeaderMap) -> Option<u64> {
+pub(crate) fn content_range_start(h: &reqwest::header::HeaderMap) -> Option<u64> {
     let v = h.get(reqwest::header::CONTENT_RANGE)?.to_str().ok()?;
     let rest = v.trim().strip_prefix("bytes ")?;
     rest.split('-').next()?.trim().parse().ok()

@@ -217,14 +217,14 @@ impl Http {
         })
     }
 
-    /// Sends a GET (optionally from byte `range_from` on), following
-    /// redirects by hand; answers with the final response, whatever its
-    /// status, and the URL it came from.
+    /// Sends a GET (optionally for bytes `from` to `to`, inclusive, or to
+    /// the end), following redirects by hand; answers with the final
+    /// response, whatever its status, and the URL it came from.
     pub async fn get(
         &self,
         url: &str,
         accept: Option<&str>,
-        range_from: Option<u64>,
+        range: Option<(u64, Option<u64>)>,
     ) -> Result<(reqwest::Response, Url), HttpError> {
         let mut url = Url::parse(url).map_err(|e| HttpError::Protocol {
             url: url.to_string(),
@@ -242,8 +242,11 @@ impl Http {
                 header::ACCEPT_ENCODING,
                 HeaderValue::from_static("identity"),
             );
-            if let Some(from) = range_from
-                && let Ok(v) = HeaderValue::from_str(&format!("bytes={from}-"))
+            if let Some((from, to)) = range
+                && let Ok(v) = HeaderValue::from_str(&match to {
+                    Some(to) => format!("bytes={from}-{to}"),
+                    None => format!("bytes={from}-"),
+                })
             {
                 headers.insert(header::RANGE, v);
             }

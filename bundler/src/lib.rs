@@ -7,7 +7,8 @@
 //! One module, one job: [`spec`] (what to bundle), [`http`] (requests,
 //! redirects, credentials, retries), [`github`], [`llmgw_release`],
 //! [`engines`] and [`hub`] (the sources), [`fetch`] and [`cache`] (verified,
-//! resumable downloads), [`space`] (free space), [`writer`] (the bundle),
+//! resumable downloads), [`pieces`] (downloads in a tar bundle's order),
+//! [`space`] (free space), [`writer`] (the bundle),
 //! [`progress`], [`report`], and [`create`] which runs them in order.
 
 pub mod cache;
@@ -20,6 +21,7 @@ pub mod http;
 pub mod hub;
 pub mod limits;
 pub mod llmgw_release;
+pub mod pieces;
 pub mod plan;
 pub mod progress;
 pub mod report;

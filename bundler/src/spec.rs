@@ -18,6 +18,7 @@
 //! models = ["acme/tiny@main", "org/m:*.Q4_K_M.gguf,config.json"]
 //! datasets = []
 //! jobs = 4
+//! zstd_level = 3
 //! allow_missing = false
 //! ```
 
@@ -57,6 +58,7 @@ pub struct SpecFlags {
     pub hf_endpoint: Option<String>,
     pub cache: Option<PathBuf>,
     pub jobs: Option<usize>,
+    pub zstd_level: Option<i32>,
     pub allow_missing: bool,
     /// `--sign-key`, `--channel`, `--sequence`, `--expires` (flags only).
     pub series: crate::series::SeriesSpec,
@@ -103,6 +105,7 @@ struct SpecFile {
     hf_endpoint: Option<String>,
     cache: Option<PathBuf>,
     jobs: Option<usize>,
+    zstd_level: Option<i32>,
     allow_missing: Option<bool>,
 }
 
@@ -143,7 +146,13 @@ pub struct CreateSpec {
     pub github_api: String,
     pub hf_endpoint: String,
     pub cache: PathBuf,
+    /// Whether the cache was asked for (`--cache` or the spec's `cache`):
+    /// then a `.tar` or `.tar.zst` run keeps every blob it downloads there
+    /// too, at the cost of writing it twice; else only what costs nothing.
+    pub keep_in_cache: bool,
     pub jobs: usize,
+    /// The zstd level of a `.tar.zst`.
+    pub zstd_level: i32,
     pub allow_missing: bool,
     pub series: crate::series::SeriesSpec,
 }
@@ -298,10 +307,23 @@ impl CreateSpec {
             ));
         }
 
-        let cache = match flags.cache.or(file.cache.map(rel)) {
+        let asked = flags.cache.or(file.cache.map(rel));
+        let keep_in_cache = asked.is_some();
+        let cache = match asked {
             Some(c) => c,
             None => default_cache(env)?,
         };
+        let zstd_level = flags
+            .zstd_level
+            .or(file.zstd_level)
+            .unwrap_or(crate::writer::zst::DEFAULT_LEVEL);
+        if !crate::writer::zst::LEVELS.contains(&zstd_level) {
+            return Err(usage(format!(
+                "--zstd-level {zstd_level}: expected {} to {}",
+                crate::writer::zst::LEVELS.start(),
+                crate::writer::zst::LEVELS.end()
+            )));
+        }
         let jobs = flags.jobs.or(file.jobs).unwrap_or(DEFAULT_JOBS);
         if jobs == 0 || jobs > MAX_JOBS {
             return Err(usage(format!(
@@ -317,7 +339,9 @@ impl CreateSpec {
             github_api,
             hf_endpoint,
             cache,
+            keep_in_cache,
             jobs,
+            zstd_level,
             allow_missing: flags.allow_missing || file.allow_missing.unwrap_or(false),
             series: flags.series,
         })
@@ -479,6 +503,8 @@ mod tests {
         assert_eq!(s.arches, vec!["amd64", "arm64"]);
         assert_eq!(s.cache, PathBuf::from("/home/op/.cache/llmgw"));
         assert_eq!(s.jobs, 4);
+        assert_eq!(s.zstd_level, 3);
+        assert!(!s.keep_in_cache);
         assert_eq!(s.github_api, DEFAULT_GITHUB_API);
         assert_eq!(s.hf_endpoint, DEFAULT_HF_ENDPOINT);
         let mut e = env();
@@ -529,6 +555,13 @@ mod tests {
             ),
             (
                 SpecFlags {
+                    zstd_level: Some(20),
+                    ..flags()
+                },
+                "--zstd-level 20: expected 1 to 19",
+            ),
+            (
+                SpecFlags {
                     llmgw: Some("v0.5.0".into()),
                     ..flags()
                 },
@@ -572,6 +605,8 @@ engines = ["llamacpp=b6123", "uv=0.12.20"]
 models = ["acme/tiny@main"]
 datasets = ["acme/data:*.csv"]
 jobs = 2
+zstd_level = 9
+cache = "c"
 allow_missing = true
 "#,
         )
@@ -590,6 +625,9 @@ allow_missing = true
         assert_eq!(s.repos.len(), 2);
         assert_eq!(s.repos[1].kind, RepoKind::Dataset);
         assert_eq!(s.jobs, 2);
+        assert_eq!(s.zstd_level, 9);
+        assert_eq!(s.cache, dir.path().join("c"));
+        assert!(s.keep_in_cache);
         assert!(s.allow_missing);
 
         let f = SpecFlags {

@@ -96,13 +96,14 @@ async fn bytes_in_a_partial_file_are_checked_with_the_rest() {
     let fx = Fixture::start(FixtureOptions::default()).await.unwrap();
     let d = tempfile::tempdir().unwrap();
     let sha = lfs_sha(&fx, "model.safetensors");
-    // A partial file whose first bytes are not the file's: the run resumes
-    // after them, the whole does not hash right, and it is refused.
+    // A partial file whose first bytes are not the file's: a directory
+    // bundle's run resumes after them, the whole does not hash right, and
+    // it is refused.
     let partial_dir = d.path().join("cache/partial");
     fs::create_dir_all(&partial_dir).unwrap();
     let partial = partial_dir.join(format!("{sha}.partial"));
     fs::write(&partial, vec![0u8; 1000]).unwrap();
-    let err = create(&spec(&fx, d.path(), "a.tar"), &opts())
+    let err = create(&spec(&fx, d.path(), "a"), &opts())
         .await
         .unwrap_err();
     assert!(matches!(err, CreateError::WrongBytes { .. }), "{err}");
@@ -118,10 +119,8 @@ async fn bytes_in_a_partial_file_are_checked_with_the_rest() {
     );
     // The bad partial is gone, no bundle was written, and a rerun succeeds.
     assert!(!partial.exists());
-    assert!(!d.path().join("a.tar").exists());
-    let r = create(&spec(&fx, d.path(), "a.tar"), &opts())
-        .await
-        .unwrap();
+    assert!(!d.path().join("a").exists());
+    let r = create(&spec(&fx, d.path(), "a"), &opts()).await.unwrap();
     assert!(r.gaps.is_empty());
-    assert!(d.path().join("a.tar").exists());
+    assert!(d.path().join("a/manifest.json").exists());
 }

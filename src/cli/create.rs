@@ -15,7 +15,7 @@ use super::UsageError;
 const AFTER_HELP: &str = "\
 Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
-  github_api, hf_endpoint, cache, jobs, allow_missing.
+  github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -67,12 +67,16 @@ pub struct CreateArgs {
     /// Hugging Face Hub [default: $HF_ENDPOINT, else https://huggingface.co].
     #[arg(long, value_name = "URL")]
     pub hf_endpoint: Option<String>,
-    /// Download cache, reused by later runs [default: $XDG_CACHE_HOME/llmgw, else ~/.cache/llmgw].
+    /// Download cache, reused by later runs; when given, .tar/.tar.zst runs keep every blob there
+    /// too (written twice) [default: $XDG_CACHE_HOME/llmgw, else ~/.cache/llmgw].
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     /// Parallel downloads [default: 4].
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// zstd level of a .tar.zst, 1 to 19 [default: 3]; parts that do not compress are stored.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub zstd_level: Option<i32>,
     /// Record assets missing from their release as gaps in the manifest instead of failing.
     #[arg(long)]
     pub allow_missing: bool,
@@ -115,6 +119,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         hf_endpoint: args.hf_endpoint,
         cache: args.cache,
         jobs: args.jobs,
+        zstd_level: args.zstd_level,
         allow_missing: args.allow_missing,
         series: llmgw_bundler::series::SeriesSpec {
             sign_key: args.sign_key,
@@ -161,7 +166,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         }
     }
     eprintln!(
-        "wrote {} ({} files, {} bytes; {} downloaded, {} from the cache)",
+        "wrote {} ({} files, {} bytes; {} downloaded, {} from the cache or an earlier run)",
         report.out.display(),
         report.blobs,
         report.bytes,

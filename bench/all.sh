@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every benchmark in one command, one table: bundle create (.tar, .tar.zst and a
+# directory, against curl and `hf download` of the same repository from the same
+# upstream), bundle import (against tar -xf, with and without sha256sum) and mirror
+# serve (against nginx), each with its peak RSS and the load average before / after.
+#
+#   bench/all.sh                          # the defaults of each script
+#   BENCH_RUNS=5 RUNS=5 DURATION=10 bench/all.sh
+#
+# Each script's own output goes to stderr as it runs; the table goes to stdout, in
+# Markdown, ready for bench/RESULTS.md. The ratios compare runs made in the same
+# script minutes apart; on a shared machine, read them with the load beside them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+results=$(mktemp "${TMPDIR:-/tmp}/llmgw-bench-all.XXXXXX")
+trap 'rm -f "$results"' EXIT
+export BENCH_RESULTS=$results
+
+echo "== bench/create.sh" >&2
+bench/create.sh >&2
+echo "== bench/import.sh" >&2
+bench/import.sh >&2
+echo "== bench/serve.sh" >&2
+bench/serve.sh >&2
+
+echo
+echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD), $(nproc) cores"
+echo
+echo "| bench | measure | llmgw | reference | ratio | goal | peak RSS (MiB) | | load average (before / after) |"
+echo "|---|---|--:|--:|--:|---|--:|---|---|"
+while IFS=$'\t' read -r bench what mine ref ratio goal rss verdict load; do
+  echo "| $bench | $what | $mine | $ref | $ratio | $goal | $rss | $verdict | $load |"
+done < "$results"

@@ -1,0 +1,285 @@
+//! A `.tar` or `.tar.zst` bundle written front to back, once: each entry of
+//! the [`Layout`] in turn, its blob's bytes taken from where they are —
+//! a file of the cache, or the pieces of a download as they arrive — and
+//! hashed on the way through.
+//!
+//! The invariant: a blob's entry is ended (and so counts as verified for
+//! [`Sink::good`]) only after its bytes hashed to its name. Bytes already
+//! in the file from an earlier run (everything before the sink's position)
+//! are not written again; a blob cut there continues from the hash of its
+//! first part, which the resume scan computed from those very bytes.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use super::layout::{Layout, What};
+use super::sink::Sink;
+use crate::cache::{Cache, Expect};
+use crate::error::CreateError;
+use crate::pieces::{Msg, Piece};
+use crate::progress::Progress;
+
+/// Where a blob's bytes come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Already whole in the file (an earlier run wrote and this one checked it).
+    Done,
+    /// A verified file (the cache).
+    File(PathBuf),
+    /// The downloads, as pieces.
+    Net,
+}
+
+pub struct StreamBlob {
+    pub label: String,
+    pub source: Source,
+    /// The hash of the blob's first bytes, when an earlier run wrote them.
+    pub prefix: Option<(u64, Sha256)>,
+    /// With `--cache`: keep a downloaded blob in the cache as well.
+    pub keep: bool,
+    /// Whether it counts as reused from an earlier run in the report.
+    pub reused: bool,
+}
+
+/// What the stream took from where.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    pub downloaded: u64,
+    /// Whole blobs from the cache or the earlier run's file (those marked
+    /// `reused`).
+    pub reused: u64,
+}
+
+pub struct Stream<'a> {
+    pub layout: &'a Layout,
+    pub blobs: Vec<StreamBlob>,
+    pub cache: &'a Cache,
+    pub progress: &'a Progress,
+    /// The temporary bundle, for messages.
+    pub path: &'a Path,
+}
+
+impl Stream<'_> {
+    /// Writes from the sink's position to the end.
+    pub fn run(
+        mut self,
+        sink: &mut Sink,
+        mut pieces: Option<&mut mpsc::Receiver<Piece>>,
+    ) -> Result<Stats, CreateError> {
+        let mut stats = Stats {
+            downloaded: 0,
+            reused: self
+                .blobs
+                .iter()
+                .zip(&self.layout.blobs)
+                .filter(|(b, _)| b.reused)
+                .map(|(_, (_, size))| size)
+                .sum(),
+        };
+        let first = self.layout.entry_at(sink.pos());
+        for i in first..self.layout.entries.len() {
+            let e = &self.layout.entries[i];
+            self.emit(sink, e.start, &e.head)?;
+            match e.what {
+                What::Head(h) => self.emit(sink, e.data(), &self.layout.heads[h])?,
+                What::Trailer => {}
+                What::Blob(k) => self.blob(k, sink, pieces.as_deref_mut(), &mut stats)?,
+            }
+            let zeros = vec![0u8; e.pad as usize];
+            self.emit(sink, e.data_end(), &zeros)?;
+            sink.end_entry().map_err(|e| self.io(e))?;
+        }
+        Ok(stats)
+    }
+
+    fn io(&self, e: io::Error) -> CreateError {
+        CreateError::io(self.path, e)
+    }
+
+    /// Writes the part of `bytes` (which belong at `at`) the file lacks.
+    fn emit(&self, sink: &mut Sink, at: u64, bytes: &[u8]) -> Result<(), CreateError> {
+        let skip = sink.pos().saturating_sub(at) as usize;
+        if skip < bytes.len() {
+            sink.write(&bytes[skip..]).map_err(|e| self.io(e))?;
+        }
+        Ok(())
+    }
+
+    fn blob(
+        &mut self,
+        k: usize,
+        sink: &mut Sink,
+        pieces: Option<&mut mpsc::Receiver<Piece>>,
+        stats: &mut Stats,
+    ) -> Result<(), CreateError> {
+        let (sha, size) = self.layout.blobs[k].clone();
+        let e = self.layout.blob_entry(k);
+        let have = sink.pos().saturating_sub(e.data()).min(size);
+        let b = &mut self.blobs[k];
+        let (mut off, mut hasher) = match b.prefix.take() {
+            Some((n, h)) if n == have => (n, h),
+            None if have == 0 => (0, Sha256::new()),
+            _ => {
+                return Err(self.io(io::Error::other(format!(
+                    "blob {sha}: {have} bytes are in the file but their hash was not carried over"
+                ))));
+            }
+        };
+        let label = b.label.clone();
+        let mut net = None;
+        match b.source.clone() {
+            Source::Done => {}
+            Source::File(path) => {
+                let ioe = |e| CreateError::io(&path, e);
+                let mut f = File::open(&path).map_err(ioe)?;
+                io::Seek::seek(&mut f, io::SeekFrom::Start(off)).map_err(ioe)?;
+                let mut f = f.take(size - off);
+                let mut buf = vec![0u8; 1 << 20];
+                loop {
+                    let n = f.read(&mut buf).map_err(ioe)?;
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buf[..n]);
+                    sink.write(&buf[..n])
+                        .map_err(|e| CreateError::io(self.path, e))?;
+                    off += n as u64;
+                }
+                self.progress
+                    .line(&format!("{label}: in the cache ({size} bytes)"));
+                self.progress.add_done(size);
+            }
+            Source::Net => {
+                let keep = b.keep;
+                let item = self.progress.item(&label, size);
+                if off > 0 {
+                    item.resumed(off);
+                }
+                let mut tee = match keep {
+                    true => self.tee(&sha, off)?,
+                    false => None,
+                };
+                let pieces = pieces.ok_or_else(|| {
+                    self.io(io::Error::other(
+                        "a download was needed but none was started",
+                    ))
+                })?;
+                while off < size {
+                    let Some(mut p) = pieces.blocking_recv() else {
+                        return Err(self.io(io::Error::other("the downloads stopped")));
+                    };
+                    if p.blob != k || p.start != off {
+                        return Err(self.io(io::Error::other(format!(
+                            "expected bytes from {off} of blob {k}, got a piece of blob {} from {}",
+                            p.blob, p.start
+                        ))));
+                    }
+                    while let Some(m) = p.rx.blocking_recv() {
+                        match m {
+                            Ok(Msg::Data(d)) => {
+                                hasher.update(&d);
+                                sink.write(&d).map_err(|e| self.io(e))?;
+                                if let Some((path, t)) = &mut tee {
+                                    t.write_all(&d).map_err(|e| CreateError::io(&*path, e))?;
+                                }
+                                off += d.len() as u64;
+                                stats.downloaded += d.len() as u64;
+                                item.inc(d.len() as u64);
+                            }
+                            Ok(Msg::Flush) => {
+                                sink.flush().map_err(|e| self.io(e))?;
+                                if let Some((path, t)) = &mut tee {
+                                    t.flush().map_err(|e| CreateError::io(&*path, e))?;
+                                }
+                            }
+                            Err(e) => {
+                                item.failed();
+                                return Err(e);
+                            }
+                        }
+                    }
+                    if off != p.end {
+                        item.failed();
+                        return Err(self.io(io::Error::other(format!(
+                            "{label}: the download of bytes {}..{} stopped at {off}",
+                            p.start, p.end
+                        ))));
+                    }
+                }
+                net = Some((item, tee));
+            }
+        }
+        let got = hex::encode(hasher.finalize());
+        let bad = if off != size {
+            Some(CreateError::WrongSize {
+                what: label.clone(),
+                expected: size,
+                actual: off,
+            })
+        } else if got != sha {
+            Some(wrong(&label, &sha, got))
+        } else {
+            None
+        };
+        if let Some((item, tee)) = net {
+            if let Some(e) = bad {
+                item.failed();
+                if let Some((path, _)) = tee {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+            if let Some((path, t)) = tee {
+                drop(
+                    t.into_inner()
+                        .map_err(|e| CreateError::io(&path, e.into_error()))?,
+                );
+                self.cache
+                    .commit(&path, &sha, &Expect::Sha256(sha.clone()))
+                    .map_err(|e| CreateError::io(&path, e))?;
+            }
+            item.done();
+        } else if let Some(e) = bad {
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The cache's partial file for a blob, continued at `off` (the bytes
+    /// before it came from the same stream in the killed run); `None` when
+    /// it does not hold them.
+    #[allow(clippy::type_complexity)]
+    fn tee(&self, sha: &str, off: u64) -> Result<Option<(PathBuf, BufWriter<File>)>, CreateError> {
+        let path = self.cache.partial_path(&Expect::Sha256(sha.to_string()));
+        let ioe = |e| CreateError::io(&path, e);
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(ioe)?;
+        let len = f.metadata().map_err(ioe)?.len();
+        if len < off {
+            drop(f);
+            let _ = std::fs::remove_file(&path);
+            return Ok(None);
+        }
+        f.set_len(off).map_err(ioe)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        io::Seek::seek(&mut w, io::SeekFrom::Start(off)).map_err(ioe)?;
+        Ok(Some((path, w)))
+    }
+}
+
+fn wrong(label: &str, sha: &str, got: String) -> CreateError {
+    CreateError::WrongBytes {
+        what: label.to_string(),
+        algorithm: "sha256",
+        expected: sha.to_string(),
+        actual: got,
+    }
+}

@@ -1,0 +1,134 @@
+//! `.NAME.partial`, the file a `.tar` or `.tar.zst` bundle is written into
+//! beside `--out`, under a name the next run finds: a run killed or failed
+//! half-way leaves it, and the next run with the same `--out` checks what it
+//! holds and carries on after it ([`super::resume`]).
+//!
+//! The invariant: one run at a time writes it (an exclusive `flock`, which
+//! the kernel drops when the process dies, even by `kill -9`), and it is
+//! renamed to `--out` only when the whole bundle is in it.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use llmgw_shared::manifest::MAX_MANIFEST_BYTES;
+
+use super::layout::Layout;
+use super::resume::{self, Found};
+use super::sink::Sink;
+use crate::error::CreateError;
+
+/// `.NAME.partial` beside `out`.
+pub fn resume_name(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    out.with_file_name(format!(".{name}.partial"))
+}
+
+pub struct TempBundle {
+    pub path: PathBuf,
+    file: File,
+    zst: bool,
+}
+
+impl TempBundle {
+    /// Opens (creating) the file and takes its lock.
+    pub fn open(out: &Path, zst: bool) -> Result<Self, CreateError> {
+        let path = resume_name(out);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| CreateError::io(&path, e))?;
+        // SAFETY: flock on a descriptor this function owns.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            return Err(CreateError::io(
+                &path,
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "another `llmgw bundle create` is writing this bundle ({e}); wait for it \
+                         to end or choose another --out"
+                    ),
+                ),
+            ));
+        }
+        Ok(Self { path, file, zst })
+    }
+
+    pub fn len(&self) -> u64 {
+        self.file.metadata().map_or(0, |m| m.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The manifest an earlier run started the file with.
+    pub fn old_manifest(&self) -> Option<Vec<u8>> {
+        if self.is_empty() {
+            return None;
+        }
+        resume::manifest(&self.file, self.zst, MAX_MANIFEST_BYTES)
+    }
+
+    /// Empties the file (it belongs to another request).
+    pub fn discard(&self) -> Result<(), CreateError> {
+        self.file
+            .set_len(0)
+            .map_err(|e| CreateError::io(&self.path, e))
+    }
+
+    /// What of `layout` the file already holds, checked.
+    pub fn scan(&self, layout: &Layout) -> Result<Found, CreateError> {
+        if self.is_empty() {
+            return Ok(Found {
+                pos: 0,
+                file_len: 0,
+                have: (0..layout.blobs.len())
+                    .map(|_| resume::Have::None)
+                    .collect(),
+            });
+        }
+        resume::scan(&self.file, self.zst, layout).map_err(|e| CreateError::io(&self.path, e))
+    }
+
+    /// A sink carrying on at `found`; `zstd` is (level, threads) for a `.tar.zst`.
+    pub fn sink(
+        &self,
+        layout: Arc<Layout>,
+        found: &Found,
+        zstd: Option<(i32, usize)>,
+    ) -> Result<Sink, CreateError> {
+        let f = self
+            .file
+            .try_clone()
+            .map_err(|e| CreateError::io(&self.path, e))?;
+        Sink::new(f, layout, found.pos, found.file_len, zstd)
+            .map_err(|e| CreateError::io(&self.path, e))
+    }
+
+    /// Renames the finished file to `out`.
+    pub fn finish(self, out: &Path) -> Result<(), CreateError> {
+        super::rename_into_place(&self.path, out)
+    }
+
+    /// After a failure: keeps the file when it holds more than `min` bytes
+    /// (something beyond the manifest), else removes it. Answers whether
+    /// it was kept.
+    pub fn keep_if_longer(self, min: u64) -> bool {
+        if self.len() > min {
+            return true;
+        }
+        let _ = fs::remove_file(&self.path);
+        false
+    }
+}
