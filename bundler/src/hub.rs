@@ -8,7 +8,7 @@
 //! matches `/`, so `*.gguf` finds GGUF files in sub-folders too.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest, RepoKind};
+use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest, RefKind, RepoKind};
 use llmgw_shared::names;
 use percent_encoding::{AsciiSet, utf8_percent_encode};
 use reqwest::Url;
@@ -32,6 +32,20 @@ const PATH: &AsciiSet = &SEGMENT.remove(b'/');
 struct RevisionJson {
     #[serde(default)]
     sha: Option<String>,
+}
+
+/// `GET /api/{type}s/{repo}/refs`: the names are all that is read.
+#[derive(Deserialize)]
+struct RefsJson {
+    #[serde(default)]
+    branches: Vec<RefName>,
+    #[serde(default)]
+    tags: Vec<RefName>,
+}
+
+#[derive(Deserialize)]
+struct RefName {
+    name: String,
 }
 
 #[derive(Deserialize)]
@@ -125,6 +139,8 @@ pub async fn plan(
             "{w}: the Hub's revision answer has no 40-hex commit `sha` (found {commit:?})"
         )));
     }
+
+    let ref_kind = ref_kind(http, endpoint, have_token, spec, &commit).await?;
 
     // Every page of the recursive tree at the commit.
     let mut entries: Vec<TreeEntry> = Vec::new();
@@ -296,12 +312,53 @@ pub async fn plan(
         kind: spec.kind,
         id: spec.id.clone(),
         revision: spec.revision.clone(),
-        ref_kind: None,
+        ref_kind: Some(ref_kind),
         commit,
         patterns: spec.patterns.clone(),
         files,
     });
     Ok(())
+}
+
+/// Whether the revision asked for is a branch, a tag or a commit, as the
+/// Hub's refs API says (a mirror lists each where it belongs). `refs/...`
+/// names (pull requests, conversions) count as branches.
+async fn ref_kind(
+    http: &Http,
+    endpoint: &str,
+    have_token: bool,
+    spec: &RepoSpec,
+    commit: &str,
+) -> Result<RefKind, CreateError> {
+    let rev = spec.revision.as_str();
+    if rev.eq_ignore_ascii_case(commit) {
+        return Ok(RefKind::Commit);
+    }
+    if rev.starts_with("refs/") {
+        return Ok(RefKind::Branch);
+    }
+    let url = format!("{endpoint}/api/{}/{}/refs", spec.kind.api_plural(), spec.id);
+    let (body, _) = http
+        .get_small(&url, Some("application/json"), MAX_PAGE)
+        .await
+        .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+    let refs: RefsJson = serde_json::from_slice(&body).map_err(|e| {
+        CreateError::Hub(format!(
+            "{}: {url} is not a Hub refs answer: {e}",
+            what(spec)
+        ))
+    })?;
+    Ok(if refs.branches.iter().any(|b| b.name == rev) {
+        RefKind::Branch
+    } else if refs.tags.iter().any(|t| t.name == rev) {
+        RefKind::Tag
+    } else if names::is_sha1_hex(rev)
+        || rev.len() < 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        RefKind::Commit
+    } else {
+        RefKind::Branch
+    })
 }
 
 /// A URL a server chose, for a message: printable and at most 200

@@ -194,3 +194,27 @@ async fn a_listing_that_never_ends_stops_at_the_page_cap() {
         .count();
     assert_eq!(asked, 20);
 }
+
+/// Not an attack, but the same client: what the Hub's refs API says the
+/// revision is goes into the manifest.
+#[tokio::test]
+async fn the_hubs_refs_say_whether_a_revision_is_a_branch_a_tag_or_a_commit() {
+    use llmgw_shared::manifest::RefKind;
+    let fx = fixture().await;
+    let h = http(&fx);
+    for (rev, kind) in [
+        ("main", RefKind::Branch),
+        ("v1", RefKind::Tag),
+        (TINY_COMMIT, RefKind::Commit),
+    ] {
+        let spec = RepoSpec {
+            revision: rev.into(),
+            ..tiny()
+        };
+        let mut plan = Plan::default();
+        hub::plan(&h, &fx.hf_endpoint(), false, &spec, false, &mut plan)
+            .await
+            .unwrap();
+        assert_eq!(plan.repos[0].ref_kind, Some(kind), "{rev}");
+    }
+}

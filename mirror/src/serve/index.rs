@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use llmgw_shared::digest::lfs_pointer;
-use llmgw_shared::manifest::{Manifest, RepoKind};
+use llmgw_shared::manifest::{Manifest, RefKind, RepoKind};
 use llmgw_shared::names::repo_key;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
@@ -149,6 +149,9 @@ pub struct HubRepo {
     pub snapshots: BTreeMap<String, Snapshot>,
     /// Revision name -> commit. When bundles disagree, the later import wins.
     pub refs: BTreeMap<String, String>,
+    /// Which of `refs` were tags when imported (format 2 says; a format 1
+    /// manifest does not, and its revisions are served as branches).
+    pub tags: std::collections::BTreeSet<String>,
     /// The commit `/api/models/{repo}` (no revision) answers with: `main`
     /// if held, else the commit of the latest import carrying the repo.
     pub default_commit: String,
@@ -218,6 +221,7 @@ impl Index {
             id: String,
             commits: BTreeMap<String, (String, Files)>,
             refs: BTreeMap<String, String>,
+            tags: std::collections::BTreeSet<String>,
             /// The commit of the latest import carrying the repo.
             latest: String,
         }
@@ -270,6 +274,7 @@ impl Index {
                         id: r.id.clone(),
                         commits: BTreeMap::new(),
                         refs: BTreeMap::new(),
+                        tags: Default::default(),
                         latest: String::new(),
                     });
                 acc.latest = r.commit.clone();
@@ -289,8 +294,13 @@ impl Index {
                         lfs: f.lfs,
                     });
                 }
-                if r.revision != r.commit {
+                if r.revision != r.commit && r.ref_kind != Some(RefKind::Commit) {
                     acc.refs.insert(r.revision.clone(), r.commit.clone());
+                    if r.ref_kind == Some(RefKind::Tag) {
+                        acc.tags.insert(r.revision.clone());
+                    } else {
+                        acc.tags.remove(&r.revision);
+                    }
                 }
             }
         }
@@ -301,13 +311,21 @@ impl Index {
                 snapshots.insert(commit.clone(), snapshot(commit, last, files));
             }
             let default_commit = acc.refs.get("main").cloned().unwrap_or(acc.latest);
+            // A repo imported only at tags (or commits) still has a default
+            // branch, since llama.cpp's -hf reads only branches: `main`, at
+            // the default commit.
+            let mut refs = acc.refs;
+            if !default_commit.is_empty() && refs.keys().all(|r| acc.tags.contains(r)) {
+                refs.insert("main".into(), default_commit.clone());
+            }
             index.repos.insert(
                 key,
                 HubRepo {
                     kind: acc.kind,
                     id: acc.id,
                     snapshots,
-                    refs: acc.refs,
+                    refs,
+                    tags: acc.tags,
                     default_commit,
                 },
             );

@@ -206,15 +206,23 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
                 hub_error(StatusCode::NOT_FOUND, None, "not found", None),
             );
         }
-        let branches: Vec<Value> = repo
-            .refs
-            .iter()
-            .filter(|(name, _)| !name.starts_with("refs/"))
-            .map(|(name, commit)| {
-                json!({"name": name, "ref": format!("refs/heads/{name}"), "targetCommit": commit})
-            })
-            .collect();
-        let v = json!({"branches": branches, "converts": [], "tags": []});
+        // Tags where the manifest says they were tags; every other name
+        // (and all of a format 1 manifest's) as a branch.
+        let listed = |tags: bool, prefix: &str| -> Vec<Value> {
+            repo.refs
+                .iter()
+                .filter(|(name, _)| !name.starts_with("refs/"))
+                .filter(|(name, _)| repo.tags.contains(*name) == tags)
+                .map(|(name, commit)| {
+                    json!({"name": name, "ref": format!("{prefix}{name}"), "targetCommit": commit})
+                })
+                .collect()
+        };
+        let v = json!({
+            "branches": listed(false, "refs/heads/"),
+            "converts": [],
+            "tags": listed(true, "refs/tags/"),
+        });
         return (route, respond::json(req.method, req.headers, &v));
     }
     // The revision: `revision/` takes the rest (quoted or not), `tree/`

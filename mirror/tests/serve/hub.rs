@@ -495,3 +495,62 @@ print("PINNED", hashlib.sha256(open(f, "rb").read()).hexdigest(), {commit} in f)
     let q8 = sha256_hex(&model_files()["tiny-Q8_0.gguf"].0);
     assert!(out.contains(&format!("PINNED {q8} True")), "{out}");
 }
+
+#[test]
+fn tags_are_listed_as_tags_and_a_tag_only_repo_keeps_a_default_branch() {
+    use llmgw_shared::manifest::{HfRepo, Manifest, RefKind, RepoKind};
+    let (d, store, _) = store_with_main_bundle();
+    // acme/tagged imported only at tag v2 (format 2 says it is a tag), and
+    // acme/tiny's tag v1 beside its branch main.
+    let body = b"{\"v\": 2}\n".to_vec();
+    let mut m = Manifest::new(vec!["amd64".into()], 1_780_000_200);
+    for (id, rev, commit) in [("acme/tagged", "v2", COMMIT2), ("acme/tiny", "v1", COMMIT)] {
+        m.repos.push(HfRepo {
+            kind: RepoKind::Model,
+            id: id.into(),
+            revision: rev.into(),
+            ref_kind: Some(RefKind::Tag),
+            commit: commit.into(),
+            patterns: vec![],
+            files: vec![hf_file("config.json", &body, false)],
+        });
+    }
+    import(&store, &m, &[&body]);
+    let srv = serve(&store);
+
+    let refs = get(srv.addr, "/api/models/acme/tiny/refs").json();
+    assert_eq!(refs["branches"][0]["name"], "main");
+    assert_eq!(refs["branches"].as_array().unwrap().len(), 1, "{refs}");
+    assert_eq!(refs["tags"][0]["name"], "v1");
+    assert_eq!(refs["tags"][0]["ref"], "refs/tags/v1");
+    let refs = get(srv.addr, "/api/models/acme/tagged/refs").json();
+    assert_eq!(refs["tags"][0]["name"], "v2");
+    assert_eq!(refs["branches"][0]["name"], "main");
+    assert_eq!(refs["branches"][0]["targetCommit"], COMMIT2);
+    assert_eq!(
+        get(srv.addr, "/api/models/acme/tagged/revision/main").json()["sha"],
+        COMMIT2
+    );
+    // A format 1 manifest does not say: its revision stays a branch.
+    let refs = get(srv.addr, "/api/datasets/acme/data/refs").json();
+    assert_eq!(refs["branches"][0]["name"], "v1.0");
+    assert_eq!(refs["tags"], serde_json::json!([]));
+
+    // The real client reads them where they belong.
+    let out = python(
+        &hf24(),
+        &srv.url,
+        &d.path().join("home"),
+        r#"
+from huggingface_hub import HfApi
+r = HfApi().list_repo_refs("acme/tagged")
+print("branches", sorted(b.name for b in r.branches))
+print("tags", sorted((t.name, t.target_commit) for t in r.tags))
+"#,
+    );
+    assert!(out.contains("branches ['main']"), "{out}");
+    assert!(
+        out.contains(&format!("tags [('v2', '{COMMIT2}')]")),
+        "{out}"
+    );
+}
