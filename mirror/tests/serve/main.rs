@@ -6,4 +6,5 @@ mod hostile;
 mod hub;
 mod misc;
 mod pypi;
+mod pypi_clients;
 mod traversal;
