@@ -574,8 +574,22 @@ fn usage_errors_exit_2_with_the_reason() {
     let fx = fixture();
     let d = tempfile::tempdir().unwrap();
     for (args, want) in [
-        (vec!["--engine", "vllm=0.20.0"], "installed from PyPI"),
-        (vec!["--engine", "sglang=0.5.0"], "installed from PyPI"),
+        (vec!["--engine", "vllm=0.20 0"], "is not a version of vllm"),
+        (
+            vec![
+                "--engine",
+                "vllm=0.20.1",
+                "--index",
+                "nope=http://127.0.0.1:9/x",
+            ],
+            "--index nope: no environment of this bundle uses an index of that name; they \
+             use pytorch-cu129",
+        ),
+        (vec!["--python-env", "tools"], "expected NAME=REQ[,REQ…]"),
+        (
+            vec!["--engine", "sglang=0.5.2", "--manylinux", "2.28"],
+            "expected a manylinux glibc tag such as 2_28",
+        ),
         (
             vec!["--engine", "llamacpp=../b1"],
             "is not a version of llamacpp",

@@ -70,9 +70,11 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
             out_dir.display()
         )));
     }
+    let python_requests = crate::python::requests_of(spec)?;
     let engine_builds = spec
         .engines
         .iter()
+        .filter(|e| !engines::is_python(&e.name))
         .map(|e| engines::resolve(e, &spec.arches))
         .collect::<Result<Vec<_>, _>>()?;
 
@@ -114,6 +116,7 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         ));
         engines::plan(&http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
     }
+    crate::python::plan_for(spec, &http, &cache, progress, &python_requests, &mut plan).await?;
     for r in &spec.repos {
         hub::plan(
             &http,
@@ -479,6 +482,7 @@ type Parts = (
     Vec<llmgw_shared::manifest::Release>,
     Vec<llmgw_shared::manifest::HfRepo>,
     Vec<llmgw_shared::manifest::Gap>,
+    Vec<llmgw_shared::manifest::PythonEnv>,
 );
 
 fn plan_into_parts(plan: &mut Plan) -> Parts {
@@ -486,6 +490,7 @@ fn plan_into_parts(plan: &mut Plan) -> Parts {
         std::mem::take(&mut plan.releases),
         std::mem::take(&mut plan.repos),
         std::mem::take(&mut plan.gaps),
+        std::mem::take(&mut plan.python_envs),
     )
 }
 
@@ -495,7 +500,7 @@ fn build_manifest(
     spec: &CreateSpec,
     opts: &Options,
     series: &crate::series::Series,
-    (releases, mut repos, gaps): Parts,
+    (releases, mut repos, gaps, python_envs): Parts,
     by_expect: &BTreeMap<&Expect, &Fetched>,
 ) -> Result<Manifest, CreateError> {
     for r in &mut repos {
@@ -517,6 +522,7 @@ fn build_manifest(
     m.releases = releases;
     m.repos = repos;
     m.gaps = gaps;
+    m.python_envs = python_envs;
     series.apply(&mut m);
     m.sort();
     m.validate()?;

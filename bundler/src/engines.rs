@@ -41,6 +41,13 @@ impl EngineBuilds {
     }
 }
 
+/// Whether the recipe table installs this engine as a Python environment
+/// (vLLM, SGLang) rather than from release archives; unknown engines are
+/// not, and are refused by [`resolve`] with the table's words.
+pub fn is_python(engine: &str) -> bool {
+    recipe::recipe(engine).is_ok_and(|r| r.pypi().is_some())
+}
+
 /// Asks the recipe table (both host profiles, via `builds()`) for every
 /// build of the engine for each architecture. Python engines, unknown
 /// engines and bad versions are refused here, before any network.

@@ -17,7 +17,7 @@ pub enum CreateError {
     Usage(String),
 
     /// The recipe table has no build for what was asked (exit code 2: the
-    /// request itself is wrong, e.g. a Python engine or a bad version).
+    /// request itself is wrong, e.g. an unknown engine or a bad version).
     #[error("--engine {engine}={version}: {error}")]
     Recipe {
         engine: String,
@@ -125,6 +125,9 @@ pub enum CreateError {
     /// The signing key could not be used (`--sign-key`, `bundle sign --key`).
     #[error(transparent)]
     Key(#[from] llmgw_shared::signer::SignerError),
+    /// A Python environment could not be resolved or checked.
+    #[error(transparent)]
+    Python(Box<crate::python::PythonError>),
 
     /// A name from upstream is unsafe to use as a path or URL part.
     #[error(transparent)]
@@ -146,6 +149,12 @@ impl CreateError {
             path: path.into(),
             error,
         }
+    }
+}
+
+impl From<crate::python::PythonError> for CreateError {
+    fn from(e: crate::python::PythonError) -> Self {
+        CreateError::Python(Box::new(e))
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! One module, one job: [`spec`] (what to bundle), [`http`] (requests,
 //! redirects, credentials, retries), [`github`], [`llmgw_release`],
-//! [`engines`] and [`hub`] (the sources), [`fetch`] and [`cache`] (verified,
+//! [`engines`], [`python`] and [`hub`] (the sources), [`fetch`] and [`cache`] (verified,
 //! resumable downloads), [`pieces`] (downloads in a tar bundle's order),
 //! [`space`] (free space), [`writer`] (the bundle),
 //! [`progress`], [`report`], and [`create`] which runs them in order.
@@ -24,6 +24,7 @@ pub mod llmgw_release;
 pub mod pieces;
 pub mod plan;
 pub mod progress;
+pub mod python;
 pub mod report;
 pub mod series;
 pub mod sign;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use llmgw_shared::manifest::{Gap, HfRepo, Release};
+use llmgw_shared::manifest::{Gap, HfRepo, PythonEnv, Release};
 
 use crate::cache::Expect;
 use crate::fetch::Download;
@@ -17,6 +17,9 @@ pub struct Plan {
     /// until they are fetched.
     pub repos: Vec<HfRepo>,
     pub gaps: Vec<Gap>,
+    /// Python environments, resolved and checked (their files are among
+    /// `downloads`, their locks and `.metadata` files among `stored`).
+    pub python_envs: Vec<PythonEnv>,
     /// Each distinct content once.
     pub downloads: Vec<Download>,
     index: BTreeMap<Expect, usize>,

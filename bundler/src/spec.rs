@@ -20,6 +20,11 @@
 //! jobs = 4
 //! zstd_level = 3
 //! allow_missing = false
+//! python_envs = ["tools=transformers,huggingface_hub[cli]"]
+//! pypi = "https://pypi.org/simple"
+//! indexes = ["pytorch-cu129=https://proxy.example/whl/cu129"]
+//! uv = "/usr/local/bin/uv"
+//! manylinux = "2_28"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -62,6 +67,16 @@ pub struct SpecFlags {
     pub allow_missing: bool,
     /// `--sign-key`, `--channel`, `--sequence`, `--expires` (flags only).
     pub series: crate::series::SeriesSpec,
+    /// `NAME=REQ[,REQ…]`, each a site's own Python environment.
+    pub python_envs: Vec<String>,
+    pub pypi: Option<String>,
+    /// `NAME=URL`, each overriding an index the recipe names.
+    pub indexes: Vec<String>,
+    pub uv: Option<PathBuf>,
+    pub manylinux: Option<String>,
+    /// Plan, check and report everything, download nothing large, write
+    /// no bundle.
+    pub dry_run: bool,
 }
 
 /// The environment the defaults come from, passed in so that tests and the
@@ -107,6 +122,11 @@ struct SpecFile {
     jobs: Option<usize>,
     zstd_level: Option<i32>,
     allow_missing: Option<bool>,
+    python_envs: Option<Vec<String>>,
+    pypi: Option<String>,
+    indexes: Option<Vec<String>>,
+    uv: Option<PathBuf>,
+    manylinux: Option<String>,
 }
 
 /// llmgw's own release, and the keys its signature must verify with.
@@ -155,7 +175,22 @@ pub struct CreateSpec {
     pub zstd_level: i32,
     pub allow_missing: bool,
     pub series: crate::series::SeriesSpec,
+    /// Site environments (`--python-env`).
+    pub python_envs: Vec<crate::python::request::SiteEnv>,
+    /// The simple API's base (`--pypi`).
+    pub pypi: String,
+    /// `--index NAME=URL`.
+    pub indexes: Vec<(String, String)>,
+    /// `--uv PATH`.
+    pub uv: Option<PathBuf>,
+    /// The manylinux tag environments are resolved for: `2_28`.
+    pub manylinux: String,
+    pub dry_run: bool,
 }
+
+/// The manylinux tag environments are resolved for unless told otherwise:
+/// glibc 2.28 (RHEL 8, Debian 10, Ubuntu 18.10) and newer.
+pub const DEFAULT_MANYLINUX: &str = "2_28";
 
 fn usage(msg: impl Into<String>) -> CreateError {
     CreateError::Usage(msg.into())
@@ -301,9 +336,48 @@ impl CreateSpec {
             }
         }
 
-        if llmgw.is_none() && engines.is_empty() && repos.is_empty() {
+        let python_envs = list(flags.python_envs, file.python_envs)
+            .iter()
+            .map(|t| crate::python::request::parse_site_env(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pypi = url_flag(
+            "--pypi",
+            flags
+                .pypi
+                .or(file.pypi)
+                .unwrap_or_else(|| crate::python::request::DEFAULT_PYPI.to_string()),
+        )?;
+        let mut indexes = Vec::new();
+        for i in list(flags.indexes, file.indexes) {
+            let (name, url) = i
+                .split_once('=')
+                .filter(|(n, _)| !n.trim().is_empty())
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--index {i:?}: expected NAME=URL, e.g.                          pytorch-cu129=https://proxy.example/whl/cu129"
+                    ))
+                })?;
+            indexes.push((
+                name.trim().to_string(),
+                url_flag("--index", url.to_string())?,
+            ));
+        }
+        let manylinux = flags
+            .manylinux
+            .or(file.manylinux)
+            .unwrap_or_else(|| DEFAULT_MANYLINUX.to_string());
+        let tag_ok = manylinux.split_once('_').is_some_and(|(a, b)| {
+            a == "2" && !b.is_empty() && b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit())
+        });
+        if !tag_ok {
+            return Err(usage(format!(
+                "--manylinux {manylinux:?}: expected a manylinux glibc tag such as 2_28 or 2_34"
+            )));
+        }
+
+        if llmgw.is_none() && engines.is_empty() && repos.is_empty() && python_envs.is_empty() {
             return Err(usage(
-                "nothing to bundle: give --llmgw, --engine, --model or --dataset",
+                "nothing to bundle: give --llmgw, --engine, --model, --dataset or --python-env",
             ));
         }
 
@@ -344,6 +418,12 @@ impl CreateSpec {
             zstd_level,
             allow_missing: flags.allow_missing || file.allow_missing.unwrap_or(false),
             series: flags.series,
+            python_envs,
+            pypi,
+            indexes,
+            uv: flags.uv.or(file.uv.map(rel)),
+            manylinux,
+            dry_run: flags.dry_run,
         })
     }
 }

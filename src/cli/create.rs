@@ -15,7 +15,8 @@ use super::UsageError;
 const AFTER_HELP: &str = "\
 Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
-  github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing.
+  github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
+  indexes, uv, manylinux.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -29,7 +30,7 @@ Exit codes:
   0  the bundle was written
   1  it failed: an upstream, a digest, a signature, free space, the disk (reason on stderr)
   2  usage: bad flags or spec file, or a request the recipe table refuses
-     (a Python engine, an unknown engine, a bad version)";
+     (an unknown engine, a bad version, an --index no environment uses)";
 
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
@@ -97,6 +98,26 @@ pub struct CreateArgs {
     /// Print a JSON summary (manifest sha256, artifacts, bytes, gaps) on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A site's own Python environment, resolved per --arch, served at
+    /// /pypi/NAME-ARCH/simple/ (repeatable).
+    #[arg(long = "python-env", value_name = "NAME=REQ[,REQ...]")]
+    pub python_envs: Vec<String>,
+    /// The simple API Python packages come from [default: https://pypi.org/simple].
+    #[arg(long, value_name = "URL")]
+    pub pypi: Option<String>,
+    /// Use URL for an index the recipe names, e.g. pytorch-cu129=URL (repeatable).
+    #[arg(long = "index", value_name = "NAME=URL")]
+    pub indexes: Vec<String>,
+    /// The uv that resolves Python environments [default: uv on PATH].
+    #[arg(long, value_name = "PATH")]
+    pub uv: Option<PathBuf>,
+    /// The manylinux glibc tag nodes' wheels must fit [default: 2_28].
+    #[arg(long, value_name = "2_NN")]
+    pub manylinux: Option<String>,
+    /// Resolve and check the Python environments and list their files and sizes;
+    /// download nothing large and write no bundle.
+    #[arg(long)]
+    pub dry_run: bool,
     /// A TOML file with the same settings; flags override it.
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
@@ -127,6 +148,12 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
             sequence: args.sequence,
             expires: args.expires,
         },
+        python_envs: args.python_envs,
+        pypi: args.pypi,
+        indexes: args.indexes,
+        uv: args.uv,
+        manylinux: args.manylinux,
+        dry_run: args.dry_run,
     };
     let spec = CreateSpec::resolve(flags, &SpecEnv::from_process()).map_err(classify)?;
     let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
@@ -152,6 +179,12 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    if spec.dry_run {
+        let d = rt
+            .block_on(llmgw_bundler::python::dry_run::dry_run(&spec, &opts))
+            .map_err(classify)?;
+        return super::print(&dry_run_text(&d, json)?);
+    }
     let report = rt
         .block_on(llmgw_bundler::create(&spec, &opts))
         .map_err(classify)?;
@@ -203,6 +236,33 @@ pub fn sign_password() -> llmgw_shared::signer::Password {
         Err(_) if std::io::stdin().is_terminal() => Password::Prompt,
         Err(_) => Password::Unavailable,
     }
+}
+
+/// A dry run's answer: JSON, or a line per environment and its largest files.
+fn dry_run_text(d: &llmgw_bundler::python::dry_run::DryRun, json: bool) -> anyhow::Result<String> {
+    if json {
+        let mut s = serde_json::to_string_pretty(d)?;
+        s.push('\n');
+        return Ok(s);
+    }
+    let mut out = String::new();
+    for e in &d.environments {
+        out.push_str(&format!(
+            "{}  {}  {}  {} files  {} bytes  interpreter {}\n",
+            e.name, e.platform, e.resolver, e.files, e.bytes, e.interpreter
+        ));
+        for f in &e.largest {
+            out.push_str(&format!("    {:>12}  {}\n", f.size, f.filename));
+        }
+    }
+    out.push_str(&format!(
+        "distinct: {} files, {} bytes\n",
+        d.distinct_files, d.distinct_bytes
+    ));
+    for g in &d.gaps {
+        out.push_str(&format!("missing: {}: {}\n", g.what, g.reason));
+    }
+    Ok(out)
 }
 
 /// Usage errors exit 2, the rest 1.

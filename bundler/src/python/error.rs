@@ -1,0 +1,111 @@
+//! Why a Python environment could not be carried. Each message names the
+//! environment and the file, what its publisher says and what was found,
+//! and what the operator can do.
+
+use std::path::PathBuf;
+
+use super::lock::LockError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PythonError {
+    /// No uv to resolve with.
+    #[error(
+        "no uv to resolve Python environments with: {tried}; install uv (pip install uv) or \
+         pass --uv PATH"
+    )]
+    UvNotFound { tried: String },
+
+    /// uv could not be started, or did not say its version.
+    #[error("{}: {detail}", .uv.display())]
+    UvUnusable { uv: PathBuf, detail: String },
+
+    /// uv's resolution failed for a reason other than a missing wheel.
+    #[error("{env}: uv pip compile failed ({status}): {stderr}")]
+    UvFailed {
+        env: String,
+        status: String,
+        stderr: String,
+    },
+
+    /// A dependency has no wheel for the node's platform (only an sdist,
+    /// which a node would have to build).
+    #[error(
+        "{env}: {project} has no wheel for {platform}, only a source distribution a node would \
+         have to build; {hint}"
+    )]
+    NoWheel {
+        env: String,
+        project: String,
+        platform: String,
+        hint: String,
+    },
+
+    #[error("{env}: the lock uv wrote cannot be used")]
+    Lock {
+        env: String,
+        #[source]
+        error: LockError,
+    },
+
+    /// A file the lock names is not on its publisher's index.
+    #[error(
+        "{env}: the lock names {filename} ({project} {version}), which {index} does not list; \
+         refusing a file its publisher does not vouch for"
+    )]
+    NotAtPublisher {
+        env: String,
+        project: String,
+        version: String,
+        filename: String,
+        index: String,
+    },
+
+    /// The publisher gives no sha256 for a file.
+    #[error(
+        "{env}: {index} gives no sha256 for {filename}, so it cannot be verified and is not \
+         carried; pass --allow-missing to make the bundle without it (recorded as a gap)"
+    )]
+    NoPublisherHash {
+        env: String,
+        filename: String,
+        index: String,
+    },
+
+    /// The lock and the publisher disagree about a file.
+    #[error(
+        "{file}: the lock uv wrote says {what} {lock} but {index} says {publisher}; refusing it"
+    )]
+    Disagree {
+        /// `{env}: {filename}`.
+        file: String,
+        what: &'static str,
+        lock: String,
+        publisher: String,
+        index: String,
+    },
+
+    /// The interpreter uv expects could not be found or checked.
+    #[error("python-build-standalone for {arch}: {detail}")]
+    Interpreter { arch: String, detail: String },
+
+    /// A file name from a lock or an index is unsafe as a path or URL part.
+    #[error(transparent)]
+    UnsafeName(Box<llmgw_shared::names::UnsafeName>),
+
+    /// Writing or running in the scratch folder failed.
+    #[error("{}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+}
+
+impl PythonError {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
+        PythonError::Io {
+            path: path.into(),
+            error,
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Which Python environments a run carries: every environment the recipe
+//! table lists for each `--engine vllm=V` / `sglang=V` and `--arch`, and
+//! each site environment (`--python-env NAME=REQ,…`) per `--arch`, with the
+//! indexes each resolves against (`--pypi`, `--index NAME=URL`).
+//!
+//! Worked out from the table and the flags alone, before any network, so a
+//! request the table refuses is refused at once.
+
+use llmgw_shared::recipe::{self, Wheel};
+
+use super::uv::ExplicitIndex;
+use crate::error::CreateError;
+
+/// The simple API every package comes from unless the recipe says else.
+pub const DEFAULT_PYPI: &str = "https://pypi.org/simple";
+/// The interpreter a site environment runs on: the engines'.
+pub const SITE_PYTHON: &str = "3.12";
+
+/// One environment for one architecture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvRequest {
+    /// `vllm-0.20.1-cu13-amd64`, or `{NAME}-{arch}` for a site environment.
+    pub name: String,
+    /// The recipe's engine, `None` for a site environment.
+    pub engine: Option<String>,
+    pub version: String,
+    pub variant: String,
+    pub arch: String,
+    pub python: String,
+    pub requirements: Vec<String>,
+    pub wheel: Option<Wheel>,
+    pub explicit: Option<ExplicitIndex>,
+    /// OS packages by family, as the table says.
+    pub os_packages: std::collections::BTreeMap<String, Vec<String>>,
+    pub free_gb: Option<u32>,
+    pub note: String,
+}
+
+/// A site environment as given: `NAME=REQ[,REQ…]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteEnv {
+    pub name: String,
+    pub requirements: Vec<String>,
+}
+
+/// The short name of an index the recipe names, for `--index NAME=URL`:
+/// `pytorch-cu129` for `https://download.pytorch.org/whl/cu129`.
+pub fn index_name(url: &str) -> String {
+    let u = reqwest::Url::parse(url).ok();
+    let host = u
+        .as_ref()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let labels: Vec<&str> = host.split('.').collect();
+    let site = if labels.len() >= 2 {
+        labels[labels.len() - 2]
+    } else {
+        host.as_str()
+    };
+    let last = url
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    format!("{site}-{last}")
+}
+
+/// `NAME=REQ[,REQ…]`: a name safe in a URL path segment, and at least one
+/// requirement.
+pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
+    let bad = |why: &str| {
+        CreateError::Usage(format!(
+            "--python-env {text:?}: {why}; expected NAME=REQ[,REQ…], e.g. \
+             tools=transformers,huggingface_hub[cli]"
+        ))
+    };
+    let (name, reqs) = text.split_once('=').ok_or_else(|| bad("no '='"))?;
+    let name = name.trim();
+    let name_ok = !name.is_empty()
+        && name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !name_ok {
+        return Err(bad(
+            "the name must be letters, digits, '-', '_' or '.', starting with a letter or digit",
+        ));
+    }
+    // Commas inside brackets belong to extras: huggingface_hub[cli,torch].
+    let mut requirements = Vec::new();
+    let (mut depth, mut cur) = (0i32, String::new());
+    for c in reqs.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            requirements.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    requirements.push(cur);
+    let requirements: Vec<String> = requirements
+        .into_iter()
+        .map(|r| r.trim().to_string())
+        .collect();
+    if requirements.iter().any(|r| r.is_empty()) {
+        return Err(bad("an empty requirement"));
+    }
+    if requirements
+        .iter()
+        .any(|r| r.starts_with('-') || r.chars().any(|c| c.is_control()))
+    {
+        return Err(bad("a requirement is not a PEP 508 requirement"));
+    }
+    Ok(SiteEnv {
+        name: name.to_string(),
+        requirements,
+    })
+}
+
+/// Every environment of the engines and site environments, per arch.
+/// `overrides` are `--index NAME=URL`; one naming no index of these
+/// environments is refused.
+pub fn requests(
+    engines: &[(String, String)],
+    sites: &[SiteEnv],
+    arches: &[String],
+    overrides: &[(String, String)],
+) -> Result<Vec<EnvRequest>, CreateError> {
+    let mut out = Vec::new();
+    let mut used = vec![false; overrides.len()];
+    for (engine, version) in engines {
+        for arch in arches {
+            let envs =
+                recipe::environments(engine, version, arch).map_err(|e| CreateError::Recipe {
+                    engine: engine.clone(),
+                    version: version.clone(),
+                    error: Box::new(e),
+                })?;
+            for e in envs {
+                let b = e.build;
+                let explicit = (!b.extra_index.is_empty()).then(|| {
+                    let name = index_name(&b.extra_index);
+                    let mut url = b.extra_index.clone();
+                    for (i, (n, u)) in overrides.iter().enumerate() {
+                        if *n == name || *n == b.extra_index {
+                            url = u.clone();
+                            used[i] = true;
+                        }
+                    }
+                    ExplicitIndex {
+                        name,
+                        url,
+                        packages: b.index_packages.clone(),
+                    }
+                });
+                out.push(EnvRequest {
+                    name: e.name,
+                    engine: Some(e.engine),
+                    version: e.version,
+                    variant: e.variant,
+                    arch: e.arch,
+                    python: b.python,
+                    requirements: b.requirements,
+                    wheel: b.wheel,
+                    explicit,
+                    os_packages: b.packages,
+                    free_gb: (b.free_gb > 0).then_some(b.free_gb),
+                    note: b.note,
+                });
+            }
+        }
+    }
+    for s in sites {
+        for arch in arches {
+            out.push(EnvRequest {
+                name: format!("{}-{arch}", s.name),
+                engine: None,
+                version: String::new(),
+                variant: String::new(),
+                arch: arch.clone(),
+                python: SITE_PYTHON.to_string(),
+                requirements: s.requirements.clone(),
+                wheel: None,
+                explicit: None,
+                os_packages: Default::default(),
+                free_gb: None,
+                note: String::new(),
+            });
+        }
+    }
+    for (i, n) in out.iter().enumerate() {
+        if out[..i].iter().any(|o| o.name == n.name) {
+            return Err(CreateError::Usage(format!(
+                "two Python environments are named {}; give each --python-env its own name",
+                n.name
+            )));
+        }
+    }
+    if let Some(i) = used.iter().position(|u| !u) {
+        let known: Vec<String> = out
+            .iter()
+            .filter_map(|e| e.explicit.as_ref().map(|x| x.name.clone()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Err(CreateError::Usage(format!(
+            "--index {}: no environment of this bundle uses an index of that name; {}",
+            overrides[i].0,
+            if known.is_empty() {
+                "none uses an extra index (use --pypi for PyPI itself)".to_string()
+            } else {
+                format!("they use {}", known.join(", "))
+            }
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_names_are_short() {
+        assert_eq!(
+            index_name("https://download.pytorch.org/whl/cu129"),
+            "pytorch-cu129"
+        );
+        assert_eq!(index_name("http://127.0.0.1:9/whl/cu129/"), "0-cu129");
+    }
+
+    #[test]
+    fn site_envs_split_on_commas_outside_extras() {
+        let s = parse_site_env("tools=transformers, huggingface_hub[cli,torch]>=1.0").unwrap();
+        assert_eq!(s.name, "tools");
+        assert_eq!(
+            s.requirements,
+            ["transformers", "huggingface_hub[cli,torch]>=1.0"]
+        );
+        for (bad, why) in [
+            ("tools", "no '='"),
+            ("=x", "the name"),
+            ("../x=y", "the name"),
+            ("t=a,,b", "empty requirement"),
+            ("t=--index-url=http://evil", "not a PEP 508"),
+        ] {
+            let e = parse_site_env(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.starts_with("--python-env "), "{e}");
+        }
+    }
+
+    #[test]
+    fn vllm_and_a_site_env_per_arch_with_the_index_overridden() {
+        let engines = vec![("vllm".to_string(), "0.20.1".to_string())];
+        let sites = vec![parse_site_env("tools=iniconfig").unwrap()];
+        let arches = vec!["amd64".to_string(), "arm64".to_string()];
+        let over = vec![(
+            "pytorch-cu129".to_string(),
+            "http://127.0.0.1:9/cu129".to_string(),
+        )];
+        let rs = requests(&engines, &sites, &arches, &over).unwrap();
+        let names: Vec<&str> = rs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "vllm-0.20.1-cu13-amd64",
+                "vllm-0.20.1-cu129-amd64",
+                "vllm-0.19.1-cu12-amd64",
+                "vllm-0.20.1-cu13-arm64",
+                "vllm-0.20.1-cu129-arm64",
+                "tools-amd64",
+                "tools-arm64"
+            ]
+        );
+        let x = rs[1].explicit.as_ref().unwrap();
+        assert_eq!(x.url, "http://127.0.0.1:9/cu129");
+        assert_eq!(x.packages, ["torch", "torchvision", "torchaudio"]);
+        assert!(rs[0].explicit.is_none());
+        let e = requests(
+            &engines,
+            &[],
+            &arches,
+            &[("nope".to_string(), "http://x".to_string())],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--index nope: no environment of this bundle uses an index of that name; they use \
+             pytorch-cu129"
+        );
+        let e = requests(&[("llamacpp".into(), "b1".into())], &[], &arches, &[]).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+    }
+}
