@@ -25,6 +25,7 @@
 //! indexes = ["pytorch-cu129=https://proxy.example/whl/cu129"]
 //! uv = "/usr/local/bin/uv"
 //! manylinux = "2_28"
+//! github_raw = "https://raw.githubusercontent.com"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ use crate::error::CreateError;
 pub const KNOWN_ARCHES: [&str; 2] = ["amd64", "arm64"];
 
 pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
+/// Where uv's `download-metadata.json` is read from, at uv's tag.
+pub const DEFAULT_GITHUB_RAW: &str = "https://raw.githubusercontent.com";
 pub const DEFAULT_HF_ENDPOINT: &str = "https://huggingface.co";
 pub const DEFAULT_LLMGW_REPO: &str = "llmgw/llmgw";
 pub const DEFAULT_JOBS: usize = 4;
@@ -74,6 +77,7 @@ pub struct SpecFlags {
     pub indexes: Vec<String>,
     pub uv: Option<PathBuf>,
     pub manylinux: Option<String>,
+    pub github_raw: Option<String>,
     /// Plan, check and report everything, download nothing large, write
     /// no bundle.
     pub dry_run: bool,
@@ -127,6 +131,7 @@ struct SpecFile {
     indexes: Option<Vec<String>>,
     uv: Option<PathBuf>,
     manylinux: Option<String>,
+    github_raw: Option<String>,
 }
 
 /// llmgw's own release, and the keys its signature must verify with.
@@ -185,6 +190,8 @@ pub struct CreateSpec {
     pub uv: Option<PathBuf>,
     /// The manylinux tag environments are resolved for: `2_28`.
     pub manylinux: String,
+    /// GitHub's raw file server (`--github-raw`), for uv's interpreter list.
+    pub github_raw: String,
     pub dry_run: bool,
 }
 
@@ -362,6 +369,13 @@ impl CreateSpec {
                 url_flag("--index", url.to_string())?,
             ));
         }
+        let github_raw = url_flag(
+            "--github-raw",
+            flags
+                .github_raw
+                .or(file.github_raw)
+                .unwrap_or_else(|| DEFAULT_GITHUB_RAW.to_string()),
+        )?;
         let manylinux = flags
             .manylinux
             .or(file.manylinux)
@@ -423,6 +437,7 @@ impl CreateSpec {
             indexes,
             uv: flags.uv.or(file.uv.map(rel)),
             manylinux,
+            github_raw,
             dry_run: flags.dry_run,
         })
     }

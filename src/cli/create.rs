@@ -16,7 +16,7 @@ const AFTER_HELP: &str = "\
 Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
   github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
-  indexes, uv, manylinux.
+  indexes, uv, manylinux, github_raw.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -111,6 +111,9 @@ pub struct CreateArgs {
     /// The uv that resolves Python environments [default: uv on PATH].
     #[arg(long, value_name = "PATH")]
     pub uv: Option<PathBuf>,
+    /// GitHub's raw file server, for uv's interpreter list [default: https://raw.githubusercontent.com].
+    #[arg(long, value_name = "URL")]
+    pub github_raw: Option<String>,
     /// The manylinux glibc tag nodes' wheels must fit [default: 2_28].
     #[arg(long, value_name = "2_NN")]
     pub manylinux: Option<String>,
@@ -153,6 +156,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         indexes: args.indexes,
         uv: args.uv,
         manylinux: args.manylinux,
+        github_raw: args.github_raw,
         dry_run: args.dry_run,
     };
     let spec = CreateSpec::resolve(flags, &SpecEnv::from_process()).map_err(classify)?;

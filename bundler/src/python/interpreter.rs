@@ -66,15 +66,15 @@ pub fn triple_arch(arch: &str) -> &'static str {
     if arch == "arm64" { "aarch64" } else { "x86_64" }
 }
 
-/// Fetches uv's list at `uv_version`'s tag, through the GitHub contents API
-/// (raw), so it comes from the same server as every release.
+/// Fetches uv's list at `uv_version`'s tag from GitHub's raw file server
+/// (`--github-raw`, `https://raw.githubusercontent.com`).
 pub async fn fetch_metadata(
     http: &Http,
-    github_api: &str,
+    github_raw: &str,
     uv_version: &str,
 ) -> Result<Vec<u8>, PythonError> {
-    let url = format!("{github_api}/repos/{UV_REPO}/contents/{METADATA_PATH}?ref={uv_version}");
-    http.get_small(&url, Some("application/vnd.github.raw+json"), MAX_METADATA)
+    let url = format!("{github_raw}/{UV_REPO}/{uv_version}/{METADATA_PATH}");
+    http.get_small(&url, None, MAX_METADATA)
         .await
         .map(|(b, _)| b)
         .map_err(|e| PythonError::Interpreter {

@@ -48,6 +48,8 @@ pub struct Ctx<'a> {
     pub http: &'a Http,
     pub cache: &'a Cache,
     pub github_api: &'a str,
+    /// GitHub's raw file server, for uv's `download-metadata.json`.
+    pub github_raw: &'a str,
     /// The simple API's base: `https://pypi.org/simple`.
     pub pypi: &'a str,
     pub uv_flag: Option<&'a Path>,
@@ -124,6 +126,7 @@ pub async fn plan_for_with(
         http,
         cache,
         github_api: &spec.github_api,
+        github_raw: &spec.github_raw,
         pypi: &spec.pypi,
         uv_flag: spec.uv.as_deref(),
         carried_uv: spec
@@ -317,7 +320,7 @@ async fn interpreters(
     plan: &mut Plan,
 ) -> Result<BTreeMap<String, interpreter::Interpreter>, CreateError> {
     let uv_version = ctx.carried_uv.unwrap_or(&uv.version);
-    let metadata = interpreter::fetch_metadata(ctx.http, ctx.github_api, uv_version).await?;
+    let metadata = interpreter::fetch_metadata(ctx.http, ctx.github_raw, uv_version).await?;
     let mut out = BTreeMap::new();
     for req in requests {
         if out.contains_key(&req.arch) {

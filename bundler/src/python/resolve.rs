@@ -174,7 +174,7 @@ async fn fetch_wheel(
         expect: Expect::Sha256(sha.clone()),
         denied_hint: None,
     };
-    let got = fetch::fetch_one(ctx.http, ctx.cache, &d, ctx.progress, None).await?;
+    let got = fetch::fetch_one(ctx.http, ctx.cache, &d, ctx.progress).await?;
     let wheels = scratch.join("wheels");
     std::fs::create_dir_all(&wheels).map_err(|e| CreateError::io(&wheels, e))?;
     let link = wheels.join(&asset.name);
