@@ -364,6 +364,11 @@ fn read_dir_bundle<E: From<ReadError>>(
         }
         Err(e) => return Err(open_err(&manifest, e).into()),
     }
+    // The signature, if any, is the second entry, as in a tar.
+    let signature = root.join(llmgw_shared::manifest::SIGNATURE_NAME);
+    if std::fs::symlink_metadata(&signature).is_ok() {
+        visit_path(root, &signature, visit)?;
+    }
     let walk = walkdir::WalkDir::new(root)
         .follow_links(false)
         .sort_by_file_name()
@@ -373,7 +378,10 @@ fn read_dir_bundle<E: From<ReadError>>(
             let p = e.path().unwrap_or(root).to_path_buf();
             open_err(&p, e.into())
         })?;
-        if item.depth() == 1 && item.file_name() == llmgw_shared::manifest::MANIFEST_NAME {
+        if item.depth() == 1
+            && (item.file_name() == llmgw_shared::manifest::MANIFEST_NAME
+                || item.file_name() == llmgw_shared::manifest::SIGNATURE_NAME)
+        {
             continue;
         }
         visit_path(root, item.path(), visit)?;

@@ -126,6 +126,15 @@ pub fn remove(store: &Store, given: &str) -> Result<String, GcError> {
         StoreError::io(store.bundles_dir(), std::io::ErrorKind::InvalidInput.into())
     })?;
     std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+    // Its signature, once the manifest is gone (a signature alone is inert).
+    let sig = store
+        .bundles_dir()
+        .join(crate::series::signature_file_name(&id));
+    if let Err(e) = std::fs::remove_file(&sig)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(StoreError::io(&sig, e).into());
+    }
     fsutil::fsync_dir(&store.bundles_dir())?;
     // Its import number goes too (after the manifest: a crash in between
     // leaves a number for a bundle not held, which nothing reads and the

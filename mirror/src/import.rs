@@ -21,6 +21,13 @@
 //! a signed release. The commit numbers the bundle in the store's import
 //! order ([`crate::state`]) just before its manifest appears.
 //!
+//! A signed bundle ([`crate::series`]) is checked before anything is
+//! staged: its signature against the keys trusted for bundles, its
+//! sequence against its series (rollback, equivocation), its expiry against
+//! the store's policy. The commit writes its signature as
+//! `bundles/<sha>.json.minisig` and moves its series up, both before the
+//! manifest appears, and takes both back if it fails.
+//!
 //! On a refusal the staging folder is removed and `blobs/`, `bundles/` and
 //! `state/` are exactly as before; a commit that fails takes back the
 //! blobs, folders and import number it added. A process killed before the
@@ -45,6 +52,7 @@ use crate::bundle_reader::BundleFormat;
 use crate::claims::{self, ClaimError};
 use crate::fsutil::{self, StoreLock};
 use crate::progress::Progress;
+use crate::series::{self, Policy, Series, SeriesError, SignedBy, Step};
 use crate::state::{self, ImportOrder};
 use crate::store::{Store, StoreError};
 use crate::trust::{self, TrustError};
@@ -65,6 +73,30 @@ pub enum ImportError {
     Commit(StoreError),
     #[error(transparent)]
     Claim(#[from] ClaimError),
+    #[error(transparent)]
+    Series(#[from] SeriesError),
+}
+
+/// How an import treats a signed series, and the time it runs at.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportOptions {
+    /// Accept a signed bundle older than its series' highest (held, never
+    /// current).
+    pub allow_rollback: bool,
+    /// Now, in Unix seconds: expiry and future `created` are judged by it.
+    pub now: u64,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self {
+            allow_rollback: false,
+            now: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        }
+    }
 }
 
 /// What an import did, and what it proved.
@@ -85,6 +117,12 @@ pub struct ImportReport {
     pub bytes_added: u64,
     /// Bundles the store holds now.
     pub bundles_held: usize,
+    /// Who signed the bundle (a key trusted for bundles), if anyone.
+    pub signed_by: Option<SignedBy>,
+    /// What it did to its series.
+    pub step: Option<Step>,
+    /// Warnings the operator must see (expiry, clock, rollback).
+    pub notes: Vec<String>,
 }
 
 /// How an import ended.
@@ -106,10 +144,125 @@ pub fn import(
     expected_sha256: &str,
     progress: &dyn Progress,
 ) -> Result<ImportOutcome, ImportError> {
+    import_with(
+        store,
+        bundle,
+        Some(expected_sha256),
+        &ImportOptions::default(),
+        progress,
+    )
+}
+
+/// What the signature check decided, for the commit and the report.
+#[derive(Default)]
+struct SignedPlan {
+    signature: Option<Vec<u8>>,
+    signed_by: Option<SignedBy>,
+    step: Option<Step>,
+    /// The series as it is to be after the commit, when it moves.
+    series: Option<Series>,
+    notes: Vec<String>,
+    /// The head was read before the full pass (not a pipe).
+    looked_ahead: bool,
+}
+
+/// Checks a bundle's signature, series and times before anything is
+/// staged. Returns the manifest sha256 the rest of the import holds the
+/// bundle to. When the bundle has no readable manifest, or not the one
+/// `expected` names, nothing is decided here: the full check refuses it
+/// with its own words.
+fn plan_signed(
+    store: &Store,
+    bundle: &Path,
+    expected: Option<&str>,
+    opts: &ImportOptions,
+) -> Result<(String, SignedPlan), ImportError> {
+    // A pipe can be read once: no look-ahead (a signed bundle is then
+    // refused by the full pass; an unsigned one needs --sha256).
+    let regular = std::fs::metadata(bundle).is_ok_and(|m| m.is_file() || m.is_dir());
+    if !regular {
+        let e = expected.ok_or(SeriesError::NoProof)?;
+        return Ok((e.to_string(), SignedPlan::default()));
+    }
+    let head = series::read_head(bundle)?;
+    let sha = head.manifest_sha256.clone();
+    let manifest = match Manifest::from_json_bytes(&head.manifest_bytes) {
+        Ok(m) if expected.is_none_or(|e| e == sha) => m,
+        _ => {
+            let e = expected.ok_or(SeriesError::NoProof)?;
+            let plan = SignedPlan {
+                looked_ahead: true,
+                ..SignedPlan::default()
+            };
+            return Ok((e.to_string(), plan));
+        }
+    };
+    let bundle_keys = trust::role_keys(store, trust::Role::Bundle)?;
+    let signed_by = series::check_signature(&head, &manifest, &bundle_keys)?;
+    let policy = Policy::load(store)?;
+    match (&signed_by, expected) {
+        (None, None) => return Err(SeriesError::NoProof.into()),
+        (None, Some(_)) if policy.require_signature => return Err(SeriesError::Unsigned.into()),
+        _ => {}
+    }
+    let mut plan = SignedPlan {
+        looked_ahead: true,
+        signature: signed_by.as_ref().and(head.signature),
+        ..SignedPlan::default()
+    };
+    if store.bundle_ids()?.contains(&sha) {
+        // Held already: importing it again repairs, and moves nothing.
+        plan.signed_by = signed_by;
+        return Ok((sha, plan));
+    }
+    plan.notes = series::check_times(&manifest, opts.now, &policy)?;
+    if let Some(by) = &signed_by {
+        let mut s = Series::load(store)?;
+        let step = s.decide(by, &sha, opts.allow_rollback)?;
+        match &step {
+            Step::Advance => {
+                s.advance(by, &sha);
+                plan.series = Some(s);
+            }
+            Step::Same => {}
+            Step::Rollback { held } => {
+                tracing::warn!(
+                    bundle = %sha, key = %by.key_id, channel = %by.channel,
+                    sequence = by.sequence, held = held, "rollback allowed by --allow-rollback"
+                );
+                plan.notes.push(format!(
+                    "rollback allowed (--allow-rollback): key {} channel {} is at sequence \
+                     {held}; this bundle (sequence {}) is held, but nodes keep being served \
+                     sequence {held}",
+                    by.key_id,
+                    llmgw_shared::shown::shown(&by.channel),
+                    by.sequence
+                ));
+            }
+        }
+        plan.step = Some(step);
+    }
+    plan.signed_by = signed_by;
+    Ok((sha, plan))
+}
+
+/// Imports the bundle at `bundle` into `store`. `expected_sha256` is the
+/// manifest hash carried apart; without it the bundle must be signed by a
+/// key the store trusts for bundles.
+pub fn import_with(
+    store: &Store,
+    bundle: &Path,
+    expected: Option<&str>,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<ImportOutcome, ImportError> {
     store.create_dirs()?;
     let _lock = StoreLock::acquire(&store.lock_path(), "the import")?;
     let trusted = trust::keys(store)?;
+    let (sha, plan) = plan_signed(store, bundle, expected, opts)?;
+    let expected_sha256 = sha.as_str();
     let mut staging = Staging::new(store, expected_sha256);
+    staging.signature_checked = plan.looked_ahead;
     let outcome = verify::check_bundle(bundle, expected_sha256, &trusted, &mut staging, progress)
         .and_then(|o| staging.settle().map(|()| o));
     match outcome {
@@ -132,7 +285,7 @@ pub fn import(
                 staging.remove();
                 return Err(e.into());
             }
-            let (blobs_added, bytes_added) = match commit(store, &staging, &v) {
+            let (blobs_added, bytes_added) = match commit(store, &staging, &v, &plan) {
                 Ok(n) => n,
                 Err(e) => {
                     staging.remove();
@@ -152,6 +305,9 @@ pub fn import(
                 blobs_added,
                 bytes_added,
                 bundles_held: store.bundle_ids()?.len(),
+                signed_by: plan.signed_by,
+                step: plan.step,
+                notes: plan.notes,
             })))
         }
     }
@@ -165,6 +321,7 @@ fn commit(
     store: &Store,
     staging: &Staging<'_>,
     v: &verify::Verified,
+    plan: &SignedPlan,
 ) -> Result<(usize, u64), StoreError> {
     if staging.dir.exists() {
         fsutil::fsync_dir(&staging.dir)?;
@@ -175,6 +332,10 @@ fn commit(
     let mut added: Vec<PathBuf> = Vec::new();
     let mut made_dirs: Vec<PathBuf> = Vec::new();
     let mut state_written = false;
+    let series_before = Series::load(store)?;
+    let series_existed = store.state_dir().join("series.json").exists();
+    let mut series_written = false;
+    let mut signature_added: Option<PathBuf> = None;
     let mut bytes = 0u64;
     let result = (|| {
         let mut dirs = std::collections::BTreeSet::new();
@@ -214,6 +375,24 @@ fn commit(
             state_written = true;
             state::save(store, &order)?;
         }
+        // The signature and the series, before the manifest too.
+        if let Some(sig) = &plan.signature {
+            let to = store
+                .bundles_dir()
+                .join(series::signature_file_name(&v.manifest_sha256));
+            let existed = to.exists();
+            let tmp = staging.dir.join("manifest.json.minisig");
+            std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
+            fsutil::write_durable(&tmp, sig)?;
+            std::fs::rename(&tmp, &to).map_err(|e| StoreError::io(&to, e))?;
+            if !existed {
+                signature_added = Some(to);
+            }
+        }
+        if let Some(s) = &plan.series {
+            series_written = true;
+            s.save(store)?;
+        }
         // The manifest last: this is what makes the bundle visible.
         let tmp = staging.dir.join("manifest.json");
         std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
@@ -225,8 +404,16 @@ fn commit(
     match result {
         Ok(()) => Ok((added.len(), bytes)),
         Err(e) => {
-            for p in &added {
+            for p in added.iter().chain(&signature_added) {
                 let _ = std::fs::remove_file(p);
+            }
+            if series_written {
+                let _ = if series_existed {
+                    series_before.save(store)
+                } else {
+                    std::fs::remove_file(store.state_dir().join("series.json"))
+                        .map_err(|e| StoreError::io(store.state_dir(), e))
+                };
             }
             for d in &made_dirs {
                 let _ = std::fs::remove_dir(d);
@@ -257,6 +444,8 @@ struct Staging<'a> {
     /// Syncs verified blobs and gives them their final staged name, in the
     /// background, so the next blob streams while the disk catches up.
     syncer: Option<Syncer>,
+    /// Whether the bundle's signature, if any, was checked up front.
+    signature_checked: bool,
 }
 
 /// A background thread that fsyncs verified staged blobs, then renames
@@ -299,6 +488,7 @@ impl<'a> Staging<'a> {
             store,
             dir,
             expected: expected_sha256.to_string(),
+            signature_checked: true,
             written: Arc::default(),
             syncer: None,
         }
@@ -342,6 +532,9 @@ impl<'a> Staging<'a> {
 }
 
 impl Target for Staging<'_> {
+    fn signature_checked(&self) -> bool {
+        self.signature_checked
+    }
     fn have(&self, sha256: &str, size: u64) -> bool {
         self.store.has_blob(sha256, size)
             || std::fs::metadata(self.staged_path(sha256)).is_ok_and(|m| m.len() == size)

@@ -8,6 +8,7 @@ pub mod gc;
 pub mod import;
 pub mod inspect;
 pub mod progress;
+pub mod series;
 pub mod serve;
 pub mod signed;
 pub mod state;

@@ -23,8 +23,9 @@
 //! then by sha256. The first import into such a store freezes that order
 //! into the file.
 //!
-//! Signed bundles will add per-(signing key, channel) sequence numbers;
-//! they belong in this module, beside the import order, written by [`save`].
+//! Signed bundles keep per-(signing key, channel) sequence numbers and the
+//! store's policy beside it ([`crate::series`]), written by [`write_file`]
+//! too.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -56,12 +57,8 @@ impl ImportOrder {
     /// The store's import order; an empty one when the file is missing.
     pub fn load(store: &Store) -> Result<Self, StoreError> {
         let path = path(store);
-        let bytes = match fsutil::read_bounded(&path, MAX_STATE_BYTES) {
-            Ok(b) => b,
-            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self::default());
-            }
-            Err(e) => return Err(e),
+        let Some(bytes) = read_file(store, "imports.json")? else {
+            return Ok(Self::default());
         };
         let order: Self = serde_json::from_slice(&bytes).map_err(|e| StoreError::BadState {
             path: path.clone(),
@@ -143,18 +140,37 @@ pub fn path(store: &Store) -> PathBuf {
     store.state_dir().join("imports.json")
 }
 
-/// Writes the state durably and atomically: the only writer of
-/// `STORE/state/`.
+/// The bytes of `STORE/state/<name>` (at most 128 MiB), or `None` when
+/// the file does not exist.
+pub fn read_file(store: &Store, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    match fsutil::read_bounded(&store.state_dir().join(name), MAX_STATE_BYTES) {
+        Ok(b) => Ok(Some(b)),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the import order durably and atomically.
 pub fn save(store: &Store, order: &ImportOrder) -> Result<(), StoreError> {
+    let mut bytes = serde_json::to_vec_pretty(order).unwrap_or_default();
+    bytes.push(b'\n');
+    write_file(store, "imports.json", &bytes)
+}
+
+/// Writes `STORE/state/<name>` whole: to a file in `STORE/tmp/`, fsynced,
+/// renamed over the old one, the folder fsynced. The only writer of
+/// `STORE/state/` (the import order here, the signed series and the
+/// policy in [`crate::series`]).
+pub fn write_file(store: &Store, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = store.state_dir();
     std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
     let tmp_dir = store.tmp_dir();
     std::fs::create_dir_all(&tmp_dir).map_err(|e| StoreError::io(&tmp_dir, e))?;
-    let tmp = tmp_dir.join(format!("state-imports-{}.json", std::process::id()));
-    let mut bytes = serde_json::to_vec_pretty(order).unwrap_or_default();
-    bytes.push(b'\n');
-    fsutil::write_durable(&tmp, &bytes)?;
-    let dest = path(store);
+    let tmp = tmp_dir.join(format!("state-{name}-{}", std::process::id()));
+    fsutil::write_durable(&tmp, bytes)?;
+    let dest = dir.join(name);
     if let Err(e) = std::fs::rename(&tmp, &dest) {
         let _ = std::fs::remove_file(&tmp);
         return Err(StoreError::io(&dest, e));

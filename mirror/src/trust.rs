@@ -1,6 +1,10 @@
-//! The minisign public keys a store trusts for llmgw releases:
-//! `STORE/trust/<KEYID>.pub`, one key per file, in minisign's own format,
-//! named by the key id as the minisign CLI prints it.
+//! The minisign public keys a store trusts, by role: for llmgw releases
+//! (`release`: `STORE/trust/<KEYID>.pub`, what signs llmgw's `SHA256SUMS`)
+//! and for whole bundles (`bundle`: `STORE/trust/bundle/<KEYID>.pub`, the
+//! site's own key that signs manifests). One key per file, in minisign's
+//! own format, named by the key id as the minisign CLI prints it. A key
+//! may hold both roles as two files; trusting it for one never trusts it
+//! for the other.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +36,32 @@ pub enum TrustError {
     NotTrusted { key_id: String, trusted: String },
 }
 
+/// What a trusted key may sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// llmgw's release `SHA256SUMS`.
+    Release,
+    /// A bundle's `manifest.json` (`manifest.json.minisig`).
+    Bundle,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Release => "release",
+            Role::Bundle => "bundle",
+        }
+    }
+
+    /// The folder its keys live in.
+    pub fn dir(self, store: &Store) -> PathBuf {
+        match self {
+            Role::Release => store.trust_dir(),
+            Role::Bundle => store.trust_dir().join("bundle"),
+        }
+    }
+}
+
 /// What `trust add` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Added {
@@ -43,7 +73,12 @@ pub enum Added {
 /// whose name does not match its key, is an error rather than skipped: an
 /// operator should know their trust list is not what they think.
 pub fn load(store: &Store) -> Result<Vec<(PathBuf, PublicKey)>, TrustError> {
-    let dir = store.trust_dir();
+    load_role(store, Role::Release)
+}
+
+/// Every key trusted for `role`, sorted by key id.
+pub fn load_role(store: &Store, role: Role) -> Result<Vec<(PathBuf, PublicKey)>, TrustError> {
+    let dir = role.dir(store);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -57,6 +92,9 @@ pub fn load(store: &Store) -> Result<Vec<(PathBuf, PublicKey)>, TrustError> {
         let Some(named) = name.strip_suffix(".pub") else {
             continue;
         };
+        if path.is_dir() {
+            continue;
+        }
         let key = read_key_file(&path)?;
         if !key.key_id().eq_ignore_ascii_case(named) {
             return Err(TrustError::Misnamed {
@@ -71,9 +109,17 @@ pub fn load(store: &Store) -> Result<Vec<(PathBuf, PublicKey)>, TrustError> {
     Ok(out)
 }
 
-/// The trusted keys alone.
+/// The keys trusted for llmgw releases alone.
 pub fn keys(store: &Store) -> Result<Vec<PublicKey>, TrustError> {
-    Ok(load(store)?.into_iter().map(|(_, k)| k).collect())
+    role_keys(store, Role::Release)
+}
+
+/// The keys trusted for `role` alone.
+pub fn role_keys(store: &Store, role: Role) -> Result<Vec<PublicKey>, TrustError> {
+    Ok(load_role(store, role)?
+        .into_iter()
+        .map(|(_, k)| k)
+        .collect())
 }
 
 /// A key file larger than this is not read: minisign's are 100 bytes.
@@ -87,13 +133,16 @@ pub fn read_key_file(path: &Path) -> Result<PublicKey, TrustError> {
     Ok(PublicKey::parse(&path.display().to_string(), &text)?)
 }
 
-/// Trusts the key in `key_file`: writes `trust/<KEYID>.pub` atomically.
-pub fn add(store: &Store, key_file: &Path) -> Result<Added, TrustError> {
+/// Trusts the key in `key_file` for `role`: writes `<KEYID>.pub` into the
+/// role's folder atomically.
+pub fn add(store: &Store, key_file: &Path, role: Role) -> Result<Added, TrustError> {
     let key = read_key_file(key_file)?;
     store.create_dirs()?;
     let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw bundle trust add`")?;
     let id = key.key_id();
-    let dest = store.trust_dir().join(format!("{id}.pub"));
+    let dir = role.dir(store);
+    std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    let dest = dir.join(format!("{id}.pub"));
     if let Ok(text) = std::fs::read_to_string(&dest)
         && PublicKey::parse("existing", &text).is_ok_and(|k| k.to_file_text() == key.to_file_text())
     {
@@ -102,14 +151,15 @@ pub fn add(store: &Store, key_file: &Path) -> Result<Added, TrustError> {
     let tmp = store.tmp_dir().join(format!("trust-{id}.pub.tmp"));
     fsutil::write_durable(&tmp, key.to_file_text().as_bytes())?;
     std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
-    fsutil::fsync_dir(&store.trust_dir())?;
+    fsutil::fsync_dir(&dir)?;
     Ok(Added::New(id))
 }
 
-/// Stops trusting a key (by id, any case). Bundles already imported stay.
-pub fn remove(store: &Store, key_id: &str) -> Result<String, TrustError> {
+/// Stops trusting a key (by id, any case) for `role`. Bundles already
+/// imported stay.
+pub fn remove(store: &Store, key_id: &str, role: Role) -> Result<String, TrustError> {
     let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw bundle trust remove`")?;
-    let keys = load(store)?;
+    let keys = load_role(store, role)?;
     let Some((path, key)) = keys
         .iter()
         .find(|(_, k)| k.key_id().eq_ignore_ascii_case(key_id.trim()))
@@ -125,6 +175,6 @@ pub fn remove(store: &Store, key_id: &str) -> Result<String, TrustError> {
         });
     };
     std::fs::remove_file(path).map_err(|e| StoreError::io(path, e))?;
-    fsutil::fsync_dir(&store.trust_dir())?;
+    fsutil::fsync_dir(&role.dir(store))?;
     Ok(key.key_id())
 }

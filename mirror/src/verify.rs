@@ -27,7 +27,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{
-    BLOB_DIR, MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, ManifestError,
+    BLOB_DIR, MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, ManifestError, SIGNATURE_NAME,
 };
 use llmgw_shared::names::{self, UnsafeName};
 use llmgw_shared::shown::{shown, shown_message};
@@ -89,6 +89,16 @@ pub enum VerifyError {
          extra content"
     )]
     UnlistedBlob { entry: String },
+    #[error(
+        "bundle entry {SIGNATURE_NAME} ({size} bytes) is not where a bundle's signature goes: \
+         the second entry, right after manifest.json, at most {max} bytes"
+    )]
+    MisplacedSignature { size: u64, max: u64 },
+    #[error(
+        "the bundle is signed, and a signed bundle is checked (signature, series) before the \
+         rest is read, which a pipe does not allow; import it from a file"
+    )]
+    UncheckedSignature,
     #[error("bundle entry {} appears twice in the bundle", shown(.entry))]
     Duplicate { entry: String },
     #[error(
@@ -165,6 +175,13 @@ pub trait Target {
         _bytes_to_read: u64,
     ) -> Result<bool, VerifyError> {
         Ok(true)
+    }
+    /// Whether a `manifest.json.minisig` entry was already checked (import
+    /// checks it, and the signed series, before this pass). An import that
+    /// could not look ahead (a pipe) refuses a signed bundle rather than
+    /// take it unchecked.
+    fn signature_checked(&self) -> bool {
+        true
     }
     /// Starts a blob; returns where to write its bytes, if anywhere.
     fn begin(&mut self, sha256: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError>;
@@ -293,6 +310,8 @@ pub fn check_bundle(
     let mut state: Option<Checked> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut stopped = false;
+    // Entries after the manifest: the signature may only be the first.
+    let mut after_manifest = 0usize;
     let mut hashed = (0usize, 0u64);
     let mut at_hand = (0usize, 0u64);
 
@@ -315,6 +334,22 @@ pub fn check_bundle(
             return Ok(());
         };
         names::check_relative_path("bundle entry", &head.path).map_err(VerifyError::UnsafeEntry)?;
+        after_manifest += 1;
+        if head.path == SIGNATURE_NAME {
+            // Its bytes were checked before this pass (crate::series).
+            let max = crate::series::MAX_SIGNATURE_BYTES;
+            if after_manifest != 1 || head.kind != EntryKind::File || head.size > max {
+                return Err(VerifyError::MisplacedSignature {
+                    size: head.size,
+                    max,
+                }
+                .into());
+            }
+            if !target.signature_checked() {
+                return Err(VerifyError::UncheckedSignature.into());
+            }
+            return Ok(());
+        }
         match &head.kind {
             EntryKind::File => {}
             EntryKind::Dir => {

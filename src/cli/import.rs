@@ -26,8 +26,13 @@ pub struct ImportArgs {
     pub bundle: PathBuf,
     /// The bundle's manifest sha256 as create printed it: the 64 hex digits,
     /// or the path of the `.sha256` file create wrote beside the bundle.
+    /// Optional for a bundle signed by a key trusted with `--role bundle`.
     #[arg(long, value_parser = parse_sha256_arg)]
-    pub sha256: String,
+    pub sha256: Option<String>,
+    /// Accept a signed bundle older than the highest of its series (it is
+    /// held, but nodes keep being served the newer one); logged.
+    #[arg(long)]
+    pub allow_rollback: bool,
     /// The mirror store to add the bundle to.
     #[arg(long, env = "LLMGW_STORE")]
     pub store: PathBuf,
@@ -66,11 +71,14 @@ pub struct InspectArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum TrustCommand {
-    /// Trust a minisign public key (as `minisign -G` writes it) for llmgw releases.
+    /// Trust a minisign public key (as `minisign -G` writes it) for llmgw releases or bundles.
     #[command(after_help = EXIT_CODES)]
     Add {
         /// The public key file.
         key: PathBuf,
+        /// release: llmgw's SHA256SUMS; bundle: manifest.json.minisig of bundles.
+        #[arg(long, value_enum, default_value_t)]
+        role: super::signed::RoleArg,
         #[arg(long, env = "LLMGW_STORE")]
         store: PathBuf,
     },
@@ -88,6 +96,9 @@ pub enum TrustCommand {
     Remove {
         /// The key id, as `trust list` or minisign prints it.
         key_id: String,
+        /// The role to stop trusting it for.
+        #[arg(long, value_enum, default_value_t)]
+        role: super::signed::RoleArg,
         #[arg(long, env = "LLMGW_STORE")]
         store: PathBuf,
     },
@@ -112,8 +123,17 @@ fn parse_sha256_arg(s: &str) -> Result<String, String> {
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
     let store = Store::at(&a.store);
     let progress = Terminal::new("importing");
-    let outcome = import::import(&store, &a.bundle, &a.sha256, &progress)
+    let opts = import::ImportOptions {
+        allow_rollback: a.allow_rollback,
+        now: super::signed::now()?,
+    };
+    let outcome = import::import_with(&store, &a.bundle, a.sha256.as_deref(), &opts, &progress)
         .map_err(|e| anyhow::anyhow!("import of {} refused: {e}", a.bundle.display()))?;
+    if let ImportOutcome::Imported(r) = &outcome {
+        for n in &r.notes {
+            eprintln!("warning: {n}");
+        }
+    }
     match outcome {
         ImportOutcome::AlreadyHeld {
             manifest_sha256,
@@ -158,9 +178,18 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
 /// The audit line: what this import proved.
 fn proven_line(r: &ImportReport) -> String {
     format!(
-        "proven: manifest sha256 {} as given; {}; {} blobs ({} bytes) hashed and matched{}; \
+        "proven: manifest sha256 {} {}; {}; {} blobs ({} bytes) hashed and matched{}; \
          bundles now held: {}",
         r.manifest_sha256,
+        match &r.signed_by {
+            Some(s) => format!(
+                "signed by bundle key {} (channel {}, sequence {})",
+                s.key_id,
+                llmgw_shared::shown::shown(&s.channel),
+                s.sequence
+            ),
+            None => "as given".into(),
+        },
         signatures_text(&r.signatures),
         r.blobs_hashed,
         r.bytes_hashed,
@@ -200,6 +229,8 @@ fn import_json(r: &ImportReport) -> serde_json::Value {
         "blobs_added": r.blobs_added,
         "bytes_added": r.bytes_added,
         "bundles_held": r.bundles_held,
+        "signed_by": r.signed_by,
+        "warnings": r.notes,
         "bundle": Summary::of(&r.manifest_sha256, &r.manifest),
     })
 }
@@ -263,36 +294,52 @@ pub fn run_inspect(a: InspectArgs) -> anyhow::Result<()> {
 
 pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
     match cmd {
-        TrustCommand::Add { key, store } => {
+        TrustCommand::Add { key, store, role } => {
             let store = Store::at(&store);
-            match trust::add(&store, &key).map_err(super::flat)? {
+            let role = trust::Role::from(role);
+            match trust::add(&store, &key, role).map_err(super::flat)? {
                 Added::New(id) => print(&format!(
-                    "trusting key {id} for llmgw releases ({})\n",
-                    store.trust_dir().join(format!("{id}.pub")).display()
+                    "trusting key {id} for {} ({})\n",
+                    match role {
+                        trust::Role::Release => "llmgw releases",
+                        trust::Role::Bundle => "bundles",
+                    },
+                    role.dir(&store).join(format!("{id}.pub")).display()
                 )),
                 Added::AlreadyTrusted(id) => print(&format!("key {id} was already trusted\n")),
             }
         }
         TrustCommand::List { store, json } => {
-            let keys = trust::load(&Store::at(&store)).map_err(super::flat)?;
+            let store = Store::at(&store);
+            let mut keys = Vec::new();
+            for role in [trust::Role::Release, trust::Role::Bundle] {
+                for (p, k) in trust::load_role(&store, role).map_err(super::flat)? {
+                    keys.push((p, k, role));
+                }
+            }
             if json {
                 let v: Vec<_> = keys
                     .iter()
-                    .map(|(p, k)| json!({"key_id": k.key_id(), "path": p}))
+                    .map(|(p, k, r)| json!({"key_id": k.key_id(), "role": r.name(), "path": p}))
                     .collect();
                 print(&format!("{}\n", serde_json::Value::Array(v)))
             } else if keys.is_empty() {
                 print("no trusted keys; add one with `llmgw bundle trust add KEY.pub`\n")
             } else {
                 let mut out = String::new();
-                for (p, k) in &keys {
-                    out.push_str(&format!("{}\t{}\n", k.key_id(), p.display()));
+                for (p, k, r) in &keys {
+                    out.push_str(&format!("{}\t{}\t{}\n", k.key_id(), r.name(), p.display()));
                 }
                 print(&out)
             }
         }
-        TrustCommand::Remove { key_id, store } => {
-            let id = trust::remove(&Store::at(&store), &key_id).map_err(super::flat)?;
+        TrustCommand::Remove {
+            key_id,
+            store,
+            role,
+        } => {
+            let id =
+                trust::remove(&Store::at(&store), &key_id, role.into()).map_err(super::flat)?;
             print(&format!("key {id} is no longer trusted\n"))
         }
     }

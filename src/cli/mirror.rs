@@ -13,6 +13,8 @@ pub enum MirrorCommand {
     Remove(super::store::RemoveArgs),
     /// Re-hash every blob and check every manifest; names each damaged file.
     Verify(super::store::VerifyStoreArgs),
+    /// Show or set what import demands of bundles: require-signature, enforce-expiry.
+    Policy(super::signed::PolicyArgs),
     /// Serve the store over GitHub-release and Hugging Face Hub compatible HTTP.
     Serve(super::serve::ServeArgs),
 }
@@ -23,6 +25,7 @@ pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
         MirrorCommand::Gc(a) => super::store::run_gc(a),
         MirrorCommand::Remove(a) => super::store::run_remove(a),
         MirrorCommand::Verify(a) => super::store::run_verify(a),
+        MirrorCommand::Policy(a) => super::signed::run_policy(a),
         MirrorCommand::Serve(a) => super::serve::run(a),
     }
 }

@@ -7,6 +7,7 @@ pub mod mirror;
 pub mod recipe;
 pub mod serve;
 pub mod sign;
+pub mod signed;
 pub mod store;
 
 use std::io::{ErrorKind, Write};

@@ -186,6 +186,7 @@ impl AppState {
                 }
             }
         }
+        crate::series::order_by_sequence(&self.store, &mut manifests);
         let mut index = Index::build(&manifests);
         index.generation = self.metrics.reloads.get() + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
