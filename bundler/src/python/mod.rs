@@ -272,10 +272,17 @@ async fn plan_files(
 }
 
 /// The server's `Content-Length` for a file whose index lists no size
-/// (PyTorch's HTML pages); the body is not read.
+/// (PyTorch's HTML pages); the body is not read. Read from the header:
+/// the response [`Http::get`] hands back wraps its body in a stream that
+/// knows no length.
 async fn content_length(http: &Http, url: &str) -> Result<u64, CreateError> {
     let (resp, final_url) = http.get(url, None, None).await?;
-    resp.content_length().ok_or_else(|| {
+    let declared = resp
+        .headers()
+        .get(reqwest::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    declared.ok_or_else(|| {
         CreateError::Http(crate::http::HttpError::Protocol {
             url: crate::http::redact(&final_url),
             detail: "the index lists no size for this file and the server sends no \

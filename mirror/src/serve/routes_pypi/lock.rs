@@ -186,18 +186,26 @@ fn point_at_mirror(
         .and_then(|u| u.rsplit('/').next())
         .and_then(|n| percent_encoding::percent_decode_str(n).decode_utf8().ok())
         .map(|n| n.into_owned());
+    // uv writes a wheel it was handed as a file (vLLM's cu129 wheel from
+    // its GitHub release) as `archive = { path = "/build/machine/…" }`.
+    let from_path = file
+        .get("path")
+        .and_then(Value::as_str)
+        .and_then(|p| p.rsplit('/').next())
+        .map(str::to_string);
     let name = file
         .get("name")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .or(from_url);
+        .or(from_url)
+        .or(from_path);
     let not_held = |what: String| LockError::NotHeld {
         env: env.name.clone(),
         package: package.to_string(),
         what,
     };
     let Some(name) = name else {
-        return Err(not_held("a file with neither name nor URL".into()));
+        return Err(not_held("a file with neither name, URL nor path".into()));
     };
     let Some(held) = env.files.get(&name) else {
         return Err(not_held(format!("file \"{}\"", shown(&name))));
