@@ -5,6 +5,7 @@ pub mod bundle_reader;
 pub mod claims;
 pub mod fsutil;
 pub mod gc;
+pub mod have;
 pub mod import;
 pub mod inspect;
 pub mod progress;

@@ -4,6 +4,7 @@
 //! untrusted text is printed.
 
 pub mod digest;
+pub mod have;
 pub mod manifest;
 pub mod names;
 pub mod recipe;

@@ -15,6 +15,8 @@ pub enum MirrorCommand {
     Verify(super::store::VerifyStoreArgs),
     /// Show or set what import demands of bundles: require-signature, enforce-expiry.
     Policy(super::signed::PolicyArgs),
+    /// Write what the store holds (have.json) for `bundle create --have`.
+    Have(super::have::HaveArgs),
     /// Serve the store over GitHub-release and Hugging Face Hub compatible HTTP.
     Serve(super::serve::ServeArgs),
 }
@@ -26,6 +28,7 @@ pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
         MirrorCommand::Remove(a) => super::store::run_remove(a),
         MirrorCommand::Verify(a) => super::store::run_verify(a),
         MirrorCommand::Policy(a) => super::signed::run_policy(a),
+        MirrorCommand::Have(a) => super::have::run_have(a),
         MirrorCommand::Serve(a) => super::serve::run(a),
     }
 }

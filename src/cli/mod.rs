@@ -2,6 +2,7 @@
 
 pub mod bundle;
 pub mod create;
+pub mod have;
 pub mod import;
 pub mod mirror;
 pub mod recipe;

@@ -30,6 +30,32 @@ pub struct Delta {
     /// (`mirror have`) or base manifest (`--base`), for the audit trail.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bases: Vec<String>,
+    /// A repair bundle (`bundle create --need`): blobs another bundle
+    /// relies on, carried for the store to hold and named by nothing else
+    /// in this manifest, so this bundle serves nothing by itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<NeededBlob>,
+}
+
+/// A blob a bundle needs, with what it is to that bundle (for people:
+/// `release ggml-org/llama.cpp b6123 llama-….tar.gz`): an entry of a
+/// need-list (`bundle import --need-out`) and of a repair bundle.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NeededBlob {
+    pub sha256: String,
+    pub size: u64,
+    /// What uses it, as the needing bundle's manifest names it; untrusted
+    /// text, escaped when printed.
+    #[serde(default)]
+    pub uses: Vec<String>,
+}
+
+impl Delta {
+    /// Whether this is a repair bundle: it names nothing to serve.
+    pub fn is_repair(&self) -> bool {
+        !self.repairs.is_empty()
+    }
 }
 
 /// How the carried blobs are laid out over volumes. Every volume is an

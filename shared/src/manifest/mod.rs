@@ -30,8 +30,8 @@ pub use artifacts::{
     ReleaseSignature, RepoKind,
 };
 pub use delivery::{
-    DEFAULT_CHANNEL, Delta, Parity, Piece, Placement, SIGNATURE_NAME, Volumes, blob_entry_name,
-    chunk_entry_name, parity_entry_name,
+    DEFAULT_CHANNEL, Delta, NeededBlob, Parity, Piece, Placement, SIGNATURE_NAME, Volumes,
+    blob_entry_name, chunk_entry_name, parity_entry_name,
 };
 pub use python::{
     AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,
@@ -219,6 +219,12 @@ impl Manifest {
             delta.prerequisites.dedup();
             delta.bases.sort();
             delta.bases.dedup();
+            for r in &mut delta.repairs {
+                r.uses.sort();
+                r.uses.dedup();
+            }
+            delta.repairs.sort();
+            delta.repairs.dedup();
         }
         // Volume placements keep their order: it is the order of the tar.
     }
@@ -245,7 +251,18 @@ impl Manifest {
                 }
             }
         }
+        if let Some(delta) = &self.delta {
+            for r in &delta.repairs {
+                out.insert(r.sha256.clone(), r.size);
+            }
+        }
         out
+    }
+
+    /// Whether this manifest is a repair bundle (`bundle create --need`):
+    /// blobs for another bundle, nothing to serve, outside any series.
+    pub fn is_repair(&self) -> bool {
+        self.delta.as_ref().is_some_and(Delta::is_repair)
     }
 
     /// The blobs the bundle itself carries: every blob the manifest names

@@ -191,6 +191,7 @@ fn format_2_round_trips_with_every_part() {
             size: prereq.size,
         }],
         bases: vec![],
+        repairs: vec![],
     });
     let bytes = m.to_canonical_json();
     let back = Manifest::from_json_bytes(&bytes).unwrap();
@@ -231,12 +232,38 @@ fn format_2_inconsistencies_are_refused() {
             size: 1,
         }],
         bases: vec![],
+        repairs: vec![],
     });
     assert!(
         refused(&m).contains("not a blob any artifact"),
         "{}",
         refused(&m)
     );
+
+    // A repair bundle names blobs only, never something to serve.
+    let repair = NeededBlob {
+        sha256: "b".repeat(64),
+        size: 3,
+        uses: vec!["model acme/tiny config.json".into()],
+    };
+    let mut m = sample();
+    m.delta = Some(Delta {
+        prerequisites: vec![],
+        bases: vec![],
+        repairs: vec![repair.clone()],
+    });
+    assert!(refused(&m).contains("names no releases"), "{}", refused(&m));
+    let mut m = Manifest::new(vec!["amd64".into()], 0);
+    m.delta = Some(Delta {
+        prerequisites: vec![],
+        bases: vec![],
+        repairs: vec![repair.clone(), repair.clone()],
+    });
+    assert!(refused(&m).contains("listed twice"), "{}", refused(&m));
+    m.delta.as_mut().unwrap().repairs.pop();
+    let back = Manifest::from_json_bytes(&m.to_canonical_json()).unwrap();
+    assert!(back.is_repair());
+    assert_eq!(back.carried_blobs().get(&repair.sha256), Some(&3));
 
     let mut m = sample();
     m.expires = Some("next tuesday".into());

@@ -62,6 +62,7 @@ impl Manifest {
             }
         }
         if let Some(delta) = &self.delta {
+            claim_repairs(self, delta, &mut claims)?;
             validate_delta(delta, &claims)?;
         }
         if let Some(volumes) = &self.volumes {
@@ -274,6 +275,42 @@ fn validate_python_envs(
                 claims.claim(&m.sha256, m.size, who)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// The most uses a repair blob may list, and the longest one: a repair
+/// names blobs for people, and its text is printed.
+const MAX_USES: usize = 64;
+const MAX_USE_CHARS: usize = 1024;
+
+/// A repair bundle's blobs: named nowhere else (it serves nothing), each
+/// once, with short descriptions.
+fn claim_repairs(m: &Manifest, delta: &Delta, claims: &mut Claims) -> Result<(), ManifestError> {
+    if delta.repairs.is_empty() {
+        return Ok(());
+    }
+    if !m.releases.is_empty() || !m.repos.is_empty() || !m.python_envs.is_empty() {
+        return Err(ManifestError::Inconsistent(
+            "a repair bundle (delta.repairs) names no releases, repos or Python environments"
+                .into(),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for r in &delta.repairs {
+        if !seen.insert(&r.sha256) {
+            return Err(ManifestError::Inconsistent(format!(
+                "repair blob {} is listed twice",
+                r.sha256
+            )));
+        }
+        if r.uses.len() > MAX_USES || r.uses.iter().any(|u| u.chars().count() > MAX_USE_CHARS) {
+            return Err(ManifestError::Inconsistent(format!(
+                "repair blob {}: at most {MAX_USES} uses of at most {MAX_USE_CHARS} characters",
+                r.sha256
+            )));
+        }
+        claims.claim(&r.sha256, r.size, format!("repair blob {}", r.sha256))?;
     }
     Ok(())
 }

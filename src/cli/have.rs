@@ -1,0 +1,72 @@
+//! `llmgw mirror have`: what a store holds, as a list to carry back to the
+//! connected side, and the writing of such lists (also `--need-out`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use llmgw_mirror::fsutil::StoreLock;
+use llmgw_mirror::store::Store;
+
+use super::print;
+
+const HAVE_HELP: &str = "\
+Writes canonical JSON of what the store holds: its id (made once, STORE/state/store-id),
+every held manifest, the highest sequence per signing key and channel, and every blob's
+sha256 and size. Carry it to the connected side for `llmgw bundle create … --have FILE`,
+which then carries only what the store lacks. stdout gets the list's sha256 (recorded in
+the delta as delta.bases). The list needs no signature: a forged one can only make a
+bundle carry more, or import name what is missing.
+
+Exit codes: 0 written, 1 failed (the reason is on stderr), 2 usage error.";
+
+#[derive(Args, Debug)]
+#[command(after_help = HAVE_HELP)]
+pub struct HaveArgs {
+    #[arg(long, env = "LLMGW_STORE")]
+    pub store: PathBuf,
+    /// Where to write the list (replaced whole if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store);
+    if !store.bundles_dir().is_dir() {
+        anyhow::bail!(
+            "{} is not a mirror store (no bundles/ folder); give the --store that `llmgw bundle \
+             import` fills",
+            a.store.display()
+        );
+    }
+    let _lock =
+        StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`").map_err(super::flat)?;
+    let list = llmgw_mirror::have::have_list(&store).map_err(super::flat)?;
+    let bytes = list.to_canonical_json();
+    write_whole(&a.out, &bytes)?;
+    eprintln!(
+        "wrote {}: store {}, {} bundles, {} series, {} blobs",
+        a.out.display(),
+        list.store_id,
+        list.manifests.len(),
+        list.series.len(),
+        list.blobs.len()
+    );
+    print(&format!("{}\n", llmgw_shared::digest::sha256_hex(&bytes)))
+}
+
+/// Writes `path` whole: a temporary file beside it, synced, renamed over.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let result = llmgw_mirror::fsutil::write_durable(&tmp, bytes)
+        .map_err(super::flat)
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+        });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
