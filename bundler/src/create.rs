@@ -31,7 +31,7 @@ use crate::writer::sink::Keep;
 use crate::writer::stream::{Source, Stream, StreamBlob};
 use crate::writer::temp::TempBundle;
 use crate::writer::{self, Blob, Format, zst};
-use crate::{engines, hub, llmgw_release, space};
+use crate::{engines, space};
 
 /// How a run behaves, apart from what it bundles.
 #[derive(Clone)]
@@ -90,44 +90,19 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
     writer::remove_stale_temps(&spec.out);
 
     // Plan: every file, with its publisher's digests, before any large download.
-    let mut plan = Plan::default();
-    if let Some(l) = &spec.llmgw {
-        progress.line(&format!(
-            "llmgw {}: checking the release signature",
-            l.version
-        ));
-        llmgw_release::plan(
-            &http,
-            &cache,
-            l,
-            &spec.arches,
-            spec.allow_missing,
-            &mut plan,
-        )
-        .await?;
-    }
-    for eb in &engine_builds {
-        progress.line(&format!(
-            "{} {}: {} builds for {}",
-            eb.engine.name,
-            eb.engine.version,
-            eb.builds.len(),
-            spec.arches.join(", ")
-        ));
-        engines::plan(&http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
-    }
-    crate::python::plan_for(spec, &http, &cache, progress, &python_requests, &mut plan).await?;
-    for r in &spec.repos {
-        hub::plan(
-            &http,
-            &spec.hf_endpoint,
-            opts.hf_token.is_some(),
-            r,
-            spec.allow_missing,
-            &mut plan,
-        )
-        .await?;
-    }
+    let delivery = spec.delta.load()?;
+    let planned = crate::plan::plan_request(
+        spec,
+        opts,
+        &http,
+        &cache,
+        &python_requests,
+        &engine_builds,
+        true,
+    )
+    .await?;
+    let mut plan = planned.plan;
+    delivery.trim(&mut plan);
 
     // Room for it all, before the first large download.
     check_space(spec, format, &cache, &out_dir, &plan)?;
@@ -158,15 +133,18 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         .zip(fetched.iter())
         .collect();
     let manifest = build_manifest(spec, opts, &series, plan_into_parts(&mut plan), &by_expect)?;
+    let manifest = delivery.apply(manifest)?;
+    let carried = manifest.carried_blobs();
     let mut small: Vec<Blob> = fetched
         .iter()
+        .filter(|f| carried.contains_key(&f.sha256))
         .map(|f| Blob {
             sha256: f.sha256.clone(),
             size: f.size,
             path: f.path.clone(),
         })
         .collect();
-    for (sha, path, size) in &plan.stored {
+    for (sha, path, size) in plan.stored.iter().filter(|s| carried.contains_key(&s.0)) {
         small.push(Blob {
             sha256: sha.clone(),
             size: *size,
@@ -197,8 +175,14 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         manifest_sha256,
         sha256_file,
         artifacts: report::artifacts(&manifest),
-        blobs: manifest.blobs().len(),
-        bytes: manifest.total_bytes(),
+        blobs: manifest.carried_blobs().len(),
+        bytes: manifest.carried_blobs().values().sum(),
+        prerequisites: manifest.delta.as_ref().map_or(0, |d| d.prerequisites.len()),
+        prerequisite_bytes: manifest
+            .delta
+            .as_ref()
+            .map_or(0, |d| d.prerequisites.iter().map(|p| p.size).sum()),
+        repairs: manifest.delta.as_ref().map_or(0, |d| d.repairs.len()),
         bytes_downloaded: fetched.iter().map(|f| f.downloaded).sum::<u64>() + written.downloaded,
         bytes_reused: fetched
             .iter()
@@ -338,7 +322,7 @@ impl WriteCtx<'_> {
             }
         }
         let mtime = self.opts.source_date_epoch.unwrap_or(0);
-        let blob_list: Vec<(String, u64)> = manifest.blobs().into_iter().collect();
+        let blob_list: Vec<(String, u64)> = manifest.carried_blobs().into_iter().collect();
         let sig = self.series.sign(&manifest, &bytes)?;
         let layout = Arc::new(
             Layout::new(&bytes, sig.as_deref(), &blob_list, mtime)

@@ -13,6 +13,8 @@
 
 pub mod cache;
 pub mod create;
+pub mod delta;
+pub mod dry_run;
 pub mod engines;
 pub mod error;
 pub mod fetch;

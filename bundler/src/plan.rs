@@ -7,8 +7,15 @@ use std::path::PathBuf;
 
 use llmgw_shared::manifest::{Gap, HfRepo, PythonEnv, Release};
 
-use crate::cache::Expect;
+use crate::cache::{Cache, Expect};
+use crate::create::Options;
+use crate::engines::{self, EngineBuilds};
+use crate::error::CreateError;
 use crate::fetch::Download;
+use crate::http::Http;
+use crate::python::{EnvRequest, PlannedEnv};
+use crate::spec::CreateSpec;
+use crate::{hub, llmgw_release};
 
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -48,4 +55,68 @@ impl Plan {
     pub fn gap(&mut self, what: String, reason: String) {
         self.gaps.push(Gap { what, reason });
     }
+}
+
+/// A request planned: the plan, and the Python environments as resolved
+/// (for a dry run's report).
+pub struct Planned {
+    pub plan: Plan,
+    pub envs: Vec<PlannedEnv>,
+}
+
+/// Asks every upstream what the request means: llmgw's release (its
+/// signature checked first), each engine's builds, the Python environments
+/// (resolved and checked at their publishers; `need_interpreters` false
+/// for a dry run, which lists an interpreter it cannot check), and each Hub
+/// repository. Downloads only the small files planning needs.
+pub async fn plan_request(
+    spec: &CreateSpec,
+    opts: &Options,
+    http: &Http,
+    cache: &Cache,
+    python_requests: &[EnvRequest],
+    engine_builds: &[EngineBuilds],
+    need_interpreters: bool,
+) -> Result<Planned, CreateError> {
+    let progress = &opts.progress;
+    let mut plan = Plan::default();
+    if let Some(l) = &spec.llmgw {
+        progress.line(&format!(
+            "llmgw {}: checking the release signature",
+            l.version
+        ));
+        llmgw_release::plan(http, cache, l, &spec.arches, spec.allow_missing, &mut plan).await?;
+    }
+    for eb in engine_builds {
+        progress.line(&format!(
+            "{} {}: {} builds for {}",
+            eb.engine.name,
+            eb.engine.version,
+            eb.builds.len(),
+            spec.arches.join(", ")
+        ));
+        engines::plan(http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
+    }
+    let envs = crate::python::plan_for_with(
+        spec,
+        http,
+        cache,
+        progress,
+        python_requests,
+        &mut plan,
+        need_interpreters,
+    )
+    .await?;
+    for r in &spec.repos {
+        hub::plan(
+            http,
+            &spec.hf_endpoint,
+            opts.hf_token.is_some(),
+            r,
+            spec.allow_missing,
+            &mut plan,
+        )
+        .await?;
+    }
+    Ok(Planned { plan, envs })
 }

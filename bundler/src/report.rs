@@ -22,6 +22,12 @@ pub struct CreateReport {
     /// Distinct content carried.
     pub blobs: usize,
     pub bytes: u64,
+    /// A delta (`--have`, `--base`): blobs the manifest names that the
+    /// site holds, not carried.
+    pub prerequisites: usize,
+    pub prerequisite_bytes: u64,
+    /// A repair bundle (`--need`): the blobs it carries for another bundle.
+    pub repairs: usize,
     /// Bytes that came over the network in this run.
     pub bytes_downloaded: u64,
     /// Bytes of content an earlier run had already verified into the cache.

@@ -70,6 +70,8 @@ pub struct SpecFlags {
     pub allow_missing: bool,
     /// `--sign-key`, `--channel`, `--sequence`, `--expires` (flags only).
     pub series: crate::series::SeriesSpec,
+    /// `--have`, `--base`, `--need` (flags only).
+    pub delta: crate::delta::DeltaSpec,
     /// `NAME=REQ[,REQ…]`, each a site's own Python environment.
     pub python_envs: Vec<String>,
     pub pypi: Option<String>,
@@ -180,6 +182,8 @@ pub struct CreateSpec {
     pub zstd_level: i32,
     pub allow_missing: bool,
     pub series: crate::series::SeriesSpec,
+    /// What the site holds or lacks: a delta or a repair bundle.
+    pub delta: crate::delta::DeltaSpec,
     /// Site environments (`--python-env`).
     pub python_envs: Vec<crate::python::request::SiteEnv>,
     /// The simple API's base (`--pypi`).
@@ -432,6 +436,7 @@ impl CreateSpec {
             zstd_level,
             allow_missing: flags.allow_missing || file.allow_missing.unwrap_or(false),
             series: flags.series,
+            delta: flags.delta,
             python_envs,
             pypi,
             indexes,

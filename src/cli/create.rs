@@ -117,10 +117,23 @@ pub struct CreateArgs {
     /// The manylinux glibc tag nodes' wheels must fit [default: 2_28].
     #[arg(long, value_name = "2_NN")]
     pub manylinux: Option<String>,
-    /// Resolve and check the Python environments and list their files and sizes;
-    /// download nothing large and write no bundle.
+    /// Plan everything (llmgw's release, engine builds, Python environments, Hub files)
+    /// and print what would be fetched and carried, with sizes; download nothing large and
+    /// write no bundle. Works with --have, --base and --need.
     #[arg(long)]
     pub dry_run: bool,
+    /// A have-list from `llmgw mirror have` (repeatable): make a delta that carries only
+    /// the blobs none of the lists holds; the others become delta.prerequisites.
+    #[arg(long, value_name = "have.json")]
+    pub have: Vec<PathBuf>,
+    /// A manifest.json of a bundle the site imported (repeatable): like --have, for sites
+    /// where nothing may leave the secure side.
+    #[arg(long, value_name = "MANIFEST.json")]
+    pub base: Vec<PathBuf>,
+    /// A need-list from `llmgw bundle import --need-out`: make a repair bundle that carries
+    /// exactly those blobs (give the same request that made the delta).
+    #[arg(long, value_name = "need.json", conflicts_with_all = ["have", "base"])]
+    pub need: Option<PathBuf>,
     /// A TOML file with the same settings; flags override it.
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
@@ -158,6 +171,11 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         manylinux: args.manylinux,
         github_raw: args.github_raw,
         dry_run: args.dry_run,
+        delta: llmgw_bundler::delta::DeltaSpec {
+            have: args.have,
+            base: args.base,
+            need: args.need,
+        },
     };
     let spec = CreateSpec::resolve(flags, &SpecEnv::from_process()).map_err(classify)?;
     let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
@@ -185,9 +203,13 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         .build()?;
     if spec.dry_run {
         let d = rt
-            .block_on(llmgw_bundler::python::dry_run::dry_run(&spec, &opts))
+            .block_on(llmgw_bundler::dry_run::dry_run(&spec, &opts))
             .map_err(classify)?;
-        return super::print(&dry_run_text(&d, json)?);
+        return super::print(&if json {
+            format!("{}\n", serde_json::to_string_pretty(&d)?)
+        } else {
+            d.to_text()
+        });
     }
     let report = rt
         .block_on(llmgw_bundler::create(&spec, &opts))
@@ -201,6 +223,19 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         for g in &report.gaps {
             eprintln!("  missing: {}: {}", g.what, g.reason);
         }
+    }
+    if report.prerequisites > 0 {
+        eprintln!(
+            "delta: {} blobs ({} bytes) the site holds are not carried (delta.prerequisites); \
+             import checks the store has them",
+            report.prerequisites, report.prerequisite_bytes
+        );
+    }
+    if report.repairs > 0 {
+        eprintln!(
+            "repair bundle: {} blobs for the bundle that needed them; import it, then that bundle",
+            report.repairs
+        );
     }
     eprintln!(
         "wrote {} ({} files, {} bytes; {} downloaded, {} from the cache or an earlier run)",
@@ -240,33 +275,6 @@ pub fn sign_password() -> llmgw_shared::signer::Password {
         Err(_) if std::io::stdin().is_terminal() => Password::Prompt,
         Err(_) => Password::Unavailable,
     }
-}
-
-/// A dry run's answer: JSON, or a line per environment and its largest files.
-fn dry_run_text(d: &llmgw_bundler::python::dry_run::DryRun, json: bool) -> anyhow::Result<String> {
-    if json {
-        let mut s = serde_json::to_string_pretty(d)?;
-        s.push('\n');
-        return Ok(s);
-    }
-    let mut out = String::new();
-    for e in &d.environments {
-        out.push_str(&format!(
-            "{}  {}  {}  {} files  {} bytes  interpreter {}\n",
-            e.name, e.platform, e.resolver, e.files, e.bytes, e.interpreter
-        ));
-        for f in &e.largest {
-            out.push_str(&format!("    {:>12}  {}\n", f.size, f.filename));
-        }
-    }
-    out.push_str(&format!(
-        "distinct: {} files, {} bytes\n",
-        d.distinct_files, d.distinct_bytes
-    ));
-    for g in &d.gaps {
-        out.push_str(&format!("missing: {}: {}\n", g.what, g.reason));
-    }
-    Ok(out)
 }
 
 /// Usage errors exit 2, the rest 1.

@@ -1,0 +1,201 @@
+//! Deltas and repair bundles on the connected side: `--have have.json`
+//! and `--base OLD-MANIFEST.json` (carry only what the site lacks), and
+//! `--need need.json` (carry exactly what an import found missing).
+//!
+//! Invariants: a delta's manifest is the whole plan — every release,
+//! environment and model file asked for — and only what it carries
+//! changes: a blob is left out (and becomes a `delta.prerequisites` entry)
+//! only when a have-list or base manifest names it with the same sha256
+//! *and* size. A repair bundle names nothing to serve (`delta.repairs`
+//! only) and carries exactly the need-list's blobs, each one a blob of
+//! this run's plan; a need-list naming anything else is refused, so no
+//! unverified byte is carried. The lists are untrusted: they only decide
+//! what is left out, never what a name means.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::have::{HaveList, MAX_LIST_BYTES, NeedList};
+use llmgw_shared::manifest::{BlobRef, Delta, MAX_MANIFEST_BYTES, Manifest};
+use llmgw_shared::shown::shown;
+
+use crate::cache::Expect;
+use crate::error::CreateError;
+use crate::plan::Plan;
+
+/// `--have`, `--base`, `--need` (flags only, like the series flags).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DeltaSpec {
+    pub have: Vec<PathBuf>,
+    pub base: Vec<PathBuf>,
+    pub need: Option<PathBuf>,
+}
+
+/// What the lists say, read and checked.
+#[derive(Debug, Clone, Default)]
+pub enum Delivery {
+    /// Carry everything.
+    #[default]
+    Full,
+    /// Carry what the site lacks.
+    Delta {
+        /// sha256 -> size of every blob the lists name.
+        held: BTreeMap<String, u64>,
+        /// The sha256 of each list's file, for `delta.bases`.
+        bases: Vec<String>,
+    },
+    /// Carry exactly what an import found missing.
+    Repair { need: NeedList, sha256: String },
+}
+
+impl DeltaSpec {
+    /// Reads every list (bounded) and checks it. A wrong file is a usage
+    /// error naming it.
+    pub fn load(&self) -> Result<Delivery, CreateError> {
+        if let Some(path) = &self.need {
+            if !self.have.is_empty() || !self.base.is_empty() {
+                return Err(CreateError::Usage(
+                    "--need makes a repair bundle of exactly the listed blobs; it does not go \
+                     with --have or --base"
+                        .into(),
+                ));
+            }
+            let bytes = read_list(path, MAX_LIST_BYTES)?;
+            let need = NeedList::from_json_bytes(&bytes)
+                .map_err(|e| bad_list(path, "a need-list (`bundle import --need-out`)", e))?;
+            let sha256 = llmgw_shared::digest::sha256_hex(&bytes);
+            return Ok(Delivery::Repair { need, sha256 });
+        }
+        if self.have.is_empty() && self.base.is_empty() {
+            return Ok(Delivery::Full);
+        }
+        let mut held = BTreeMap::new();
+        let mut bases = Vec::new();
+        for path in &self.have {
+            let bytes = read_list(path, MAX_LIST_BYTES)?;
+            let list = HaveList::from_json_bytes(&bytes)
+                .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", e))?;
+            held.extend(list.blob_map());
+            bases.push(llmgw_shared::digest::sha256_hex(&bytes));
+        }
+        for path in &self.base {
+            let bytes = read_list(path, MAX_MANIFEST_BYTES)?;
+            let m = Manifest::from_json_bytes(&bytes)
+                .map_err(|e| bad_list(path, "a bundle manifest (manifest.json)", e))?;
+            held.extend(m.blobs());
+            bases.push(llmgw_shared::digest::sha256_hex(&bytes));
+        }
+        Ok(Delivery::Delta { held, bases })
+    }
+}
+
+impl Delivery {
+    /// Whether a planned download (by what it is expected to hash to) is
+    /// left out before anything is fetched. Files known only by their git
+    /// blob sha1 are always fetched: their sha256 is learnt from the bytes.
+    pub fn skips(&self, expect: &Expect, size: u64) -> bool {
+        let Expect::Sha256(sha) = expect else {
+            return false;
+        };
+        match self {
+            Delivery::Full => false,
+            Delivery::Delta { held, .. } => held.get(sha) == Some(&size),
+            Delivery::Repair { need, .. } => !need.blobs.iter().any(|b| &b.sha256 == sha),
+        }
+    }
+
+    /// Drops the downloads this run will not carry from `plan`.
+    pub fn trim(&self, plan: &mut Plan) {
+        plan.downloads.retain(|d| !self.skips(&d.expect, d.size));
+        plan.stored
+            .retain(|(sha, _, size)| !self.skips(&Expect::Sha256(sha.clone()), *size));
+    }
+
+    /// The manifest this run writes, from the whole plan's manifest: the
+    /// same with `delta` for a delta; for a repair, one that names the
+    /// needed blobs only.
+    pub fn apply(&self, m: Manifest) -> Result<Manifest, CreateError> {
+        match self {
+            Delivery::Full => Ok(m),
+            Delivery::Delta { held, bases } => {
+                let mut m = m;
+                let prerequisites = m
+                    .blobs()
+                    .into_iter()
+                    .filter(|(sha, size)| held.get(sha) == Some(size))
+                    .map(|(sha256, size)| BlobRef { sha256, size })
+                    .collect();
+                m.delta = Some(Delta {
+                    prerequisites,
+                    bases: bases.clone(),
+                    repairs: Vec::new(),
+                });
+                m.sort();
+                m.validate()?;
+                Ok(m)
+            }
+            Delivery::Repair { need, sha256 } => {
+                let planned = m.blobs();
+                let absent: Vec<String> = need
+                    .blobs
+                    .iter()
+                    .filter(|b| planned.get(&b.sha256) != Some(&b.size))
+                    .map(|b| {
+                        let uses: Vec<String> =
+                            b.uses.iter().map(|u| shown(u).to_string()).collect();
+                        format!("{} ({} bytes; {})", b.sha256, b.size, uses.join(", "))
+                    })
+                    .collect();
+                if !absent.is_empty() {
+                    return Err(CreateError::Usage(format!(
+                        "--need: {} blob(s) of the need-list are not part of this request, so \
+                         they cannot be fetched and checked at their publisher: {}; give the \
+                         same request (flags or --spec) that made bundle {}",
+                        absent.len(),
+                        absent.join("; "),
+                        need.bundle
+                    )));
+                }
+                let mut r = Manifest::new(m.arches.clone(), 0);
+                r.created = m.created.clone();
+                r.channel = m.channel.clone();
+                r.sequence = m.sequence;
+                r.expires = m.expires.clone();
+                r.delta = Some(Delta {
+                    prerequisites: Vec::new(),
+                    bases: vec![sha256.clone()],
+                    repairs: need.blobs.clone(),
+                });
+                r.sort();
+                r.validate()?;
+                Ok(r)
+            }
+        }
+    }
+}
+
+fn bad_list(path: &Path, what: &str, e: impl std::fmt::Display) -> CreateError {
+    CreateError::Usage(format!(
+        "{}: expected {what}: {}",
+        path.display(),
+        llmgw_shared::shown::shown_message(&e.to_string())
+    ))
+}
+
+/// Reads at most `max` bytes of `path`; a longer file is refused.
+fn read_list(path: &Path, max: u64) -> Result<Vec<u8>, CreateError> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| CreateError::Usage(format!("{}: cannot read it: {e}", path.display())))?;
+    let mut bytes = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CreateError::io(path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(CreateError::Usage(format!(
+            "{}: larger than {max} bytes; not a list llmgw wrote",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}

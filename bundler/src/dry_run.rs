@@ -1,0 +1,297 @@
+//! `bundle create --dry-run`: the whole request planned exactly as a real
+//! run plans it — llmgw's release (its signature checked), every engine
+//! build, the Python environments (resolved and checked), every Hub file —
+//! then reported with sizes: what would be fetched, what would be carried,
+//! and what a have-list or base manifest lets stay behind.
+//!
+//! Invariant: nothing large is downloaded and nothing is written but the
+//! small files planning itself needs (llmgw's `SHA256SUMS`, Python
+//! `.metadata` files and locks, into the cache). The numbers come from the
+//! same plan and the same [`crate::delta::Delivery`] rules a real run
+//! uses, so the report is what the run would do.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::cache::{Cache, Expect};
+use crate::create::Options;
+use crate::delta::Delivery;
+use crate::error::CreateError;
+use crate::http::Http;
+use crate::plan::Plan;
+use crate::python::dry_run::{EnvSummary, summarise_envs};
+use crate::spec::CreateSpec;
+
+/// One release or repository: what it has, and what of it would travel.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceSummary {
+    /// `release ggml-org/llama.cpp b6123`, `model acme/tiny@<commit>`.
+    pub what: String,
+    pub files: usize,
+    pub bytes: u64,
+    /// Files (and bytes) whose content the site does not hold; files known
+    /// only by a git blob sha1 count here (decided once they are fetched).
+    pub carry_files: usize,
+    pub carry_bytes: u64,
+}
+
+/// A count of distinct contents and their bytes.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Count {
+    pub files: usize,
+    pub bytes: u64,
+}
+
+impl Count {
+    fn add(&mut self, size: u64) {
+        self.files += 1;
+        self.bytes += size;
+    }
+}
+
+/// What a dry run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct DryRun {
+    pub sources: Vec<SourceSummary>,
+    pub environments: Vec<EnvSummary>,
+    /// Every distinct content the manifest would name.
+    pub distinct_files: usize,
+    pub distinct_bytes: u64,
+    /// Left behind: a have-list or base manifest holds it (or, for a
+    /// repair, the need-list does not ask for it).
+    pub held: Count,
+    /// Would come over the network (`cached_bytes` of it from the cache).
+    pub fetch: Count,
+    pub cached_bytes: u64,
+    /// Would be in the bundle.
+    pub carry: Count,
+    /// Small Hub files known only by their git blob sha1: fetched to learn
+    /// their sha256, then carried unless the site holds them.
+    pub sha256_unknown: Count,
+    /// `full`, `delta` or `repair`.
+    pub delivery: &'static str,
+    /// For a repair: need-list blobs this request does not plan (a real
+    /// run refuses them).
+    pub not_in_request: Vec<String>,
+    pub gaps: Vec<llmgw_shared::manifest::Gap>,
+}
+
+pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, CreateError> {
+    let delivery = spec.delta.load()?;
+    let python_requests = crate::python::requests_of(spec)?;
+    let engine_builds = spec
+        .engines
+        .iter()
+        .filter(|e| !crate::engines::is_python(&e.name))
+        .map(|e| crate::engines::resolve(e, &spec.arches))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
+    let http = Http::new(&spec.hf_endpoint, opts.hf_token.clone(), opts.retry)?;
+    let planned = crate::plan::plan_request(
+        spec,
+        opts,
+        &http,
+        &cache,
+        &python_requests,
+        &engine_builds,
+        false,
+    )
+    .await?;
+    Ok(report(&planned.plan, &planned.envs, &delivery, &cache))
+}
+
+fn report(
+    plan: &Plan,
+    envs: &[crate::python::PlannedEnv],
+    delivery: &Delivery,
+    cache: &Cache,
+) -> DryRun {
+    let skips = |sha: &str, size: u64| delivery.skips(&Expect::Sha256(sha.to_string()), size);
+    let mut sources = Vec::new();
+    for r in &plan.releases {
+        let mut s = source(format!("release {} {}", r.repo, r.tag));
+        for a in &r.assets {
+            s.files += 1;
+            s.bytes += a.size;
+            if !skips(&a.sha256, a.size) {
+                s.carry_files += 1;
+                s.carry_bytes += a.size;
+            }
+        }
+        sources.push(s);
+    }
+    for r in &plan.repos {
+        let kind = match r.kind {
+            llmgw_shared::manifest::RepoKind::Model => "model",
+            llmgw_shared::manifest::RepoKind::Dataset => "dataset",
+        };
+        let mut s = source(format!("{kind} {}@{}", r.id, r.commit));
+        for f in &r.files {
+            s.files += 1;
+            s.bytes += f.size;
+            if !f.lfs || !skips(&f.sha256, f.size) {
+                s.carry_files += 1;
+                s.carry_bytes += f.size;
+            }
+        }
+        sources.push(s);
+    }
+
+    let mut all: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut held = Count::default();
+    let mut fetch = Count::default();
+    let mut carry = Count::default();
+    let mut unknown = Count::default();
+    let mut cached_bytes = 0;
+    for d in &plan.downloads {
+        match &d.expect {
+            Expect::GitBlobSha1(_) => {
+                unknown.add(d.size);
+                fetch.add(d.size);
+                cached_bytes += cache.bytes_present(&d.expect, d.size);
+            }
+            Expect::Sha256(sha) => {
+                all.insert(sha, d.size);
+                if skips(sha, d.size) {
+                    held.add(d.size);
+                } else {
+                    fetch.add(d.size);
+                    carry.add(d.size);
+                    cached_bytes += cache.bytes_present(&d.expect, d.size);
+                }
+            }
+        }
+    }
+    for (sha, _, size) in &plan.stored {
+        if all.insert(sha, *size).is_none() {
+            if skips(sha, *size) {
+                held.add(*size);
+            } else {
+                carry.add(*size);
+            }
+        }
+    }
+    let (name, not_in_request) = match delivery {
+        Delivery::Full => ("full", Vec::new()),
+        Delivery::Delta { .. } => ("delta", Vec::new()),
+        Delivery::Repair { need, .. } => (
+            "repair",
+            need.blobs
+                .iter()
+                .filter(|b| all.get(b.sha256.as_str()) != Some(&b.size))
+                .map(|b| {
+                    let uses: Vec<String> = b
+                        .uses
+                        .iter()
+                        .map(|u| llmgw_shared::shown::shown(u).to_string())
+                        .collect();
+                    format!("{} ({} bytes; {})", b.sha256, b.size, uses.join(", "))
+                })
+                .collect(),
+        ),
+    };
+    let distinct_files = all.len() + unknown.files;
+    let distinct_bytes = all.values().sum::<u64>() + unknown.bytes;
+    DryRun {
+        sources,
+        environments: summarise_envs(envs),
+        distinct_files,
+        distinct_bytes,
+        held,
+        fetch,
+        cached_bytes,
+        carry,
+        sha256_unknown: unknown,
+        delivery: name,
+        not_in_request,
+        gaps: plan.gaps.clone(),
+    }
+}
+
+fn source(what: String) -> SourceSummary {
+    SourceSummary {
+        what,
+        files: 0,
+        bytes: 0,
+        carry_files: 0,
+        carry_bytes: 0,
+    }
+}
+
+impl DryRun {
+    /// The report as text: one line per release, repository and
+    /// environment (with its largest files), then the totals.
+    pub fn to_text(&self) -> String {
+        use llmgw_shared::shown::shown;
+        let mut out = String::new();
+        for s in &self.sources {
+            out.push_str(&format!(
+                "{}  {} files  {} bytes  carried: {} files  {} bytes\n",
+                shown(&s.what),
+                s.files,
+                s.bytes,
+                s.carry_files,
+                s.carry_bytes
+            ));
+        }
+        for e in &self.environments {
+            out.push_str(&format!(
+                "python env {}  {}  {}  {} files  {} bytes  interpreter {}\n",
+                e.name, e.platform, e.resolver, e.files, e.bytes, e.interpreter
+            ));
+            for f in &e.largest {
+                out.push_str(&format!("    {:>12}  {}\n", f.size, shown(&f.filename)));
+            }
+        }
+        out.push_str(&format!(
+            "planned ({}): {} files, {} bytes\n",
+            self.delivery, self.distinct_files, self.distinct_bytes
+        ));
+        if self.delivery != "full" {
+            out.push_str(&format!(
+                "left behind ({}): {} files, {} bytes\n",
+                if self.delivery == "repair" {
+                    "not in the need-list"
+                } else {
+                    "the site holds them"
+                },
+                self.held.files,
+                self.held.bytes
+            ));
+        }
+        out.push_str(&format!(
+            "to fetch: {} files, {} bytes ({} bytes of them already in the cache)\n",
+            self.fetch.files, self.fetch.bytes, self.cached_bytes
+        ));
+        // A repair carries what the need-list names (by sha256) only.
+        let unknown = if self.delivery == "repair" {
+            Count::default()
+        } else {
+            self.sha256_unknown
+        };
+        out.push_str(&format!(
+            "to carry: {} files, {} bytes\n",
+            self.carry.files + unknown.files,
+            self.carry.bytes + unknown.bytes
+        ));
+        if unknown.files > 0 {
+            out.push_str(&format!(
+                "  of which {} small Hub files ({} bytes) are known only by their git sha1: \
+                 fetched to learn their sha256, carried unless the site holds them\n",
+                self.sha256_unknown.files, self.sha256_unknown.bytes
+            ));
+        }
+        for n in &self.not_in_request {
+            out.push_str(&format!("not in this request (a real run refuses): {n}\n"));
+        }
+        for g in &self.gaps {
+            out.push_str(&format!(
+                "missing: {}: {}\n",
+                shown(&g.what),
+                shown(&g.reason)
+            ));
+        }
+        out
+    }
+}
