@@ -45,6 +45,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use llmgw_shared::have::NeedList;
 use llmgw_shared::manifest::Manifest;
 use thiserror::Error;
 
@@ -216,7 +217,8 @@ fn plan_signed(
         return Ok((sha, plan));
     }
     plan.notes = series::check_times(&manifest, opts.now, &policy)?;
-    if let Some(by) = &signed_by {
+    // A repair bundle names nothing to serve: it never moves a series.
+    if let Some(by) = signed_by.as_ref().filter(|_| !manifest.is_repair()) {
         let mut s = Series::load(store)?;
         let step = s.decide(by, &sha, opts.allow_rollback)?;
         match &step {
@@ -563,6 +565,14 @@ impl Target for Staging<'_> {
                 .all(|(sha, size)| self.store.has_blob(sha, *size))
         {
             return Ok(false);
+        }
+        // A delta: every prerequisite at hand, before anything is staged.
+        let missing =
+            crate::have::missing_prerequisites(manifest, |sha, size| self.have(sha, size));
+        if !missing.is_empty() {
+            let id = crate::have::store_id(self.store).ok().flatten();
+            let need = NeedList::new(self.expected.clone(), id, missing);
+            return Err(VerifyError::Prerequisites(Box::new(need)));
         }
         let tmp = self.store.tmp_dir();
         let available = fsutil::free_bytes(&tmp).map_err(|e| VerifyError::Target(e.to_string()))?;

@@ -156,6 +156,12 @@ impl Pending {
             || (self.minisig_sha == sha256 && self.minisig.is_none())
     }
 
+    /// Whether a file it still waits for is one of `shas` (a delta's
+    /// prerequisites, which `bundle verify` cannot read).
+    pub fn waits_on(&self, shas: &std::collections::BTreeSet<&str>) -> bool {
+        shas.iter().any(|s| self.wants(s))
+    }
+
     /// Hands over a blob's bytes (kept only if they are wanted).
     pub fn offer(&mut self, sha256: &str, bytes: &[u8]) {
         if self.sums_sha == sha256 && self.sums.is_none() {

@@ -127,6 +127,10 @@ pub enum VerifyError {
          complete bundle"
     )]
     Missing { count: usize, list: String },
+    /// A delta whose prerequisites the store lacks: refused before
+    /// anything was staged.
+    #[error("{}", crate::have::missing_message(.0))]
+    Prerequisites(Box<llmgw_shared::have::NeedList>),
     #[error(transparent)]
     Signed(#[from] SignedError),
     #[error("{}", stage_message(path, source))]
@@ -183,6 +187,12 @@ pub trait Target {
     fn signature_checked(&self) -> bool {
         true
     }
+    /// Whether a delta's prerequisites are checked here (an import: in
+    /// [`Target::on_manifest`], against the store). `bundle verify` has no
+    /// store: it checks what the bundle carries and lists the rest.
+    fn checks_prerequisites(&self) -> bool {
+        true
+    }
     /// Starts a blob; returns where to write its bytes, if anywhere.
     fn begin(&mut self, sha256: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError>;
     /// The blob's bytes hashed to its name and its sink was finished: keep it.
@@ -204,6 +214,9 @@ pub struct HashOnly;
 
 impl Target for HashOnly {
     fn have(&self, _: &str, _: u64) -> bool {
+        false
+    }
+    fn checks_prerequisites(&self) -> bool {
         false
     }
     fn read_have(&self, sha256: &str) -> Result<Vec<u8>, VerifyError> {
@@ -236,6 +249,9 @@ pub struct Verified {
     /// Blobs verified before (store or earlier staging), not read again.
     pub blobs_at_hand: usize,
     pub bytes_at_hand: u64,
+    /// What this check could not prove because it is not in the bundle (a
+    /// delta's prerequisites, without a store), in words.
+    pub unchecked: Vec<String>,
 }
 
 /// How a check ended.
@@ -466,10 +482,31 @@ pub fn check_bundle(
             manifest: Box::new(st.manifest),
         });
     }
+    // Without a store, a delta's prerequisites cannot be checked: listed.
+    let elsewhere: BTreeSet<&str> = match (&st.manifest.delta, target.checks_prerequisites()) {
+        (Some(d), false) => d.prerequisites.iter().map(|p| p.sha256.as_str()).collect(),
+        _ => BTreeSet::new(),
+    };
+    let mut unchecked = Vec::new();
+    if !elsewhere.is_empty() {
+        let bytes: u64 = st
+            .blobs
+            .iter()
+            .filter(|(sha, _)| elsewhere.contains(sha.as_str()) && !seen.contains(*sha))
+            .map(|(_, s)| s)
+            .sum();
+        unchecked.push(format!(
+            "{} prerequisite blob(s) ({bytes} bytes) the bundle relies on the store holding: \
+             import checks them against the store before staging anything",
+            elsewhere.len()
+        ));
+    }
     let missing: Vec<String> = st
         .blobs
         .iter()
-        .filter(|(sha, size)| !seen.contains(*sha) && !target.have(sha, **size))
+        .filter(|(sha, size)| {
+            !seen.contains(*sha) && !target.have(sha, **size) && !elsewhere.contains(sha.as_str())
+        })
         .map(|(sha, _)| {
             format!(
                 "{} ({})",
@@ -493,6 +530,12 @@ pub fn check_bundle(
             Some(p) => {
                 signatures.push((s.release.clone(), p.key_id.clone()));
                 signed.push(p.clone());
+            }
+            None if !elsewhere.is_empty() && s.waits_on(&elsewhere) => {
+                unchecked.push(format!(
+                    "the signature of release {}: its signature files are prerequisites",
+                    shown(&s.release)
+                ));
             }
             None => {
                 return Err(VerifyError::Missing {
@@ -518,6 +561,7 @@ pub fn check_bundle(
                 .filter(|(sha, _)| !seen.contains(*sha))
                 .map(|(_, s)| s)
                 .sum::<u64>(),
+        unchecked,
     })))
 }
 

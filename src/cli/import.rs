@@ -36,6 +36,10 @@ pub struct ImportArgs {
     /// The mirror store to add the bundle to.
     #[arg(long, env = "LLMGW_STORE")]
     pub store: PathBuf,
+    /// When a delta is refused because the store lacks blobs it relies on, write them
+    /// here (a need-list) for `llmgw bundle create … --need FILE`.
+    #[arg(long, value_name = "need.json")]
+    pub need_out: Option<PathBuf>,
     /// Print a JSON summary on stdout instead of text.
     #[arg(long)]
     pub json: bool,
@@ -127,8 +131,22 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
         allow_rollback: a.allow_rollback,
         now: super::signed::now()?,
     };
-    let outcome = import::import_with(&store, &a.bundle, a.sha256.as_deref(), &opts, &progress)
-        .map_err(|e| anyhow::anyhow!("import of {} refused: {e}", a.bundle.display()))?;
+    let outcome =
+        match import::import_with(&store, &a.bundle, a.sha256.as_deref(), &opts, &progress) {
+            Ok(o) => o,
+            Err(e) => {
+                let mut written = String::new();
+                if let (
+                    import::ImportError::Verify(verify::VerifyError::Prerequisites(need)),
+                    Some(p),
+                ) = (&e, &a.need_out)
+                {
+                    super::have::write_whole(p, &need.to_canonical_json())?;
+                    written = format!("\nthe missing blobs are listed in {}", p.display());
+                }
+                anyhow::bail!("import of {} refused: {e}{written}", a.bundle.display());
+            }
+        };
     if let ImportOutcome::Imported(r) = &outcome {
         for n in &r.notes {
             eprintln!("warning: {n}");
@@ -248,6 +266,11 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
     let Outcome::Verified(v) = outcome else {
         anyhow::bail!("the check stopped early");
     };
+    let not_checked: String = v
+        .unchecked
+        .iter()
+        .map(|u| format!("not checked here (no store): {u}\n"))
+        .collect();
     if a.json {
         print(&format!(
             "{}\n",
@@ -258,13 +281,14 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
                 "signatures": v.signatures.iter().map(|(rel, key)| json!({"release": rel, "key_id": key})).collect::<Vec<_>>(),
                 "blobs_hashed": v.blobs_hashed,
                 "bytes_hashed": v.bytes_hashed,
+                "not_checked": v.unchecked,
                 "bundle": Summary::of(&v.manifest_sha256, &v.manifest),
             })
         ))
     } else {
         print(&format!(
-            "{}verified: manifest sha256 {} as given; {}; {} blobs ({} bytes) hashed and matched; \
-             nothing was written\n",
+            "{}{not_checked}verified: manifest sha256 {} as given; {}; {} blobs ({} bytes) hashed \
+             and matched; nothing was written\n",
             Summary::of(&v.manifest_sha256, &v.manifest).to_text(),
             v.manifest_sha256,
             signatures_text(&v.signatures),
