@@ -187,6 +187,10 @@ pub struct Index {
     pub blobs: BTreeMap<String, u64>,
     /// Python environments and interpreters.
     pub pypi: super::index_pypi::PypiIndex,
+    /// By lower-case `owner/repo`: the tag `latest` names where a signed
+    /// bundle carries the repo ([`super::freshness::signed_latest`]);
+    /// other repos' latest is their highest tag.
+    pub latest: HashMap<String, String>,
 }
 
 /// A number for GitHub's `id` fields that stays the same across restarts
@@ -339,7 +343,8 @@ impl Index {
     }
 
     /// Every release of one repo, newest first (by tag, compared as
-    /// numbers where both have digits: b10828 after b6123).
+    /// numbers where both have digits: b10828 after b6123), except that
+    /// the release a signed series makes `latest` comes first.
     pub fn releases_of(&self, repo: &str) -> Vec<&ReleaseEntry> {
         let key = repo_key(repo);
         let mut out: Vec<&ReleaseEntry> = self
@@ -349,6 +354,14 @@ impl Index {
             .map(|(_, e)| e)
             .collect();
         out.sort_by(|a, b| natural_cmp(&b.tag, &a.tag));
+        // `latest` first: what the highest signed sequence carries.
+        if let Some(at) = self
+            .latest
+            .get(&key)
+            .and_then(|tag| out.iter().position(|r| &r.tag == tag))
+        {
+            out[..=at].rotate_right(1);
+        }
         out
     }
 

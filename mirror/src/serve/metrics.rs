@@ -21,6 +21,13 @@ pub struct RouteLabel {
 /// The server's counters; cheap to clone (each is an `Arc` inside).
 #[derive(Clone, Default)]
 pub struct Metrics {
+    /// Seconds since the newest bundle was imported; absent with no bundle.
+    pub newest_bundle_age: Family<Vec<(String, String)>, Gauge>,
+    /// Seconds until the nearest `expires` of a current bundle (negative
+    /// once past); absent when none has one.
+    pub expiry: Family<Vec<(String, String)>, Gauge>,
+    /// What both are computed from at each scrape.
+    pub freshness: std::sync::Arc<std::sync::Mutex<super::freshness::Freshness>>,
     pub requests: Family<RequestLabels, Counter>,
     pub bytes_sent: Family<RouteLabel, Counter>,
     pub in_flight: Gauge,
@@ -62,6 +69,17 @@ impl Metrics {
             self.blob_bytes.clone(),
         );
         r.register(
+            "newest_bundle_age_seconds",
+            "Seconds since the newest bundle was imported (alert when the courier stops coming)",
+            self.newest_bundle_age.clone(),
+        );
+        r.register(
+            "bundle_expiry_seconds",
+            "Seconds until the nearest expires of a current bundle (each signed series' \
+             highest sequence, the newest unsigned bundle); negative once past",
+            self.expiry.clone(),
+        );
+        r.register(
             "index_reloads",
             "Times the index was rebuilt because bundles/ changed",
             self.reloads.clone(),
@@ -72,5 +90,24 @@ impl Metrics {
             self.reload_errors.clone(),
         );
         r
+    }
+}
+
+impl Metrics {
+    /// Sets the freshness gauges for a scrape at `now` (Unix seconds).
+    pub fn observe_freshness(&self, now: u64) {
+        let f = self.freshness.lock().map(|f| *f).unwrap_or_default();
+        let set = |family: &Family<Vec<(String, String)>, Gauge>, v: Option<i64>| {
+            family.clear();
+            if let Some(v) = v {
+                family.get_or_create(&Vec::new()).set(v);
+            }
+        };
+        let now = now as i64;
+        set(
+            &self.newest_bundle_age,
+            f.newest_import.map(|t| now - t as i64),
+        );
+        set(&self.expiry, f.nearest_expiry.map(|t| t as i64 - now));
     }
 }

@@ -12,6 +12,7 @@ pub mod auth;
 pub mod cache;
 pub mod conn;
 pub mod files;
+pub mod freshness;
 pub mod graphql;
 pub mod graphql_parse;
 pub mod index;

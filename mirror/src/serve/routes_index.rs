@@ -84,6 +84,12 @@ pub fn index(req: &Req<'_>) -> Response {
 
 /// Prometheus text format.
 pub fn metrics(state: &super::state::AppState) -> Response {
+    // The store as it is now, and ages as of now.
+    let _ = state.index();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    state.metrics.observe_freshness(now);
     let mut out = String::new();
     if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &state.registry) {
         return respond::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n"));

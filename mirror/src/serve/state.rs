@@ -188,6 +188,11 @@ impl AppState {
         }
         crate::series::order_by_sequence(&self.store, &mut manifests);
         let mut index = Index::build(&manifests);
+        let signers = super::freshness::signers(&self.store, &manifests);
+        index.latest = super::freshness::signed_latest(&manifests, &signers);
+        if let Ok(mut f) = self.metrics.freshness.lock() {
+            *f = super::freshness::of(&self.store, &manifests, &signers);
+        }
         index.generation = self.metrics.reloads.get() + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
         self.metrics.blobs.set(index.blobs.len() as i64);

@@ -1,0 +1,93 @@
+//! How fresh what the mirror serves is, for `/metrics`: the age of the
+//! newest bundle (by import) and the seconds until the nearest `expires`
+//! of the bundles that are current, so that an alert fires when the
+//! courier stops coming. Also which release is `latest` for a repository
+//! some signed bundle carries (the one the highest signed sequence
+//! carries, never merely the highest tag).
+//!
+//! Invariant: computed only from the store's own record — manifest file
+//! times (written by import) and the order the index was built in (import
+//! order, signed series by sequence) — never from a date a bundle claims,
+//! except `expires`, which is what the gauge reports.
+
+use std::collections::{BTreeMap, HashMap};
+
+use llmgw_shared::manifest::Manifest;
+use llmgw_shared::names::repo_key;
+
+use super::index::natural_cmp;
+use crate::store::Store;
+
+/// What `/metrics` reports about freshness (Unix seconds).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Freshness {
+    /// When the newest bundle was imported (its manifest file was written).
+    pub newest_import: Option<u64>,
+    /// The nearest `expires` among the current bundles: the head of each
+    /// signed (key, channel) and the newest unsigned bundle.
+    pub nearest_expiry: Option<u64>,
+}
+
+/// The signer of each held signed bundle: id -> (key id, channel).
+pub type Signers = BTreeMap<String, (String, String)>;
+
+/// Who signed each bundle of `bundles` that has a sequence and a kept,
+/// valid signature file.
+pub fn signers(store: &Store, bundles: &[(String, Manifest)]) -> Signers {
+    bundles
+        .iter()
+        .filter(|(_, m)| m.sequence.is_some() && !m.is_repair())
+        .filter_map(|(id, m)| {
+            crate::series::held_signer(store, id).map(|k| (id.clone(), (k, m.channel().into())))
+        })
+        .collect()
+}
+
+/// Freshness of `bundles`, given in the order the index was built from.
+pub fn of(store: &Store, bundles: &[(String, Manifest)], signers: &Signers) -> Freshness {
+    let newest_import = bundles
+        .iter()
+        .filter_map(|(id, _)| store.bundle_path(id))
+        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+        .max();
+    // The last of each series, and the last unsigned bundle, are current.
+    let mut current: HashMap<Option<&(String, String)>, &Manifest> = HashMap::new();
+    for (id, m) in bundles {
+        current.insert(signers.get(id), m);
+    }
+    let nearest_expiry = current
+        .values()
+        .filter_map(|m| m.expires.as_deref())
+        .filter_map(llmgw_shared::time::parse_rfc3339_utc)
+        .min();
+    Freshness {
+        newest_import,
+        nearest_expiry,
+    }
+}
+
+/// For each repository whose releases a signed bundle carries: the tag
+/// `latest` names — the highest tag among that repository's releases in
+/// the last signed bundle (in index order: by sequence within a series)
+/// that carries any. Keyed by [`repo_key`].
+pub fn signed_latest(bundles: &[(String, Manifest)], signers: &Signers) -> HashMap<String, String> {
+    let mut out: HashMap<String, String> = HashMap::new();
+    for (id, m) in bundles {
+        if !signers.contains_key(id) {
+            continue;
+        }
+        let mut best: HashMap<String, &str> = HashMap::new();
+        for r in &m.releases {
+            let e = best.entry(repo_key(&r.repo)).or_insert(&r.tag);
+            if natural_cmp(&r.tag, e).is_gt() {
+                *e = &r.tag;
+            }
+        }
+        for (repo, tag) in best {
+            out.insert(repo, tag.to_string());
+        }
+    }
+    out
+}
