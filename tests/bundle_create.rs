@@ -561,6 +561,27 @@ fn llmgw_signature_must_verify_with_a_trusted_key_before_anything_is_fetched() {
     assert!(err.contains("no SHA256SUMS.minisig"), "{err}");
     assert_eq!(llmgw_downloads(&fx), 0);
 
+    // Signed by the trusted key, but for another release (relabelled).
+    let fx = fixture_with(FixtureOptions {
+        llmgw_signature: LlmgwSignature::Relabelled,
+        ..Default::default()
+    });
+    let mut c = create(&fx, d.path());
+    c.args(["--arch", "amd64", "--llmgw", "v0.5.0", "--llmgw-api"])
+        .arg(fx.llmgw_api_url())
+        .arg("--trust")
+        .arg(fx.trust_key_path());
+    let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 1);
+    assert!(
+        err.contains(&format!(
+            "its trusted comment \"llmgw {}\" does not name the tag v0.5.0",
+            llmgw_fixture::RELABELLED_FROM
+        )),
+        "{err}"
+    );
+    assert_eq!(llmgw_downloads(&fx), 0);
+    assert_eq!(listing(d.path()), Vec::<String>::new());
+
     // No --trust at all is a usage error.
     let mut c = create(&fx, d.path());
     c.args(["--arch", "amd64", "--llmgw", "v0.5.0"]);

@@ -111,7 +111,12 @@ pub struct Manifest {
 pub enum ManifestError {
     #[error("manifest.json is {actual} bytes; at most {max} are accepted")]
     TooLarge { actual: u64, max: u64 },
-    #[error("manifest.json is not valid JSON of bundle format 1 or 2: {0}")]
+    /// serde_json's message may quote the manifest (an unknown field's
+    /// name), so it is printed escaped and cut.
+    #[error(
+        "manifest.json is not valid JSON of bundle format 1 or 2: {}",
+        crate::shown::shown_message(&.0.to_string())
+    )]
     Parse(#[from] serde_json::Error),
     #[error(
         "manifest.json is bundle format {found}, and this llmgw reads formats 1 and 2 only; \
@@ -120,7 +125,11 @@ pub enum ManifestError {
     UnknownFormat { found: u64 },
     #[error("manifest.json: {0}")]
     UnsafeName(#[from] UnsafeName),
-    #[error("manifest.json: {what}: expected {expected}, found {found:?}")]
+    #[error(
+        "manifest.json: {}: expected {expected}, found \"{}\"",
+        crate::shown::shown(.what),
+        crate::shown::shown(.found)
+    )]
     BadValue {
         what: String,
         expected: &'static str,

@@ -367,3 +367,27 @@ fn oversize_manifest_is_refused_unread() {
     let err = Manifest::from_json_bytes(&big).unwrap_err();
     assert!(err.to_string().contains("at most"), "{err}");
 }
+
+/// Untrusted text quoted back in a refusal (a bad commit, an unknown
+/// field's name) is escaped and cut, never printed raw or whole.
+#[test]
+fn refusals_quote_untrusted_text_escaped_and_cut() {
+    let mut m = sample();
+    m.repos[0].commit = format!("\u{1b}[2J\u{202e}{}", "x".repeat(100_000));
+    let err = refused(&m);
+    assert!(err.contains("40 lower-case hex"), "{err}");
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+        "{err}"
+    );
+    assert!(err.len() < 4_000, "{} bytes", err.len());
+
+    let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
+    v[format!("\u{1b}]0;owned\u{7}{}", "y".repeat(100_000))] = 1.into();
+    let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown field"), "{err}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+    assert!(err.len() < 4_000, "{} bytes", err.len());
+}
