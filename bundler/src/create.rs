@@ -70,6 +70,21 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
             out_dir.display()
         )));
     }
+    if spec.volumes.is_some() {
+        crate::volumes::check_free_names(&spec.out)?;
+    }
+    let out_is_fat = crate::volumes::size::is_fat(&out_dir).unwrap_or(false);
+    if let Some(v) = &spec.volumes
+        && out_is_fat
+        && v.volume_size > crate::volumes::size::FAT_MAX_FILE
+    {
+        return Err(CreateError::Usage(format!(
+            "--out {}: the folder is on a FAT filesystem, which holds no file over {} bytes              (4 GiB − 1), and --volume-size is {}; use --volume-size fat32",
+            spec.out.display(),
+            crate::volumes::size::FAT_MAX_FILE,
+            v.volume_size
+        )));
+    }
     let python_requests = crate::python::requests_of(spec)?;
     let engine_builds = spec
         .engines
@@ -105,7 +120,14 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
     delivery.trim(&mut plan);
 
     // Room for it all, before the first large download.
+    if out_is_fat && spec.volumes.is_none() {
+        check_fat(spec, format, &plan)?;
+    }
     check_space(spec, format, &cache, &out_dir, &plan)?;
+    if let Some(v) = &spec.volumes {
+        let sizes = plan.downloads.iter().map(|d| d.size);
+        crate::volumes::check_fits(v, sizes.chain(plan.stored.iter().map(|s| s.2)))?;
+    }
     let total = plan.total_bytes();
     let missing: u64 = plan
         .downloads
@@ -160,14 +182,18 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         cache: &cache,
         series: &series,
     };
-    let written = match format {
-        Format::Dir => ctx.dir(&manifest, small, rest).await?,
-        Format::Tar | Format::TarZst => ctx.tar(manifest, format, small, rest).await?,
+    let written = match (&spec.volumes, format) {
+        (Some(v), _) => ctx.volumes(v, manifest, small, rest).await?,
+        (None, Format::Dir) => ctx.dir(&manifest, small, rest).await?,
+        (None, Format::Tar | Format::TarZst) => ctx.tar(manifest, format, small, rest).await?,
     };
     progress.finish();
     let manifest = written.manifest;
     let manifest_sha256 = llmgw_shared::digest::sha256_hex(&manifest.to_canonical_json());
-    let sha256_file = write_sha256_file(&spec.out, &manifest_sha256)?;
+    let sha256_file = match &written.volumes {
+        Some(v) => v.sha256_file.clone(),
+        None => write_sha256_file(&spec.out, &manifest_sha256)?,
+    };
 
     Ok(CreateReport {
         out: spec.out.clone(),
@@ -194,7 +220,27 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         signed_by: series.key.as_ref().map(|k| k.key_id()),
         channel: manifest.channel().to_string(),
         sequence: manifest.sequence,
+        volumes: written.volumes.map(|v| v.files).unwrap_or_default(),
     })
+}
+
+/// Refuses, before the first large download, a bundle a FAT output folder
+/// cannot hold: a `.tar` over 4 GiB − 1, or a directory with such a file.
+fn check_fat(spec: &CreateSpec, format: Format, plan: &Plan) -> Result<(), CreateError> {
+    let max = crate::volumes::size::FAT_MAX_FILE;
+    let total = plan.total_bytes();
+    let too_big = match format {
+        Format::Tar => total + space::bundle_overhead(total) > max,
+        Format::TarZst => false,
+        Format::Dir => plan.downloads.iter().any(|d| d.size > max),
+    };
+    if too_big {
+        return Err(CreateError::Usage(format!(
+            "--out {}: the folder is on a FAT filesystem, which holds no file over {max} bytes              (4 GiB − 1), and this bundle ({total} bytes) needs one; write volumes that fit with              --out NAME.tar --volume-size fat32",
+            spec.out.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses, before the first large download, a run the disks cannot hold.
@@ -210,7 +256,7 @@ fn check_space(
     plan: &Plan,
 ) -> Result<(), CreateError> {
     let total = plan.total_bytes();
-    let keeps_all = format == Format::Dir || spec.keep_in_cache;
+    let keeps_all = format == Format::Dir || spec.keep_in_cache || spec.volumes.is_some();
     let cache_need: u64 = plan
         .downloads
         .iter()
@@ -219,8 +265,14 @@ fn check_space(
         .sum();
     let same_fs = space::free_space(cache.root()).map(|c| c.1).ok()
         == space::free_space(out_dir).map(|o| o.1).ok();
-    let out_need = match format {
-        Format::Dir if same_fs => space::bundle_overhead(0),
+    let out_need = match (&spec.volumes, format) {
+        // Every volume, and the parity shards twice (computed, then written).
+        (Some(v), _) => {
+            total
+                + space::bundle_overhead(total)
+                + 2 * u64::from(v.parity) * v.volume_size.min(total + (1 << 20))
+        }
+        (None, Format::Dir) if same_fs => space::bundle_overhead(0),
         _ => total + space::bundle_overhead(total),
     };
     space::check(cache.root(), cache_need, out_dir, out_need)?;
@@ -233,6 +285,8 @@ struct Written {
     manifest: Manifest,
     downloaded: u64,
     reused: u64,
+    /// For volumes: the files and the `.sha256` written.
+    volumes: Option<crate::volumes::Written>,
 }
 
 /// What the writing phase works with.
@@ -272,6 +326,47 @@ impl WriteCtx<'_> {
             manifest: manifest.clone(),
             downloaded: fetched.iter().map(|f| f.downloaded).sum(),
             reused: fetched.iter().filter(|f| f.reused).map(|f| f.size).sum(),
+            volumes: None,
+        })
+    }
+
+    /// Volumes: every download into the cache (chunks are hashed before
+    /// the manifest is written), then the volumes from there.
+    async fn volumes(
+        &self,
+        v: &crate::volumes::VolumeSpec,
+        manifest: Manifest,
+        small: Vec<Blob>,
+        rest: Vec<Download>,
+    ) -> Result<Written, CreateError> {
+        let progress = self.opts.progress.clone();
+        let fetched =
+            fetch::fetch_all(self.http, self.cache, rest, self.spec.jobs, &progress).await?;
+        let mut blobs = small;
+        blobs.extend(fetched.iter().map(|f| Blob {
+            sha256: f.sha256.clone(),
+            size: f.size,
+            path: f.path.clone(),
+        }));
+        let mtime = self.opts.source_date_epoch.unwrap_or(0);
+        // The signing key stays where it is: this thread leaves the async
+        // workers for the (long, blocking) write instead.
+        let written = tokio::task::block_in_place(|| {
+            crate::volumes::write(
+                &self.spec.out,
+                v,
+                manifest,
+                &blobs,
+                self.series,
+                mtime,
+                &progress,
+            )
+        })?;
+        Ok(Written {
+            manifest: written.manifest.clone(),
+            downloaded: fetched.iter().map(|f| f.downloaded).sum(),
+            reused: fetched.iter().filter(|f| f.reused).map(|f| f.size).sum(),
+            volumes: Some(written),
         })
     }
 
@@ -385,6 +480,7 @@ impl WriteCtx<'_> {
             manifest,
             downloaded: stats.downloaded,
             reused: stats.reused,
+            volumes: None,
         })
     }
 }

@@ -32,6 +32,7 @@ pub mod series;
 pub mod sign;
 pub mod space;
 pub mod spec;
+pub mod volumes;
 pub mod writer;
 
 pub use create::{Options, create};

@@ -40,6 +40,9 @@ pub struct CreateReport {
     pub channel: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequence: Option<u64>,
+    /// `--volume-size`: the volume files, data then parity.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<PathBuf>,
 }
 
 /// One file the bundle carries.

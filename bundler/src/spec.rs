@@ -26,6 +26,9 @@
 //! uv = "/usr/local/bin/uv"
 //! manylinux = "2_28"
 //! github_raw = "https://raw.githubusercontent.com"
+//! volume_size = "fat32"   # or dvd5, dvd9, bd25, bd50, or bytes: 4G, 700M
+//! chunk_size = "1G"
+//! parity = 1
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -83,6 +86,10 @@ pub struct SpecFlags {
     /// Plan, check and report everything, download nothing large, write
     /// no bundle.
     pub dry_run: bool,
+    /// `--volume-size`, `--chunk-size`, `--parity`: write volumes.
+    pub volume_size: Option<String>,
+    pub chunk_size: Option<String>,
+    pub parity: Option<u32>,
 }
 
 /// The environment the defaults come from, passed in so that tests and the
@@ -134,6 +141,9 @@ struct SpecFile {
     uv: Option<PathBuf>,
     manylinux: Option<String>,
     github_raw: Option<String>,
+    volume_size: Option<String>,
+    chunk_size: Option<String>,
+    parity: Option<u32>,
 }
 
 /// llmgw's own release, and the keys its signature must verify with.
@@ -197,6 +207,8 @@ pub struct CreateSpec {
     /// GitHub's raw file server (`--github-raw`), for uv's interpreter list.
     pub github_raw: String,
     pub dry_run: bool,
+    /// `--volume-size`: volumes instead of one bundle.
+    pub volumes: Option<crate::volumes::VolumeSpec>,
 }
 
 /// The manylinux tag environments are resolved for unless told otherwise:
@@ -416,6 +428,14 @@ impl CreateSpec {
                 crate::writer::zst::LEVELS.end()
             )));
         }
+        let volumes = crate::volumes::VolumeSpec::parse(
+            flags.volume_size.or(file.volume_size).as_deref(),
+            flags.chunk_size.or(file.chunk_size).as_deref(),
+            flags.parity.or(file.parity),
+        )?;
+        if volumes.is_some() {
+            crate::volumes::check_out(&out)?;
+        }
         let jobs = flags.jobs.or(file.jobs).unwrap_or(DEFAULT_JOBS);
         if jobs == 0 || jobs > MAX_JOBS {
             return Err(usage(format!(
@@ -444,6 +464,7 @@ impl CreateSpec {
             manylinux,
             github_raw,
             dry_run: flags.dry_run,
+            volumes,
         })
     }
 }

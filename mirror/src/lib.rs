@@ -18,3 +18,4 @@ pub mod store_verify;
 pub mod tar_headers;
 pub mod trust;
 pub mod verify;
+pub mod volumes;

@@ -7,6 +7,7 @@ pub mod digest;
 pub mod have;
 pub mod manifest;
 pub mod names;
+pub mod parity;
 pub mod recipe;
 pub mod shown;
 pub mod signer;

@@ -16,7 +16,7 @@ const AFTER_HELP: &str = "\
 Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
   github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
-  indexes, uv, manylinux, github_raw.
+  indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -134,6 +134,19 @@ pub struct CreateArgs {
     /// exactly those blobs (give the same request that made the delta).
     #[arg(long, value_name = "need.json", conflicts_with_all = ["have", "base"])]
     pub need: Option<PathBuf>,
+    /// Write volumes of at most SIZE bytes instead of one bundle (--out NAME.tar gives
+    /// NAME.v0001-of-000N.tar … and NAME.sha256): bytes with K/M/G/T suffixes, or fat32,
+    /// dvd5, dvd9, bd25, bd50.
+    #[arg(long, value_name = "SIZE")]
+    pub volume_size: Option<String>,
+    /// With --volume-size: blobs larger than this are cut into chunks of this size
+    /// [default: 1G, or a quarter of a smaller volume].
+    #[arg(long, value_name = "SIZE")]
+    pub chunk_size: Option<String>,
+    /// With --volume-size: add K parity volumes (Reed–Solomon), so that any K lost or
+    /// damaged volumes are rebuilt at import.
+    #[arg(long, value_name = "K")]
+    pub parity: Option<u32>,
     /// A TOML file with the same settings; flags override it.
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
@@ -176,6 +189,9 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
             base: args.base,
             need: args.need,
         },
+        volume_size: args.volume_size,
+        chunk_size: args.chunk_size,
+        parity: args.parity,
     };
     let spec = CreateSpec::resolve(flags, &SpecEnv::from_process()).map_err(classify)?;
     let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
@@ -237,9 +253,16 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
             report.repairs
         );
     }
+    for v in &report.volumes {
+        eprintln!("wrote volume {}", v.display());
+    }
     eprintln!(
         "wrote {} ({} files, {} bytes; {} downloaded, {} from the cache or an earlier run)",
-        report.out.display(),
+        if report.volumes.is_empty() {
+            report.out.display().to_string()
+        } else {
+            format!("{} volumes", report.volumes.len())
+        },
         report.blobs,
         report.bytes,
         report.bytes_downloaded,

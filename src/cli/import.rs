@@ -48,8 +48,10 @@ pub struct ImportArgs {
 #[derive(Args, Debug)]
 #[command(after_help = EXIT_CODES)]
 pub struct VerifyArgs {
-    /// The bundle: a .tar, a .tar.zst or a directory.
-    pub bundle: PathBuf,
+    /// The bundle: a .tar, a .tar.zst or a directory; or one or more volumes of a set
+    /// written with --volume-size (each checked on its own).
+    #[arg(required = true, num_args = 1..)]
+    pub bundle: Vec<PathBuf>,
     /// The bundle's manifest sha256: 64 hex digits, or the path of the
     /// `.sha256` file create wrote.
     #[arg(long, value_parser = parse_sha256_arg)]
@@ -254,6 +256,10 @@ fn import_json(r: &ImportReport) -> serde_json::Value {
 }
 
 pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
+    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+        return super::volumes::run_verify(&a.bundle, &a.sha256, a.json);
+    }
+    let bundle = a.bundle[0].clone();
     let keys = a
         .trust
         .iter()
@@ -261,8 +267,8 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(super::flat)?;
     let progress = Terminal::new("verifying");
-    let outcome = verify::check_bundle(&a.bundle, &a.sha256, &keys, &mut HashOnly, &progress)
-        .map_err(|e| anyhow::anyhow!("bundle {} refused: {e}", a.bundle.display()))?;
+    let outcome = verify::check_bundle(&bundle, &a.sha256, &keys, &mut HashOnly, &progress)
+        .map_err(|e| anyhow::anyhow!("bundle {} refused: {e}", bundle.display()))?;
     let Outcome::Verified(v) = outcome else {
         anyhow::bail!("the check stopped early");
     };

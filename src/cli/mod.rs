@@ -10,6 +10,7 @@ pub mod serve;
 pub mod sign;
 pub mod signed;
 pub mod store;
+pub mod volumes;
 
 use std::io::{ErrorKind, Write};
 

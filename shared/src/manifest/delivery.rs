@@ -116,11 +116,17 @@ pub struct Piece {
 #[serde(deny_unknown_fields)]
 pub struct Parity {
     /// The size of every data and parity shard (the largest volume data,
-    /// rounded up to an even number of bytes).
+    /// rounded up to an even number of bytes), coded in [`PARITY_STRIPE`]s.
     pub shard_size: u64,
     /// sha256 of each parity shard, in order.
     pub shards: Vec<String>,
 }
+
+/// Parity is computed stripe by stripe: bytes `[s·STRIPE, (s+1)·STRIPE)` of
+/// every data shard (the last stripe shorter) are one Reed–Solomon code,
+/// whose recovery shards are the same bytes of the parity shards. So
+/// neither side ever holds more than one stripe per volume in memory.
+pub const PARITY_STRIPE: u64 = 1 << 20;
 
 /// The tar entry of a whole blob: `blobs/sha256/<hex>`.
 pub fn blob_entry_name(sha256: &str) -> String {

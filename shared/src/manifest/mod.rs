@@ -30,8 +30,8 @@ pub use artifacts::{
     ReleaseSignature, RepoKind,
 };
 pub use delivery::{
-    DEFAULT_CHANNEL, Delta, NeededBlob, Parity, Piece, Placement, SIGNATURE_NAME, Volumes,
-    blob_entry_name, chunk_entry_name, parity_entry_name,
+    DEFAULT_CHANNEL, Delta, NeededBlob, PARITY_STRIPE, Parity, Piece, Placement, SIGNATURE_NAME,
+    Volumes, blob_entry_name, chunk_entry_name, parity_entry_name,
 };
 pub use python::{
     AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,

@@ -1,0 +1,365 @@
+//! `bundle create --volume-size`: the bundle as self-contained volumes for
+//! USB disks, discs and one-way diodes (`NAME.v0001-of-0003.tar` …, parity
+//! volumes `NAME.p0001-of-0002.tar`, and one `NAME.sha256`).
+//!
+//! Invariant: the whole packing — which piece of which blob goes into which
+//! volume, each chunk's sha256, the parity shards' sha256 — is decided and
+//! recorded in the manifest before the first volume is written, and every
+//! volume starts with that same manifest (and its signature), so each one
+//! can be checked on its own and imported in any order. The packing is a
+//! function of the manifest's content and the sizes asked for: the same
+//! request gives the same volumes, byte for byte.
+//!
+//! Every blob is taken from the cache (it is downloaded there first, as for
+//! a directory bundle), because its chunks must be hashed before the
+//! manifest can be written.
+
+pub mod parity;
+pub mod plan;
+pub mod size;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::{MANIFEST_NAME, Manifest, Parity, Volumes};
+
+use crate::error::CreateError;
+use crate::progress::Progress;
+use crate::writer::Blob;
+
+/// What `--volume-size`, `--chunk-size` and `--parity` asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeSpec {
+    pub volume_size: u64,
+    /// `None`: [`size::DEFAULT_CHUNK`], or less when a volume is smaller.
+    pub chunk_size: Option<u64>,
+    /// Parity volumes.
+    pub parity: u32,
+}
+
+impl VolumeSpec {
+    /// Parses the three flags; `None` when `--volume-size` is not given.
+    pub fn parse(
+        volume_size: Option<&str>,
+        chunk_size: Option<&str>,
+        parity: Option<u32>,
+    ) -> Result<Option<Self>, CreateError> {
+        let Some(vs) = volume_size else {
+            if chunk_size.is_some() || parity.is_some() {
+                return Err(CreateError::Usage(
+                    "--chunk-size and --parity need --volume-size SIZE (volumes are what they \
+                     shape)"
+                        .into(),
+                ));
+            }
+            return Ok(None);
+        };
+        let volume_size = size::parse("--volume-size", vs).map_err(CreateError::Usage)?;
+        let chunk_size = chunk_size
+            .map(|c| size::parse("--chunk-size", c))
+            .transpose()
+            .map_err(CreateError::Usage)?;
+        let fat32 = vs.trim().eq_ignore_ascii_case("fat32");
+        if let Some(c) = chunk_size
+            && fat32
+            && c > size::FAT_MAX_FILE
+        {
+            return Err(CreateError::Usage(format!(
+                "--chunk-size {c}: FAT32 volumes hold no file over {} bytes (4 GiB − 1)",
+                size::FAT_MAX_FILE
+            )));
+        }
+        let parity = parity.unwrap_or(0);
+        if parity > 255 {
+            return Err(CreateError::Usage(format!(
+                "--parity {parity}: at most 255 parity volumes"
+            )));
+        }
+        Ok(Some(Self {
+            volume_size,
+            chunk_size,
+            parity,
+        }))
+    }
+
+    /// The chunk size used: the one asked for, else 1 GiB, or a quarter of
+    /// a volume when volumes are smaller than 4 GiB (rounded to 512).
+    pub fn chunk(&self) -> u64 {
+        self.chunk_size.unwrap_or_else(|| {
+            size::DEFAULT_CHUNK
+                .min(self.volume_size / 4 / 512 * 512)
+                .max(512)
+        })
+    }
+}
+
+/// `site.tar` → `site`: the stem the volume names are made from.
+fn stem(out: &Path) -> Result<(PathBuf, String), CreateError> {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    if !lower.ends_with(".tar") || lower.ends_with(".tar.zst") || name.len() <= 4 {
+        return Err(CreateError::Usage(format!(
+            "--out {}: volumes are uncompressed tars; give --out NAME.tar with --volume-size \
+             (NAME.v0001-of-000N.tar … are written)",
+            out.display()
+        )));
+    }
+    let dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok((dir, name[..name.len() - 4].to_string()))
+}
+
+fn width(n: usize) -> usize {
+    n.to_string().len().max(4)
+}
+
+/// The data volume `v` (1-based) of `count`: `NAME.v0001-of-0003.tar`.
+pub fn volume_path(out: &Path, v: usize, count: usize) -> Result<PathBuf, CreateError> {
+    let (dir, stem) = stem(out)?;
+    let w = width(count);
+    Ok(dir.join(format!("{stem}.v{v:0w$}-of-{count:0w$}.tar")))
+}
+
+/// Parity volume `j` (1-based) of `count`: `NAME.p0001-of-0002.tar`.
+pub fn parity_path(out: &Path, j: usize, count: usize) -> Result<PathBuf, CreateError> {
+    let (dir, stem) = stem(out)?;
+    let w = width(count);
+    Ok(dir.join(format!("{stem}.p{j:0w$}-of-{count:0w$}.tar")))
+}
+
+/// `NAME.sha256`, beside the volumes.
+pub fn sha256_path(out: &Path) -> Result<PathBuf, CreateError> {
+    let (dir, stem) = stem(out)?;
+    Ok(dir.join(format!("{stem}.sha256")))
+}
+
+/// Checks `--out` names a tar, before anything is downloaded.
+pub fn check_out(out: &Path) -> Result<(), CreateError> {
+    stem(out).map(|_| ())
+}
+
+/// What [`write`] made.
+pub struct Written {
+    pub manifest: Manifest,
+    /// Data volumes, then parity volumes.
+    pub files: Vec<PathBuf>,
+    pub sha256_file: PathBuf,
+}
+
+/// The head entries' room, first guessed, then grown until the manifest
+/// with its placements (and signature) fits.
+const HEAD_ROOM_STEP: u64 = 64 << 10;
+
+/// Packs `blobs` into volumes, hashes the chunks (and parity), records it
+/// all in the manifest, signs it, and writes every volume.
+pub fn write(
+    out: &Path,
+    spec: &VolumeSpec,
+    mut manifest: Manifest,
+    blobs: &[Blob],
+    series: &crate::series::Series,
+    mtime: u64,
+    progress: &Progress,
+) -> Result<Written, CreateError> {
+    let mut carried: Vec<(String, u64)> = manifest.blobs().into_iter().collect();
+    if let Some(d) = &manifest.delta {
+        carried.retain(|(sha, _)| !d.prerequisites.iter().any(|p| &p.sha256 == sha));
+    }
+    let paths: std::collections::BTreeMap<&str, &Path> = blobs
+        .iter()
+        .map(|b| (b.sha256.as_str(), b.path.as_path()))
+        .collect();
+    let path_of =
+        |sha: &str| -> PathBuf { paths.get(sha).map(|p| p.to_path_buf()).unwrap_or_default() };
+    for (sha, _) in &carried {
+        if !paths.contains_key(sha.as_str()) {
+            return Err(CreateError::io(
+                out,
+                std::io::Error::other(format!("blob {sha} is not in the cache to be written")),
+            ));
+        }
+    }
+    let chunk = spec.chunk();
+    let placeholder = "0".repeat(64);
+
+    // Plan with room for the head; grow the room until the manifest fits.
+    let mut room = HEAD_ROOM_STEP;
+    let packing = loop {
+        let packing =
+            plan::pack(&carried, spec.volume_size, chunk, room).map_err(CreateError::Usage)?;
+        let mut trial = manifest.clone();
+        let mut placements = packing.placements.clone();
+        for p in &mut placements {
+            for piece in &mut p.pieces {
+                piece.sha256 = placeholder.clone();
+            }
+        }
+        trial.volumes = Some(Volumes {
+            count: packing.volumes.len() as u32,
+            volume_size: spec.volume_size,
+            chunk_size: chunk,
+            placements,
+            parity: (spec.parity > 0).then(|| Parity {
+                shard_size: u64::MAX,
+                shards: vec![placeholder.clone(); spec.parity as usize],
+            }),
+        });
+        let bytes = trial.to_canonical_json();
+        let sig = series.sign(&trial, &bytes)?;
+        let need = plan::entry_cost(bytes.len() as u64)
+            + sig
+                .as_ref()
+                .map_or(0, |s| plan::entry_cost(s.len() as u64 + 512));
+        if need <= room {
+            break packing;
+        }
+        room = need.div_ceil(HEAD_ROOM_STEP) * HEAD_ROOM_STEP;
+    };
+    let count = packing.volumes.len();
+    progress.line(&format!(
+        "{count} volumes of at most {} bytes, chunks of {chunk} bytes{}: hashing the chunks",
+        spec.volume_size,
+        if spec.parity > 0 {
+            format!(", {} parity volumes", spec.parity)
+        } else {
+            String::new()
+        }
+    ));
+    let mut placements = packing.placements.clone();
+    write::hash_pieces(&mut placements, &path_of).map_err(|e| CreateError::io(out, e))?;
+    let packing = plan::Packing {
+        placements,
+        volumes: packing.volumes,
+    };
+
+    let shards = if spec.parity > 0 {
+        progress.line(&format!("computing {} parity volumes", spec.parity));
+        Some(parity::compute(
+            out,
+            &packing,
+            spec.parity as usize,
+            &path_of,
+        )?)
+    } else {
+        None
+    };
+    let result = (|| {
+        manifest.volumes = Some(Volumes {
+            count: count as u32,
+            volume_size: spec.volume_size,
+            chunk_size: chunk,
+            placements: packing.placements.clone(),
+            parity: shards.as_ref().map(|s| Parity {
+                shard_size: s.shard_size,
+                shards: s.sha256.clone(),
+            }),
+        });
+        manifest.validate()?;
+        let bytes = manifest.to_canonical_json();
+        let sig = series.sign(&manifest, &bytes)?;
+        let mut files = Vec::new();
+        for (v, list) in packing.volumes.iter().enumerate() {
+            let dest = volume_path(out, v + 1, count)?;
+            progress.line(&format!("writing {}", dest.display()));
+            write::write_volume(
+                &dest,
+                &bytes,
+                sig.as_deref(),
+                mtime,
+                &packing,
+                write::Body::Data(list),
+                &path_of,
+                None,
+            )
+            .map_err(|e| CreateError::io(&dest, e))?;
+            files.push(dest);
+        }
+        if let Some(s) = &shards {
+            for (j, shard) in s.files.iter().enumerate() {
+                let dest = parity_path(out, j + 1, s.files.len())?;
+                progress.line(&format!("writing {}", dest.display()));
+                write::write_volume(
+                    &dest,
+                    &bytes,
+                    sig.as_deref(),
+                    mtime,
+                    &packing,
+                    write::Body::Parity {
+                        index: j,
+                        shard,
+                        size: s.shard_size,
+                    },
+                    &path_of,
+                    Some(&s.sha256[j]),
+                )
+                .map_err(|e| CreateError::io(&dest, e))?;
+                files.push(dest);
+            }
+        }
+        let sha = llmgw_shared::digest::sha256_hex(&bytes);
+        let sha256_file = sha256_path(out)?;
+        let tmp = crate::writer::temp_name(&sha256_file);
+        std::fs::write(&tmp, format!("{sha}  {MANIFEST_NAME}\n"))
+            .map_err(|e| CreateError::io(&tmp, e))?;
+        std::fs::rename(&tmp, &sha256_file).map_err(|e| CreateError::io(&sha256_file, e))?;
+        Ok(Written {
+            manifest: manifest.clone(),
+            files,
+            sha256_file,
+        })
+    })();
+    if let Some(s) = &shards {
+        for f in &s.files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    result
+}
+
+/// Refuses, before anything is downloaded, a chunk size no volume can
+/// hold (the largest file's first piece must fit beside the manifest).
+pub fn check_fits(spec: &VolumeSpec, sizes: impl Iterator<Item = u64>) -> Result<(), CreateError> {
+    let Some(max) = sizes.max() else {
+        return Ok(());
+    };
+    let what = format!("(the largest file, {max} bytes)");
+    plan::pack(
+        &[(what, max)],
+        spec.volume_size,
+        spec.chunk(),
+        HEAD_ROOM_STEP,
+    )
+    .map(|_| ())
+    .map_err(CreateError::Usage)
+}
+
+/// Refuses, before anything is downloaded, volumes whose names are taken.
+pub fn check_free_names(out: &Path) -> Result<(), CreateError> {
+    let (dir, stem) = stem(out)?;
+    let dir = if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
+    };
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for e in rd.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        let taken = n == format!("{stem}.sha256")
+            || (n.starts_with(&format!("{stem}.v")) || n.starts_with(&format!("{stem}.p")))
+                && n.ends_with(".tar")
+                && n[stem.len() + 2..].contains("-of-");
+        if taken {
+            return Err(CreateError::Usage(format!(
+                "--out {}: {} exists already; remove the old volumes or choose another name \
+                 (volumes are never overwritten)",
+                out.display(),
+                dir.join(&n).display()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! Where every carried byte goes across volumes, worked out from sizes
+//! alone before any byte is read.
+//!
+//! Invariant: the packing is a pure function of (blobs sorted by sha256,
+//! volume size, chunk size, room kept for the head entries). A blob no
+//! larger than the chunk size is one piece; a larger one is cut at
+//! chunk-size boundaries. Volumes are filled one after another, each
+//! taking, in order, every remaining piece that still fits (first fit), so
+//! a large chunk that does not fit leaves room for the small files after
+//! it. Within a volume, pieces keep that order: placement order.
+
+use llmgw_shared::manifest::{Piece, Placement};
+
+/// A tar entry's header, and the two zero blocks that end a tar.
+const BLOCK: u64 = 512;
+const TRAILER: u64 = 1024;
+
+/// The bytes a tar entry of `size` data bytes takes.
+pub fn entry_cost(size: u64) -> u64 {
+    BLOCK + size.div_ceil(BLOCK) * BLOCK
+}
+
+/// The packing: the placements (piece sha256s still empty) and, per
+/// volume, its pieces as (placement index, piece index) in tar order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packing {
+    pub placements: Vec<Placement>,
+    pub volumes: Vec<Vec<(usize, usize)>>,
+}
+
+impl Packing {
+    /// The data of volume `v` (0-based): its pieces' sizes summed.
+    pub fn data_len(&self, v: usize) -> u64 {
+        self.volumes[v]
+            .iter()
+            .map(|&(p, i)| self.placements[p].pieces[i].size)
+            .sum()
+    }
+
+    /// The tar file size of volume `v` with head entries of `head` bytes.
+    pub fn file_len(&self, v: usize, head: u64) -> u64 {
+        head + self.volumes[v]
+            .iter()
+            .map(|&(p, i)| entry_cost(self.placements[p].pieces[i].size))
+            .sum::<u64>()
+            + TRAILER
+    }
+}
+
+/// Packs `blobs` (sha256, size; sorted, distinct) into volumes of at most
+/// `volume_size` bytes, keeping `head_room` bytes of each for the head
+/// entries. Fails, saying why, when a piece cannot fit an empty volume.
+pub fn pack(
+    blobs: &[(String, u64)],
+    volume_size: u64,
+    chunk_size: u64,
+    head_room: u64,
+) -> Result<Packing, String> {
+    let capacity = (volume_size / BLOCK * BLOCK)
+        .checked_sub(head_room + TRAILER)
+        .filter(|c| *c > BLOCK)
+        .ok_or_else(|| {
+            format!(
+                "--volume-size {volume_size}: a volume must hold the manifest ({head_room} bytes \
+                 with its tar headers) and at least one piece; choose a larger size"
+            )
+        })?;
+    let mut placements = Vec::with_capacity(blobs.len());
+    let mut todo: Vec<(usize, usize, u64)> = Vec::new();
+    for (sha, size) in blobs {
+        let p = placements.len();
+        let mut pieces = Vec::new();
+        let mut offset = 0;
+        while offset < *size {
+            let n = chunk_size.min(size - offset);
+            if entry_cost(n) > capacity {
+                return Err(format!(
+                    "blob {sha} needs pieces of {n} bytes, and a volume of {volume_size} bytes \
+                     holds at most {capacity} bytes of pieces beside the manifest; give a smaller \
+                     --chunk-size (at most {}) or a larger --volume-size",
+                    capacity - BLOCK
+                ));
+            }
+            todo.push((p, pieces.len(), entry_cost(n)));
+            pieces.push(Piece {
+                offset,
+                size: n,
+                sha256: String::new(),
+                volume: 0,
+            });
+            offset += n;
+        }
+        placements.push(Placement {
+            sha256: sha.clone(),
+            size: *size,
+            pieces,
+        });
+    }
+    let mut volumes: Vec<Vec<(usize, usize)>> = Vec::new();
+    while !todo.is_empty() {
+        let v = volumes.len() as u32 + 1;
+        let mut free = capacity;
+        let mut here = Vec::new();
+        todo.retain(|&(p, i, cost)| {
+            if cost <= free {
+                free -= cost;
+                here.push((p, i));
+                placements[p].pieces[i].volume = v;
+                false
+            } else {
+                true
+            }
+        });
+        volumes.push(here);
+    }
+    if volumes.is_empty() {
+        // Only empty blobs (or none): one volume with the manifest.
+        volumes.push(Vec::new());
+    }
+    if u32::try_from(volumes.len()).is_err() {
+        return Err("more than 2^32 volumes: choose a larger --volume-size".into());
+    }
+    Ok(Packing {
+        placements,
+        volumes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blobs(sizes: &[u64]) -> Vec<(String, u64)> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("{i:064x}"), *s))
+            .collect()
+    }
+
+    #[test]
+    fn chunks_cover_blobs_and_fill_volumes_first_fit() {
+        // Capacity 8192 − 1024 − 1024 = 6144 bytes of entries.
+        let b = blobs(&[10_000, 100, 0, 3000]);
+        let p = pack(&b, 8192, 4096, 1024).unwrap();
+        let big = &p.placements[0];
+        assert_eq!(
+            big.pieces
+                .iter()
+                .map(|x| (x.offset, x.size))
+                .collect::<Vec<_>>(),
+            vec![(0, 4096), (4096, 4096), (8192, 1808)]
+        );
+        assert!(
+            p.placements[2].pieces.is_empty(),
+            "an empty blob has no piece"
+        );
+        // Volume 1: chunk 0 (4608), then chunk 1 does not fit, the
+        // 1808-byte chunk does not either (2560 > 1536), the 100-byte blob does.
+        assert_eq!(p.volumes[0], vec![(0, 0), (1, 0)]);
+        assert_eq!(p.volumes[1], vec![(0, 1)]);
+        assert_eq!(p.volumes[2], vec![(0, 2), (3, 0)]);
+        for (v, list) in p.volumes.iter().enumerate() {
+            assert!(p.file_len(v, 1024) <= 8192);
+            for &(pl, i) in list {
+                assert_eq!(p.placements[pl].pieces[i].volume as usize, v + 1);
+            }
+        }
+        assert_eq!(p.data_len(2), 1808 + 3000);
+        // The same input, the same packing.
+        assert_eq!(pack(&b, 8192, 4096, 1024).unwrap(), p);
+    }
+
+    #[test]
+    fn a_5_gib_blob_on_fat32_volumes() {
+        // Sizes only: the packing never reads a byte.
+        let fat = crate::volumes::size::FAT_MAX_FILE;
+        let b = blobs(&[5 << 30, 3 << 30, 1000]);
+        let p = pack(&b, fat, 1 << 30, 64 << 10).unwrap();
+        assert_eq!(p.placements[0].pieces.len(), 5);
+        assert_eq!(p.placements[1].pieces.len(), 3);
+        assert_eq!(p.volumes.len(), 3, "{:?}", p.volumes);
+        for v in 0..p.volumes.len() {
+            assert!(
+                p.file_len(v, 64 << 10) <= fat,
+                "volume {v} over FAT32's limit"
+            );
+        }
+        let spread: std::collections::BTreeSet<u32> =
+            p.placements[0].pieces.iter().map(|x| x.volume).collect();
+        assert!(spread.len() > 1, "the 5 GiB blob spans volumes");
+    }
+
+    #[test]
+    fn a_piece_larger_than_a_volume_is_refused_with_the_numbers() {
+        let e = pack(&blobs(&[10_000]), 8192, 8192, 1024).unwrap_err();
+        assert!(e.contains("--chunk-size"), "{e}");
+        let e = pack(&blobs(&[1]), 2048, 8192, 1024).unwrap_err();
+        assert!(e.contains("--volume-size"), "{e}");
+    }
+}

@@ -1,0 +1,110 @@
+//! `--volume-size`, `--chunk-size` and `--parity` as an operator writes
+//! them, and what the output filesystem allows.
+//!
+//! Invariant: a size is a whole number of bytes with an optional binary
+//! suffix (K, M, G, T = 2^10…2^40) or one of the named presets; nothing
+//! else is accepted. FAT is told by the filesystem's magic number
+//! (`statfs`), never by a guess from the path.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// The largest file FAT32 holds: 4 GiB − 1.
+pub const FAT_MAX_FILE: u64 = (4 << 30) - 1;
+
+/// The chunk size when none is given: 1 GiB.
+pub const DEFAULT_CHUNK: u64 = 1 << 30;
+
+/// Named volume sizes. Discs keep a little room for the ISO 9660 or UDF
+/// filesystem around the file (DVD±R holds 4 707 319 808 bytes, DVD±R DL
+/// 8 543 666 176, BD-R 25 025 314 816 and BD-R DL 50 050 629 632).
+pub const PRESETS: [(&str, u64); 5] = [
+    ("fat32", FAT_MAX_FILE),
+    ("dvd5", 4_700_000_000),
+    ("dvd9", 8_500_000_000),
+    ("bd25", 25_000_000_000),
+    ("bd50", 50_000_000_000),
+];
+
+/// Parses `4G`, `700M`, `65536`, or a preset name.
+pub fn parse(flag: &str, text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    if let Some((_, n)) = PRESETS.iter().find(|(name, _)| *name == lower) {
+        return Ok(*n);
+    }
+    let (digits, shift) = match lower.as_bytes().last() {
+        Some(b'k') => (&lower[..lower.len() - 1], 10),
+        Some(b'm') => (&lower[..lower.len() - 1], 20),
+        Some(b'g') => (&lower[..lower.len() - 1], 30),
+        Some(b't') => (&lower[..lower.len() - 1], 40),
+        _ => (lower.as_str(), 0),
+    };
+    let bad = || {
+        format!(
+            "{flag} {t:?}: expected bytes with an optional K, M, G or T suffix (powers of 1024), \
+             or one of {}",
+            PRESETS.map(|p| p.0).join(", ")
+        )
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let n = n.checked_mul(1u64 << shift).ok_or_else(bad)?;
+    if n == 0 {
+        return Err(format!("{flag} {t:?}: must be above zero"));
+    }
+    Ok(n)
+}
+
+/// `statfs`'s magic number of FAT (msdos and vfat).
+const MSDOS_SUPER_MAGIC: i64 = 0x4d44;
+
+/// Whether `dir` is on a FAT filesystem (no file over 4 GiB − 1, no hard
+/// links).
+pub fn is_fat(dir: &Path) -> io::Result<bool> {
+    Ok(fs_type(dir)? == MSDOS_SUPER_MAGIC)
+}
+
+/// The filesystem type (`f_type`) of the filesystem holding `path`: the one
+/// place this crate calls `statfs`.
+fn fs_type(path: &Path) -> io::Result<i64> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid C string and `s` a properly sized out-parameter.
+    let rc = unsafe { libc::statfs(c.as_ptr(), &mut s) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Ok(s.f_type as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_presets() {
+        assert_eq!(parse("--volume-size", "65536"), Ok(65536));
+        assert_eq!(parse("--volume-size", "64K"), Ok(65536));
+        assert_eq!(parse("--volume-size", "2m"), Ok(2 << 20));
+        assert_eq!(parse("--volume-size", "1G"), Ok(1 << 30));
+        assert_eq!(parse("--volume-size", "FAT32"), Ok(FAT_MAX_FILE));
+        assert_eq!(parse("--volume-size", "dvd5"), Ok(4_700_000_000));
+        assert_eq!(parse("--volume-size", "bd50"), Ok(50_000_000_000));
+        for bad in ["", "K", "1.5G", "-1", "12Q", "0", "99999999999999999999G"] {
+            let e = parse("--volume-size", bad).unwrap_err();
+            assert!(e.contains("--volume-size"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn tmp_is_not_fat() {
+        assert!(!is_fat(&std::env::temp_dir()).unwrap());
+    }
+}

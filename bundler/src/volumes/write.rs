@@ -1,0 +1,184 @@
+//! Writing the volumes of a planned packing: each an uncompressed tar of
+//! the head entries (manifest, signature), then its pieces in placement
+//! order, read from the verified files of the cache.
+//!
+//! Invariant: a volume file appears under its final name only when it is
+//! whole, and every piece written into it hashed to the sha256 the
+//! manifest records for it (the cache is read again while writing, so a
+//! file changed since the chunks were hashed is caught, not carried).
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::{Placement, blob_entry_name, chunk_entry_name, parity_entry_name};
+use sha2::{Digest, Sha256};
+
+use super::plan::Packing;
+use crate::writer::{header, sync_parent, write_head};
+
+const BUF: usize = 1 << 20;
+
+/// The tar entry of piece `i` of `p`: the blob itself when it is whole.
+pub fn piece_entry(p: &Placement, i: usize) -> String {
+    if p.pieces.len() == 1 {
+        blob_entry_name(&p.sha256)
+    } else {
+        chunk_entry_name(&p.sha256, i)
+    }
+}
+
+/// Hashes every chunk of the blobs cut into several pieces, reading each
+/// blob's file once. Whole blobs keep their own (verified) sha256.
+pub fn hash_pieces(
+    placements: &mut [Placement],
+    path_of: &dyn Fn(&str) -> PathBuf,
+) -> io::Result<()> {
+    let mut buf = vec![0u8; BUF];
+    for p in placements.iter_mut() {
+        if p.pieces.len() == 1 {
+            p.pieces[0].sha256 = p.sha256.clone();
+            continue;
+        }
+        if p.pieces.is_empty() {
+            continue;
+        }
+        let path = path_of(&p.sha256);
+        let mut f = File::open(&path)?;
+        for piece in &mut p.pieces {
+            let mut h = Sha256::new();
+            copy_exact(&mut f, piece.size, &mut buf, |b| {
+                h.update(b);
+                Ok(())
+            })
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            piece.sha256 = hex::encode(h.finalize());
+        }
+    }
+    Ok(())
+}
+
+/// Reads exactly `n` bytes from `r` into `sink`, in buffer-sized pieces.
+fn copy_exact(
+    r: &mut dyn Read,
+    mut n: u64,
+    buf: &mut [u8],
+    mut sink: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    while n > 0 {
+        let want = (buf.len() as u64).min(n) as usize;
+        let got = r.read(&mut buf[..want])?;
+        if got == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the file ended {n} bytes early; it changed since it was verified"),
+            ));
+        }
+        sink(&buf[..got])?;
+        n -= got as u64;
+    }
+    Ok(())
+}
+
+/// What one volume file holds besides the head entries.
+pub enum Body<'a> {
+    /// Data volume: these pieces, in order.
+    Data(&'a [(usize, usize)]),
+    /// Parity volume `j` (0-based): its shard, from this file.
+    Parity {
+        index: usize,
+        shard: &'a Path,
+        size: u64,
+    },
+}
+
+/// Writes one volume to `dest` (through `.NAME.partial-PID` beside it).
+#[allow(clippy::too_many_arguments)]
+pub fn write_volume(
+    dest: &Path,
+    manifest: &[u8],
+    signature: Option<&[u8]>,
+    mtime: u64,
+    packing: &Packing,
+    body: Body<'_>,
+    path_of: &dyn Fn(&str) -> PathBuf,
+    expect_parity: Option<&str>,
+) -> io::Result<()> {
+    let tmp = crate::writer::temp_name(dest);
+    let result = (|| {
+        let mut w = BufWriter::with_capacity(BUF, File::create(&tmp)?);
+        write_head(&mut w, manifest, signature, mtime)?;
+        let mut buf = vec![0u8; BUF];
+        let zeros = [0u8; 512];
+        let mut entry = |w: &mut BufWriter<File>,
+                         name: &str,
+                         from: &Path,
+                         offset: u64,
+                         size: u64,
+                         sha: &str|
+         -> io::Result<()> {
+            w.write_all(header(name, size, mtime)?.as_bytes())?;
+            let mut f = File::open(from)?;
+            f.seek(SeekFrom::Start(offset))?;
+            let mut h = Sha256::new();
+            copy_exact(&mut f, size, &mut buf, |b| {
+                h.update(b);
+                w.write_all(b)
+            })
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+            let got = hex::encode(h.finalize());
+            if got != sha {
+                return Err(io::Error::other(format!(
+                    "{} (entry {name}) hashes to {got} now, not {sha} as when it was planned: the \
+                     file changed; run again",
+                    from.display()
+                )));
+            }
+            w.write_all(&zeros[..((512 - size % 512) % 512) as usize])
+        };
+        match body {
+            Body::Data(list) => {
+                for &(p, i) in list {
+                    let pl = &packing.placements[p];
+                    let piece = &pl.pieces[i];
+                    entry(
+                        &mut w,
+                        &piece_entry(pl, i),
+                        &path_of(&pl.sha256),
+                        piece.offset,
+                        piece.size,
+                        &piece.sha256,
+                    )?;
+                }
+            }
+            Body::Parity { index, shard, size } => entry(
+                &mut w,
+                &parity_entry_name(index),
+                shard,
+                0,
+                size,
+                expect_parity.unwrap_or_default(),
+            )?,
+        }
+        w.write_all(&[0u8; 1024])?;
+        w.into_inner().map_err(|e| e.into_error())?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if dest.exists() {
+        let _ = fs::remove_file(&tmp);
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} appeared while the volumes were being written; not replacing it",
+                dest.display()
+            ),
+        ));
+    }
+    fs::rename(&tmp, dest)?;
+    sync_parent(dest);
+    Ok(())
+}

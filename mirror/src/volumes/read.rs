@@ -1,0 +1,291 @@
+//! Reading one volume file: its manifest checked against the bundle's
+//! hash, then each entry matched to the slot the manifest places there,
+//! hashed as it streams and, for import, written at its offset into the
+//! blob it belongs to.
+//!
+//! Invariant: a slot counts as verified only when its entry came where the
+//! manifest places it, with the declared size, and its bytes hashed to the
+//! sha256 the manifest records; every other outcome is reported by name
+//! (damaged, missing, out of place, cut short) and verifies nothing.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
+use llmgw_shared::shown::shown;
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use super::index::{Slot, VolumeIndex, Which};
+use crate::bundle_reader::{self, CHUNK, EntryKind, ReadError};
+use crate::progress::Progress;
+
+/// Why a file cannot be taken as a volume of this bundle at all.
+#[derive(Debug, Error)]
+pub enum VolumeError {
+    #[error(
+        "{} is a volume of another bundle (manifest sha256 {found}), not of bundle {expected}: \
+         skipped; keep it for that bundle's import",
+        path.display()
+    )]
+    OtherBundle {
+        path: PathBuf,
+        found: String,
+        expected: String,
+    },
+    #[error("{} is not a volume of an llmgw bundle: {reason}", path.display())]
+    NotAVolume { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("{0}; the volumes and what was verified before are unchanged")]
+    Stage(String),
+}
+
+/// Where the bytes of a slot go, and what becomes of them.
+pub trait SlotTarget {
+    /// The volume was identified; `false` skips the rest of it (already
+    /// taken in).
+    fn start(&mut self, which: Which) -> bool;
+    /// Where to write a slot's bytes (file and offset), if anywhere;
+    /// `None` also when the slot is verified already (then it is skipped).
+    fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, String>;
+    /// Whether the slot is verified already (its bytes are not read).
+    fn have(&self, slot: Slot) -> bool;
+    /// The slot's bytes hashed right (`file` holds them): keep them.
+    fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String>;
+}
+
+/// What reading one volume found.
+#[derive(Debug, Default)]
+pub struct VolumeRead {
+    pub which: Option<Which>,
+    /// Verified now.
+    pub ok: Vec<Slot>,
+    /// Verified before, not read again.
+    pub had: Vec<Slot>,
+    /// Slots whose entry came damaged: (slot, what was wrong).
+    pub damaged: Vec<(Slot, String)>,
+    /// Slots the volume should hold and did not (it was cut short, or an
+    /// entry was not where the manifest places it).
+    pub missing: Vec<Slot>,
+    /// Why the volume's stream stopped early, if it did.
+    pub broken: Option<String>,
+    /// The target had it already.
+    pub skipped: bool,
+    /// The `manifest.json.minisig` it carries.
+    pub signature: Option<Vec<u8>>,
+    pub bytes_read: u64,
+}
+
+impl VolumeRead {
+    /// Whether every slot of the volume is verified (now or before).
+    pub fn whole(&self) -> bool {
+        self.which.is_some()
+            && self.damaged.is_empty()
+            && self.missing.is_empty()
+            && self.broken.is_none()
+    }
+}
+
+enum Flow {
+    Fatal(VolumeError),
+    Stop,
+}
+
+impl From<ReadError> for Flow {
+    fn from(e: ReadError) -> Self {
+        Flow::Fatal(e.into())
+    }
+}
+
+/// Reads the volume at `path` of the bundle whose manifest hashes to
+/// `expected`.
+pub fn read_volume(
+    path: &Path,
+    expected: &str,
+    index: &VolumeIndex,
+    target: &mut dyn SlotTarget,
+    progress: &dyn Progress,
+) -> Result<VolumeRead, VolumeError> {
+    let mut out = VolumeRead::default();
+    let mut seen_manifest = false;
+    let mut after = 0usize;
+    let mut todo: Vec<Slot> = Vec::new();
+    let not_volume = |reason: String| {
+        Flow::Fatal(VolumeError::NotAVolume {
+            path: path.to_path_buf(),
+            reason,
+        })
+    };
+    let r = bundle_reader::for_each_entry(path, |head, data: &mut dyn Read| {
+        if !seen_manifest {
+            if head.path != MANIFEST_NAME || head.kind != EntryKind::File {
+                return Err(not_volume(format!(
+                    "its first entry is {}, not manifest.json",
+                    shown(&head.path)
+                )));
+            }
+            if head.size > MAX_MANIFEST_BYTES {
+                return Err(not_volume(format!(
+                    "manifest.json is {} bytes; at most {MAX_MANIFEST_BYTES} are accepted",
+                    head.size
+                )));
+            }
+            let mut bytes = Vec::new();
+            data.take(MAX_MANIFEST_BYTES)
+                .read_to_end(&mut bytes)
+                .map_err(|e| not_volume(format!("reading manifest.json: {e}")))?;
+            let found = llmgw_shared::digest::sha256_hex(&bytes);
+            if found != expected {
+                return Err(Flow::Fatal(VolumeError::OtherBundle {
+                    path: path.to_path_buf(),
+                    found,
+                    expected: expected.to_string(),
+                }));
+            }
+            seen_manifest = true;
+            return Ok(());
+        }
+        after += 1;
+        if head.path == SIGNATURE_NAME && after == 1 {
+            let max = crate::series::MAX_SIGNATURE_BYTES;
+            if head.size > max {
+                return Err(not_volume(format!(
+                    "{SIGNATURE_NAME} is {} bytes; at most {max}",
+                    head.size
+                )));
+            }
+            let mut sig = Vec::new();
+            data.take(max)
+                .read_to_end(&mut sig)
+                .map_err(|e| not_volume(format!("reading {SIGNATURE_NAME}: {e}")))?;
+            out.signature = Some(sig);
+            return Ok(());
+        }
+        let slot = index.slot(&head.path);
+        if out.which.is_none() {
+            let Some(slot) = slot else {
+                return Err(not_volume(format!(
+                    "its first piece is {}, which the manifest does not place in any volume",
+                    shown(&head.path)
+                )));
+            };
+            let which = index.which(slot);
+            out.which = Some(which);
+            todo = index.expected(which);
+            todo.reverse();
+            if !target.start(which) {
+                out.skipped = true;
+                return Err(Flow::Stop);
+            }
+        }
+        let Some(want) = todo.pop() else {
+            out.broken = Some(format!(
+                "entry {} comes after the last piece the manifest places in it",
+                shown(&head.path)
+            ));
+            return Err(Flow::Stop);
+        };
+        if slot != Some(want) || head.kind != EntryKind::File {
+            out.broken = Some(format!(
+                "entry {} ({}) is where the manifest places {}",
+                shown(&head.path),
+                head.kind.describe(),
+                index.entry_name(want)
+            ));
+            todo.push(want);
+            return Err(Flow::Stop);
+        }
+        let (sha, size) = index.expect(want);
+        if head.size != size {
+            out.damaged.push((
+                want,
+                format!(
+                    "entry {} is {} bytes, the manifest says {size}",
+                    head.path, head.size
+                ),
+            ));
+            return Ok(());
+        }
+        if target.have(want) {
+            out.had.push(want);
+            return Ok(());
+        }
+        let dest = target
+            .begin(want)
+            .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+        progress.blob(&head.path, size);
+        match copy_hashed(data, dest.as_ref(), progress) {
+            Err(e) => {
+                out.broken = Some(format!("reading entry {}: {e}", head.path));
+                out.damaged.push((want, format!("unreadable: {e}")));
+                Err(Flow::Stop)
+            }
+            Ok((got, n)) => {
+                out.bytes_read += n;
+                if got == sha {
+                    target
+                        .verified(want, dest.map(|d| d.0))
+                        .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+                    out.ok.push(want);
+                } else {
+                    out.damaged.push((
+                        want,
+                        format!("entry {} hashes to sha256 {got}, expected {sha}", head.path),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    });
+    match r {
+        Ok(_) | Err(Flow::Stop) => {}
+        Err(Flow::Fatal(VolumeError::Read(e))) if seen_manifest => {
+            out.broken = Some(e.to_string());
+        }
+        Err(Flow::Fatal(e)) => return Err(e),
+    }
+    if !seen_manifest {
+        return Err(VolumeError::NotAVolume {
+            path: path.to_path_buf(),
+            reason: "it is empty".into(),
+        });
+    }
+    if out.which.is_none() && out.broken.is_none() {
+        out.broken = Some("it holds no piece after the manifest".into());
+    }
+    if !out.skipped {
+        todo.reverse();
+        out.missing = todo;
+    }
+    Ok(out)
+}
+
+/// Streams one entry's bytes: hashed, and written at the offset when there
+/// is a destination. Answers the sha256 and the bytes read.
+fn copy_hashed(
+    data: &mut dyn Read,
+    dest: Option<&(File, u64)>,
+    progress: &dyn Progress,
+) -> io::Result<(String, u64)> {
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut n = 0u64;
+    loop {
+        let got = match data.read(&mut buf) {
+            Ok(0) => break,
+            Ok(g) => g,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..got]);
+        if let Some((f, at)) = dest {
+            f.write_all_at(&buf[..got], at + n)?;
+        }
+        n += got as u64;
+        progress.advance(got as u64);
+    }
+    Ok((hex::encode(h.finalize()), n))
+}

@@ -1,0 +1,171 @@
+//! The parity of a volume set, as both sides compute it: the data shard of
+//! a volume is its pieces' bytes concatenated and zero-padded to the
+//! shard size; shards are coded in stripes of
+//! [`PARITY_STRIPE`](crate::manifest::PARITY_STRIPE) bytes, each stripe one
+//! Reed–Solomon code (GF(2^16), `reed-solomon-simd`) over the same bytes of
+//! every data shard.
+//!
+//! Invariant: the bundler's encoding and the mirror's rebuild go through
+//! these functions only, so they cannot disagree about where a stripe
+//! starts, how a shard is padded, or which shard has which index.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+
+use crate::manifest::PARITY_STRIPE;
+
+/// A run of a shard's bytes: `len` bytes of `path` from `offset`.
+#[derive(Debug, Clone)]
+pub struct Segment {
+    pub path: PathBuf,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Reads a shard front to back, stripe by stripe: the segments' bytes in
+/// order, then zeros.
+pub struct ShardReader {
+    segs: Vec<Segment>,
+    idx: usize,
+    done_in_seg: u64,
+    file: Option<File>,
+}
+
+impl ShardReader {
+    pub fn new(segs: Vec<Segment>) -> Self {
+        Self {
+            segs,
+            idx: 0,
+            done_in_seg: 0,
+            file: None,
+        }
+    }
+
+    /// Fills `buf` with the next bytes of the shard (zeros past its data).
+    pub fn fill(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let mut at = 0;
+        while at < buf.len() {
+            let Some(seg) = self.segs.get(self.idx) else {
+                buf[at..].fill(0);
+                return Ok(());
+            };
+            if self.done_in_seg == seg.len {
+                self.idx += 1;
+                self.done_in_seg = 0;
+                self.file = None;
+                continue;
+            }
+            if self.file.is_none() {
+                let mut f = File::open(&seg.path).map_err(|e| {
+                    io::Error::new(e.kind(), format!("{}: {e}", seg.path.display()))
+                })?;
+                f.seek(SeekFrom::Start(seg.offset + self.done_in_seg))?;
+                self.file = Some(f);
+            }
+            let want = ((seg.len - self.done_in_seg) as usize).min(buf.len() - at);
+            let f = self
+                .file
+                .as_mut()
+                .ok_or_else(|| io::Error::other("no file"))?;
+            f.read_exact(&mut buf[at..at + want])
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", seg.path.display())))?;
+            at += want;
+            self.done_in_seg += want as u64;
+        }
+        Ok(())
+    }
+}
+
+/// The shard size for volumes whose largest data is `max_data` bytes:
+/// rounded up to an even number (the code works on 16-bit symbols).
+pub fn shard_size(max_data: u64) -> u64 {
+    max_data.max(2).div_ceil(2) * 2
+}
+
+/// The stripes of a shard: (start, length) each.
+pub fn stripes(shard_size: u64) -> impl Iterator<Item = (u64, usize)> {
+    (0..shard_size.div_ceil(PARITY_STRIPE)).map(move |s| {
+        let start = s * PARITY_STRIPE;
+        (start, (shard_size - start).min(PARITY_STRIPE) as usize)
+    })
+}
+
+/// The recovery shards of one stripe.
+pub fn encode(originals: &[Vec<u8>], recovery: usize) -> Result<Vec<Vec<u8>>, String> {
+    reed_solomon_simd::encode(originals.len(), recovery, originals).map_err(|e| e.to_string())
+}
+
+/// The lost original shards of one stripe, from the others and the
+/// recovery shards held: index → bytes.
+pub fn decode(
+    count: usize,
+    recovery_count: usize,
+    originals: &BTreeMap<usize, Vec<u8>>,
+    recovery: &BTreeMap<usize, Vec<u8>>,
+) -> Result<BTreeMap<usize, Vec<u8>>, String> {
+    reed_solomon_simd::decode(
+        count,
+        recovery_count,
+        originals.iter().map(|(i, b)| (*i, b)),
+        recovery.iter().map(|(i, b)| (*i, b)),
+    )
+    .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_k_lost_shards_come_back() {
+        let shards: Vec<Vec<u8>> = (0..4u8)
+            .map(|i| {
+                (0..1000u32)
+                    .map(|b| (b as u8).wrapping_mul(i + 3))
+                    .collect()
+            })
+            .collect();
+        let parity = encode(&shards, 2).unwrap();
+        for lost in [[0usize, 1], [1, 3], [2, 3]] {
+            let held: BTreeMap<usize, Vec<u8>> = (0..4)
+                .filter(|i| !lost.contains(i))
+                .map(|i| (i, shards[i].clone()))
+                .collect();
+            let rec: BTreeMap<usize, Vec<u8>> = parity.iter().cloned().enumerate().collect();
+            let back = decode(4, 2, &held, &rec).unwrap();
+            for i in lost {
+                assert_eq!(back[&i], shards[i]);
+            }
+        }
+        assert_eq!(shard_size(7), 8);
+        assert_eq!(shard_size(0), 2);
+        let s: Vec<_> = stripes(PARITY_STRIPE + 10).collect();
+        assert_eq!(s, vec![(0, PARITY_STRIPE as usize), (PARITY_STRIPE, 10)]);
+    }
+
+    #[test]
+    fn a_shard_is_its_segments_then_zeros() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"0123456789").unwrap();
+        let mut r = ShardReader::new(vec![
+            Segment {
+                path: a.clone(),
+                offset: 2,
+                len: 3,
+            },
+            Segment {
+                path: a,
+                offset: 8,
+                len: 2,
+            },
+        ]);
+        let mut buf = [9u8; 4];
+        r.fill(&mut buf).unwrap();
+        assert_eq!(&buf, b"2348");
+        r.fill(&mut buf).unwrap();
+        assert_eq!(&buf, b"9\0\0\0");
+    }
+}
