@@ -10,11 +10,10 @@
 
 mod bundle_kit;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use bundle_kit::llmgw;
+use bundle_kit::{Server, llmgw};
 use llmgw_fixture::{Fixture, FixtureOptions};
 use llmgw_shared::manifest::Manifest;
 
@@ -65,44 +64,6 @@ fn node_uv(work: &Path, env: &[(&str, String)]) -> Command {
         c.env(k, v);
     }
     c
-}
-
-/// `mirror serve` on a store; stopped when dropped.
-struct Mirror {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Mirror {
-    fn start(store: &Path, log: &Path) -> Mirror {
-        let mut child = llmgw()
-            .args(["mirror", "serve", "--listen", "127.0.0.1:0", "--store"])
-            .arg(store)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .filter(|u| u.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
-        Mirror { child, url }
-    }
-}
-
-impl Drop for Mirror {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// `name==version` of every distribution in a venv.
@@ -197,7 +158,7 @@ fn vllm_from_create_to_a_node_with_no_other_network() {
 
     // Nothing but the mirror from here on.
     drop(fx);
-    let mirror = Mirror::start(&store, &d.path().join("serve.log"));
+    let mirror = Server::start_logged(&store, &d.path().join("serve.log"));
     let m = &mirror.url;
     let work = d.path().join("node");
     std::fs::create_dir_all(&work).unwrap();

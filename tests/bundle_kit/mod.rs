@@ -18,6 +18,10 @@ use llmgw_shared::manifest::{
 };
 use llmgw_shared::signing::PublicKey;
 
+mod server;
+#[allow(unused_imports)]
+pub use server::Server;
+
 /// A minisign key pair made with the Rust crate, and its id as the CLI
 /// prints it.
 pub struct Key {

@@ -1,9 +1,8 @@
 //! A store that trusts one key and holds a signed llmgw release, and a
 //! running `llmgw mirror serve` over it, for the attacks to aim at.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 pub use crate::bundle_kit::*;
 
@@ -138,76 +137,4 @@ pub fn unsigned_release(
         assets: list,
         signature: None,
     });
-}
-
-/// `llmgw mirror serve` on a free loopback port, stopped when dropped.
-pub struct Server {
-    child: std::process::Child,
-    pub url: String,
-}
-
-impl Server {
-    pub fn start(store: &Path) -> Self {
-        let mut child = llmgw()
-            .args([
-                "mirror",
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--store",
-                s(store),
-            ])
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
-        Self { child, url }
-    }
-
-    /// GETs a path with curl: (status, body).
-    pub fn get(&self, path: &str) -> (u16, Vec<u8>) {
-        let o = std::process::Command::new("curl")
-            .args(["-s", "-o", "-", "-w", "\n%{http_code}"])
-            .arg(format!("{}{path}", self.url))
-            .output()
-            .expect("curl (scripts/setup.sh installs it)");
-        let mut body = o.stdout;
-        let nl = body.iter().rposition(|b| *b == b'\n').unwrap();
-        let code = String::from_utf8_lossy(&body[nl + 1..])
-            .trim()
-            .parse()
-            .unwrap();
-        body.truncate(nl);
-        (code, body)
-    }
-
-    /// Polls until `path` answers with `status` (the server looks at the
-    /// store every 100 ms), or fails after 10 s.
-    pub fn wait_for(&self, path: &str, status: u16) -> Vec<u8> {
-        for _ in 0..100 {
-            let (code, body) = self.get(path);
-            if code == status {
-                return body;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        panic!("{path} never answered {status}: last {:?}", self.get(path));
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

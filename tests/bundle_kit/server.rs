@@ -1,0 +1,91 @@
+//! `llmgw mirror serve` for the end-to-end tests: started on a free
+//! loopback port (the URL it prints on stdout), stopped when dropped.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+use super::llmgw;
+
+/// `llmgw mirror serve` on a free loopback port, stopped when dropped.
+pub struct Server {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Server {
+    pub fn start(store: &Path) -> Self {
+        Self::start_with(store, Stdio::null(), "warn")
+    }
+
+    /// The same, its log (at `RUST_LOG=info`, one line per request) in
+    /// the file `log`.
+    pub fn start_logged(store: &Path, log: &Path) -> Self {
+        let file = std::fs::File::create(log).unwrap();
+        Self::start_with(store, Stdio::from(file), "info")
+    }
+
+    fn start_with(store: &Path, stderr: Stdio, level: &str) -> Self {
+        let mut child = llmgw()
+            .args([
+                "mirror",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                store.to_str().unwrap(),
+            ])
+            .env("RUST_LOG", level)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        Self { child, url }
+    }
+
+    /// GETs a path with curl: (status, body).
+    pub fn get(&self, path: &str) -> (u16, Vec<u8>) {
+        let o = std::process::Command::new("curl")
+            .args(["-s", "-o", "-", "-w", "\n%{http_code}"])
+            .arg(format!("{}{path}", self.url))
+            .output()
+            .expect("curl (scripts/setup.sh installs it)");
+        let mut body = o.stdout;
+        let nl = body.iter().rposition(|b| *b == b'\n').unwrap();
+        let code = String::from_utf8_lossy(&body[nl + 1..])
+            .trim()
+            .parse()
+            .unwrap();
+        body.truncate(nl);
+        (code, body)
+    }
+
+    /// Polls until `path` answers with `status` (the server looks at the
+    /// store every 100 ms), or fails after 10 s.
+    pub fn wait_for(&self, path: &str, status: u16) -> Vec<u8> {
+        for _ in 0..100 {
+            let (code, body) = self.get(path);
+            if code == status {
+                return body;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{path} never answered {status}: last {:?}", self.get(path));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
