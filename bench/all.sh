@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark in one command, one table: bundle create (.tar, .tar.zst and a
 # directory, against curl and `hf download` of the same repository from the same
-# upstream), bundle import (against tar -xf, with and without sha256sum) and mirror
+# upstream), bundle import (against tar -xf, with and without sha256sum), import of
+# volumes (against the same content as one .tar) and mirror
 # serve (against nginx), each with its peak RSS and the load average before / after.
 #
 #   bench/all.sh                          # the defaults of each script
@@ -21,6 +22,8 @@ echo "== bench/create.sh" >&2
 bench/create.sh >&2
 echo "== bench/import.sh" >&2
 bench/import.sh >&2
+echo "== bench/volumes.sh" >&2
+bench/volumes.sh >&2
 echo "== bench/serve.sh" >&2
 bench/serve.sh >&2
 

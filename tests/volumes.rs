@@ -9,4 +9,5 @@ mod volumes {
     pub mod kit;
 
     mod create;
+    mod import;
 }

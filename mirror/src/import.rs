@@ -156,7 +156,7 @@ pub fn import(
 
 /// What the signature check decided, for the commit and the report.
 #[derive(Default)]
-struct SignedPlan {
+pub(crate) struct SignedPlan {
     signature: Option<Vec<u8>>,
     signed_by: Option<SignedBy>,
     step: Option<Step>,
@@ -172,7 +172,7 @@ struct SignedPlan {
 /// bundle to. When the bundle has no readable manifest, or not the one
 /// `expected` names, nothing is decided here: the full check refuses it
 /// with its own words.
-fn plan_signed(
+pub(crate) fn plan_signed(
     store: &Store,
     bundle: &Path,
     expected: Option<&str>,

@@ -22,8 +22,10 @@ pub const EXIT_CODES: &str = "Exit codes: 0 done (also: already imported), 1 ref
 #[derive(Args, Debug)]
 #[command(after_help = EXIT_CODES)]
 pub struct ImportArgs {
-    /// The bundle: a .tar, a .tar.zst or a directory, as `bundle create` wrote it.
-    pub bundle: PathBuf,
+    /// The bundle: a .tar, a .tar.zst or a directory, as `bundle create` wrote it; or any
+    /// volumes of a set written with --volume-size, in any order, over several runs.
+    #[arg(required = true, num_args = 1..)]
+    pub bundle: Vec<PathBuf>,
     /// The bundle's manifest sha256 as create printed it: the 64 hex digits,
     /// or the path of the `.sha256` file create wrote beside the bundle.
     /// Optional for a bundle signed by a key trusted with `--role bundle`.
@@ -133,22 +135,35 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
         allow_rollback: a.allow_rollback,
         now: super::signed::now()?,
     };
-    let outcome =
-        match import::import_with(&store, &a.bundle, a.sha256.as_deref(), &opts, &progress) {
-            Ok(o) => o,
-            Err(e) => {
-                let mut written = String::new();
-                if let (
-                    import::ImportError::Verify(verify::VerifyError::Prerequisites(need)),
-                    Some(p),
-                ) = (&e, &a.need_out)
-                {
-                    super::have::write_whole(p, &need.to_canonical_json())?;
-                    written = format!("\nthe missing blobs are listed in {}", p.display());
-                }
-                anyhow::bail!("import of {} refused: {e}{written}", a.bundle.display());
+    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+        return super::volumes::run_import(&store, &a, &opts, &progress);
+    }
+    let bundle = a.bundle[0].clone();
+    let outcome = match import::import_with(&store, &bundle, a.sha256.as_deref(), &opts, &progress)
+    {
+        Ok(o) => o,
+        Err(e) => {
+            let mut written = String::new();
+            if let (
+                import::ImportError::Verify(verify::VerifyError::Prerequisites(need)),
+                Some(p),
+            ) = (&e, &a.need_out)
+            {
+                super::have::write_whole(p, &need.to_canonical_json())?;
+                written = format!("\nthe missing blobs are listed in {}", p.display());
             }
-        };
+            anyhow::bail!("import of {} refused: {e}{written}", bundle.display());
+        }
+    };
+    print_outcome(&a.store, a.json, outcome)
+}
+
+/// Prints how an import ended (notes on stderr, the result on stdout).
+pub fn print_outcome(
+    store: &std::path::Path,
+    json_out: bool,
+    outcome: ImportOutcome,
+) -> anyhow::Result<()> {
     if let ImportOutcome::Imported(r) = &outcome {
         for n in &r.notes {
             eprintln!("warning: {n}");
@@ -159,7 +174,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
             manifest_sha256,
             bundles_held,
         } => {
-            if a.json {
+            if json_out {
                 print(&format!(
                     "{}\n",
                     json!({
@@ -176,7 +191,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
             }
         }
         ImportOutcome::Imported(r) => {
-            if a.json {
+            if json_out {
                 print(&format!("{}\n", import_json(&r)))
             } else {
                 let summary = Summary::of(&r.manifest_sha256, &r.manifest);
@@ -184,7 +199,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
                     "imported bundle {} ({}) into {}\n{}added {} blobs ({}) to the store\n{}\n",
                     r.manifest_sha256,
                     r.format.name(),
-                    a.store.display(),
+                    store.display(),
                     summary.to_text(),
                     r.blobs_added,
                     human_bytes(r.bytes_added),

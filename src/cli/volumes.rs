@@ -119,3 +119,151 @@ fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Value {
         })).collect::<Vec<_>>(),
     })
 }
+
+/// `bundle import VOLUME…`: takes in what the volumes hold, and says what
+/// is still missing. Exit 0 when every volume given was accepted (the
+/// bundle imported, or accepted so far); 1 when one was refused.
+pub fn run_import(
+    store: &llmgw_mirror::store::Store,
+    a: &super::import::ImportArgs,
+    opts: &llmgw_mirror::import::ImportOptions,
+    progress: &Terminal,
+) -> anyhow::Result<()> {
+    use llmgw_mirror::volumes::import::{self as vimport, VolumesOutcome};
+    let outcome = vimport::import_volumes(store, &a.bundle, a.sha256.as_deref(), opts, progress)
+        .map_err(|e| anyhow::anyhow!("import of volumes refused: {e}"))?;
+    let (p, published) = match outcome {
+        VolumesOutcome::Published { progress, outcome } => (progress, Some(outcome)),
+        VolumesOutcome::Incomplete(p) => (p, None),
+    };
+    let names = llmgw_mirror::verify::blob_names(&p.manifest);
+    let name = |s: Slot| slot_name(&p.manifest, &names, s);
+    let lines = taken_lines(&p, &name);
+    let refused = p.refused_any();
+    match published {
+        Some(outcome) => {
+            for l in &lines {
+                eprintln!("{l}");
+            }
+            super::import::print_outcome(&a.store, a.json, outcome)?;
+        }
+        None if a.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,
+        None => print(&incomplete_text(&p, &lines))?,
+    }
+    if refused {
+        anyhow::bail!(
+            "some volumes given were refused or damaged (listed above); what they held that \
+             verified is kept"
+        );
+    }
+    Ok(())
+}
+
+fn taken_lines(
+    p: &llmgw_mirror::volumes::import::Progressed,
+    name: &dyn Fn(Slot) -> String,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &p.taken {
+        let line = match &t.result {
+            Err(e) => format!("{}: REFUSED: {e}", t.path.display()),
+            Ok(r) if r.skipped => format!(
+                "{}: {} was taken in already (seen twice): skipped",
+                t.path.display(),
+                r.which.map_or("the volume".into(), |w| w.label())
+            ),
+            Ok(_) => verify::describe_read(p.count, &t.path, &t.result, false, name),
+        };
+        out.push(line);
+    }
+    for v in &p.rebuilt {
+        out.push(format!(
+            "volume {v}: rebuilt from parity, every piece hashed and matched"
+        ));
+    }
+    out
+}
+
+fn incomplete_text(p: &llmgw_mirror::volumes::import::Progressed, lines: &[String]) -> String {
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out.push_str(&format!(
+        "bundle {}: accepted so far, not imported yet (nothing is visible in the store)\n\
+         volumes seen: {}/{}; missing volumes: {}\n",
+        p.manifest_sha256,
+        p.whole.len(),
+        p.count,
+        list(&p.missing()),
+    ));
+    if p.parity_count > 0 {
+        let held = p.parity_count - p.missing_parity().len();
+        out.push_str(&format!(
+            "parity volumes held: {held}/{}; missing parity volumes: {}\n",
+            p.parity_count,
+            list(
+                &p.missing_parity()
+                    .iter()
+                    .map(|j| *j as u32 + 1)
+                    .collect::<Vec<_>>()
+            )
+        ));
+        let lost = p.missing().len();
+        if lost > held {
+            out.push_str(&format!(
+                "parity rebuilds at most {held} missing volume(s) with the parity volumes held \
+                 ({} at most with all of them); {lost} are missing: bring {} more of volumes {} \
+                 or parity volumes {}\n",
+                p.parity_count,
+                lost - held,
+                list(&p.missing()),
+                list(
+                    &p.missing_parity()
+                        .iter()
+                        .map(|j| *j as u32 + 1)
+                        .collect::<Vec<_>>()
+                )
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "files still incomplete: {}; bytes still needed: {}\n",
+        p.incomplete.len(),
+        p.bytes_needed
+    ));
+    for i in p.incomplete.iter().take(20) {
+        out.push_str(&format!(
+            "  incomplete: {} ({} bytes missing)\n",
+            llmgw_shared::shown::shown(&i.name),
+            i.bytes_missing
+        ));
+    }
+    if p.incomplete.len() > 20 {
+        out.push_str(&format!("  … and {} more\n", p.incomplete.len() - 20));
+    }
+    out.push_str("run the import again with the missing volumes (in any order)\n");
+    out
+}
+
+fn incomplete_json(
+    p: &llmgw_mirror::volumes::import::Progressed,
+    lines: &[String],
+) -> serde_json::Value {
+    json!({
+        "state": "incomplete",
+        "manifest_sha256": p.manifest_sha256,
+        "volumes_total": p.count,
+        "volumes_seen": p.whole,
+        "missing_volumes": p.missing(),
+        "parity_total": p.parity_count,
+        "missing_parity_volumes": p.missing_parity().iter().map(|j| j + 1).collect::<Vec<_>>(),
+        "rebuilt_from_parity": p.rebuilt,
+        "incomplete_files": p.incomplete,
+        "bytes_needed": p.bytes_needed,
+        "repeated_volumes": p.repeated.iter().map(|w| w.label()).collect::<Vec<_>>(),
+        "volumes": p.taken.iter().zip(lines).map(|(t, line)| json!({
+            "path": t.path,
+            "ok": t.result.as_ref().is_ok_and(|r| r.skipped || r.whole()),
+            "report": line,
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use crate::bundle_kit::{run, stderr, stdout};
 
-use super::kit::{self, create, create_cmd, flip, s};
+use super::kit::{self, create, create_cmd, s};
 
 #[test]
 fn volumes_are_self_contained_tars_that_survive_fat32_and_iso() {
@@ -87,8 +87,7 @@ fn verify_names_damaged_foreign_and_repeated_volumes() {
     // A damaged chunk is named with its file, and the run fails.
     let bad = dir.join("bad.tar");
     std::fs::copy(&set.data[1], &bad).unwrap();
-    let len = std::fs::metadata(&bad).unwrap().len();
-    flip(&bad, len - 1024 - 600);
+    kit::damage_first_piece(&bad);
     let o = run(&[
         "bundle",
         "verify",

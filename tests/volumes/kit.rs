@@ -189,3 +189,20 @@ pub fn flip(path: &Path, at: u64) {
     f.read_exact_at(&mut b, at).unwrap();
     f.write_all_at(&[b[0] ^ 0x55], at).unwrap();
 }
+
+/// Damages the first byte of the first piece after the head entries (a
+/// chunk or a whole file), leaving the tar itself readable.
+pub fn damage_first_piece(path: &Path) {
+    let mut a = tar::Archive::new(std::fs::File::open(path).unwrap());
+    let at = a
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| {
+            let p = e.path().unwrap().to_string_lossy().into_owned();
+            (p.starts_with("blobs/") || p.starts_with("chunks/")) && e.size() > 0
+        })
+        .map(|e| e.raw_file_position())
+        .expect("a piece");
+    flip(path, at);
+}

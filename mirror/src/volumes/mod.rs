@@ -5,6 +5,9 @@
 //! the operator gave (or a trusted key signed); its entries are looked up
 //! in that manifest's placements ([`index`]), never made into paths.
 
+pub mod import;
 pub mod index;
 pub mod read;
+pub mod rebuild;
+pub mod stage;
 pub mod verify;

@@ -168,10 +168,21 @@ pub fn verify_volumes(
 
 /// A line per volume for the operator.
 pub fn describe(index_count: u32, c: &VolumeCheck, names: &dyn Fn(Slot) -> String) -> String {
-    let path = c.path.display();
-    match &c.result {
+    describe_read(index_count, &c.path, &c.result, c.duplicate, names)
+}
+
+/// A line for one volume read.
+pub fn describe_read(
+    index_count: u32,
+    path: &Path,
+    result: &Result<VolumeRead, VolumeError>,
+    duplicate: bool,
+    names: &dyn Fn(Slot) -> String,
+) -> String {
+    let path = path.display();
+    match result {
         Err(e) => format!("{path}: REFUSED: {e}"),
-        Ok(r) if c.duplicate => format!(
+        Ok(r) if duplicate => format!(
             "{path}: {} given twice: read once",
             r.which.map_or("the volume".into(), |w| w.label())
         ),
@@ -212,13 +223,16 @@ pub fn describe(index_count: u32, c: &VolumeCheck, names: &dyn Fn(Slot) -> Strin
     }
 }
 
-/// Whether a path looks like it was meant as a volume set (several files).
+/// Whether the paths are volumes of a set: several files, or one regular
+/// file whose manifest has `volumes` (a pipe is never peeked at: it can be
+/// read once).
 pub fn is_volume_set(paths: &[PathBuf]) -> bool {
     paths.len() > 1
         || paths.first().is_some_and(|p| {
-            crate::series::read_head(Path::new(p))
-                .ok()
-                .and_then(|h| Manifest::from_json_bytes(&h.manifest_bytes).ok())
-                .is_some_and(|m| m.volumes.is_some())
+            std::fs::metadata(p).is_ok_and(|m| m.is_file())
+                && crate::series::read_head(Path::new(p))
+                    .ok()
+                    .and_then(|h| Manifest::from_json_bytes(&h.manifest_bytes).ok())
+                    .is_some_and(|m| m.volumes.is_some())
         })
 }

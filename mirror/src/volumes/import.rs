@@ -1,0 +1,313 @@
+//! `llmgw bundle import VOLUME…`: any subset of a bundle's volumes, in any
+//! order, over as many runs as it takes; the bundle is published — by the
+//! same atomic commit as a plain import — once every blob is there.
+//!
+//! Invariant: nothing of the bundle is visible in the store before every
+//! blob it carries was verified whole; until then everything lives in its
+//! staging folder ([`super::stage`]). Each run ends saying what is still
+//! missing, and names every volume it could not take (another bundle's,
+//! damaged, or one already taken in).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::Manifest;
+use serde::Serialize;
+
+use super::index::{Slot, VolumeIndex, Which};
+use super::read::{self, SlotTarget as _, VolumeError, VolumeRead};
+use super::stage::{HEAD_NAME, Stage};
+use crate::fsutil::{self, StoreLock};
+use crate::import::{self, ImportError, ImportOptions, ImportOutcome};
+use crate::progress::Progress;
+use crate::store::Store;
+use crate::verify::VerifyError;
+
+/// What one volume given to this run came to.
+#[derive(Debug)]
+pub struct Taken {
+    pub path: PathBuf,
+    pub result: Result<VolumeRead, VolumeError>,
+}
+
+/// A file of the bundle not yet whole in staging.
+#[derive(Debug, Clone, Serialize)]
+pub struct Incomplete {
+    pub name: String,
+    pub sha256: String,
+    pub bytes_missing: u64,
+}
+
+/// Where a bundle's volumes stand after a run.
+#[derive(Debug)]
+pub struct Progressed {
+    pub manifest_sha256: String,
+    pub manifest: Manifest,
+    pub count: u32,
+    pub parity_count: usize,
+    pub taken: Vec<Taken>,
+    /// Volumes offered again although already taken in.
+    pub repeated: Vec<Which>,
+    /// Data volumes whose every piece is verified.
+    pub whole: BTreeSet<u32>,
+    pub whole_parity: BTreeSet<usize>,
+    pub incomplete: Vec<Incomplete>,
+    pub bytes_needed: u64,
+    /// Data volumes rebuilt from parity in this run.
+    pub rebuilt: Vec<u32>,
+}
+
+impl Progressed {
+    pub fn missing(&self) -> Vec<u32> {
+        (1..=self.count)
+            .filter(|v| !self.whole.contains(v))
+            .collect()
+    }
+
+    pub fn missing_parity(&self) -> Vec<usize> {
+        (0..self.parity_count)
+            .filter(|j| !self.whole_parity.contains(j))
+            .collect()
+    }
+
+    /// Whether a volume given was refused or came damaged.
+    pub fn refused_any(&self) -> bool {
+        self.taken
+            .iter()
+            .any(|t| t.result.as_ref().map_or(true, |r| !r.skipped && !r.whole()))
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum VolumesOutcome {
+    /// Every blob was there: the bundle was imported (or was held).
+    Published {
+        progress: Box<Progressed>,
+        outcome: ImportOutcome,
+    },
+    /// Accepted so far; more volumes are needed.
+    Incomplete(Box<Progressed>),
+}
+
+/// Takes in the volumes at `paths` for the bundle `expected` (or, without
+/// it, the bundle a trusted key signed).
+pub fn import_volumes(
+    store: &Store,
+    paths: &[PathBuf],
+    expected: Option<&str>,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<VolumesOutcome, ImportError> {
+    store.create_dirs()?;
+    let lock = StoreLock::acquire(&store.lock_path(), "the import")?;
+    let first = paths
+        .first()
+        .ok_or_else(|| VerifyError::Target("no volume given".into()))?;
+    // The signature (and series, expiry) is checked before anything is staged.
+    let (sha, _plan) = import::plan_signed(store, first, expected, opts)?;
+    let staging_dir = store.tmp_dir().join(format!("import-{sha}"));
+    let head_path = staging_dir.join(HEAD_NAME);
+    let (manifest, index) = match super::verify::manifest_of(paths, &sha) {
+        Ok(m) => m,
+        Err(e) => match super::verify::manifest_of(std::slice::from_ref(&head_path), &sha) {
+            Ok(m) => m,
+            Err(_) => return Err(VerifyError::Target(e).into()),
+        },
+    };
+    if !head_path.exists() {
+        save_head(&staging_dir, &head_path, paths, &sha)?;
+    }
+    let mut stage = Stage::open(store, &sha, &index);
+    check_space(&stage, paths)?;
+    progress.begin(
+        paths
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum(),
+    );
+    let mut taken = Vec::new();
+    for p in paths {
+        let result = read::read_volume(p, &sha, &index, &mut stage, progress);
+        if let Ok(r) = &result
+            && r.whole()
+            && !r.skipped
+        {
+            match r.which {
+                Some(Which::Data(v)) => {
+                    stage.state.whole.insert(v);
+                }
+                Some(Which::Parity(j)) => {
+                    stage.state.whole_parity.insert(j);
+                }
+                None => {}
+            }
+        }
+        stage.save()?;
+        if let Err(VolumeError::Stage(e)) = &result {
+            return Err(VerifyError::Target(e.clone()).into());
+        }
+        taken.push(Taken {
+            path: p.clone(),
+            result,
+        });
+    }
+    progress.finish();
+    let rebuilt = super::rebuild::rebuild(&mut stage).map_err(VerifyError::Target)?;
+    // Blobs whose chunks are all verified: hashed whole, then staged.
+    for (p, pl) in index.volumes.placements.iter().enumerate() {
+        if pl.pieces.len() > 1
+            && !stage.blob_done(p)
+            && (0..pl.pieces.len()).all(|i| stage.state.verified.contains(&(p, i)))
+        {
+            stage.finish_blob(p).map_err(VerifyError::Target)?;
+        }
+        if pl.pieces.is_empty() && !stage.blob_done(p) {
+            // An empty file: nothing to carry, staged as it is.
+            let to = stage.staged(&pl.sha256);
+            fsutil::write_durable(&to, b"")?;
+        }
+    }
+    stage.save()?;
+    let report = progressed(&stage, &manifest, &sha, taken, rebuilt);
+    let all_there = index
+        .volumes
+        .placements
+        .iter()
+        .enumerate()
+        .all(|(p, _)| stage.blob_done(p));
+    if !all_there {
+        return Ok(VolumesOutcome::Incomplete(Box::new(report)));
+    }
+    // The existing import publishes it: it finds every blob staged.
+    drop(lock);
+    let outcome = import::import_with(store, &head_path, Some(&sha), opts, progress)?;
+    Ok(VolumesOutcome::Published {
+        progress: Box::new(report),
+        outcome,
+    })
+}
+
+/// Keeps the manifest and signature of the first volume of the bundle
+/// as a small tar, the bundle the final publish reads.
+fn save_head(dir: &Path, to: &Path, paths: &[PathBuf], sha: &str) -> Result<(), ImportError> {
+    for p in paths {
+        let Ok(head) = crate::series::read_head(p) else {
+            continue;
+        };
+        if head.manifest_sha256 != sha {
+            continue;
+        }
+        std::fs::create_dir_all(dir).map_err(|e| crate::store::StoreError::io(dir, e))?;
+        let mut b = tar::Builder::new(Vec::new());
+        let mut entries = vec![(llmgw_shared::manifest::MANIFEST_NAME, head.manifest_bytes)];
+        if let Some(sig) = head.signature {
+            entries.push((llmgw_shared::manifest::SIGNATURE_NAME, sig));
+        }
+        for (name, bytes) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, name, &bytes[..])
+                .map_err(|e| crate::store::StoreError::io(to, e))?;
+        }
+        let bytes = b
+            .into_inner()
+            .map_err(|e| crate::store::StoreError::io(to, e))?;
+        let tmp = dir.join(format!("{HEAD_NAME}.tmp"));
+        fsutil::write_durable(&tmp, &bytes)?;
+        std::fs::rename(&tmp, to).map_err(|e| crate::store::StoreError::io(to, e))?;
+        return Ok(());
+    }
+    Ok(())
+}
+
+/// Refuses a run whose volumes cannot be staged: the bytes still missing
+/// (at most what the volumes given hold) must fit in the store's tmp/.
+fn check_space(stage: &Stage<'_>, paths: &[PathBuf]) -> Result<(), ImportError> {
+    let missing: u64 = missing_bytes(stage);
+    let given: u64 = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let needed = missing.min(given);
+    let tmp = stage.store.tmp_dir();
+    let available = fsutil::free_bytes(&tmp)?;
+    if needed > available {
+        return Err(VerifyError::NoSpace {
+            path: tmp,
+            needed,
+            available,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+fn missing_bytes(stage: &Stage<'_>) -> u64 {
+    let placements = &stage.index.volumes.placements;
+    placements
+        .iter()
+        .enumerate()
+        .filter(|(p, _)| !stage.blob_done(*p))
+        .map(|(p, pl)| {
+            pl.pieces
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !stage.state.verified.contains(&(p, *i)))
+                .map(|(_, x)| x.size)
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+fn progressed(
+    stage: &Stage<'_>,
+    manifest: &Manifest,
+    sha: &str,
+    taken: Vec<Taken>,
+    rebuilt: Vec<u32>,
+) -> Progressed {
+    let index: &VolumeIndex = stage.index;
+    let names = crate::verify::blob_names(manifest);
+    let whole: BTreeSet<u32> = (1..=index.count())
+        .filter(|v| stage.volume_done(*v))
+        .collect();
+    let whole_parity: BTreeSet<usize> = (0..index.parity_count())
+        .filter(|j| stage.have(Slot::Parity(*j)))
+        .collect();
+    let mut incomplete = Vec::new();
+    for (p, pl) in index.volumes.placements.iter().enumerate() {
+        if stage.blob_done(p) {
+            continue;
+        }
+        let bytes_missing = pl
+            .pieces
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !stage.state.verified.contains(&(p, *i)))
+            .map(|(_, x)| x.size)
+            .sum();
+        incomplete.push(Incomplete {
+            name: names.get(&pl.sha256).cloned().unwrap_or_default(),
+            sha256: pl.sha256.clone(),
+            bytes_missing,
+        });
+    }
+    Progressed {
+        manifest_sha256: sha.to_string(),
+        manifest: manifest.clone(),
+        count: index.count(),
+        parity_count: index.parity_count(),
+        taken,
+        repeated: stage.repeated.clone(),
+        whole,
+        whole_parity,
+        bytes_needed: incomplete.iter().map(|i| i.bytes_missing).sum(),
+        incomplete,
+        rebuilt,
+    }
+}

@@ -1,0 +1,256 @@
+//! Where an import of volumes puts what it verified, and what it remembers
+//! between runs: `STORE/tmp/import-<manifest sha256>/` (the folder a plain
+//! import stages into, so the same atomic publish takes it from there).
+//!
+//! Invariants:
+//! - `<blob sha256>` in the folder is a whole blob that hashed to its name
+//!   and was synced before it got that name; a plain import trusts exactly
+//!   this, so the final publish reads nothing again.
+//! - `<blob sha256>.part` holds a blob being assembled: each chunk written
+//!   at its offset as it streams. Which chunks in it are verified is what
+//!   `volumes.json` says, and it says so only after the chunk's bytes hashed
+//!   right and were synced. A chunk not listed there is read again.
+//! - `parity-<j>` is a parity shard that hashed to its recorded sha256.
+//! - `volumes.json` is replaced whole (write, sync, rename, sync folder).
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::index::{Slot, VolumeIndex, Which};
+use super::read::SlotTarget;
+use crate::fsutil;
+use crate::store::{Store, StoreError};
+
+/// What earlier runs verified.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VolState {
+    pub manifest_sha256: String,
+    /// Data volumes read whole.
+    pub whole: BTreeSet<u32>,
+    /// Parity volumes read whole (0-based).
+    pub whole_parity: BTreeSet<usize>,
+    /// Chunks verified and synced: (placement, piece).
+    pub verified: BTreeSet<(usize, usize)>,
+}
+
+const STATE_NAME: &str = "volumes.json";
+/// The manifest and signature, kept as a small tar for the final publish.
+pub const HEAD_NAME: &str = "head.tar";
+
+pub struct Stage<'a> {
+    pub store: &'a Store,
+    pub dir: PathBuf,
+    pub index: &'a VolumeIndex,
+    pub state: VolState,
+    /// Volumes found already whole when this run offered them again.
+    pub repeated: Vec<Which>,
+}
+
+impl<'a> Stage<'a> {
+    pub fn open(store: &'a Store, sha: &str, index: &'a VolumeIndex) -> Self {
+        let dir = store.tmp_dir().join(format!("import-{sha}"));
+        let state = fsutil::read_bounded(&dir.join(STATE_NAME), 64 << 20)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<VolState>(&b).ok())
+            .filter(|s| s.manifest_sha256 == sha)
+            .unwrap_or_else(|| VolState {
+                manifest_sha256: sha.to_string(),
+                ..VolState::default()
+            });
+        Self {
+            store,
+            dir,
+            index,
+            state,
+            repeated: Vec::new(),
+        }
+    }
+
+    pub fn save(&self) -> Result<(), StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
+        let tmp = self.dir.join(format!("{STATE_NAME}.tmp"));
+        let bytes = serde_json::to_vec(&self.state)
+            .map_err(|e| StoreError::io(&tmp, std::io::Error::other(e)))?;
+        fsutil::write_durable(&tmp, &bytes)?;
+        let to = self.dir.join(STATE_NAME);
+        std::fs::rename(&tmp, &to).map_err(|e| StoreError::io(&to, e))?;
+        fsutil::fsync_dir(&self.dir)
+    }
+
+    /// A whole, verified blob: staged under its name, or in the store.
+    pub fn blob_done(&self, placement: usize) -> bool {
+        let p = &self.index.volumes.placements[placement];
+        self.store.has_blob(&p.sha256, p.size)
+            || std::fs::metadata(self.staged(&p.sha256)).is_ok_and(|m| m.len() == p.size)
+    }
+
+    pub fn staged(&self, sha: &str) -> PathBuf {
+        self.dir.join(sha)
+    }
+
+    pub fn part(&self, sha: &str) -> PathBuf {
+        self.dir.join(format!("{sha}.part"))
+    }
+
+    pub fn parity_file(&self, j: usize) -> PathBuf {
+        self.dir.join(format!("parity-{j}"))
+    }
+
+    /// Whether every piece of data volume `v` is verified (now or before).
+    pub fn volume_done(&self, v: u32) -> bool {
+        self.index.per_volume[v as usize - 1].iter().all(|&(p, i)| {
+            self.have(Slot::Piece {
+                placement: p,
+                piece: i,
+            })
+        })
+    }
+
+    /// Where a piece's bytes are now (for a parity rebuild): the staged
+    /// blob, the store's, or the file being assembled.
+    pub fn piece_source(&self, placement: usize) -> PathBuf {
+        let sha = &self.index.volumes.placements[placement].sha256;
+        let staged = self.staged(sha);
+        if staged.exists() {
+            return staged;
+        }
+        match self.store.blob_path(sha) {
+            Some(p) if p.exists() => p,
+            _ => self.part(sha),
+        }
+    }
+
+    /// Hashes a blob whose chunks are all verified, whole, against its
+    /// sha256; on a match syncs it and gives it its staged name.
+    pub fn finish_blob(&mut self, placement: usize) -> Result<bool, String> {
+        let p = &self.index.volumes.placements[placement];
+        let part = self.part(&p.sha256);
+        let got = hash_file(&part).map_err(|e| format!("{}: {e}", part.display()))?;
+        if got != p.sha256 {
+            // Every chunk matched, yet the whole does not: forget the chunks.
+            for i in 0..p.pieces.len() {
+                self.state.verified.remove(&(placement, i));
+            }
+            let _ = std::fs::remove_file(&part);
+            return Ok(false);
+        }
+        seal(&part, &self.staged(&p.sha256)).map_err(|e| format!("{}: {e}", part.display()))?;
+        for i in 0..p.pieces.len() {
+            self.state.verified.remove(&(placement, i));
+        }
+        Ok(true)
+    }
+}
+
+/// Makes a verified file read-only, syncs it, and renames it.
+fn seal(from: &Path, to: &Path) -> std::io::Result<()> {
+    let f = File::open(from)?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o444))?;
+    f.sync_all()?;
+    std::fs::rename(from, to)
+}
+
+pub fn hash_file(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut f = File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; crate::bundle_reader::CHUNK];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hex::encode(h.finalize()));
+        }
+        h.update(&buf[..n]);
+    }
+}
+
+impl SlotTarget for Stage<'_> {
+    fn start(&mut self, which: Which) -> bool {
+        let whole = match which {
+            Which::Data(v) => self.state.whole.contains(&v) || self.volume_done(v),
+            Which::Parity(j) => self.state.whole_parity.contains(&j),
+        };
+        if whole {
+            self.repeated.push(which);
+        }
+        !whole
+    }
+
+    fn have(&self, slot: Slot) -> bool {
+        match slot {
+            Slot::Piece { placement, piece } => {
+                self.state.verified.contains(&(placement, piece)) || self.blob_done(placement)
+            }
+            Slot::Parity(j) => self.parity_file(j).exists(),
+        }
+    }
+
+    fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, String> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let (path, offset, size) = match slot {
+            Slot::Piece { placement, piece } => {
+                let p = &self.index.volumes.placements[placement];
+                (self.part(&p.sha256), p.pieces[piece].offset, p.size)
+            }
+            Slot::Parity(j) => {
+                let size = self.index.expect(slot).1;
+                (self.dir.join(format!("parity-{j}.part")), 0, size)
+            }
+        };
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| stage_error(&path, &e))?;
+        let len = f.metadata().map_err(|e| stage_error(&path, &e))?.len();
+        if len != size {
+            f.set_len(size).map_err(|e| stage_error(&path, &e))?;
+        }
+        Ok(Some((f, offset)))
+    }
+
+    fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String> {
+        if let Some(f) = &file {
+            f.sync_data()
+                .map_err(|e| format!("syncing a staged piece: {e}"))?;
+        }
+        drop(file);
+        match slot {
+            Slot::Piece { placement, piece } => {
+                let p = &self.index.volumes.placements[placement];
+                if p.pieces.len() == 1 {
+                    // The piece is the blob: verified whole.
+                    let (part, staged) = (self.part(&p.sha256), self.staged(&p.sha256));
+                    seal(&part, &staged).map_err(|e| stage_error(&part, &e))?;
+                } else {
+                    self.state.verified.insert((placement, piece));
+                }
+            }
+            Slot::Parity(j) => {
+                let part = self.dir.join(format!("parity-{j}.part"));
+                seal(&part, &self.parity_file(j)).map_err(|e| stage_error(&part, &e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn stage_error(path: &Path, e: &std::io::Error) -> String {
+    if fsutil::is_disk_full(e) {
+        format!(
+            "the disk filled up while writing {}: {e}; free space on the store's filesystem and \
+             run the import again (what was verified is kept)",
+            path.display()
+        )
+    } else {
+        format!("writing {}: {e}", path.display())
+    }
+}

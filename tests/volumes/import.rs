@@ -1,0 +1,241 @@
+//! `bundle import VOLUME…`: any subset, any order, several runs; what each
+//! run reports; refusals; parity rebuilds.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::bundle_kit::{llmgw, snapshot, stderr, stdout};
+
+use super::kit::{self, Set, create, s};
+
+fn import(store: &Path, sha: &str, files: &[&PathBuf]) -> Output {
+    let mut c = llmgw();
+    c.args([
+        "bundle",
+        "import",
+        "--json",
+        "--store",
+        s(store),
+        "--sha256",
+        sha,
+    ]);
+    c.args(files.iter().map(|p| s(p)));
+    c.output().unwrap()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn nums(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+fn held(store: &Path) -> usize {
+    std::fs::read_dir(store.join("bundles"))
+        .map(|r| r.count())
+        .unwrap_or(0)
+}
+
+/// The store serves the bundle: `mirror verify` finds every blob intact.
+fn assert_imported(store: &Path, set: &Set, o: &Output) {
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
+    let j = json(o);
+    assert_eq!(j["status"], "imported", "{j}");
+    assert_eq!(j["manifest_sha256"], set.sha256.as_str());
+    let v = llmgw()
+        .args(["mirror", "verify", "--store", s(store)])
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", stderr(&v));
+    assert!(
+        std::fs::read_dir(store.join("tmp"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
+}
+
+#[test]
+fn any_order_over_three_runs_from_usb_and_disc() {
+    let fx = kit::fixture();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let set = create(&fx, dir, "site", &[]);
+    let n = set.data.len();
+    assert!(n >= 4, "{n}");
+    // Volumes carried on a FAT32 USB disk and on a disc, read from there.
+    let usb = kit::through_fat32(dir, &set.data, &dir.join("usb"));
+    let disc = kit::through_iso(dir, &set.data, &dir.join("disc"));
+    let store = dir.join("store");
+
+    // Run 1: the last two, in reverse order, from the USB disk.
+    let o = import(&store, &set.sha256, &[&usb[n - 1], &usb[n - 2]]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["state"], "incomplete", "{j}");
+    assert_eq!(nums(&j["volumes_seen"]), vec![n as u64 - 1, n as u64]);
+    let first: Vec<u64> = (1..=n as u64 - 2).collect();
+    assert_eq!(nums(&j["missing_volumes"]), first);
+    let needed1 = j["bytes_needed"].as_u64().unwrap();
+    assert!(needed1 > 0 && !j["incomplete_files"].as_array().unwrap().is_empty());
+    assert_eq!(held(&store), 0, "nothing visible before the last volume");
+
+    // Run 2: volume 1 and 3 (a shuffled middle), from the disc.
+    let o = import(&store, &set.sha256, &[&disc[2], &disc[0]]);
+    let j = json(&o);
+    assert_eq!(j["state"], "incomplete", "{j}");
+    let mut seen = vec![1, 3, n as u64 - 1, n as u64];
+    seen.sort();
+    seen.dedup();
+    assert_eq!(nums(&j["volumes_seen"]), seen);
+    let missing: Vec<u64> = (1..=n as u64).filter(|v| !seen.contains(v)).collect();
+    assert_eq!(nums(&j["missing_volumes"]), missing);
+    assert!(j["bytes_needed"].as_u64().unwrap() < needed1);
+    assert_eq!(held(&store), 0);
+
+    // Run 3: the rest (and one seen before, which is named and skipped).
+    let mut rest: Vec<&PathBuf> = missing.iter().map(|v| &set.data[*v as usize - 1]).collect();
+    rest.push(&set.data[0]);
+    let o = import(&store, &set.sha256, &rest);
+    assert!(
+        stderr(&o).contains("volume 1 was taken in already (seen twice)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_imported(&store, &set, &o);
+    assert_eq!(held(&store), 1);
+}
+
+#[test]
+fn missing_damaged_foreign_and_repeated_volumes_are_named() {
+    let fx = kit::fixture();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let set = create(&fx, dir, "site", &[]);
+    let other_dir = dir.join("other");
+    std::fs::create_dir_all(&other_dir).unwrap();
+    let other = kit::create_sized(&fx, &other_dir, "other", "700K", "256K", &[]);
+    let store = dir.join("store");
+    let n = set.data.len();
+
+    // A damaged chunk in volume 2, another bundle's volume, volume 1 twice.
+    let bad = dir.join("bad-v2.tar");
+    std::fs::copy(&set.data[1], &bad).unwrap();
+    kit::damage_first_piece(&bad);
+    let o = import(
+        &store,
+        &set.sha256,
+        &[&set.data[0], &bad, &other.data[0], &set.data[0]],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let j = json(&o);
+    assert_eq!(j["state"], "incomplete");
+    assert_eq!(nums(&j["volumes_seen"]), vec![1]);
+    let reports: Vec<String> = j["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["report"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        reports[1].contains("DAMAGED") && reports[1].contains("hashes to sha256"),
+        "{reports:?}"
+    );
+    assert!(reports[2].contains("volume of another bundle") && reports[2].contains(&other.sha256));
+    assert!(reports[3].contains("seen twice"), "{reports:?}");
+    assert!(stderr(&o).contains("refused or damaged"), "{}", stderr(&o));
+    assert_eq!(held(&store), 0);
+
+    // Text output: what is missing, by number and by file.
+    let mut c = llmgw();
+    c.args([
+        "bundle",
+        "import",
+        "--store",
+        s(&store),
+        "--sha256",
+        s(&set.sha_file),
+    ]);
+    c.arg(&set.data[n - 1]);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let missing: Vec<String> = (2..n).map(|v| v.to_string()).collect();
+    assert!(
+        out.contains(&format!(
+            "volumes seen: 2/{n}; missing volumes: {}",
+            missing.join(", ")
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("files still incomplete:") && out.contains("bytes still needed:"),
+        "{out}"
+    );
+
+    // The good volume 2 and the rest complete it; the store verifies.
+    let rest: Vec<&PathBuf> = set.data[1..n - 1].iter().collect();
+    let o = import(&store, &set.sha256, &rest);
+    assert_imported(&store, &set, &o);
+}
+
+#[test]
+fn parity_rebuilds_k_lost_volumes_and_names_k_plus_one() {
+    let fx = kit::fixture();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let set = create(&fx, dir, "site", &["--parity", "2"]);
+    assert_eq!(set.parity.len(), 2);
+    let n = set.data.len();
+    assert!(n >= 4);
+    let p = set
+        .manifest
+        .volumes
+        .as_ref()
+        .unwrap()
+        .parity
+        .as_ref()
+        .unwrap();
+    assert_eq!(p.shards.len(), 2);
+
+    // K+1 = 3 lost (one of them damaged): named, nothing imported.
+    let store = dir.join("store");
+    let bad = dir.join("bad-v1.tar");
+    std::fs::copy(&set.data[0], &bad).unwrap();
+    kit::damage_first_piece(&bad);
+    let mut given: Vec<&PathBuf> = set.data[3..].iter().chain(&set.parity).collect();
+    given.push(&bad);
+    let before = snapshot(&store.join("bundles"));
+    let o = import(&store, &set.sha256, &given);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["state"], "incomplete");
+    assert_eq!(nums(&j["missing_volumes"]), vec![1, 2, 3]);
+    assert!(nums(&j["missing_parity_volumes"]).is_empty());
+    assert_eq!(before, snapshot(&store.join("bundles")));
+    let mut c = llmgw();
+    c.args([
+        "bundle",
+        "import",
+        "--store",
+        s(&store),
+        "--sha256",
+        &set.sha256,
+    ]);
+    c.arg(&set.data[n - 1]);
+    let out = stdout(&c.output().unwrap());
+    assert!(
+        out.contains("3 are missing: bring 1 more of volumes 1, 2, 3"),
+        "{out}"
+    );
+
+    // One more volume: the other two are rebuilt from parity.
+    let o = import(&store, &set.sha256, &[&set.data[1]]);
+    assert!(stderr(&o).contains("rebuilt from parity"), "{}", stderr(&o));
+    assert_imported(&store, &set, &o);
+}
