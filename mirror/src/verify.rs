@@ -576,7 +576,7 @@ const CHUNKS_IN_FLIGHT: usize = 4;
 /// signature files) on this thread while `sink` writes them on another.
 /// Returns the sha256 of what was read; the sink is finished (synced) when
 /// the bytes were all read and written.
-fn stream_blob(
+pub(crate) fn stream_blob(
     entry: &str,
     data: &mut dyn Read,
     sink: Option<Box<dyn BlobSink>>,

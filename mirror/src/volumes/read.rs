@@ -9,9 +9,10 @@
 //! (damaged, missing, out of place, cut short) and verifies nothing.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 use llmgw_shared::shown::shown;
@@ -19,8 +20,9 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::index::{Slot, VolumeIndex, Which};
-use crate::bundle_reader::{self, CHUNK, EntryKind, ReadError};
+use crate::bundle_reader::{self, EntryKind, ReadError};
 use crate::progress::Progress;
+use crate::verify::BlobSink;
 
 /// Why a file cannot be taken as a volume of this bundle at all.
 #[derive(Debug, Error)]
@@ -55,6 +57,45 @@ pub trait SlotTarget {
     fn have(&self, slot: Slot) -> bool;
     /// The slot's bytes hashed right (`file` holds them): keep them.
     fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String>;
+    /// A hash to carry on with the slot's bytes as they stream (the
+    /// running hash of its blob), handed back by [`SlotTarget::streamed`].
+    fn take_running(&mut self, _slot: Slot) -> Option<Sha256> {
+        None
+    }
+    /// The running hash, now over the slot's bytes too (not yet verified).
+    fn streamed(&mut self, _slot: Slot, _running: Sha256) {}
+}
+
+/// Writes a slot's bytes at their offset (on the streaming writer thread),
+/// carrying a running hash along.
+struct AtOffset {
+    file: File,
+    at: u64,
+    running: Option<Sha256>,
+    back: Arc<Mutex<Option<Sha256>>>,
+}
+
+impl BlobSink for AtOffset {
+    fn write(&mut self, buf: &[u8]) -> Result<(), crate::verify::VerifyError> {
+        self.file.write_all_at(buf, self.at).map_err(|source| {
+            crate::verify::VerifyError::ReadEntry {
+                entry: "a staged piece".into(),
+                source,
+            }
+        })?;
+        self.at += buf.len() as u64;
+        if let Some(h) = &mut self.running {
+            h.update(buf);
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), crate::verify::VerifyError> {
+        if let Ok(mut b) = self.back.lock() {
+            *b = self.running;
+        }
+        Ok(())
+    }
 }
 
 /// What reading one volume found.
@@ -217,7 +258,20 @@ pub fn read_volume(
             .begin(want)
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
         progress.blob(&head.path, size);
-        match copy_hashed(data, dest.as_ref(), progress) {
+        let back = Arc::new(Mutex::new(None));
+        let sink: Option<Box<dyn BlobSink>> = match &dest {
+            None => None,
+            Some((f, at)) => Some(Box::new(AtOffset {
+                file: f
+                    .try_clone()
+                    .map_err(|e| Flow::Fatal(VolumeError::Stage(e.to_string())))?,
+                at: *at,
+                running: target.take_running(want),
+                back: back.clone(),
+            })),
+        };
+        let streamed = crate::verify::stream_blob(&head.path, data, sink, None, progress);
+        match streamed.map(|got| (got, size)) {
             Err(e) => {
                 out.broken = Some(format!("reading entry {}: {e}", head.path));
                 out.damaged.push((want, format!("unreadable: {e}")));
@@ -225,6 +279,9 @@ pub fn read_volume(
             }
             Ok((got, n)) => {
                 out.bytes_read += n;
+                if let Some(h) = back.lock().ok().and_then(|mut b| b.take()) {
+                    target.streamed(want, h);
+                }
                 if got == sha {
                     target
                         .verified(want, dest.map(|d| d.0))
@@ -261,31 +318,4 @@ pub fn read_volume(
         out.missing = todo;
     }
     Ok(out)
-}
-
-/// Streams one entry's bytes: hashed, and written at the offset when there
-/// is a destination. Answers the sha256 and the bytes read.
-fn copy_hashed(
-    data: &mut dyn Read,
-    dest: Option<&(File, u64)>,
-    progress: &dyn Progress,
-) -> io::Result<(String, u64)> {
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut n = 0u64;
-    loop {
-        let got = match data.read(&mut buf) {
-            Ok(0) => break,
-            Ok(g) => g,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        h.update(&buf[..got]);
-        if let Some((f, at)) = dest {
-            f.write_all_at(&buf[..got], at + n)?;
-        }
-        n += got as u64;
-        progress.advance(got as u64);
-    }
-    Ok((hex::encode(h.finalize()), n))
 }

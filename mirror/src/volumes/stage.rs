@@ -13,12 +13,13 @@
 //! - `parity-<j>` is a parity shard that hashed to its recorded sha256.
 //! - `volumes.json` is replaced whole (write, sync, rename, sync folder).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::index::{Slot, VolumeIndex, Which};
 use super::read::SlotTarget;
@@ -49,6 +50,17 @@ pub struct Stage<'a> {
     pub state: VolState,
     /// Volumes found already whole when this run offered them again.
     pub repeated: Vec<Which>,
+    /// Per chunked blob: the next chunk due in order and the hash of the
+    /// chunks before it, as they streamed in this run — so a blob whose
+    /// chunks came in order is not read again to be hashed whole.
+    running: HashMap<usize, (usize, Sha256)>,
+    /// The chunk streaming now, if it is the next due of its blob.
+    pending: Option<(Slot, Sha256)>,
+    /// Verified bytes whose writeback started, synced by [`Stage::save`]
+    /// before the state that names them is written: chunk files, and whole
+    /// blobs waiting for their staged name.
+    unsynced: Vec<File>,
+    to_seal: Vec<(PathBuf, PathBuf)>,
 }
 
 impl<'a> Stage<'a> {
@@ -68,11 +80,23 @@ impl<'a> Stage<'a> {
             index,
             state,
             repeated: Vec::new(),
+            running: HashMap::new(),
+            pending: None,
+            unsynced: Vec::new(),
+            to_seal: Vec::new(),
         }
     }
 
-    pub fn save(&self) -> Result<(), StoreError> {
+    /// Syncs what was verified since the last save, gives whole blobs their
+    /// staged names, then records the state.
+    pub fn save(&mut self) -> Result<(), StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
+        for f in self.unsynced.drain(..) {
+            f.sync_data().map_err(|e| StoreError::io(&self.dir, e))?;
+        }
+        for (from, to) in std::mem::take(&mut self.to_seal) {
+            seal(&from, &to).map_err(|e| StoreError::io(&from, e))?;
+        }
         let tmp = self.dir.join(format!("{STATE_NAME}.tmp"));
         let bytes = serde_json::to_vec(&self.state)
             .map_err(|e| StoreError::io(&tmp, std::io::Error::other(e)))?;
@@ -130,7 +154,10 @@ impl<'a> Stage<'a> {
     pub fn finish_blob(&mut self, placement: usize) -> Result<bool, String> {
         let p = &self.index.volumes.placements[placement];
         let part = self.part(&p.sha256);
-        let got = hash_file(&part).map_err(|e| format!("{}: {e}", part.display()))?;
+        let got = match self.running.remove(&placement) {
+            Some((next, h)) if next == p.pieces.len() => hex::encode(h.finalize()),
+            _ => hash_file(&part).map_err(|e| format!("{}: {e}", part.display()))?,
+        };
         if got != p.sha256 {
             // Every chunk matched, yet the whole does not: forget the chunks.
             for i in 0..p.pieces.len() {
@@ -147,6 +174,16 @@ impl<'a> Stage<'a> {
     }
 }
 
+/// Starts writing a file's dirty pages back, so the sync at the next save
+/// waits for little.
+fn start_writeback(f: &File) {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: a hint on a descriptor we own; it changes no data.
+    unsafe {
+        libc::sync_file_range(f.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
 /// Makes a verified file read-only, syncs it, and renames it.
 fn seal(from: &Path, to: &Path) -> std::io::Result<()> {
     let f = File::open(from)?;
@@ -156,7 +193,6 @@ fn seal(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 pub fn hash_file(path: &Path) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
     use std::io::Read;
     let mut f = File::open(path)?;
     let mut h = Sha256::new();
@@ -171,6 +207,17 @@ pub fn hash_file(path: &Path) -> std::io::Result<String> {
 }
 
 impl SlotTarget for Stage<'_> {
+    fn take_running(&mut self, slot: Slot) -> Option<Sha256> {
+        match &self.pending {
+            Some((s, _)) if *s == slot => self.pending.take().map(|(_, h)| h),
+            _ => None,
+        }
+    }
+
+    fn streamed(&mut self, slot: Slot, running: Sha256) {
+        self.pending = Some((slot, running));
+    }
+
     fn start(&mut self, which: Which) -> bool {
         let whole = match which {
             Which::Data(v) => self.state.whole.contains(&v) || self.volume_done(v),
@@ -193,6 +240,16 @@ impl SlotTarget for Stage<'_> {
 
     fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        self.pending = None;
+        if let Slot::Piece { placement, piece } = slot
+            && self.index.volumes.placements[placement].pieces.len() > 1
+        {
+            match self.running.get(&placement) {
+                Some((next, h)) if *next == piece => self.pending = Some((slot, h.clone())),
+                None if piece == 0 => self.pending = Some((slot, Sha256::new())),
+                _ => {}
+            }
+        }
         let (path, offset, size) = match slot {
             Slot::Piece { placement, piece } => {
                 let p = &self.index.volumes.placements[placement];
@@ -218,20 +275,24 @@ impl SlotTarget for Stage<'_> {
     }
 
     fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String> {
-        if let Some(f) = &file {
-            f.sync_data()
-                .map_err(|e| format!("syncing a staged piece: {e}"))?;
+        if let Some(f) = file {
+            start_writeback(&f);
+            self.unsynced.push(f);
         }
-        drop(file);
         match slot {
             Slot::Piece { placement, piece } => {
                 let p = &self.index.volumes.placements[placement];
                 if p.pieces.len() == 1 {
-                    // The piece is the blob: verified whole.
+                    // The piece is the blob: verified whole; named once synced.
                     let (part, staged) = (self.part(&p.sha256), self.staged(&p.sha256));
-                    seal(&part, &staged).map_err(|e| stage_error(&part, &e))?;
+                    self.to_seal.push((part, staged));
                 } else {
                     self.state.verified.insert((placement, piece));
+                    if let Some((s, h)) = self.pending.take()
+                        && s == slot
+                    {
+                        self.running.insert(placement, (piece + 1, h));
+                    }
                 }
             }
             Slot::Parity(j) => {
