@@ -2,8 +2,9 @@
 # Every benchmark in one command, one table: bundle create (.tar, .tar.zst and a
 # directory, against curl and `hf download` of the same repository from the same
 # upstream), bundle import (against tar -xf, with and without sha256sum), import of
-# volumes (against the same content as one .tar) and mirror
-# serve (against nginx), each with its peak RSS and the load average before / after.
+# volumes (against the same content as one .tar), mirror serve (against nginx), a Python
+# environment installed by uv (against nginx) and a 64-client soak, each with its peak
+# RSS and the load average before / after.
 #
 #   bench/all.sh                          # the defaults of each script
 #   BENCH_RUNS=5 RUNS=5 DURATION=10 bench/all.sh
@@ -26,6 +27,10 @@ echo "== bench/volumes.sh" >&2
 bench/volumes.sh >&2
 echo "== bench/serve.sh" >&2
 bench/serve.sh >&2
+echo "== bench/pyinstall.sh" >&2
+bench/pyinstall.sh >&2
+echo "== bench/soak.sh" >&2
+bench/soak.sh >&2 || true   # its line says MISSED; the table is still printed
 
 echo
 echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD), $(nproc) cores"
