@@ -145,6 +145,12 @@ pub fn run_import(
             for l in &lines {
                 eprintln!("{l}");
             }
+            eprintln!(
+                "all {} volumes are in: every piece was hashed against the manifest as it \
+                 streamed (in this run or an earlier one) and every file cut into chunks was \
+                 hashed whole; the publish below finds them staged",
+                p.count
+            );
             super::import::print_outcome(&a.store, a.json, outcome)?;
         }
         None if a.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,

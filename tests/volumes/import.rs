@@ -239,3 +239,87 @@ fn parity_rebuilds_k_lost_volumes_and_names_k_plus_one() {
     assert!(stderr(&o).contains("rebuilt from parity"), "{}", stderr(&o));
     assert_imported(&store, &set, &o);
 }
+
+#[test]
+fn signed_volumes_import_without_a_hash_and_a_cut_volume_is_named() {
+    let fx = kit::fixture();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let keys = dir.join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    kit::tool(
+        "minisign",
+        &[
+            "-G",
+            "-W",
+            "-p",
+            s(&keys.join("site.pub")),
+            "-s",
+            s(&keys.join("site.key")),
+        ],
+    );
+    let set = create(
+        &fx,
+        dir,
+        "site",
+        &["--sign-key", s(&keys.join("site.key")), "--sequence", "7"],
+    );
+    // Every volume carries the signature second, after the manifest.
+    for v in &set.data {
+        let list = kit::tool("tar", &["tf", s(v)]);
+        assert_eq!(
+            list.lines().take(2).collect::<Vec<_>>(),
+            ["manifest.json", "manifest.json.minisig"]
+        );
+    }
+    let store = dir.join("store");
+    let o = llmgw()
+        .args([
+            "bundle",
+            "trust",
+            "add",
+            "--role",
+            "bundle",
+            "--store",
+            s(&store),
+        ])
+        .arg(keys.join("site.pub"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // A volume cut short: what came before the cut is kept, the rest named.
+    let n = set.data.len();
+    let cut = dir.join("cut.tar");
+    let bytes = std::fs::read(&set.data[0]).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 1024 - 2048]).unwrap();
+    let unsigned = |files: &[&PathBuf]| {
+        let mut c = llmgw();
+        c.args(["bundle", "import", "--json", "--store", s(&store)]);
+        c.args(files.iter().map(|p| s(p)));
+        c.output().unwrap()
+    };
+    let o = unsigned(&[&cut, &set.data[1]]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["state"], "incomplete", "{j}");
+    assert_eq!(nums(&j["volumes_seen"]), vec![2]);
+    let report = j["volumes"][0]["report"].as_str().unwrap().to_string();
+    assert!(
+        report.contains("volume 1 of") && report.contains("DAMAGED"),
+        "{report}"
+    );
+
+    // The rest, and the whole volume 1: published as signed, no hash given.
+    let rest: Vec<&PathBuf> = set.data.iter().skip(2).chain([&set.data[0]]).collect();
+    let o = unsigned(&rest);
+    assert_imported(&store, &set, &o);
+    let j = json(&o);
+    assert_eq!(j["signed_by"]["sequence"], 7, "{j}");
+    assert!(
+        store
+            .join(format!("bundles/{}.json.minisig", set.sha256))
+            .exists()
+    );
+    assert!(n >= 3);
+}
