@@ -130,8 +130,24 @@ pub fn run_import(
     progress: &Terminal,
 ) -> anyhow::Result<()> {
     use llmgw_mirror::volumes::import::{self as vimport, VolumesOutcome};
-    let outcome = vimport::import_volumes(store, &a.bundle, a.sha256.as_deref(), opts, progress)
-        .map_err(|e| anyhow::anyhow!("import of volumes refused: {e}"))?;
+    let outcome =
+        match vimport::import_volumes(store, &a.bundle, a.sha256.as_deref(), opts, progress) {
+            Ok(o) => o,
+            Err(e) => {
+                let mut written = String::new();
+                if let (
+                    llmgw_mirror::import::ImportError::Verify(
+                        llmgw_mirror::verify::VerifyError::Prerequisites(need),
+                    ),
+                    Some(p),
+                ) = (&e, &a.need_out)
+                {
+                    super::have::write_whole(p, &need.to_canonical_json())?;
+                    written = format!("\nthe missing blobs are listed in {}", p.display());
+                }
+                anyhow::bail!("import of volumes refused: {e}{written}");
+            }
+        };
     let (p, published) = match outcome {
         VolumesOutcome::Published { progress, outcome } => (progress, Some(outcome)),
         VolumesOutcome::Incomplete(p) => (p, None),

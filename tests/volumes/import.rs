@@ -323,3 +323,69 @@ fn signed_volumes_import_without_a_hash_and_a_cut_volume_is_named() {
     );
     assert!(n >= 3);
 }
+
+#[test]
+fn a_delta_as_volumes_needs_its_prerequisites_before_anything_is_staged() {
+    let fx = kit::fixture();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // The site holds acme/tiny (imported as one .tar) and says so.
+    let store = dir.join("store");
+    let o = llmgw()
+        .args([
+            "bundle",
+            "create",
+            "--arch",
+            "amd64",
+            "--model",
+            "acme/tiny",
+        ])
+        .args([
+            "--out",
+            s(&dir.join("tiny.tar")),
+            "--cache",
+            s(&dir.join("cache")),
+        ])
+        .args(["--hf-endpoint", &fx.hf_endpoint()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = llmgw()
+        .args([
+            "bundle",
+            "import",
+            s(&dir.join("tiny.tar")),
+            "--store",
+            s(&store),
+        ])
+        .args(["--sha256", s(&dir.join("tiny.tar.sha256"))])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let have = dir.join("have.json");
+    let o = llmgw()
+        .args(["mirror", "have", "--store", s(&store), "--out", s(&have)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let set = create(&fx, dir, "delta", &["--have", s(&have)]);
+    let d = set.manifest.delta.as_ref().expect("a delta");
+    assert!(!d.prerequisites.is_empty());
+
+    // Another store lacks them: refused up front, nothing staged.
+    let empty = dir.join("empty");
+    let o = import(&empty, &set.sha256, &[&set.data[0]]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains("acme/tiny"), "{}", stderr(&o));
+    assert!(
+        std::fs::read_dir(empty.join("tmp"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
+
+    // The site's store takes the volumes.
+    let all: Vec<&PathBuf> = set.data.iter().rev().collect();
+    let o = import(&store, &set.sha256, &all);
+    assert_imported(&store, &set, &o);
+}
