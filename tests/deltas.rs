@@ -262,6 +262,19 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
     assert_eq!(prereqs, base_m.blobs());
     assert_eq!(tar_entries(&delta)[0], "manifest.json");
 
+    let o = llmgw()
+        .args(["bundle", "inspect", s(&delta)])
+        .output()
+        .unwrap();
+    let text = ok(&o);
+    assert!(
+        text.contains(&format!(
+            "delta: relies on the store holding {} more blobs",
+            prereqs.len()
+        )) && text.contains(&have_sha),
+        "{text}"
+    );
+
     // --base: the same, from a manifest kept on the connected side.
     let base_json = dir.join("base-manifest.json");
     let o = Command::new("tar")
@@ -353,6 +366,11 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
     .output()
     .unwrap();
     ok(&o);
+    let text = ok(&llmgw()
+        .args(["bundle", "inspect", s(&repair)])
+        .output()
+        .unwrap());
+    assert!(text.contains("repair bundle: "), "{text}");
     let rm = manifest_of(&repair);
     assert!(rm.is_repair() && rm.releases.is_empty() && rm.repos.is_empty());
     assert_eq!(carried(&repair, &rm), prereqs);

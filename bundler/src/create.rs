@@ -93,6 +93,9 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
         .map(|e| engines::resolve(e, &spec.arches))
         .collect::<Result<Vec<_>, _>>()?;
 
+    // The lists are read (and a bad one refused) before the series
+    // counter moves.
+    let delivery = spec.delta.load()?;
     // The key is opened (and its password asked) before any download.
     let series = spec.series.resolve(
         opts.source_date_epoch
@@ -105,7 +108,16 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
     writer::remove_stale_temps(&spec.out);
 
     // Plan: every file, with its publisher's digests, before any large download.
-    let delivery = spec.delta.load()?;
+    if let (Some(key), Some(sequence)) = (&series.key, series.sequence) {
+        delivery.check_series(
+            &key.key_id(),
+            series
+                .channel
+                .as_deref()
+                .unwrap_or(llmgw_shared::manifest::DEFAULT_CHANNEL),
+            sequence,
+        )?;
+    }
     let planned = crate::plan::plan_request(
         spec,
         opts,

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::have::{HaveList, MAX_LIST_BYTES, NeedList};
+use llmgw_shared::have::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList};
 use llmgw_shared::manifest::{BlobRef, Delta, MAX_MANIFEST_BYTES, Manifest};
 use llmgw_shared::shown::shown;
 
@@ -44,6 +44,8 @@ pub enum Delivery {
         held: BTreeMap<String, u64>,
         /// The sha256 of each list's file, for `delta.bases`.
         bases: Vec<String>,
+        /// The signed series the site follows (from have-lists).
+        series: Vec<HeldSeries>,
     },
     /// Carry exactly what an import found missing.
     Repair { need: NeedList, sha256: String },
@@ -72,11 +74,13 @@ impl DeltaSpec {
         }
         let mut held = BTreeMap::new();
         let mut bases = Vec::new();
+        let mut series = Vec::new();
         for path in &self.have {
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let list = HaveList::from_json_bytes(&bytes)
                 .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", e))?;
             held.extend(list.blob_map());
+            series.extend(list.series);
             bases.push(llmgw_shared::digest::sha256_hex(&bytes));
         }
         for path in &self.base {
@@ -86,11 +90,44 @@ impl DeltaSpec {
             held.extend(m.blobs());
             bases.push(llmgw_shared::digest::sha256_hex(&bytes));
         }
-        Ok(Delivery::Delta { held, bases })
+        Ok(Delivery::Delta {
+            held,
+            bases,
+            series,
+        })
     }
 }
 
 impl Delivery {
+    /// Refuses, before anything is fetched, a signed delta the site would
+    /// refuse as a rollback or equivocation: its have-list says the site
+    /// is at this sequence (or a higher one) of the same key and channel.
+    pub fn check_series(
+        &self,
+        key_id: &str,
+        channel: &str,
+        sequence: u64,
+    ) -> Result<(), CreateError> {
+        let Delivery::Delta { series, .. } = self else {
+            return Ok(());
+        };
+        let held = series
+            .iter()
+            .filter(|s| s.key_id.eq_ignore_ascii_case(key_id) && s.channel == channel)
+            .map(|s| s.sequence)
+            .max();
+        match held {
+            Some(h) if h >= sequence => Err(CreateError::Usage(format!(
+                "--have: the site is at sequence {h} of key {key_id} channel {}, and this bundle \
+                 would be sequence {sequence}; import would refuse it (rollback or \
+                 equivocation). Give --sequence {} or higher",
+                shown(channel),
+                h + 1
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether a planned download (by what it is expected to hash to) is
     /// left out before anything is fetched. Files known only by their git
     /// blob sha1 are always fetched: their sha256 is learnt from the bytes.
@@ -118,7 +155,7 @@ impl Delivery {
     pub fn apply(&self, m: Manifest) -> Result<Manifest, CreateError> {
         match self {
             Delivery::Full => Ok(m),
-            Delivery::Delta { held, bases } => {
+            Delivery::Delta { held, bases, .. } => {
                 let mut m = m;
                 let prerequisites = m
                     .blobs()
@@ -198,4 +235,51 @@ fn read_list(path: &Path, max: u64) -> Result<Vec<u8>, CreateError> {
         )));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delta_the_site_would_refuse_as_a_rollback_is_refused_first() {
+        let d = Delivery::Delta {
+            held: BTreeMap::new(),
+            bases: vec![],
+            series: vec![HeldSeries {
+                key_id: "ABCDEF0123456789".into(),
+                channel: "stable".into(),
+                sequence: 7,
+                manifest_sha256: "a".repeat(64),
+            }],
+        };
+        let err = d
+            .check_series("abcdef0123456789", "stable", 7)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sequence 7") && err.contains("--sequence 8"),
+            "{err}"
+        );
+        assert!(d.check_series("ABCDEF0123456789", "stable", 8).is_ok());
+        assert!(d.check_series("ABCDEF0123456789", "beta", 1).is_ok());
+        assert!(Delivery::Full.check_series("X", "stable", 1).is_ok());
+    }
+
+    #[test]
+    fn lists_decide_what_is_skipped_by_sha256_and_size() {
+        let sha = "b".repeat(64);
+        let d = Delivery::Delta {
+            held: BTreeMap::from([(sha.clone(), 5)]),
+            bases: vec![],
+            series: vec![],
+        };
+        assert!(d.skips(&Expect::Sha256(sha.clone()), 5));
+        assert!(
+            !d.skips(&Expect::Sha256(sha.clone()), 6),
+            "another size is other content"
+        );
+        assert!(!d.skips(&Expect::GitBlobSha1("c".repeat(40)), 5));
+        assert!(!Delivery::Full.skips(&Expect::Sha256(sha), 5));
+    }
 }

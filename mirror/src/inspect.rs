@@ -28,6 +28,22 @@ pub struct Summary {
     pub gaps: Vec<GapSummary>,
     pub blobs: usize,
     pub bytes: u64,
+    /// Format 2: a delta or a repair bundle, and what it relies on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta: Option<DeltaSummary>,
+}
+
+/// What a delta leaves to the store, or what a repair bundle brings.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeltaSummary {
+    /// Blobs it names and does not carry.
+    pub prerequisites: usize,
+    pub prerequisite_bytes: u64,
+    /// The sha256 of each have-list, base manifest or need-list it was
+    /// planned against.
+    pub bases: Vec<String>,
+    /// A repair bundle's blobs (it serves nothing by itself).
+    pub repairs: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -145,6 +161,12 @@ impl Summary {
                 .collect(),
             blobs: m.blobs().len(),
             bytes: m.total_bytes(),
+            delta: m.delta.as_ref().map(|d| DeltaSummary {
+                prerequisites: d.prerequisites.len(),
+                prerequisite_bytes: d.prerequisites.iter().map(|p| p.size).sum(),
+                bases: d.bases.clone(),
+                repairs: d.repairs.len(),
+            }),
         }
     }
 
@@ -226,6 +248,27 @@ impl Summary {
         }
         for g in &self.gaps {
             let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));
+        }
+        if let Some(d) = &self.delta {
+            let bases = if d.bases.is_empty() {
+                String::new()
+            } else {
+                format!(", planned against {}", list(&d.bases))
+            };
+            if d.repairs > 0 {
+                let _ = writeln!(
+                    s,
+                    "  repair bundle: {} blobs for another bundle; it serves nothing by itself{bases}",
+                    d.repairs
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "  delta: relies on the store holding {} more blobs ({}), not carried{bases}",
+                    d.prerequisites,
+                    human_bytes(d.prerequisite_bytes)
+                );
+            }
         }
         s
     }
