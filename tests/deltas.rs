@@ -350,6 +350,48 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
     assert_eq!(needed, prereqs, "exactly the missing blobs");
     assert_eq!(need_list.bundle, dm_sha(&delta));
 
+    // The same delta as a volume set: refused the same way from its first
+    // volume alone, before anything is staged (not taken in as a part).
+    let vdelta = dir.join("vdelta.tar");
+    let o = create(
+        &fx,
+        &cache,
+        true,
+        &[
+            "--out",
+            s(&vdelta),
+            "--have",
+            s(&have),
+            "--volume-size",
+            "100K",
+            "--chunk-size",
+            "32K",
+        ],
+    )
+    .output()
+    .unwrap();
+    let vsha = ok(&o).trim().to_string();
+    let mut volumes: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().display().to_string())
+        .filter(|p| p.contains("vdelta.v"))
+        .collect();
+    volumes.sort();
+    assert!(!volumes.is_empty());
+    let vneed = dir.join("vneed.json");
+    let err = assert_refused("delta volumes into an empty store", &empty, &[], || {
+        llmgw()
+            .args(["bundle", "import", "--store", s(&empty), "--sha256", &vsha])
+            .args(["--need-out", s(&vneed)])
+            .arg(&volumes[0])
+            .output()
+            .unwrap()
+    });
+    assert!(err.contains("is a delta"), "{err}");
+    let vlist = NeedList::from_json_bytes(&std::fs::read(&vneed).unwrap()).unwrap();
+    assert_eq!(vlist.blobs, need_list.blobs);
+
     // Into the store that made the list, it imports.
     let out = ok(&import(&store, &delta, &[]));
     assert!(out.contains("imported bundle"), "{out}");

@@ -107,6 +107,24 @@ pub fn missing_prerequisites(m: &Manifest, have: impl Fn(&str, u64) -> bool) -> 
         .collect()
 }
 
+/// Refuses a delta (bundle `sha256`) whose prerequisites `have` says are
+/// not at hand, with the need-list. Import calls it before it stages
+/// anything, for a bundle and for a volume set.
+pub fn check_prerequisites(
+    store: &Store,
+    sha256: &str,
+    m: &Manifest,
+    have: impl Fn(&str, u64) -> bool,
+) -> Result<(), crate::verify::VerifyError> {
+    let missing = missing_prerequisites(m, have);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let id = store_id(store).ok().flatten();
+    let need = NeedList::new(sha256.to_string(), id, missing);
+    Err(crate::verify::VerifyError::Prerequisites(Box::new(need)))
+}
+
 /// How a need-list reads in a message: one line per blob and use,
 /// escaped, at most `max` lines and a count of the rest.
 pub fn need_text(need: &NeedList, max: usize) -> String {

@@ -45,7 +45,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use llmgw_shared::have::NeedList;
 use llmgw_shared::manifest::Manifest;
 use thiserror::Error;
 
@@ -567,13 +566,9 @@ impl Target for Staging<'_> {
             return Ok(false);
         }
         // A delta: every prerequisite at hand, before anything is staged.
-        let missing =
-            crate::have::missing_prerequisites(manifest, |sha, size| self.have(sha, size));
-        if !missing.is_empty() {
-            let id = crate::have::store_id(self.store).ok().flatten();
-            let need = NeedList::new(self.expected.clone(), id, missing);
-            return Err(VerifyError::Prerequisites(Box::new(need)));
-        }
+        crate::have::check_prerequisites(self.store, &self.expected, manifest, |sha, size| {
+            self.have(sha, size)
+        })?;
         let tmp = self.store.tmp_dir();
         let available = fsutil::free_bytes(&tmp).map_err(|e| VerifyError::Target(e.to_string()))?;
         if to_read > available {

@@ -143,19 +143,23 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
     {
         Ok(o) => o,
         Err(e) => {
-            let mut written = String::new();
-            if let (
-                import::ImportError::Verify(verify::VerifyError::Prerequisites(need)),
-                Some(p),
-            ) = (&e, &a.need_out)
-            {
-                super::have::write_whole(p, &need.to_canonical_json())?;
-                written = format!("\nthe missing blobs are listed in {}", p.display());
-            }
+            let written = need_out(&e, a.need_out.as_deref())?;
             anyhow::bail!("import of {} refused: {e}{written}", bundle.display());
         }
     };
     print_outcome(&a.store, a.json, outcome)
+}
+
+/// `--need-out`: when a delta was refused for blobs the store lacks, writes
+/// the need-list there; returns what to add to the refusal.
+pub fn need_out(e: &import::ImportError, path: Option<&std::path::Path>) -> anyhow::Result<String> {
+    match (e, path) {
+        (import::ImportError::Verify(verify::VerifyError::Prerequisites(need)), Some(p)) => {
+            super::have::write_whole(p, &need.to_canonical_json())?;
+            Ok(format!("\nthe missing blobs are listed in {}", p.display()))
+        }
+        _ => Ok(String::new()),
+    }
 }
 
 /// Prints how an import ended (notes on stderr, the result on stdout).

@@ -134,17 +134,7 @@ pub fn run_import(
         match vimport::import_volumes(store, &a.bundle, a.sha256.as_deref(), opts, progress) {
             Ok(o) => o,
             Err(e) => {
-                let mut written = String::new();
-                if let (
-                    llmgw_mirror::import::ImportError::Verify(
-                        llmgw_mirror::verify::VerifyError::Prerequisites(need),
-                    ),
-                    Some(p),
-                ) = (&e, &a.need_out)
-                {
-                    super::have::write_whole(p, &need.to_canonical_json())?;
-                    written = format!("\nthe missing blobs are listed in {}", p.display());
-                }
+                let written = super::import::need_out(&e, a.need_out.as_deref())?;
                 anyhow::bail!("import of volumes refused: {e}{written}");
             }
         };
@@ -161,12 +151,6 @@ pub fn run_import(
             for l in &lines {
                 eprintln!("{l}");
             }
-            eprintln!(
-                "all {} volumes are in: every piece was hashed against the manifest as it \
-                 streamed (in this run or an earlier one) and every file cut into chunks was \
-                 hashed whole; the publish below finds them staged",
-                p.count
-            );
             super::import::print_outcome(&a.store, a.json, outcome)?;
         }
         None if a.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,

@@ -115,14 +115,8 @@ pub fn import_volumes(
             Err(_) => return Err(VerifyError::Target(e).into()),
         },
     };
-    // A delta: every prerequisite held, before anything is staged (the
-    // publish would refuse it after every volume was carried).
-    let missing = crate::have::missing_prerequisites(&manifest, |b, size| store.has_blob(b, size));
-    if !missing.is_empty() {
-        let id = crate::have::store_id(store).ok().flatten();
-        let need = llmgw_shared::have::NeedList::new(sha.clone(), id, missing);
-        return Err(VerifyError::Prerequisites(Box::new(need)).into());
-    }
+    // A delta's prerequisites, before any volume is staged.
+    crate::have::check_prerequisites(store, &sha, &manifest, |h, size| store.has_blob(h, size))?;
     if !head_path.exists() {
         save_head(&staging_dir, &head_path, paths, &sha)?;
     }
