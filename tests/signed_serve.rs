@@ -8,7 +8,6 @@
 
 mod bundle_kit;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -85,37 +84,6 @@ fn kit(sequence: u64, tag: &str, commit: &str, expires_in: u64) -> (Kit, String,
     k.manifest.created = llmgw_shared::time::rfc3339_utc(now() - 3600);
     k.manifest.expires = Some(llmgw_shared::time::rfc3339_utc(now() + expires_in));
     (k, file, body)
-}
-
-struct Server(std::process::Child, String);
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(store: &Path, log: &Path) -> Server {
-    let mut child = llmgw()
-        .args([
-            "mirror",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            s(store),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(url.starts_with("http://"), "{line}");
-    Server(child, url)
 }
 
 fn curl(args: &[&str]) -> String {
@@ -231,19 +199,9 @@ fn main_and_latest_follow_the_highest_sequence_and_metrics_report_freshness() {
     import(&b1, &[]);
     import(&b2, &[]);
 
-    let server = serve(&store, &dir.join("serve.log"));
-    let url = server.1.clone();
-    for _ in 0..100 {
-        if Command::new("curl")
-            .args(["-sf", &format!("{url}/readyz")])
-            .status()
-            .unwrap()
-            .success()
-        {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let server = Server::start_logged(&store, &dir.join("serve.log"));
+    let url = server.url.clone();
+    server.wait_for("/readyz", 200);
     let expect = (
         c2.to_string(),
         String::from_utf8(k2.blobs[&k2.manifest.repos[0].files[0].sha256].clone()).unwrap(),
