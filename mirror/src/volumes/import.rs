@@ -23,6 +23,9 @@ use crate::progress::Progress;
 use crate::store::Store;
 use crate::verify::VerifyError;
 
+/// Verified bytes between two saves of the state.
+const SAVE_EVERY: u64 = 1 << 30;
+
 /// What one volume given to this run came to.
 #[derive(Debug)]
 pub struct Taken {
@@ -146,7 +149,13 @@ pub fn import_volumes(
                 None => {}
             }
         }
-        stage.save()?;
+        // The state is saved (what it names synced first) at least every
+        // GiB verified and at the end of the run: a run killed between
+        // saves reads those volumes again, nothing worse.
+        let staging_failed = matches!(&result, Err(VolumeError::Stage(_)));
+        if stage.since_save >= SAVE_EVERY || staging_failed {
+            stage.save()?;
+        }
         if let Err(VolumeError::Stage(e)) = &result {
             return Err(VerifyError::Target(e.clone()).into());
         }

@@ -59,7 +59,9 @@ pub struct Stage<'a> {
     /// Verified bytes whose writeback started, synced by [`Stage::save`]
     /// before the state that names them is written: chunk files, and whole
     /// blobs waiting for their staged name.
-    unsynced: Vec<File>,
+    unsynced: BTreeSet<PathBuf>,
+    /// Bytes verified since the state was last saved.
+    pub since_save: u64,
     to_seal: Vec<(PathBuf, PathBuf)>,
 }
 
@@ -82,7 +84,8 @@ impl<'a> Stage<'a> {
             repeated: Vec::new(),
             running: HashMap::new(),
             pending: None,
-            unsynced: Vec::new(),
+            unsynced: BTreeSet::new(),
+            since_save: 0,
             to_seal: Vec::new(),
         }
     }
@@ -91,9 +94,14 @@ impl<'a> Stage<'a> {
     /// staged names, then records the state.
     pub fn save(&mut self) -> Result<(), StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
-        for f in self.unsynced.drain(..) {
-            f.sync_data().map_err(|e| StoreError::io(&self.dir, e))?;
+        for p in std::mem::take(&mut self.unsynced) {
+            match File::open(&p).and_then(|f| f.sync_data()) {
+                // Finished since: sealing it synced it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                r => r.map_err(|e| StoreError::io(&p, e))?,
+            }
         }
+        self.since_save = 0;
         for (from, to) in std::mem::take(&mut self.to_seal) {
             seal(&from, &to).map_err(|e| StoreError::io(&from, e))?;
         }
@@ -277,8 +285,8 @@ impl SlotTarget for Stage<'_> {
     fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String> {
         if let Some(f) = file {
             start_writeback(&f);
-            self.unsynced.push(f);
         }
+        self.since_save += self.index.expect(slot).1;
         match slot {
             Slot::Piece { placement, piece } => {
                 let p = &self.index.volumes.placements[placement];
@@ -287,6 +295,7 @@ impl SlotTarget for Stage<'_> {
                     let (part, staged) = (self.part(&p.sha256), self.staged(&p.sha256));
                     self.to_seal.push((part, staged));
                 } else {
+                    self.unsynced.insert(self.part(&p.sha256));
                     self.state.verified.insert((placement, piece));
                     if let Some((s, h)) = self.pending.take()
                         && s == slot
