@@ -23,7 +23,8 @@ pub const EXIT_CODES: &str = "Exit codes: 0 done (also: already imported), 1 ref
 #[command(after_help = EXIT_CODES)]
 pub struct ImportArgs {
     /// The bundle: a .tar, a .tar.zst or a directory, as `bundle create` wrote it; or any
-    /// volumes of a set written with --volume-size, in any order, over several runs.
+    /// volumes of a set written with --volume-size, in any order, over several runs (exit 0
+    /// also when they are accepted so far: the report lists what is still missing).
     #[arg(required = true, num_args = 1..)]
     pub bundle: Vec<PathBuf>,
     /// The bundle's manifest sha256 as create printed it: the 64 hex digits,
