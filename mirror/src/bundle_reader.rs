@@ -64,8 +64,10 @@ pub enum ReadError {
     #[error("cannot open bundle {path}: {source}")]
     Open { path: PathBuf, source: io::Error },
     #[error(
-        "reading bundle {path} {place}: {source}; the bundle is damaged or was cut short \
-         (copy it again)"
+        "reading bundle {path} {place}: {source}{}",
+        if crate::unzstd::is_damaged(source) { "" } else {
+            "; the bundle is damaged or was cut short (copy it again)"
+        }
     )]
     Stream {
         path: PathBuf,
@@ -153,7 +155,7 @@ where
     let is_zstd = magic == ZSTD_MAGIC;
     let stream = io::Cursor::new(magic).chain(file);
     if is_zstd {
-        let dec = zstd::stream::read::Decoder::new(stream).map_err(|source| ReadError::Stream {
+        let dec = crate::unzstd::Unzstd::new(stream).map_err(|source| ReadError::Stream {
             path: path.to_path_buf(),
             place: "at its start (zstd)".into(),
             source,

@@ -149,6 +149,23 @@ pub enum VerifyError {
     Target(String),
 }
 
+impl VerifyError {
+    /// The same error; a release signed by an untrusted key now says how
+    /// to trust one in the words of the command at hand (`bundle verify
+    /// --trust`, `bundle trust add` for import).
+    pub fn with_trust_fix(self, fix: impl Into<String>) -> Self {
+        match self {
+            VerifyError::Signed(SignedError::Signing { release, source }) => {
+                VerifyError::Signed(SignedError::Signing {
+                    release,
+                    source: source.with_fix(fix),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
 fn stage_message(path: &Path, e: &io::Error) -> String {
     if crate::fsutil::is_disk_full(e) {
         format!(

@@ -37,13 +37,17 @@ pub enum SigningError {
     )]
     LegacySignature { what: String },
     #[error(
-        "{what} was signed by key {signed_by}, which is not trusted here (trusted: {trusted}); \
-         add the publisher's key with `llmgw bundle trust add KEY.pub` if you trust it"
+        "{what} was signed by key {signed_by}, which is not trusted here (trusted: {trusted}){}",
+        fix.as_deref().map(|f| format!("; {f}")).unwrap_or_default()
     )]
     UntrustedKey {
         what: String,
         signed_by: String,
         trusted: String,
+        /// How to trust a key, in the words of the command at hand (a flag
+        /// of `bundle create`, `bundle trust add` for a store); see
+        /// [`SigningError::with_fix`].
+        fix: Option<String>,
     },
     #[error(
         "{what} does not verify with trusted key {key_id}: the signed file or the signature was changed ({detail})"
@@ -65,6 +69,27 @@ pub enum SigningError {
         tag: String,
         comment: String,
     },
+}
+
+impl SigningError {
+    /// The same error; an untrusted key's now says how to trust one with
+    /// the command at hand (`--trust KEY.pub`, `llmgw bundle trust add`).
+    pub fn with_fix(self, fix: impl Into<String>) -> Self {
+        match self {
+            SigningError::UntrustedKey {
+                what,
+                signed_by,
+                trusted,
+                ..
+            } => SigningError::UntrustedKey {
+                what,
+                signed_by,
+                trusted,
+                fix: Some(fix.into()),
+            },
+            other => other,
+        }
+    }
 }
 
 /// A minisign public key, with its id.
@@ -205,6 +230,7 @@ pub fn verify_with_trusted(
             } else {
                 ids.join(", ")
             },
+            fix: None,
         });
     };
     key.key

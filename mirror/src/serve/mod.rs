@@ -25,6 +25,7 @@ pub mod routes_hub;
 pub mod routes_index;
 pub mod routes_pypi;
 pub mod state;
+pub mod store_check;
 mod track;
 
 use std::net::SocketAddr;
@@ -39,7 +40,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use thiserror::Error;
 
 use crate::store::Store;
-use state::AppState;
+use state::{AppState, Readiness};
 
 /// Largest `paths-info` form accepted.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -72,6 +73,22 @@ pub enum ServeError {
          (`llmgw bundle import --store {0} ...`) or pass the right --store"
     )]
     NoStore(PathBuf),
+    #[error(
+        "cannot read the store {path}: {source}; check that --store names the mirror's folder \
+         and that this user may read it"
+    )]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a mirror store: it has no bundles/ folder and holds other things ({found}); {hint}"
+    )]
+    NotAStore {
+        path: PathBuf,
+        found: String,
+        hint: String,
+    },
     #[error("{0}")]
     Token(String),
     #[error(
@@ -104,6 +121,8 @@ pub struct Running {
     pub addr: SocketAddr,
     pub scheme: &'static str,
     pub state: Arc<AppState>,
+    /// What the store held when the server started.
+    pub held: store_check::Held,
     /// The connections open and their limits.
     pub conns: Arc<conn::Conns>,
     handle: axum_server::Handle<conn::ConnAddr>,
@@ -132,9 +151,7 @@ impl Running {
 /// Checks the settings, binds, and starts serving on the current tokio
 /// runtime. The store is read in the background; `/readyz` says when.
 pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
-    if !cfg.store.is_dir() {
-        return Err(ServeError::NoStore(cfg.store));
-    }
+    let held = store_check::check(&cfg.store)?;
     if let Some(u) = &cfg.public_url
         && !(u.starts_with("http://") || u.starts_with("https://"))
     {
@@ -205,6 +222,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         addr,
         scheme,
         state,
+        held,
         conns,
         handle,
         task,
@@ -215,6 +233,31 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 /// The whole HTTP surface: one entry handler.
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new().fallback(entry).with_state(state)
+}
+
+/// `/readyz`: 200 once the store was read (saying what it holds, and so
+/// that an empty store is empty), else 503 with why not.
+fn readyz(state: &AppState) -> Response {
+    let store = state.store.root().display();
+    match state.readiness() {
+        Readiness::Ready { bundles: 0 } => respond::text(
+            StatusCode::OK,
+            format!(
+                "ready: the store {store} holds no bundles yet; import one with `llmgw bundle \
+                 import BUNDLE --store {store}` (served without a restart)\n"
+            ),
+        ),
+        Readiness::Ready { bundles } => {
+            respond::text(StatusCode::OK, format!("ready: {bundles} bundles\n"))
+        }
+        Readiness::Reading => {
+            respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n")
+        }
+        Readiness::Failing(why) => respond::text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the store cannot be read: {why}; trying again at every request\n"),
+        ),
+    }
 }
 
 /// What a route needs to know about the request.
@@ -282,16 +325,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
     let first = segs.first().copied().unwrap_or("");
     match (first, segs.len()) {
         ("healthz", 1) => return ("healthz", respond::text(StatusCode::OK, "ok\n")),
-        ("readyz", 1) => {
-            return if state.is_ready() {
-                ("readyz", respond::text(StatusCode::OK, "ready\n"))
-            } else {
-                (
-                    "readyz",
-                    respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n"),
-                )
-            };
-        }
+        ("readyz", 1) => return ("readyz", readyz(state)),
         ("metrics", 1) => return ("metrics", routes_index::metrics(state)),
         _ => {}
     }
@@ -322,10 +356,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> (&'static str, Respons
         authority: parts.uri.authority().map(|a| a.as_str()),
     };
     if !state.is_ready() {
-        return (
-            "not_ready",
-            respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n"),
-        );
+        return ("not_ready", readyz(state));
     }
     // A JSON answer built before from the same index is sent as it is.
     let cache_key = (r.method == Method::GET || r.method == Method::HEAD)

@@ -35,6 +35,8 @@ pub struct AppState {
     index: RwLock<Arc<Index>>,
     watch: Mutex<Watch>,
     ready: AtomicBool,
+    /// Why the last read of the store failed, until one succeeds.
+    problem: Mutex<Option<String>>,
     started: Instant,
     /// Milliseconds after `started` of the last look at `bundles/`.
     last_check_ms: AtomicU64,
@@ -48,6 +50,17 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// Whether this server speaks TLS (the scheme of URLs it builds from `Host`).
     pub tls: bool,
+}
+
+/// Whether the server can answer from the store yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    /// The store was read; it holds this many bundles.
+    Ready { bundles: usize },
+    /// The first read has not finished.
+    Reading,
+    /// The store could not be read, for this reason; tried again.
+    Failing(String),
 }
 
 #[derive(Default)]
@@ -91,6 +104,7 @@ impl AppState {
             index: RwLock::new(Arc::new(Index::default())),
             watch: Mutex::new(Watch::default()),
             ready: AtomicBool::new(false),
+            problem: Mutex::new(None),
             started: Instant::now(),
             last_check_ms: AtomicU64::new(0),
             json_cache: Default::default(),
@@ -107,12 +121,30 @@ impl AppState {
         self.ready.load(Ordering::Acquire)
     }
 
-    /// The index, after a cheap check that `bundles/` has not changed.
+    /// What `/readyz` answers: ready (with what is held), the store being
+    /// read for the first time, or why it cannot be read (it is tried
+    /// again at every look, so this never sticks once the cause is gone).
+    pub fn readiness(&self) -> Readiness {
+        let index = self.index();
+        if let Some(why) = self.problem.lock().ok().and_then(|p| p.clone())
+            && !self.is_ready()
+        {
+            return Readiness::Failing(why);
+        }
+        if !self.is_ready() {
+            return Readiness::Reading;
+        }
+        Readiness::Ready {
+            bundles: index.bundles.len(),
+        }
+    }
+
+    /// The index, after a cheap check that `bundles/` has not changed
+    /// (or, until the store was read once, another try at reading it).
     pub fn index(&self) -> Arc<Index> {
         let now = self.started.elapsed().as_millis() as u64;
         let last = self.last_check_ms.load(Ordering::Relaxed);
-        if self.is_ready()
-            && now.saturating_sub(last) >= CHECK_EVERY_MS
+        if now.saturating_sub(last) >= CHECK_EVERY_MS
             && self
                 .last_check_ms
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
@@ -157,6 +189,13 @@ impl AppState {
             Ok(ids) => ids,
             Err(e) => {
                 tracing::error!(error = %e, "cannot list the bundles held; serving the previous index");
+                self.metrics.reload_errors.inc();
+                // Look again next time, whatever the folder's times say.
+                watch.mtime = None;
+                watch.state_mtime = None;
+                if let Ok(mut p) = self.problem.lock() {
+                    *p = Some(e.to_string());
+                }
                 return;
             }
         };
@@ -211,6 +250,9 @@ impl AppState {
             *slot = Arc::new(index);
         }
         watch.files = files;
+        if let Ok(mut p) = self.problem.lock() {
+            *p = None;
+        }
         self.ready.store(true, Ordering::Release);
     }
 }

@@ -7,4 +7,5 @@ mod hub;
 mod misc;
 mod pypi;
 mod pypi_clients;
+mod readiness;
 mod traversal;
