@@ -797,7 +797,9 @@ fn a_killed_run_resumes_from_its_bundle() {
     let fetched = report["bytes_downloaded"].as_u64().unwrap();
     let reused = report["bytes_reused"].as_u64().unwrap();
     assert!(fetched <= total - 100_000, "{report}");
-    assert_eq!(fetched + reused + 100_000, total, "{report}");
+    // The 100000 bytes the killed run wrote count as reused: the counts add up.
+    assert!(reused >= 100_000, "{report}");
+    assert_eq!(fetched + reused, total, "{report}");
     assert!(!temp.exists());
     let listed = tool("tar", &["-tf", "b.tar"], d.path());
     assert_eq!(

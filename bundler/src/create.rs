@@ -222,12 +222,7 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
             .map_or(0, |d| d.prerequisites.iter().map(|p| p.size).sum()),
         repairs: manifest.delta.as_ref().map_or(0, |d| d.repairs.len()),
         bytes_downloaded: fetched.iter().map(|f| f.downloaded).sum::<u64>() + written.downloaded,
-        bytes_reused: fetched
-            .iter()
-            .filter(|f| f.reused)
-            .map(|f| f.size)
-            .sum::<u64>()
-            + written.reused,
+        bytes_reused: fetched.iter().map(Fetched::bytes_reused).sum::<u64>() + written.reused,
         gaps: manifest.gaps.clone(),
         signed_by: series.key.as_ref().map(|k| k.key_id()),
         channel: manifest.channel().to_string(),
@@ -337,7 +332,7 @@ impl WriteCtx<'_> {
         Ok(Written {
             manifest: manifest.clone(),
             downloaded: fetched.iter().map(|f| f.downloaded).sum(),
-            reused: fetched.iter().filter(|f| f.reused).map(|f| f.size).sum(),
+            reused: fetched.iter().map(Fetched::bytes_reused).sum(),
             volumes: None,
         })
     }
@@ -377,7 +372,7 @@ impl WriteCtx<'_> {
         Ok(Written {
             manifest: written.manifest.clone(),
             downloaded: fetched.iter().map(|f| f.downloaded).sum(),
-            reused: fetched.iter().filter(|f| f.reused).map(|f| f.size).sum(),
+            reused: fetched.iter().map(Fetched::bytes_reused).sum(),
             volumes: Some(written),
         })
     }
@@ -519,9 +514,11 @@ fn sources(
         let label = d
             .as_ref()
             .map_or_else(|| format!("blob {sha}"), |d| d.label.clone());
-        // The small files were counted when they were fetched.
+        // The small files were counted when they were fetched (downloaded
+        // or reused), so they are not counted again here.
         let (source, prefix, reused) = match (have, small.get(sha.as_str())) {
-            (Have::Complete, _) => (Source::Done, None, true),
+            (Have::Complete, Some(_)) => (Source::Done, None, false),
+            (Have::Complete, None) => (Source::Done, None, true),
             (Have::Prefix(n, h), Some(b)) => (Source::File(b.path.clone()), Some((n, h)), false),
             (Have::Prefix(n, h), None) => (Source::Net, Some((n, h)), false),
             (Have::None, Some(b)) => (Source::File(b.path.clone()), None, false),

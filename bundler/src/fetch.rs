@@ -54,6 +54,18 @@ pub struct Fetched {
     pub reused: bool,
 }
 
+impl Fetched {
+    /// Bytes that did not come over the network in this run: the whole
+    /// file from the cache, or what an earlier run had written of it.
+    pub fn bytes_reused(&self) -> u64 {
+        if self.reused {
+            self.size
+        } else {
+            self.size.saturating_sub(self.downloaded)
+        }
+    }
+}
+
 /// Fetches every download, `jobs` at a time; the results come back in the
 /// order given. The first failure stops the rest (their partial files stay
 /// in the cache for the next run).
@@ -146,7 +158,7 @@ pub async fn fetch_one(
                 item.retry(attempt, &e.to_string());
                 None
             } else {
-                Some(CreateError::Http(e))
+                Some(CreateError::Http(e.tried(attempt)))
             }
         };
         let range = (offset > 0).then_some((offset, None));

@@ -33,6 +33,9 @@ use crate::spec::LlmgwSpec;
 
 pub const SUMS: &str = "SHA256SUMS";
 pub const MINISIG: &str = "SHA256SUMS.minisig";
+/// What `bundle create` says to do about a key it does not trust.
+const TRUST_FIX: &str = "if you trust that key, give its public key file with --trust KEY.pub \
+                         (repeatable)";
 
 /// What an asset name says about the machine it is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +159,7 @@ pub async fn plan(
     let key_id = signing::verify_with_trusted(&format!("{who} {SUMS}"), &sums_bytes, &sig, &keys)
         .map_err(|source| CreateError::Signature {
         what: format!("--llmgw {}", spec.version),
-        error: Box::new(source),
+        error: Box::new(source.with_fix(TRUST_FIX)),
     })?;
     // Import refuses a signature made for another tag; so does create.
     signing::check_release_comment(&format!("{who} {SUMS}"), &sig, &tag).map_err(|source| {

@@ -178,7 +178,7 @@ async fn fetch(
             *attempt += 1;
             Ok(wait)
         } else {
-            Err(CreateError::Http(e))
+            Err(CreateError::Http(e.tried(*attempt)))
         }
     };
     while at < end {

@@ -40,7 +40,7 @@ use serde::Deserialize;
 use crate::error::CreateError;
 
 /// The architectures the recipe table publishes Linux builds for.
-pub const KNOWN_ARCHES: [&str; 2] = ["amd64", "arm64"];
+pub const KNOWN_ARCHES: [&str; 2] = llmgw_shared::recipe::ARCHES;
 
 pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
 /// Where uv's `download-metadata.json` is read from, at uv's tag.
@@ -256,11 +256,8 @@ impl CreateSpec {
         let mut arches: Vec<String> = Vec::new();
         for a in list(flags.arch, file.arch) {
             for a in a.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-                if !KNOWN_ARCHES.contains(&a) {
-                    return Err(usage(format!(
-                        "--arch {a}: not an architecture llmgw builds bundles for; use {}",
-                        KNOWN_ARCHES.join(" or ")
-                    )));
+                if let Some(problem) = llmgw_shared::recipe::arch_problem(a) {
+                    return Err(usage(format!("--arch {a}: {problem}")));
                 }
                 if !arches.iter().any(|x| x == a) {
                     arches.push(a.to_string());

@@ -50,7 +50,7 @@ pub struct StreamBlob {
 pub struct Stats {
     pub downloaded: u64,
     /// Whole blobs from the cache or the earlier run's file (those marked
-    /// `reused`).
+    /// `reused`), and the part of a download an earlier run had written.
     pub reused: u64,
 }
 
@@ -157,7 +157,10 @@ impl Stream<'_> {
                 let keep = b.keep;
                 let item = self.progress.item(&label, size);
                 if off > 0 {
+                    // What an earlier run wrote of it counts as reused, so
+                    // downloaded + reused is the bundle's size.
                     item.resumed(off);
+                    stats.reused += off;
                 }
                 let mut tee = match keep {
                     true => self.tee(&sha, off)?,

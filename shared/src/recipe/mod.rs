@@ -364,6 +364,36 @@ pub fn installable() -> Vec<&'static str> {
         .collect()
 }
 
+/// The architectures the table publishes builds for, by Go's names.
+pub const ARCHES: [&str; 2] = ["amd64", "arm64"];
+
+/// Go's name for an architecture known by another (`x86_64`, `aarch64`,
+/// as `uname -m` prints them), for a hint; `None` for a name that is Go's
+/// already or no architecture the table knows.
+pub fn go_arch_name(name: &str) -> Option<&'static str> {
+    match name.to_ascii_lowercase().as_str() {
+        "x86_64" | "x86-64" | "x64" | "amd" | "intel64" => Some("amd64"),
+        "aarch64" | "arm" | "armv8" | "arm64v8" => Some("arm64"),
+        _ => None,
+    }
+}
+
+/// Why `arch` is not one of [`ARCHES`], with the name to use instead
+/// when it is another spelling of one; `None` when it is one. The caller
+/// names `arch` (`--arch x86_64: …`).
+pub fn arch_problem(arch: &str) -> Option<String> {
+    if ARCHES.contains(&arch) {
+        return None;
+    }
+    Some(match go_arch_name(arch) {
+        Some(go) => format!("that is {go} here (Go's name for it); use {go}"),
+        None => format!(
+            "not an architecture the recipe table has builds for; use {}",
+            ARCHES.join(" or ")
+        ),
+    })
+}
+
 /// Packages by packaging family, from a literal table.
 fn packages(by_family: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
     by_family
