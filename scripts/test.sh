@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust unit and end-to-end tests (which drive the real
 # huggingface_hub clients, minisign, tar and zstd), the deployment checks,
-# and the demo twice (it must never flake).
+# the man pages, README.md's walkthrough, and the demo twice (it must never
+# flake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -19,6 +20,30 @@ cargo test --workspace --locked
 if [ -x deploy/check.sh ]; then
   deploy/check.sh
 fi
+
+# The man pages, built from the same definitions as --help: one page per
+# command, each rendered by man (or groff) without a warning.
+LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/debug/llmgw
+man_dir=$(mktemp -d /tmp/llmgw-man.XXXXXX)
+"$LLMGW" manpage --dir "$man_dir" >"$man_dir/list"
+for page in llmgw llmgw-recipe-candidates llmgw-bundle-create llmgw-bundle-import \
+            llmgw-bundle-trust-add llmgw-mirror-serve llmgw-completions llmgw-manpage; do
+  grep -qx "$man_dir/$page.1" "$man_dir/list" || { echo "test.sh: no man page $page.1" >&2; exit 1; }
+done
+for f in "$man_dir"/*.1; do
+  if command -v groff >/dev/null; then
+    warnings=$(groff -k -man -Tutf8 -ww -z "$f" 2>&1)
+    [ -z "$warnings" ] || { echo "test.sh: $f: $warnings" >&2; exit 1; }
+  fi
+  if command -v man >/dev/null; then
+    MANWIDTH=100 man -l "$f" >/dev/null
+  fi
+done
+echo "man pages: $(grep -c . "$man_dir/list") built and rendered"
+rm -rf "$man_dir"
+
+# README.md's five-minute walkthrough, exactly as written.
+scripts/walkthrough.sh
 
 log=$(mktemp /tmp/llmgw-demo-log.XXXXXX)
 trap 'rm -f "$log"' EXIT

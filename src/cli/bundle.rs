@@ -3,6 +3,8 @@
 
 use clap::Subcommand;
 
+use super::help;
+
 // Parsed once per run: the size difference between variants costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
@@ -19,8 +21,8 @@ pub enum BundleCommand {
     Verify(super::import::VerifyArgs),
     /// Show what a bundle's manifest claims, UNVERIFIED.
     Inspect(super::import::InspectArgs),
-    /// The minisign keys a store trusts for llmgw releases.
-    #[command(subcommand)]
+    /// The minisign keys a store trusts for llmgw releases or for bundles.
+    #[command(subcommand, after_help = help::after(help::TRUST, help::EXIT_CODES))]
     Trust(super::import::TrustCommand),
 }
 

@@ -33,7 +33,7 @@ Exit codes:
      (an unknown engine, a bad version, an --index no environment uses)";
 
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::help::after_notes(super::help::CREATE, AFTER_HELP))]
 pub struct CreateArgs {
     /// The bundle to write: PATH.tar, PATH.tar.zst, or a directory.
     #[arg(long, value_name = "PATH")]
@@ -227,9 +227,21 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
             d.to_text()
         });
     }
-    let report = rt
-        .block_on(llmgw_bundler::create(&spec, &opts))
-        .map_err(classify)?;
+    let report = rt.block_on(async {
+        tokio::select! {
+            r = llmgw_bundler::create(&spec, &opts) => r.map_err(classify),
+            _ = tokio::signal::ctrl_c() => Err(stopped(&spec.out)),
+        }
+    });
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            // Downloads and the writer stop with the process; what they
+            // wrote is what the next run carries on from.
+            rt.shutdown_background();
+            return Err(e);
+        }
+    };
 
     if !report.gaps.is_empty() {
         eprintln!(
@@ -287,6 +299,20 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     } else {
         super::print(&format!("{}\n", report.manifest_sha256))
     }
+}
+
+/// Ctrl-C: the run stops where it is, and says how to carry on.
+fn stopped(out: &std::path::Path) -> anyhow::Error {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
+    let partial = name.map(|n| out.with_file_name(format!(".{n}.partial")));
+    let kept = match partial {
+        Some(p) if p.is_file() => format!(" (what was written so far is in {})", p.display()),
+        _ => String::new(),
+    };
+    super::Interrupted(format!(
+        "stopped; run the same command again to resume{kept}"
+    ))
+    .into()
 }
 
 /// Where the password of an encrypted signing key comes from:

@@ -21,22 +21,22 @@ bundle carry more, or import name what is missing.
 Exit codes: 0 written, 1 failed (the reason is on stderr), 2 usage error.";
 
 #[derive(Args, Debug)]
-#[command(after_help = HAVE_HELP)]
+#[command(after_help = super::help::after_notes(super::help::HAVE, HAVE_HELP))]
 pub struct HaveArgs {
-    #[arg(long, env = "LLMGW_STORE")]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: super::StoreArg,
     /// Where to write the list (replaced whole if it exists).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 }
 
 pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store);
+    let store = Store::at(&a.store.path);
     if !store.bundles_dir().is_dir() {
         anyhow::bail!(
             "{} is not a mirror store (no bundles/ folder); give the --store that `llmgw bundle \
              import` fills",
-            a.store.display()
+            a.store.path.display()
         );
     }
     let _lock =

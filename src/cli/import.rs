@@ -7,20 +7,18 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use llmgw_mirror::import::{self, ImportOutcome, ImportReport};
 use llmgw_mirror::inspect::{self, Summary, human_bytes};
+use llmgw_mirror::new_store::NewStore;
 use llmgw_mirror::progress::Terminal;
 use llmgw_mirror::store::Store;
 use llmgw_mirror::trust::{self, Added};
 use llmgw_mirror::verify::{self, HashOnly, Outcome};
 use serde_json::json;
 
-use super::print;
-
-/// Exit codes, shown under every command's --help.
-pub const EXIT_CODES: &str = "Exit codes: 0 done (also: already imported), 1 refused or failed \
-                              (the reason is on stderr), 2 usage error.";
+use super::help::{self, EXIT_CODES, IMPORT_EXIT_CODES};
+use super::{StoreArg, print};
 
 #[derive(Args, Debug)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = help::after(help::IMPORT, IMPORT_EXIT_CODES))]
 pub struct ImportArgs {
     /// The bundle: a .tar, a .tar.zst or a directory, as `bundle create` wrote it; or any
     /// volumes of a set written with --volume-size, in any order, over several runs (exit 0
@@ -36,9 +34,8 @@ pub struct ImportArgs {
     /// held, but nodes keep being served the newer one); logged.
     #[arg(long)]
     pub allow_rollback: bool,
-    /// The mirror store to add the bundle to.
-    #[arg(long, env = "LLMGW_STORE")]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// When a delta is refused because the store lacks blobs it relies on, write them
     /// here (a need-list) for `llmgw bundle create … --need FILE`.
     #[arg(long, value_name = "need.json")]
@@ -49,7 +46,7 @@ pub struct ImportArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = help::after(help::VERIFY, EXIT_CODES))]
 pub struct VerifyArgs {
     /// The bundle: a .tar, a .tar.zst or a directory; or one or more volumes of a set
     /// written with --volume-size (each checked on its own).
@@ -69,7 +66,7 @@ pub struct VerifyArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = help::after(help::INSPECT, EXIT_CODES))]
 pub struct InspectArgs {
     /// The bundle: a .tar, a .tar.zst or a directory.
     pub bundle: PathBuf,
@@ -81,35 +78,35 @@ pub struct InspectArgs {
 #[derive(Subcommand, Debug)]
 pub enum TrustCommand {
     /// Trust a minisign public key (as `minisign -G` writes it) for llmgw releases or bundles.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = help::after(help::TRUST_ADD, EXIT_CODES))]
     Add {
         /// The public key file.
         key: PathBuf,
         /// release: llmgw's SHA256SUMS; bundle: manifest.json.minisig of bundles.
         #[arg(long, value_enum, default_value_t)]
         role: super::signed::RoleArg,
-        #[arg(long, env = "LLMGW_STORE")]
-        store: PathBuf,
+        #[command(flatten)]
+        store: StoreArg,
     },
     /// List the trusted keys.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = help::after(help::TRUST_LIST, EXIT_CODES))]
     List {
-        #[arg(long, env = "LLMGW_STORE")]
-        store: PathBuf,
+        #[command(flatten)]
+        store: StoreArg,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Stop trusting a key (bundles already imported stay).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = help::after(help::TRUST_REMOVE, EXIT_CODES))]
     Remove {
         /// The key id, as `trust list` or minisign prints it.
         key_id: String,
         /// The role to stop trusting it for.
         #[arg(long, value_enum, default_value_t)]
         role: super::signed::RoleArg,
-        #[arg(long, env = "LLMGW_STORE")]
-        store: PathBuf,
+        #[command(flatten)]
+        store: StoreArg,
     },
 }
 
@@ -130,7 +127,7 @@ fn parse_sha256_arg(s: &str) -> Result<String, String> {
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store);
+    let store = Store::at(&a.store.path);
     let progress = Terminal::new("importing");
     let opts = import::ImportOptions {
         allow_rollback: a.allow_rollback,
@@ -140,15 +137,30 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
         return super::volumes::run_import(&store, &a, &opts, &progress);
     }
     let bundle = a.bundle[0].clone();
+    let made = NewStore::create(&store).map_err(super::flat)?;
     let outcome = match import::import_with(&store, &bundle, a.sha256.as_deref(), &opts, &progress)
     {
         Ok(o) => o,
         Err(e) => {
             let written = need_out(&e, a.need_out.as_deref())?;
-            anyhow::bail!("import of {} refused: {e}{written}", bundle.display());
+            let e = match e {
+                import::ImportError::Verify(v) => {
+                    import::ImportError::Verify(v.with_trust_fix(format!(
+                        "if you trust that key, add it with `llmgw bundle trust add KEY.pub \
+                         --store {}`",
+                        a.store.path.display()
+                    )))
+                }
+                other => other,
+            };
+            let undone = undo_note(made);
+            anyhow::bail!(
+                "import of {} refused: {e}{undone}{written}",
+                bundle.display()
+            );
         }
     };
-    print_outcome(&a.store, a.json, outcome)
+    print_outcome(&a.store.path, a.json, outcome)
 }
 
 /// `--need-out`: when a delta was refused for blobs the store lacks, writes
@@ -212,6 +224,15 @@ pub fn print_outcome(
                 ))
             }
         }
+    }
+}
+
+/// Removes a store folder this refused run made (a mistyped `--store`
+/// leaves nothing behind), and says so.
+fn undo_note(made: NewStore) -> String {
+    match made.undo() {
+        Some(p) => format!(" (removed {}, which this run had made)", p.display()),
+        None => String::new(),
     }
 }
 
@@ -288,7 +309,12 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
         .map_err(super::flat)?;
     let progress = Terminal::new("verifying");
     let outcome = verify::check_bundle(&bundle, &a.sha256, &keys, &mut HashOnly, &progress)
-        .map_err(|e| anyhow::anyhow!("bundle {} refused: {e}", bundle.display()))?;
+        .map_err(|e| {
+            let e = e.with_trust_fix(
+                "if you trust that key, give its public key file with --trust KEY.pub (repeatable)",
+            );
+            anyhow::anyhow!("bundle {} refused: {e}", bundle.display())
+        })?;
     let Outcome::Verified(v) = outcome else {
         anyhow::bail!("the check stopped early");
     };
@@ -345,9 +371,12 @@ pub fn run_inspect(a: InspectArgs) -> anyhow::Result<()> {
 pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
     match cmd {
         TrustCommand::Add { key, store, role } => {
-            let store = Store::at(&store);
+            let store = Store::at(&store.path);
             let role = trust::Role::from(role);
-            match trust::add(&store, &key, role).map_err(super::flat)? {
+            let made = NewStore::create(&store).map_err(super::flat)?;
+            let added = trust::add(&store, &key, role)
+                .map_err(|e| anyhow::anyhow!("{e}{}", undo_note(made)))?;
+            match added {
                 Added::New(id) => print(&format!(
                     "trusting key {id} for {} ({})\n",
                     match role {
@@ -360,7 +389,7 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
             }
         }
         TrustCommand::List { store, json } => {
-            let store = Store::at(&store);
+            let store = Store::at(&store.path);
             let mut keys = Vec::new();
             for role in [trust::Role::Release, trust::Role::Bundle] {
                 for (p, k) in trust::load_role(&store, role).map_err(super::flat)? {
@@ -388,8 +417,8 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
             store,
             role,
         } => {
-            let id =
-                trust::remove(&Store::at(&store), &key_id, role.into()).map_err(super::flat)?;
+            let id = trust::remove(&Store::at(&store.path), &key_id, role.into())
+                .map_err(super::flat)?;
             print(&format!("key {id} is no longer trusted\n"))
         }
     }

@@ -17,7 +17,7 @@ pub enum MirrorCommand {
     Policy(super::signed::PolicyArgs),
     /// Write what the store holds (have.json) for `bundle create --have`.
     Have(super::have::HaveArgs),
-    /// Serve the store over GitHub-release and Hugging Face Hub compatible HTTP.
+    /// Serve the store to nodes over GitHub-release, Hugging Face Hub and package-index HTTP.
     Serve(super::serve::ServeArgs),
 }
 

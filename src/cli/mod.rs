@@ -2,7 +2,9 @@
 
 pub mod bundle;
 pub mod create;
+pub mod docs;
 pub mod have;
+pub mod help;
 pub mod import;
 pub mod mirror;
 pub mod recipe;
@@ -13,8 +15,10 @@ pub mod store;
 pub mod volumes;
 
 use std::io::{ErrorKind, Write};
+use std::path::PathBuf;
 
 use anyhow::Context;
+use clap::Args;
 
 /// Writes a command's output to stdout. A reader that went away (`| head`)
 /// is not a failure of the command.
@@ -42,8 +46,30 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Stopped by Ctrl-C: `main` exits 130, as a shell does for SIGINT.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// An error as one line: library errors already name their cause in their
 /// message, so printing the chain of sources too would repeat it.
 pub fn flat(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("{e}")
+}
+
+/// `--store DIR`, declared once and flattened into every command that
+/// works on a store, so that each says the same about it.
+#[derive(Args, Debug, Clone)]
+pub struct StoreArg {
+    /// The mirror store: the folder `bundle import` adds bundles to and `mirror serve`
+    /// serves (made by the first `bundle import` or `bundle trust add`).
+    #[arg(id = "store", long = "store", env = "LLMGW_STORE", value_name = "DIR")]
+    pub path: PathBuf,
 }

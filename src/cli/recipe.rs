@@ -3,19 +3,24 @@
 //! nodes work from, for checking them by hand.
 
 use anyhow::Context;
-use clap::{Args, Subcommand, builder::NonEmptyStringValueParser};
+use clap::{Args, Subcommand};
 use llmgw_shared::recipe::{self, Build, Environment, Host};
+
+use super::help;
 
 #[derive(Subcommand, Debug)]
 pub enum RecipeCommand {
     /// The builds a machine like the one described may run, best first, or
     /// why none can.
+    #[command(after_help = help::after(help::CANDIDATES, help::RECIPE_EXIT_CODES))]
     Candidates(CandidatesArgs),
     /// Every build of an engine version published for an architecture: what
     /// an offline bundle carries (llama.cpp and uv only).
+    #[command(after_help = help::after(help::BUILDS, help::RECIPE_EXIT_CODES))]
     Builds(BuildsArgs),
     /// Every Python environment of vLLM or SGLang a node of an architecture
     /// may be given: what an offline bundle carries for them.
+    #[command(after_help = help::after(help::ENVIRONMENTS, help::RECIPE_EXIT_CODES))]
     Environments(BuildsArgs),
 }
 
@@ -25,19 +30,19 @@ pub struct CandidatesArgs {
     pub engine: String,
     /// The engine's version, as its releases name it: b6123, 0.20.0.
     pub version: String,
-    /// The machine's architecture: amd64 or arm64.
-    #[arg(long)]
+    /// The machine's architecture, by Go's name: amd64 or arm64.
+    #[arg(long, value_parser = parse_arch)]
     pub arch: String,
     /// The machine's NVIDIA driver version (550.54.15). Leave it out for a
     /// machine with no NVIDIA GPU.
-    #[arg(long, value_parser = NonEmptyStringValueParser::new())]
+    #[arg(long, value_parser = parse_driver)]
     pub driver: Option<String>,
     /// The compute capability of the machine's oldest NVIDIA GPU (8.6);
     /// unknown when left out.
     #[arg(long, value_parser = parse_compute_capability, requires = "driver")]
     pub cc: Option<f64>,
     /// Only this build (cuda-12.8, cu129), as chosen for a node.
-    #[arg(long)]
+    #[arg(long, value_name = "VARIANT")]
     pub variant: Option<String>,
     /// Print a JSON array of builds instead of a table.
     #[arg(long)]
@@ -50,8 +55,8 @@ pub struct BuildsArgs {
     pub engine: String,
     /// The engine's version, as its releases name it: b6123, 0.20.1.
     pub version: String,
-    /// The architecture the builds are for: amd64 or arm64.
-    #[arg(long)]
+    /// The architecture the builds are for, by Go's name: amd64 or arm64.
+    #[arg(long, value_parser = parse_arch)]
     pub arch: String,
     /// Print a JSON array instead of a table.
     #[arg(long)]
@@ -97,6 +102,29 @@ fn to_json<T: serde::Serialize>(items: &[T]) -> anyhow::Result<String> {
     let mut s = serde_json::to_string_pretty(items).context("writing the answer as JSON")?;
     s.push('\n');
     Ok(s)
+}
+
+/// `--arch`: Go's names only, with the one to use for `uname -m`'s.
+fn parse_arch(s: &str) -> Result<String, String> {
+    match recipe::arch_problem(s) {
+        None => Ok(s.to_string()),
+        Some(problem) => Err(problem),
+    }
+}
+
+/// `--driver`: a version as nvidia-smi prints it, 1 to 3 numbers with dots
+/// (550, 550.54, 550.54.15).
+fn parse_driver(s: &str) -> Result<String, String> {
+    let parts: Vec<&str> = s.split('.').collect();
+    let number = |p: &&str| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit());
+    if parts.len() > 3 || !parts.iter().all(number) {
+        return Err(format!(
+            "{s:?} is not an NVIDIA driver version; give it as `nvidia-smi \
+             --query-gpu=driver_version --format=csv,noheader` prints it, such as 550.54.15, \
+             or leave --driver out for a machine with no NVIDIA GPU"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 /// A compute capability is major.minor with one digit of minor, as NVIDIA
@@ -219,6 +247,43 @@ fn or_dash(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::parse_compute_capability as cc;
+    use super::{parse_arch, parse_driver};
+
+    #[test]
+    fn arches_are_go_names_and_others_get_a_hint() {
+        assert_eq!(parse_arch("amd64").as_deref(), Ok("amd64"));
+        assert_eq!(parse_arch("arm64").as_deref(), Ok("arm64"));
+        assert!(parse_arch("x86_64").unwrap_err().contains("use amd64"));
+        assert!(parse_arch("aarch64").unwrap_err().contains("use arm64"));
+        assert!(
+            parse_arch("riscv64")
+                .unwrap_err()
+                .contains("amd64 or arm64")
+        );
+    }
+
+    #[test]
+    fn drivers_are_dotted_numbers() {
+        for good in ["550", "550.54", "550.54.15", "9999"] {
+            assert_eq!(parse_driver(good).as_deref(), Ok(good));
+        }
+        for bad in [
+            "",
+            "abc",
+            "550.",
+            ".54",
+            "550.54.15.1",
+            "550 ",
+            "v550",
+            "5-5",
+        ] {
+            let e = parse_driver(bad).unwrap_err();
+            assert!(
+                e.contains("is not an NVIDIA driver version"),
+                "{bad:?}: {e}"
+            );
+        }
+    }
 
     #[test]
     fn compute_capabilities_are_major_dot_minor() {

@@ -1,24 +1,29 @@
 //! `llmgw mirror serve`: the store over GitHub-release and Hugging Face Hub
 //! compatible HTTP.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 use llmgw_mirror::serve::conn::{ConnLimits, default_max_connections};
+use llmgw_mirror::serve::store_check::Held;
 use llmgw_mirror::serve::{ServeConfig, TlsFiles, start};
+
+use super::StoreArg;
+use super::help;
 
 /// Serve the store to nodes: GitHub releases, the Hugging Face Hub API,
 /// `/v1/index`, `/healthz`, `/readyz` and `/metrics`.
 #[derive(Args, Debug)]
+#[command(after_help = help::after(help::SERVE, help::SERVE_EXIT_CODES))]
 pub struct ServeArgs {
-    /// The mirror store (made by `llmgw bundle import`).
-    #[arg(long, env = "LLMGW_STORE", value_name = "DIR")]
-    pub store: PathBuf,
-    /// Address and port to listen on.
-    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Address and port to listen on: an IP address (0.0.0.0 for every interface) or a
+    /// host name that resolves to one (localhost:8080).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// The base URL nodes reach this mirror at, used in the URLs of JSON
     /// answers; without it, X-Forwarded-Proto/Host or Host are used.
@@ -46,8 +51,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async move {
+        let store = args.store.path;
         let cfg = ServeConfig {
-            store: args.store.clone(),
+            store: store.clone(),
             listen: args.listen,
             public_url: args.public_url,
             tls: args
@@ -62,11 +68,19 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 ..ConnLimits::default()
             },
         };
-        let running = start(cfg).await?;
+        let running = start(cfg).await.map_err(super::flat)?;
+        if running.held == Held::Empty {
+            eprintln!(
+                "llmgw: the store {} holds no bundles yet: every file request gets 404 until one \
+                 is imported (`llmgw bundle import BUNDLE --store {}`; served without a restart)",
+                store.display(),
+                store.display()
+            );
+        }
         // One line on stdout that scripts can read the address from.
         super::print(&format!(
             "llmgw mirror serving {} on {}\n",
-            args.store.display(),
+            store.display(),
             running.url()
         ))?;
         shutdown_signal().await;
@@ -74,6 +88,34 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         running.shutdown(Duration::from_secs(10)).await?;
         Ok(())
     })
+}
+
+/// `--listen`: ADDRESS:PORT, where the address may be a host name
+/// (`localhost:8080`); a name is resolved and its first IPv4 address used
+/// (else its first).
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let give =
+        "give ADDRESS:PORT, such as 127.0.0.1:8080, 0.0.0.0:8080, [::]:8080 or localhost:8080";
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return Err(format!("{s:?} has no port; {give}"));
+    };
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(format!("{s:?} is not an address and port; {give}"));
+    }
+    // IPv4 first: a container without IPv6 cannot bind ::1.
+    let addrs: Vec<SocketAddr> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host:?} ({e}); {give}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("{host:?} resolves to no address; {give}"))
 }
 
 /// Ctrl-C or SIGTERM (what Kubernetes sends).

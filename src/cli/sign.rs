@@ -21,7 +21,7 @@ Exit codes: 0 signed; 1 reading or writing failed; 2 usage: not a bundle, no seq
 a key that cannot be used";
 
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::help::after_notes(super::help::SIGN, AFTER_HELP))]
 pub struct SignArgs {
     /// The bundle: NAME.tar, NAME.tar.zst or a directory.
     #[arg(value_name = "BUNDLE")]

@@ -1,8 +1,6 @@
 //! The signed-bundle side of the CLI: `mirror policy`, the `--role` of
 //! trusted keys, and the clock import judges expiry by.
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 use llmgw_mirror::series::Policy;
 use llmgw_mirror::store::Store;
@@ -31,7 +29,9 @@ impl From<RoleArg> for Role {
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum Setting {
+    /// Refuse bundles not signed by a key trusted for bundles.
     RequireSignature,
+    /// Refuse bundles past their `expires` (else warn).
     EnforceExpiry,
 }
 
@@ -45,21 +45,25 @@ const POLICY_HELP: &str = "\
 require-signature on: import refuses a bundle without manifest.json.minisig from a key
   trusted for bundles (`bundle trust add KEY.pub --role bundle`), even with --sha256.
 enforce-expiry on: import refuses a bundle past its `expires` (otherwise it warns).
-Kept in STORE/state/policy.json. Without SETTING, prints the policy.";
+Kept in STORE/state/policy.json. Without SETTING, prints the policy.
+
+Exit codes: 0 done, 1 the store cannot be read or written (the reason is on stderr),
+2 usage error.";
 
 #[derive(Args, Debug)]
-#[command(after_help = POLICY_HELP)]
+#[command(after_help = super::help::after_notes(super::help::POLICY, POLICY_HELP))]
 pub struct PolicyArgs {
-    /// The setting to change.
+    /// The setting to change (leave out to print the policy).
     #[arg(requires = "value")]
     pub setting: Option<Setting>,
+    /// The new value: on or off.
     pub value: Option<OnOff>,
-    #[arg(long, env = "LLMGW_STORE")]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: super::StoreArg,
 }
 
 pub fn run_policy(a: PolicyArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store);
+    let store = Store::at(&a.store.path);
     let mut policy = Policy::load(&store).map_err(super::flat)?;
     if let (Some(setting), Some(value)) = (a.setting, a.value) {
         let on = matches!(value, OnOff::On);

@@ -1,7 +1,5 @@
 //! `llmgw mirror list | gc | remove | verify`: looking after a mirror store.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use llmgw_mirror::gc;
 use llmgw_mirror::inspect::{Summary, human_bytes};
@@ -9,24 +7,24 @@ use llmgw_mirror::progress::Terminal;
 use llmgw_mirror::store::Store;
 use llmgw_mirror::store_verify;
 
-use super::import::EXIT_CODES;
-use super::print;
+use super::help::{self, EXIT_CODES};
+use super::{StoreArg, print};
 
 #[derive(Args, Debug)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = help::after(help::LIST, help::LIST_EXIT_CODES))]
 pub struct ListArgs {
-    #[arg(long, env = "LLMGW_STORE")]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = help::after(help::GC, EXIT_CODES))]
 pub struct GcArgs {
-    #[arg(long, env = "LLMGW_STORE")]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Only say what would be removed.
     #[arg(long)]
     pub dry_run: bool,
@@ -36,32 +34,29 @@ pub struct GcArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = help::after(help::REMOVE, EXIT_CODES))]
 pub struct RemoveArgs {
     /// The bundle's manifest sha256, or a unique prefix of it.
     pub sha256: String,
-    #[arg(long, env = "LLMGW_STORE")]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
 }
 
 #[derive(Args, Debug)]
-#[command(
-    after_help = "Exit codes: 0 every blob and manifest is intact, 1 damage found (each \
-                        damaged file is named on stdout) or the check failed, 2 usage error."
-)]
+#[command(after_help = help::after(help::STORE_VERIFY, help::STORE_VERIFY_EXIT_CODES))]
 pub struct VerifyStoreArgs {
-    #[arg(long, env = "LLMGW_STORE")]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store);
+    let store = Store::at(&a.store.path);
     let bundles = store
         .read_each()
-        .map_err(|e| anyhow::anyhow!("reading the store {}: {e}", a.store.display()))?;
+        .map_err(|e| anyhow::anyhow!("reading the store {}: {e}", a.store.path.display()))?;
     let mut summaries: Vec<Summary> = Vec::new();
     let mut damaged: Vec<String> = Vec::new();
     for (id, m) in &bundles {
@@ -75,7 +70,7 @@ pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
     } else if summaries.is_empty() && damaged.is_empty() {
         print(&format!(
             "the store {} holds no bundles\n",
-            a.store.display()
+            a.store.path.display()
         ))?;
     } else {
         let mut out = String::new();
@@ -96,12 +91,12 @@ pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
          repair it (`llmgw mirror verify` checks the rest)",
         damaged.len(),
         bundles.len(),
-        a.store.display()
+        a.store.path.display()
     )
 }
 
 pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store);
+    let store = Store::at(&a.store.path);
     let r = gc::gc(&store, a.dry_run).map_err(super::flat)?;
     if a.json {
         return print(&format!("{}\n", serde_json::to_value(&r)?));
@@ -126,14 +121,14 @@ pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
 }
 
 pub fn run_remove(a: RemoveArgs) -> anyhow::Result<()> {
-    let id = gc::remove(&Store::at(&a.store), &a.sha256).map_err(super::flat)?;
+    let id = gc::remove(&Store::at(&a.store.path), &a.sha256).map_err(super::flat)?;
     print(&format!(
         "bundle {id} removed from the mirror; run `llmgw mirror gc` to free its blobs\n"
     ))
 }
 
 pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store);
+    let store = Store::at(&a.store.path);
     let r = store_verify::verify_store(&store, &Terminal::new("checking")).map_err(super::flat)?;
     if a.json {
         print(&format!("{}\n", serde_json::to_value(&r)?))?;
@@ -167,7 +162,7 @@ pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
             "{} damaged file(s) in {}; remove the damaged blobs and import the bundles that carry \
              them again",
             r.damaged.len(),
-            a.store.display()
+            a.store.path.display()
         );
     }
     Ok(())

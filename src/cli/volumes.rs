@@ -151,7 +151,7 @@ pub fn run_import(
             for l in &lines {
                 eprintln!("{l}");
             }
-            super::import::print_outcome(&a.store, a.json, outcome)?;
+            super::import::print_outcome(&a.store.path, a.json, outcome)?;
         }
         None if a.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,
         None => print(&incomplete_text(&p, &lines))?,

@@ -1,0 +1,154 @@
+//! The text under each command's `--help`: an "Examples:" section, then
+//! what the exit codes mean where they say more than done/failed. Kept in
+//! one place so that every command has both, worded alike; the man pages
+//! (`llmgw manpage`) carry the same text.
+
+/// Examples, then the exit codes, as clap's `after_help`.
+pub fn after(examples: &str, exit_codes: &str) -> String {
+    format!(
+        "Examples:\n{}\n\n{}",
+        examples.trim_end(),
+        exit_codes.trim()
+    )
+}
+
+/// Examples, then `more` (a command's own notes, ending in its exit codes).
+pub fn after_notes(examples: &str, more: &str) -> String {
+    format!("Examples:\n{}\n\n{}", examples.trim_end(), more.trim())
+}
+
+/// Every command that only does or fails.
+pub const EXIT_CODES: &str = "Exit codes: 0 done, 1 refused or failed (the reason is on stderr), \
+                              2 usage error (a bad flag or value).";
+
+/// Import's: a bundle held already is not a failure.
+pub const IMPORT_EXIT_CODES: &str = "Exit codes: 0 done (also: already imported), 1 refused or \
+                                     failed (the reason is on stderr; the store is as before), \
+                                     2 usage error.";
+
+pub const TOP: &str = "  llmgw recipe builds llamacpp b6123 --arch amd64
+  llmgw bundle create --out site.tar.zst --arch amd64 --engine llamacpp=b6123 --model acme/tiny
+  llmgw bundle trust add llmgw-release.pub --store /srv/mirror
+  llmgw bundle import site.tar.zst --sha256 site.tar.zst.sha256 --store /srv/mirror
+  llmgw mirror serve --store /srv/mirror --listen 0.0.0.0:8080
+  llmgw completions bash > /etc/bash_completion.d/llmgw
+  llmgw manpage --dir /usr/local/share/man/man1";
+
+pub const TOP_EXIT_CODES: &str = "\
+Exit codes (every command): 0 done, 1 refused or failed (the reason is on stderr),
+2 usage error, 130 stopped by Ctrl-C. See each command's --help for what they mean there.";
+
+pub const RECIPE: &str = "  llmgw recipe builds llamacpp b6123 --arch amd64
+  llmgw recipe candidates llamacpp b6123 --arch amd64 --driver 550.54.15 --cc 8.6
+  llmgw recipe environments vllm 0.20.1 --arch arm64 --json";
+
+pub const RECIPE_EXIT_CODES: &str = "\
+Exit codes: 0 answered, 1 the table refuses (no build fits, an unknown variant or version;
+the reason is on stderr), 2 usage error (a bad flag, --arch that is not amd64 or arm64,
+a --driver that is not a version).";
+
+pub const CANDIDATES: &str = "  # a node with an RTX 3090 (compute capability 8.6) on driver 550
+  llmgw recipe candidates llamacpp b6123 --arch amd64 --driver 550.54.15 --cc 8.6
+  # a node with no NVIDIA GPU
+  llmgw recipe candidates llamacpp b6123 --arch arm64 --json";
+
+pub const BUILDS: &str = "  llmgw recipe builds llamacpp b6123 --arch amd64
+  llmgw recipe builds uv 0.12.20 --arch arm64 --json";
+
+pub const ENVIRONMENTS: &str = "  llmgw recipe environments vllm 0.20.1 --arch amd64
+  llmgw recipe environments sglang 0.5.4 --arch arm64 --json";
+
+pub const BUNDLE: &str = "  llmgw bundle create --out site.tar.zst --arch amd64,arm64 --engine llamacpp=b6123 --model acme/tiny
+  llmgw bundle verify site.tar.zst --sha256 site.tar.zst.sha256
+  llmgw bundle import site.tar.zst --sha256 site.tar.zst.sha256 --store /srv/mirror";
+
+pub const CREATE: &str =
+    "  # llama.cpp for both architectures and one model, into one compressed bundle
+  llmgw bundle create --out site.tar.zst --arch amd64,arm64 \\
+      --engine llamacpp=b6123 --model acme/tiny@main
+  # llmgw's own signed release too (its SHA256SUMS must be signed by the key)
+  llmgw bundle create --out site.tar.zst --arch amd64 --llmgw v0.5.0 \\
+      --trust llmgw-release.pub --engine uv=0.12.20
+  # the settings from a file, signed with the site's key
+  llmgw bundle create --spec site.toml --sign-key site.key --expires 90d";
+
+pub const SIGN: &str = "  llmgw bundle sign site.tar.zst --key site.key
+  LLMGW_SIGN_PASSWORD=... llmgw bundle sign site-dir --key site.key";
+
+pub const IMPORT: &str = "  llmgw bundle import site.tar.zst --sha256 site.tar.zst.sha256 --store /srv/mirror
+  llmgw bundle import site.tar.zst --sha256 $(cut -d' ' -f1 site.tar.zst.sha256) --store /srv/mirror --json
+  # a bundle signed by a key trusted with --role bundle needs no --sha256
+  LLMGW_STORE=/srv/mirror llmgw bundle import update.tar.zst";
+
+pub const VERIFY: &str = "  llmgw bundle verify site.tar.zst --sha256 site.tar.zst.sha256
+  llmgw bundle verify site.tar.zst --sha256 site.tar.zst.sha256 --trust llmgw-release.pub";
+
+pub const INSPECT: &str = "  llmgw bundle inspect site.tar.zst
+  llmgw bundle inspect site.tar.zst --json";
+
+pub const TRUST: &str = "  llmgw bundle trust add llmgw-release.pub --store /srv/mirror
+  llmgw bundle trust add site.pub --role bundle --store /srv/mirror
+  llmgw bundle trust list --store /srv/mirror
+  llmgw bundle trust remove 6835A28BBCA54F3B --store /srv/mirror";
+
+pub const TRUST_ADD: &str = "  llmgw bundle trust add llmgw-release.pub --store /srv/mirror
+  llmgw bundle trust add site.pub --role bundle --store /srv/mirror";
+
+pub const TRUST_LIST: &str = "  llmgw bundle trust list --store /srv/mirror
+  llmgw bundle trust list --store /srv/mirror --json";
+
+pub const TRUST_REMOVE: &str = "  llmgw bundle trust remove 6835A28BBCA54F3B --store /srv/mirror
+  llmgw bundle trust remove 6835A28BBCA54F3B --role bundle --store /srv/mirror";
+
+pub const MIRROR: &str = "  llmgw mirror serve --store /srv/mirror --listen 0.0.0.0:8080
+  llmgw mirror list --store /srv/mirror
+  llmgw mirror verify --store /srv/mirror
+  llmgw mirror remove 3eb9 --store /srv/mirror && llmgw mirror gc --store /srv/mirror";
+
+pub const LIST: &str = "  llmgw mirror list --store /srv/mirror
+  LLMGW_STORE=/srv/mirror llmgw mirror list --json";
+
+pub const LIST_EXIT_CODES: &str = "\
+Exit codes: 0 listed, 1 a held manifest cannot be read (the others are listed; the damaged
+one is named on stderr), 2 usage error.";
+
+pub const GC: &str = "  llmgw mirror gc --store /srv/mirror --dry-run
+  llmgw mirror gc --store /srv/mirror --json";
+
+pub const REMOVE: &str = "  llmgw mirror remove 3eb9 --store /srv/mirror
+  llmgw mirror remove $(cut -d' ' -f1 site.tar.zst.sha256) --store /srv/mirror";
+
+pub const STORE_VERIFY: &str = "  llmgw mirror verify --store /srv/mirror
+  llmgw mirror verify --store /srv/mirror --json";
+
+pub const STORE_VERIFY_EXIT_CODES: &str = "\
+Exit codes: 0 every blob and manifest is intact, 1 damage found (each damaged file is named
+on stdout) or the check failed, 2 usage error.";
+
+pub const POLICY: &str = "  llmgw mirror policy --store /srv/mirror
+  llmgw mirror policy require-signature on --store /srv/mirror
+  llmgw mirror policy enforce-expiry off --store /srv/mirror";
+
+pub const HAVE: &str = "  llmgw mirror have --store /srv/mirror --out have.json
+  # then, on the connected side, a bundle of only what the store lacks:
+  llmgw bundle create --spec site.toml --have have.json --out delta.tar.zst";
+
+pub const SERVE: &str = "  llmgw mirror serve --store /srv/mirror
+  llmgw mirror serve --store /srv/mirror --listen 0.0.0.0:8080 --public-url https://mirror.example
+  llmgw mirror serve --store /srv/mirror --listen localhost:8443 \\
+      --tls-cert cert.pem --tls-key key.pem --token-file token
+  # then, on a node:
+  HF_ENDPOINT=http://mirror:8080 hf download acme/tiny";
+
+pub const SERVE_EXIT_CODES: &str = "\
+Exit codes: 0 stopped by SIGTERM or Ctrl-C after finishing requests in flight, 1 cannot
+start (the store cannot be read or is not a store, the address is taken, a bad TLS file or
+token file; the reason is on stderr), 2 usage error (a bad flag, an --listen that is not
+ADDRESS:PORT).";
+
+pub const COMPLETIONS: &str = "  llmgw completions bash > /etc/bash_completion.d/llmgw
+  llmgw completions zsh > \"${fpath[1]}/_llmgw\"
+  llmgw completions fish > ~/.config/fish/completions/llmgw.fish";
+
+pub const MANPAGE: &str = "  llmgw manpage | man -l -
+  llmgw manpage --dir /usr/local/share/man/man1 && man llmgw-bundle-create";
