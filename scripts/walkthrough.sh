@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 script=$(mktemp /tmp/llmgw-walkthrough.XXXXXX)
 trap 'rm -f "$script"' EXIT
 {
-  # If a step fails, stop what the walkthrough started and remove its folder.
+  # If a step fails, stop what the walkthrough started and remove its folder
+  # (single quotes: this line is for the walkthrough's shell to expand).
+  # shellcheck disable=SC2016
   echo 'trap '\''kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; [ -z "${W:-}" ] || rm -rf "$W"'\'' EXIT'
   awk '/^```sh walkthrough$/ { inside = 1; found = 1; next }
        inside && /^```$/ { inside = 0; next }
