@@ -22,9 +22,9 @@ pub const EXIT_CODES: &str = "Exit codes: 0 done, 1 refused or failed (the reaso
                               2 usage error (a bad flag or value).";
 
 /// Import's: a bundle held already is not a failure.
-pub const IMPORT_EXIT_CODES: &str = "Exit codes: 0 done (also: already imported), 1 refused or \
-                                     failed (the reason is on stderr; the store is as before), \
-                                     2 usage error.";
+pub const IMPORT_EXIT_CODES: &str = "Exit codes: 0 done (also: already imported, or volumes \
+                                     accepted so far), 1 refused or failed (the reason is on \
+                                     stderr; the store is as before), 2 usage error.";
 
 pub const TOP: &str = "  llmgw recipe builds llamacpp b6123 --arch amd64
   llmgw bundle create --out site.tar.zst --arch amd64 --engine llamacpp=b6123 --model acme/tiny
