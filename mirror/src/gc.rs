@@ -4,7 +4,8 @@
 //! order): the bundle disappears from
 //! the mirror at once, and its blobs stay until `gc`, which keeps every
 //! blob any remaining manifest names and deletes the rest (and stale
-//! staging folders a killed import left in `tmp/`). Both hold the store
+//! staging folders a killed import left in `tmp/`, but not a volume import
+//! in progress, which several runs add to). Both hold the store
 //! lock, so they never race an import that is adding blobs.
 
 use std::collections::BTreeSet;
@@ -38,6 +39,10 @@ pub struct GcReport {
     pub blobs_removed: Vec<PathBuf>,
     pub bytes_removed: u64,
     pub staging_removed: Vec<PathBuf>,
+    /// Volume imports in progress (`tmp/import-<sha>/` with its
+    /// `volumes.json`): kept, so the volumes already taken in need not be
+    /// read again.
+    pub staging_kept: Vec<PathBuf>,
 }
 
 /// Drops every blob no held manifest names, and stale staging.
@@ -79,6 +84,10 @@ pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
     if let Ok(entries) = std::fs::read_dir(&tmp) {
         for entry in entries.flatten() {
             let path = entry.path();
+            if crate::volumes::stage::in_progress(&path) {
+                report.staging_kept.push(path);
+                continue;
+            }
             if !dry_run {
                 let r = if path.is_dir() {
                     std::fs::remove_dir_all(&path)

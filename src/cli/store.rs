@@ -109,6 +109,13 @@ pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
     for p in &r.staging_removed {
         out.push_str(&format!("{verb} staging {}\n", p.display()));
     }
+    for p in &r.staging_kept {
+        out.push_str(&format!(
+            "kept {}: a volume import in progress (import the remaining volumes to finish it, \
+             or delete the folder to give it up)\n",
+            p.display()
+        ));
+    }
     out.push_str(&format!(
         "{verb} {} blobs ({}); kept {} blobs ({}) named by {} bundles\n",
         r.blobs_removed.len(),

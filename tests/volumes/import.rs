@@ -85,6 +85,18 @@ fn any_order_over_three_runs_from_usb_and_disc() {
     assert!(needed1 > 0 && !j["incomplete_files"].as_array().unwrap().is_empty());
     assert_eq!(held(&store), 0, "nothing visible before the last volume");
 
+    // gc between two runs keeps what was taken in, and says so.
+    let o = llmgw()
+        .args(["mirror", "gc", "--store", s(&store)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("a volume import in progress"),
+        "{}",
+        stdout(&o)
+    );
+
     // Run 2: volume 1 and 3 (a shuffled middle), from the disc.
     let o = import(&store, &set.sha256, &[&disc[2], &disc[0]]);
     let j = json(&o);
