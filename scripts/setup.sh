@@ -4,7 +4,9 @@
 # what is missing.
 #
 #   Debian packages: minisign (real signatures in tests), nginx and wrk (the
-#   mirror benchmark), curl, tar and zstd (real tools the tests compare with).
+#   mirror benchmark), curl, tar and zstd (real tools the tests compare with),
+#   dosfstools, mtools and xorriso (volumes through real FAT32 and ISO images),
+#   groff-base and man-db (the man pages are rendered in test.sh).
 #   .venv:        huggingface_hub 2.4.0, the current Hub client, plus the
 #                 chart and Dockerfile linters.
 #   .venv-hf036:  huggingface_hub 0.36.2, the last 0.x client, still used by
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso)
+apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db)
 missing=()
 for p in "${apt_packages[@]}"; do
   [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")

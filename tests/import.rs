@@ -193,6 +193,46 @@ fn imports_tar_zst_and_dir_and_says_what_was_proven() {
     assert!(stdout(&o).contains("2 bundles held"), "{}", stdout(&o));
 }
 
+/// A bundle the previous release wrote (manifest format 1: none of format
+/// 2's parts) still imports, stays format 1 in the store, and is served.
+#[test]
+fn a_format_1_bundle_still_imports_and_is_served() {
+    let env = Env::new();
+    let mut kit = good_kit(&env.key);
+    kit.manifest.format_version = 1;
+    let bytes = kit.manifest_bytes();
+    assert!(
+        String::from_utf8_lossy(&bytes).contains("\"format_version\": 1"),
+        "the kit did not write format 1"
+    );
+    let p = env.path("old.tar");
+    write_tar(&p, &kit.entries());
+    let o = run(&[
+        "bundle",
+        "import",
+        s(&p),
+        "--sha256",
+        &kit.sha256(),
+        "--store",
+        s(&env.store),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let held = env
+        .store
+        .join("bundles")
+        .join(format!("{}.json", kit.sha256()));
+    assert_eq!(
+        std::fs::read(&held).unwrap(),
+        bytes,
+        "the manifest was rewritten"
+    );
+
+    let server = Server::start(&env.store);
+    let body = server.wait_for("/api/models/acme/tiny/revision/main", 200);
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["id"], "acme/tiny", "{v}");
+}
+
 #[test]
 fn json_summary_and_sha256_file() {
     let env = Env::new();
