@@ -10,10 +10,10 @@
 
 mod bundle_kit;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use bundle_kit::{Server, llmgw};
+use bundle_kit::{Server, llmgw, uv_bin};
 use llmgw_fixture::{Fixture, FixtureOptions};
 use llmgw_shared::manifest::Manifest;
 
@@ -29,20 +29,6 @@ fn ok(what: &str, o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// The pinned uv from `.venv-py` (scripts/setup.sh) or `LLMGW_VENV_PY`.
-fn uv_bin() -> PathBuf {
-    let dir = std::env::var_os("LLMGW_VENV_PY")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-py"));
-    let p = dir.join("bin/uv");
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/setup.sh",
-        p.display()
-    );
-    p
 }
 
 /// uv as a node runs it: no user config, no variable of this machine's,

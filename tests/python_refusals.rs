@@ -8,20 +8,12 @@
 
 mod bundle_kit;
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use bundle_kit::{llmgw, stderr};
+use bundle_kit::{llmgw, stderr, uv_bin};
 use llmgw_fixture::{
     Fixture, FixtureOptions, NEWER_GLIBC_ONLY, PBS_TAG, PYTORCH_MISSING_HASH, SDIST_ONLY,
 };
-
-fn uv_bin() -> PathBuf {
-    let dir = std::env::var_os("LLMGW_VENV_PY")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-py"));
-    dir.join("bin/uv")
-}
 
 /// `bundle create --arch amd64` of `args` against the fixture, into a
 /// fresh folder; checks exit 1 and that no bundle (or part) is left.

@@ -346,6 +346,20 @@ pub fn assert_refused(
     err
 }
 
+/// The pinned uv (`.venv-py` from scripts/setup.sh, or `LLMGW_VENV_PY`).
+pub fn uv_bin() -> PathBuf {
+    let dir = std::env::var_os("LLMGW_VENV_PY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-py"));
+    let p = dir.join("bin/uv");
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/setup.sh",
+        p.display()
+    );
+    p
+}
+
 /// The `llmgw` binary under test.
 pub fn llmgw() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_llmgw"));
