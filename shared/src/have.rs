@@ -34,13 +34,17 @@ pub const MAX_LIST_BYTES: u64 = 256 << 20;
 pub enum ListError {
     #[error("it is {actual} bytes; at most {max} are accepted")]
     TooLarge { actual: u64, max: u64 },
-    #[error("it is not a {kind} list of format {LIST_FORMAT}: {source}")]
+    /// serde_json's message may quote the list, so it is escaped and cut.
+    #[error(
+        "it is not a {kind} list of format {LIST_FORMAT}: {}",
+        crate::shown::shown_message(&.source.to_string())
+    )]
     Parse {
         kind: &'static str,
         #[source]
         source: serde_json::Error,
     },
-    #[error("{what}: expected {expected}, found {found:?}")]
+    #[error("{what}: expected {expected}, found \"{}\"", crate::shown::shown(.found))]
     BadValue {
         what: String,
         expected: String,
@@ -323,5 +327,27 @@ mod tests {
         assert!(err.to_string().contains("at least one"), "{err}");
         let err = HaveList::from_json_bytes(&need.to_canonical_json()).unwrap_err();
         assert!(err.to_string().contains("llmgw-have"), "{err}");
+    }
+
+    /// What a list says back in a refusal is escaped and cut.
+    #[test]
+    fn refusals_quote_the_list_escaped_and_cut() {
+        let mut bad = HaveList::new("0".repeat(32), vec![], vec![], vec![blob('c', 1)]);
+        bad.store_id = format!("\u{1b}[2J\u{202e}{}", "x".repeat(100_000));
+        let err = HaveList::from_json_bytes(&bad.to_canonical_json())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("store_id"), "{err}");
+        assert!(
+            !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+            "{err}"
+        );
+        assert!(err.len() < 4_000, "{} bytes", err.len());
+        let text = format!("{{\"\u{1b}]0;x\u{7}{}\": 1}}", "y".repeat(100_000));
+        let err = HaveList::from_json_bytes(text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+        assert!(err.len() < 4_000, "{} bytes", err.len());
     }
 }
