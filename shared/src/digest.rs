@@ -3,7 +3,10 @@
 //! Everything is hashed while its bytes stream past, once: sha256 is the
 //! store's address for every blob, and a Hugging Face file that is not in
 //! LFS is only vouched for by its git blob sha1, so both can be computed in
-//! the same pass.
+//! the same pass. [`HashReader`] is that pass for anything read: the one
+//! read-and-hash loop.
+
+use std::io::{self, Read};
 
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
@@ -105,6 +108,86 @@ impl StreamHasher {
     }
 }
 
+/// What a [`HashReader`] feeds: a hash that takes bytes in order.
+pub trait Feed {
+    fn feed(&mut self, bytes: &[u8]);
+}
+
+impl Feed for StreamHasher {
+    fn feed(&mut self, bytes: &[u8]) {
+        self.update(bytes);
+    }
+}
+
+impl Feed for Sha256 {
+    fn feed(&mut self, bytes: &[u8]) {
+        Digest::update(self, bytes);
+    }
+}
+
+/// A reader that hashes every byte read through it (as uv-extract's
+/// `HashReader` does): wrap the file, read it as usual (or
+/// [`HashReader::drain`] it), then take the hash with
+/// [`HashReader::into_hasher`].
+pub struct HashReader<R, H> {
+    inner: R,
+    hasher: H,
+    len: u64,
+}
+
+impl<R: Read, H: Feed> HashReader<R, H> {
+    pub fn new(inner: R, hasher: H) -> Self {
+        Self {
+            inner,
+            hasher,
+            len: 0,
+        }
+    }
+
+    /// Reads to the end, hashing and dropping the bytes, 1 MiB at a time;
+    /// answers with the bytes read by this call.
+    pub fn drain(&mut self) -> io::Result<u64> {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut n = 0u64;
+        loop {
+            match self.read(&mut buf) {
+                Ok(0) => return Ok(n),
+                Ok(k) => n += k as u64,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Bytes read through so far.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The hash of what was read, and the reader.
+    pub fn into_parts(self) -> (R, H) {
+        (self.inner, self.hasher)
+    }
+
+    /// The hash of what was read.
+    pub fn into_hasher(self) -> H {
+        self.hasher
+    }
+}
+
+impl<R: Read, H: Feed> Read for HashReader<R, H> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.feed(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+}
+
 /// The text of a Git LFS pointer file for content with this sha256 and size.
 ///
 /// The Hub's tree lists an LFS file's `oid` as the git blob sha1 of this
@@ -146,6 +229,25 @@ mod tests {
         assert_eq!(d.sha256, sha256_hex(&data));
         assert_eq!(d.git_blob_sha1, Some(git_blob_sha1_hex(&data)));
         assert_eq!(d.len, data.len() as u64);
+    }
+
+    #[test]
+    fn the_hash_reader_hashes_what_it_reads() {
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+        let mut r = HashReader::new(&data[..], StreamHasher::with_git_blob(data.len() as u64));
+        let mut first = [0u8; 1000];
+        r.read_exact(&mut first).unwrap();
+        assert_eq!(r.drain().unwrap(), data.len() as u64 - 1000);
+        assert_eq!(r.len(), data.len() as u64);
+        let d = r.into_hasher().finalize();
+        assert_eq!(d.sha256, sha256_hex(&data));
+        assert_eq!(d.git_blob_sha1, Some(git_blob_sha1_hex(&data)));
+        let mut r = HashReader::new(&b"abc"[..], Sha256::new());
+        r.drain().unwrap();
+        assert_eq!(
+            hex::encode(r.into_hasher().finalize()),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     #[test]

@@ -62,46 +62,31 @@ pub fn environments(
             .into_iter()
             .map(|cc| Host::nvidia(arch, NEWEST_DRIVER, cc)),
     );
-    let mut out: Vec<Environment> = Vec::new();
-    let mut reasons: Vec<String> = Vec::new();
-    for h in &hosts {
-        match (r.candidates)(version, None, h) {
-            Ok(builds) => {
-                for b in builds {
-                    let v = if b.version.is_empty() {
-                        version
-                    } else {
-                        b.version.as_str()
-                    };
-                    if !out.iter().any(|e| e.version == v && e.variant == b.variant) {
-                        out.push(Environment {
-                            name: format!("{engine}-{v}-{}-{arch}", b.variant),
-                            engine: engine.to_string(),
-                            version: v.to_string(),
-                            variant: b.variant.clone(),
-                            arch: arch.to_string(),
-                            build: b,
-                        });
-                    }
-                }
-            }
-            Err(e) => {
-                let e = e.to_string();
-                if !reasons.contains(&e) {
-                    reasons.push(e);
-                }
-            }
+    // The build's own version when it falls back, else the one asked for.
+    let version_of = |b: &Build| {
+        if b.version.is_empty() {
+            version.to_string()
+        } else {
+            b.version.clone()
         }
-    }
-    if out.is_empty() {
-        return Err(RecipeError::NoBuild {
-            engine: engine.to_string(),
-            version: version.to_string(),
-            arch: arch.to_string(),
-            reasons,
-        });
-    }
-    Ok(out)
+    };
+    let builds = r.builds_for_hosts(engine, version, arch, &hosts, |b| {
+        (version_of(b), b.variant.clone())
+    })?;
+    Ok(builds
+        .into_iter()
+        .map(|b| {
+            let v = version_of(&b);
+            Environment {
+                name: format!("{engine}-{v}-{}-{arch}", b.variant),
+                engine: engine.to_string(),
+                version: v,
+                variant: b.variant.clone(),
+                arch: arch.to_string(),
+                build: b,
+            }
+        })
+        .collect())
 }
 
 /// For engines that fall back for no older GPU.

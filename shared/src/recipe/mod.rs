@@ -317,41 +317,56 @@ pub fn builds(engine: &str, version: &str, arch: &str) -> Result<Vec<Build>, Rec
         });
     }
     r.check_version(version)?;
-    let mut out: Vec<Build> = Vec::new();
-    let mut reasons: Vec<String> = Vec::new();
     let hosts = [
         Host::without_gpu(arch),
         // Any card and the newest driver: every GPU build is a candidate.
         Host::nvidia(arch, "9999", 0.0),
     ];
-    for h in &hosts {
-        match (r.candidates)(version, None, h) {
-            Ok(bs) => {
-                for b in bs {
-                    if !out.iter().any(|o| o.variant == b.variant) {
-                        out.push(b);
+    r.builds_for_hosts(engine, version, arch, &hosts, |b| b.variant.clone())
+}
+
+impl Recipe {
+    /// Every build the table gives any of `hosts` for `version`, in the
+    /// order found, each `key` once; or, when none, why (each distinct
+    /// reason once: hosts often give the same one, such as an architecture
+    /// the engine is not published for).
+    fn builds_for_hosts<K: PartialEq>(
+        &self,
+        engine: &str,
+        version: &str,
+        arch: &str,
+        hosts: &[Host],
+        key: impl Fn(&Build) -> K,
+    ) -> Result<Vec<Build>, RecipeError> {
+        let mut out: Vec<Build> = Vec::new();
+        let mut reasons: Vec<String> = Vec::new();
+        for h in hosts {
+            match (self.candidates)(version, None, h) {
+                Ok(bs) => {
+                    for b in bs {
+                        if !out.iter().any(|o| key(o) == key(&b)) {
+                            out.push(b);
+                        }
+                    }
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    if !reasons.contains(&e) {
+                        reasons.push(e);
                     }
                 }
             }
-            Err(e) => {
-                // Both hosts give the same reason for an architecture the
-                // engine is not published for; say it once.
-                let e = e.to_string();
-                if !reasons.contains(&e) {
-                    reasons.push(e);
-                }
-            }
         }
+        if out.is_empty() {
+            return Err(RecipeError::NoBuild {
+                engine: engine.to_string(),
+                version: version.to_string(),
+                arch: arch.to_string(),
+                reasons,
+            });
+        }
+        Ok(out)
     }
-    if out.is_empty() {
-        return Err(RecipeError::NoBuild {
-            engine: engine.to_string(),
-            version: version.to_string(),
-            arch: arch.to_string(),
-            reasons,
-        });
-    }
-    Ok(out)
 }
 
 /// The engines a node can be asked to install: every recipe but uv, which is

@@ -1,0 +1,268 @@
+//! Types for the identifiers the code passes around: a sha256 digest, a git
+//! object id, a repository id. Each is checked once, where it is made
+//! (parsed from outside, or computed), and is then known good wherever it
+//! goes: a [`Sha256`] is always 64 lower-case hex digits, so it can name a
+//! file ([`crate::names`]' rule "names never become paths" holds by type).
+//!
+//! Each prints as its text (`Display`), compares and orders as its text,
+//! and borrows as `&str`, so maps keyed by it are looked up with a `&str`.
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::names::{self, UnsafeName};
+
+/// A hex digest refused: not the number of hex digits expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: expected {digits} hex digits, found \"{}\"", crate::shown::shown(.found))]
+pub struct BadHex {
+    /// What the value is ("manifest sha256", "--sha256", ...).
+    pub what: String,
+    pub digits: usize,
+    pub found: String,
+}
+
+macro_rules! hex_id {
+    ($(#[$doc:meta])* $name:ident, $digits:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(String);
+
+        impl $name {
+            /// How many hex digits it has.
+            pub const DIGITS: usize = $digits;
+
+            /// Checks `text` (either case; surrounding white space is
+            /// trimmed) and keeps it in lower case; `what` names the value
+            /// in the error.
+            pub fn parse(what: &str, text: &str) -> Result<Self, BadHex> {
+                let t = text.trim();
+                if t.len() == $digits && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    Ok(Self(t.to_ascii_lowercase()))
+                } else {
+                    Err(BadHex {
+                        what: what.to_string(),
+                        digits: $digits,
+                        found: text.to_string(),
+                    })
+                }
+            }
+
+            /// A digest as raw bytes.
+            pub fn from_bytes(bytes: &[u8; $digits / 2]) -> Self {
+                Self(hex::encode(bytes))
+            }
+
+            /// The lower-case hex digits.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({})", stringify!($name), self.0)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = BadHex;
+            fn from_str(s: &str) -> Result<Self, BadHex> {
+                Self::parse(stringify!($name), s)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                Self::parse(stringify!($name), &text).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+hex_id!(
+    /// A sha256 digest: 64 lower-case hex digits.
+    Sha256,
+    64
+);
+
+hex_id!(
+    /// A git object id (sha1): 40 lower-case hex digits; a blob's is the
+    /// sha1 of `blob <len>\0` and its bytes, a tree's that of its entries.
+    GitOid,
+    40
+);
+
+impl Sha256 {
+    /// The sha256 of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        use sha2::Digest;
+        Self(hex::encode(sha2::Sha256::digest(bytes)))
+    }
+}
+
+/// A repository id, `owner/name` (GitHub, the Hub), checked by
+/// [`names::check_repo_id`]. Compares as given; [`RepoId::key`] is the
+/// case-insensitive form GitHub and the Hub match by.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RepoId(String);
+
+impl RepoId {
+    /// Checks `text`; `what` names the value in the error.
+    pub fn parse(what: &'static str, text: &str) -> Result<Self, UnsafeName> {
+        names::check_repo_id(what, text)?;
+        Ok(Self(text.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id as repositories are matched: lower case.
+    pub fn key(&self) -> String {
+        names::repo_key(&self.0)
+    }
+}
+
+impl fmt::Display for RepoId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for RepoId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RepoId({})", self.0)
+    }
+}
+
+impl AsRef<str> for RepoId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for RepoId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for RepoId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl From<RepoId> for String {
+    fn from(id: RepoId) -> String {
+        id.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_is_checked_once_and_lower_case() {
+        let upper = "AB".repeat(32);
+        let s = Sha256::parse("x", &format!(" {upper}\n")).unwrap();
+        assert_eq!(s.as_str(), "ab".repeat(32));
+        assert_eq!(s.to_string(), "ab".repeat(32));
+        assert_eq!(s, "ab".repeat(32));
+        for bad in [
+            "",
+            "ab",
+            &"g".repeat(64),
+            &"a".repeat(65),
+            "../../etc/passwd",
+        ] {
+            let e = Sha256::parse("--sha256", bad).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("--sha256: expected 64 hex digits"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            Sha256::of(b"").as_str(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn git_oid_and_serde() {
+        let g: GitOid = "A".repeat(40).parse().unwrap();
+        assert_eq!(g.as_str(), "a".repeat(40));
+        assert!(GitOid::parse("oid", &"a".repeat(64)).is_err());
+        let json = serde_json::to_string(&g).unwrap();
+        assert_eq!(json, format!("\"{}\"", "a".repeat(40)));
+        let back: GitOid = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, g);
+        assert!(serde_json::from_str::<Sha256>("\"x\"").is_err());
+        let mut m = std::collections::BTreeMap::new();
+        m.insert(Sha256::of(b"a"), 1);
+        assert_eq!(m.get(Sha256::of(b"a").as_str()), Some(&1));
+    }
+
+    #[test]
+    fn repo_ids() {
+        let r = RepoId::parse("--model", "Acme/Tiny").unwrap();
+        assert_eq!(r.to_string(), "Acme/Tiny");
+        assert_eq!(r.key(), "acme/tiny");
+        assert!(RepoId::parse("--model", "../x").is_err());
+        assert!(RepoId::parse("--model", "a/b/c").is_err());
+    }
+}
