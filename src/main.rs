@@ -65,14 +65,9 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("llmgw: {e:#}");
-            if e.downcast_ref::<cli::UsageError>().is_some() {
-                ExitCode::from(2)
-            } else if e.downcast_ref::<cli::Interrupted>().is_some() {
-                ExitCode::from(130)
-            } else {
-                ExitCode::FAILURE
-            }
+            // The one place an error is printed: each layer once.
+            eprintln!("llmgw: {}", llmgw_shared::chain::Chain(e.as_ref()));
+            cli::exit_code(&e)
         }
     }
 }

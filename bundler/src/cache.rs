@@ -15,10 +15,10 @@
 //! on disk costs a download, never a bad bundle.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::digest::StreamHasher;
+use llmgw_shared::digest::{HashReader, StreamHasher};
 use llmgw_shared::names;
 
 /// What a download must hash to.
@@ -109,20 +109,13 @@ impl Cache {
             return Ok(None);
         };
         let path = self.blob_path(&sha);
-        let mut hasher = match expect {
+        let hasher = match expect {
             Expect::Sha256(_) => StreamHasher::sha256(),
             Expect::GitBlobSha1(_) => StreamHasher::with_git_blob(size),
         };
-        let mut f = fs::File::open(&path)?;
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = f.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-        }
-        let d = hasher.finalize();
+        let mut r = HashReader::new(fs::File::open(&path)?, hasher);
+        r.drain()?;
+        let d = r.into_hasher().finalize();
         let ok = d.len == size
             && d.sha256 == sha
             && match expect {

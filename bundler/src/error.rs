@@ -1,5 +1,7 @@
 //! Why `bundle create` failed. Every message names the file or entry, what
 //! was expected and what was found, and, where there is one, what to do.
+//! A message describes its own layer; what caused it is its `#[source]`,
+//! printed after it by `llmgw_shared::chain` and never repeated in it.
 
 use std::path::PathBuf;
 
@@ -18,16 +20,18 @@ pub enum CreateError {
 
     /// The recipe table has no build for what was asked (exit code 2: the
     /// request itself is wrong, e.g. an unknown engine or a bad version).
-    #[error("--engine {engine}={version}: {error}")]
+    #[error("--engine {engine}={version}")]
     Recipe {
         engine: String,
         version: String,
+        #[source]
         error: Box<RecipeError>,
     },
 
-    #[error("{path}: {error}")]
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
+        #[source]
         error: std::io::Error,
     },
 
@@ -100,9 +104,10 @@ pub enum CreateError {
     },
 
     /// llmgw's release signature did not check out.
-    #[error("{what}: {error}")]
+    #[error("{what}")]
     Signature {
         what: String,
+        #[source]
         error: Box<SigningError>,
     },
 
@@ -113,14 +118,24 @@ pub enum CreateError {
     #[error("{0}")]
     Hub(String),
 
+    /// The Hub answered with something that is not the JSON asked for.
+    #[error("{what}: {url} is not a Hub {expected}")]
+    HubAnswer {
+        what: String,
+        url: String,
+        expected: &'static str,
+        #[source]
+        error: serde_json::Error,
+    },
+
     /// Not enough room on disk: refused before anything is downloaded.
-    #[error("{0}")]
-    NoSpace(String),
+    #[error("not enough free space: {0}; free some space or put --cache or --out elsewhere")]
+    NoSpace(crate::space::Shortfall),
 
     /// The manifest this run built does not pass its own checks (a bug, or
     /// an upstream naming something unsafe).
-    #[error("the manifest built is not valid: {0}")]
-    Manifest(ManifestError),
+    #[error("the manifest built is not valid")]
+    Manifest(#[source] ManifestError),
 
     /// The signing key could not be used (`--sign-key`, `bundle sign --key`).
     #[error(transparent)]
@@ -142,6 +157,20 @@ impl CreateError {
             self,
             CreateError::Usage(_) | CreateError::Recipe { .. } | CreateError::Key(_)
         )
+    }
+
+    pub(crate) fn hub_answer(
+        what: &str,
+        url: &str,
+        expected: &'static str,
+        error: serde_json::Error,
+    ) -> Self {
+        CreateError::HubAnswer {
+            what: what.to_string(),
+            url: url.to_string(),
+            expected,
+            error,
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {

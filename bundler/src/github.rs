@@ -10,7 +10,8 @@
 use llmgw_shared::manifest::{DigestSource, PublisherDigest};
 use llmgw_shared::names;
 use llmgw_shared::sums;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use llmgw_shared::url::SEGMENT;
+use percent_encoding::utf8_percent_encode;
 use serde::Deserialize;
 
 use crate::error::CreateError;
@@ -20,13 +21,6 @@ use crate::http::{Http, HttpError};
 const MAX_RELEASE_JSON: usize = 32 << 20;
 /// A `.sha256` sidecar, a `SHA256SUMS` or a signature larger than this is refused.
 pub const MAX_SMALL_FILE: usize = 1 << 20;
-
-/// Characters left as they are in a URL path segment.
-pub const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// The parts of GitHub's release object this needs.
 #[derive(Debug, Clone, Deserialize)]

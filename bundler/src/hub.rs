@@ -10,23 +10,20 @@
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest, RefKind, RepoKind};
 use llmgw_shared::names;
-use percent_encoding::{AsciiSet, utf8_percent_encode};
+use llmgw_shared::url::{PATH, SEGMENT};
+use percent_encoding::utf8_percent_encode;
 use reqwest::Url;
 use serde::Deserialize;
 
 use crate::cache::Expect;
 use crate::error::CreateError;
 use crate::fetch::Download;
-use crate::github::SEGMENT;
 use crate::http::{Http, HttpError, link_next};
 use crate::plan::Plan;
 use crate::spec::RepoSpec;
 
 /// A tree page larger than this is refused (the Hub's are up to 1000 entries).
 const MAX_PAGE: usize = 64 << 20;
-
-/// A file path in a resolve URL keeps its `/` and quotes the rest.
-const PATH: &AsciiSet = &SEGMENT.remove(b'/');
 
 #[derive(Deserialize)]
 struct RevisionJson {
@@ -132,7 +129,7 @@ pub async fn plan(
         .await
         .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
     let rev: RevisionJson = serde_json::from_slice(&body)
-        .map_err(|e| CreateError::Hub(format!("{w}: {url} is not a Hub revision object: {e}")))?;
+        .map_err(|e| CreateError::hub_answer(&w, &url, "revision object", e))?;
     let commit = rev.sha.unwrap_or_default().to_ascii_lowercase();
     if !names::is_sha1_hex(&commit) {
         return Err(CreateError::Hub(format!(
@@ -166,9 +163,8 @@ pub async fn plan(
             .get_small(&page_url, Some("application/json"), MAX_PAGE)
             .await
             .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
-        let mut page: Vec<TreeEntry> = serde_json::from_slice(&body).map_err(|e| {
-            CreateError::Hub(format!("{w}: {page_url} is not a Hub tree listing: {e}"))
-        })?;
+        let mut page: Vec<TreeEntry> = serde_json::from_slice(&body)
+            .map_err(|e| CreateError::hub_answer(&w, &page_url, "tree listing", e))?;
         entries.append(&mut page);
         let base =
             Url::parse(&page_url).map_err(|e| CreateError::Hub(format!("{page_url}: {e}")))?;
@@ -342,12 +338,8 @@ async fn ref_kind(
         .get_small(&url, Some("application/json"), MAX_PAGE)
         .await
         .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
-    let refs: RefsJson = serde_json::from_slice(&body).map_err(|e| {
-        CreateError::Hub(format!(
-            "{}: {url} is not a Hub refs answer: {e}",
-            what(spec)
-        ))
-    })?;
+    let refs: RefsJson = serde_json::from_slice(&body)
+        .map_err(|e| CreateError::hub_answer(&what(spec), &url, "refs answer", e))?;
     Ok(if refs.branches.iter().any(|b| b.name == rev) {
         RefKind::Branch
     } else if refs.tags.iter().any(|t| t.name == rev) {

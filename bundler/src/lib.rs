@@ -38,4 +38,4 @@ pub mod writer;
 pub use create::{Options, create};
 pub use error::CreateError;
 pub use report::CreateReport;
-pub use spec::{CreateSpec, SpecEnv, SpecFlags};
+pub use spec::{CreateSettings, CreateSpec, SpecEnv};

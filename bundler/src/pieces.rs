@@ -18,6 +18,7 @@
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use llmgw_shared::chain::chain;
 use reqwest::{StatusCode, Url};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
@@ -171,8 +172,9 @@ async fn fetch(
     let retry = |e: HttpError, attempt: &mut u32| {
         if e.is_retryable() && *attempt < http.retry.attempts {
             progress.line(&format!(
-                "{}: attempt {attempt} failed ({e}); retrying",
-                b.label
+                "{}: attempt {attempt} failed ({}); retrying",
+                b.label,
+                chain(&e)
             ));
             let wait = http.retry.backoff(*attempt);
             *attempt += 1;

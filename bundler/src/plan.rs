@@ -57,6 +57,28 @@ impl Plan {
     }
 }
 
+/// What a run asks for, checked against the recipe table and the flags
+/// without any network: the Python environments, and each engine's builds.
+pub struct Request {
+    pub python: Vec<EnvRequest>,
+    pub engines: Vec<EngineBuilds>,
+}
+
+impl Request {
+    /// Refuses Python engines the table does not know, unknown engines, bad
+    /// versions and flags that name nothing, before any network.
+    pub fn of(spec: &CreateSpec) -> Result<Self, CreateError> {
+        let python = crate::python::requests_of(spec)?;
+        let engines = spec
+            .engines
+            .iter()
+            .filter(|e| !engines::is_python(&e.name))
+            .map(|e| engines::resolve(e, &spec.arches))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { python, engines })
+    }
+}
+
 /// A request planned: the plan, and the Python environments as resolved
 /// (for a dry run's report).
 pub struct Planned {
@@ -74,8 +96,7 @@ pub async fn plan_request(
     opts: &Options,
     http: &Http,
     cache: &Cache,
-    python_requests: &[EnvRequest],
-    engine_builds: &[EngineBuilds],
+    request: &Request,
     need_interpreters: bool,
 ) -> Result<Planned, CreateError> {
     let progress = &opts.progress;
@@ -87,7 +108,7 @@ pub async fn plan_request(
         ));
         llmgw_release::plan(http, cache, l, &spec.arches, spec.allow_missing, &mut plan).await?;
     }
-    for eb in engine_builds {
+    for eb in &request.engines {
         progress.line(&format!(
             "{} {}: {} builds for {}",
             eb.engine.name,
@@ -97,12 +118,12 @@ pub async fn plan_request(
         ));
         engines::plan(http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
     }
-    let envs = crate::python::plan_for_with(
+    let envs = crate::python::plan_for(
         spec,
         http,
         cache,
         progress,
-        python_requests,
+        &request.python,
         &mut plan,
         need_interpreters,
     )

@@ -5,10 +5,12 @@
 //! The cache needs room for what it does not hold yet; the output needs
 //! room for the whole bundle. When both are on one filesystem, the sum.
 
-use std::ffi::CString;
+use std::fmt;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use indicatif::HumanBytes;
+use llmgw_shared::space::FreeSpace;
 
 use crate::error::CreateError;
 
@@ -19,23 +21,78 @@ pub fn bundle_overhead(content: u64) -> u64 {
 }
 
 /// Free bytes for an unprivileged writer, and the filesystem's id.
-pub fn free_space(path: &Path) -> io::Result<(u64, u64)> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid C string and `s` a properly sized out-parameter.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    #[allow(clippy::unnecessary_cast)]
-    let free = (s.f_bavail as u64).saturating_mul(s.f_frsize as u64);
-    #[allow(clippy::unnecessary_cast)]
-    Ok((free, s.f_fsid as u64))
+pub fn free_space(path: &Path) -> io::Result<FreeSpace> {
+    llmgw_shared::space::free_space(path)
 }
 
-fn mib(n: u64) -> String {
-    format!("{n} bytes ({:.1} MiB)", n as f64 / (1024.0 * 1024.0))
+/// Why a run does not fit: the numbers, for the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shortfall {
+    /// The cache and the output share a filesystem that cannot hold both.
+    Shared {
+        cache: PathBuf,
+        out_dir: PathBuf,
+        free: u64,
+        cache_need: u64,
+        out_need: u64,
+    },
+    /// On their own filesystems, one or both do not fit.
+    Apart(Vec<Short>),
+}
+
+/// One folder that does not fit what it must hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Short {
+    /// "the cache" or "the output folder".
+    pub what: &'static str,
+    pub path: PathBuf,
+    pub need: u64,
+    pub free: u64,
+}
+
+/// `N bytes (1.50 MiB)`.
+fn amount(n: u64) -> String {
+    format!("{n} bytes ({})", HumanBytes(n))
+}
+
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shortfall::Shared {
+                cache,
+                out_dir,
+                free,
+                cache_need,
+                out_need,
+            } => write!(
+                f,
+                "the cache {} and the output folder {} share a filesystem with {} free, and this \
+                 bundle needs {} ({} to download into the cache, {} for the bundle)",
+                cache.display(),
+                out_dir.display(),
+                amount(*free),
+                amount(cache_need.saturating_add(*out_need)),
+                amount(*cache_need),
+                amount(*out_need)
+            ),
+            Shortfall::Apart(short) => {
+                for (i, s) in short.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(
+                        f,
+                        "{} {} needs {} and has {} free",
+                        s.what,
+                        s.path.display(),
+                        amount(s.need),
+                        amount(s.free)
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Refuses when `cache_need` bytes do not fit at `cache` or `out_need` at
@@ -46,49 +103,38 @@ pub fn check(
     out_dir: &Path,
     out_need: u64,
 ) -> Result<(), CreateError> {
-    let (cache_free, cache_fs) = free_space(cache).map_err(|e| CreateError::io(cache, e))?;
-    let (out_free, out_fs) = free_space(out_dir).map_err(|e| CreateError::io(out_dir, e))?;
-    if cache_fs == out_fs {
-        let need = cache_need.saturating_add(out_need);
-        if need > cache_free {
-            return Err(CreateError::NoSpace(format!(
-                "not enough free space: the cache {} and the output folder {} share a filesystem \
-                 with {} free, and this bundle needs {} ({} to download into the cache, {} for \
-                 the bundle); free some space or put --cache or --out elsewhere",
-                cache.display(),
-                out_dir.display(),
-                mib(cache_free),
-                mib(need),
-                mib(cache_need),
-                mib(out_need)
-            )));
+    let c = free_space(cache).map_err(|e| CreateError::io(cache, e))?;
+    let o = free_space(out_dir).map_err(|e| CreateError::io(out_dir, e))?;
+    if c.filesystem == o.filesystem {
+        if cache_need.saturating_add(out_need) > c.bytes {
+            return Err(CreateError::NoSpace(Shortfall::Shared {
+                cache: cache.to_path_buf(),
+                out_dir: out_dir.to_path_buf(),
+                free: c.bytes,
+                cache_need,
+                out_need,
+            }));
         }
         return Ok(());
     }
     let mut short = Vec::new();
-    if cache_need > cache_free {
-        short.push(format!(
-            "the cache {} needs {} and has {} free",
-            cache.display(),
-            mib(cache_need),
-            mib(cache_free)
-        ));
-    }
-    if out_need > out_free {
-        short.push(format!(
-            "the output folder {} needs {} and has {} free",
-            out_dir.display(),
-            mib(out_need),
-            mib(out_free)
-        ));
+    for (what, path, need, free) in [
+        ("the cache", cache, cache_need, c.bytes),
+        ("the output folder", out_dir, out_need, o.bytes),
+    ] {
+        if need > free {
+            short.push(Short {
+                what,
+                path: path.to_path_buf(),
+                need,
+                free,
+            });
+        }
     }
     if short.is_empty() {
         Ok(())
     } else {
-        Err(CreateError::NoSpace(format!(
-            "not enough free space: {}; free some space or put --cache or --out elsewhere",
-            short.join("; ")
-        )))
+        Err(CreateError::NoSpace(Shortfall::Apart(short)))
     }
 }
 
@@ -99,7 +145,7 @@ mod tests {
     #[test]
     fn reads_this_filesystem() {
         let d = tempfile::tempdir().unwrap();
-        let (free, _) = free_space(d.path()).unwrap();
+        let free = free_space(d.path()).unwrap().bytes;
         assert!(free > 0);
         assert!(check(d.path(), 1, d.path(), 1).is_ok());
         let err = check(d.path(), u64::MAX / 4, d.path(), 10)
@@ -111,5 +157,28 @@ mod tests {
             "{err}"
         );
         assert!(free_space(Path::new("/no/such/dir")).is_err());
+    }
+
+    #[test]
+    fn each_folder_short_is_named() {
+        let s = Shortfall::Apart(vec![
+            Short {
+                what: "the cache",
+                path: "/c".into(),
+                need: 3 << 20,
+                free: 1 << 20,
+            },
+            Short {
+                what: "the output folder",
+                path: "/o".into(),
+                need: 2048,
+                free: 0,
+            },
+        ]);
+        assert_eq!(
+            s.to_string(),
+            "the cache /c needs 3145728 bytes (3.00 MiB) and has 1048576 bytes (1.00 MiB) free; \
+             the output folder /o needs 2048 bytes (2.00 KiB) and has 0 bytes (0 B) free"
+        );
     }
 }

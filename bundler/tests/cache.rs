@@ -7,13 +7,13 @@ use std::path::Path;
 
 use llmgw_bundler::http::RetryPolicy;
 use llmgw_bundler::progress::{Mode, Progress};
-use llmgw_bundler::spec::{CreateSpec, SpecEnv, SpecFlags};
+use llmgw_bundler::spec::{CreateSettings, CreateSpec, SpecEnv};
 use llmgw_bundler::{CreateError, Options, create};
 use llmgw_fixture::{Fixture, FixtureOptions, TINY_COMMIT};
 
 fn spec(fx: &Fixture, dir: &Path, out: &str) -> CreateSpec {
     CreateSpec::resolve(
-        SpecFlags {
+        CreateSettings {
             out: Some(dir.join(out)),
             arch: vec!["amd64".into()],
             models: vec!["acme/tiny".into()],

@@ -1,17 +1,14 @@
-//! One module per command group: its clap argument structs and its `run`.
+//! The command tree, as files: `bundle/` and `mirror/` hold one module per
+//! subcommand (its clap arguments and its `run`), `recipe.rs` and `docs.rs`
+//! the small groups; `volumes.rs` is what `bundle import` and `bundle verify`
+//! do with a set of volumes. Flags several commands share are declared
+//! here once and flattened: [`StoreArg`], [`OutputArg`].
 
 pub mod bundle;
-pub mod create;
 pub mod docs;
-pub mod have;
 pub mod help;
-pub mod import;
 pub mod mirror;
 pub mod recipe;
-pub mod serve;
-pub mod sign;
-pub mod signed;
-pub mod store;
 pub mod volumes;
 
 use std::io::{ErrorKind, Write};
@@ -58,10 +55,30 @@ impl std::fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// An error as one line: library errors already name their cause in their
-/// message, so printing the chain of sources too would repeat it.
-pub fn flat(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("{e}")
+/// The exit code of a failed command: 2 for a wrong command line or
+/// request (a [`UsageError`], or a `bundle create` error that is one),
+/// 130 when stopped by Ctrl-C, else 1.
+pub fn exit_code(e: &anyhow::Error) -> std::process::ExitCode {
+    let usage = e.downcast_ref::<UsageError>().is_some()
+        || e.downcast_ref::<llmgw_bundler::CreateError>()
+            .is_some_and(llmgw_bundler::CreateError::is_usage);
+    if usage {
+        std::process::ExitCode::from(2)
+    } else if e.downcast_ref::<Interrupted>().is_some() {
+        std::process::ExitCode::from(130)
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
+/// `--json`, declared once and flattened into every command that can
+/// print JSON; a command whose JSON says more words it with
+/// `#[command(mut_arg("json", |a| a.help(…)))]`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct OutputArg {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--store DIR`, declared once and flattened into every command that

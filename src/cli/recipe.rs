@@ -25,6 +25,7 @@ pub enum RecipeCommand {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("Print a JSON array of builds instead of a table.")))]
 pub struct CandidatesArgs {
     /// The engine: llamacpp, vllm, sglang or uv.
     pub engine: String,
@@ -44,12 +45,12 @@ pub struct CandidatesArgs {
     /// Only this build (cuda-12.8, cu129), as chosen for a node.
     #[arg(long, value_name = "VARIANT")]
     pub variant: Option<String>,
-    /// Print a JSON array of builds instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArg,
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("Print a JSON array instead of a table.")))]
 pub struct BuildsArgs {
     /// The engine: llamacpp or uv (builds), vllm or sglang (environments).
     pub engine: String,
@@ -58,9 +59,8 @@ pub struct BuildsArgs {
     /// The architecture the builds are for, by Go's name: amd64 or arm64.
     #[arg(long, value_parser = parse_arch)]
     pub arch: String,
-    /// Print a JSON array instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArg,
 }
 
 pub fn run(cmd: RecipeCommand) -> anyhow::Result<()> {
@@ -73,16 +73,19 @@ pub fn run(cmd: RecipeCommand) -> anyhow::Result<()> {
             };
             tracing::debug!(engine = %a.engine, version = %a.version, ?host, "candidates");
             let builds = recipe::candidates(&a.engine, &a.version, a.variant.as_deref(), &host)?;
-            (builds, a.json)
+            (builds, a.output.json)
         }
         RecipeCommand::Builds(a) => {
             tracing::debug!(engine = %a.engine, version = %a.version, arch = %a.arch, "builds");
-            (recipe::builds(&a.engine, &a.version, &a.arch)?, a.json)
+            (
+                recipe::builds(&a.engine, &a.version, &a.arch)?,
+                a.output.json,
+            )
         }
         RecipeCommand::Environments(a) => {
             tracing::debug!(engine = %a.engine, version = %a.version, arch = %a.arch, "environments");
             let envs = recipe::environments(&a.engine, &a.version, &a.arch)?;
-            let out = if a.json {
+            let out = if a.output.json {
                 to_json(&envs)?
             } else {
                 environments_table(&envs)

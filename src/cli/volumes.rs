@@ -125,7 +125,7 @@ fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Value {
 /// bundle imported, or accepted so far); 1 when one was refused.
 pub fn run_import(
     store: &llmgw_mirror::store::Store,
-    a: &super::import::ImportArgs,
+    a: &crate::cli::bundle::import::ImportArgs,
     opts: &llmgw_mirror::import::ImportOptions,
     progress: &Terminal,
 ) -> anyhow::Result<()> {
@@ -134,7 +134,7 @@ pub fn run_import(
         match vimport::import_volumes(store, &a.bundle, a.sha256.as_deref(), opts, progress) {
             Ok(o) => o,
             Err(e) => {
-                let written = super::import::need_out(&e, a.need_out.as_deref())?;
+                let written = crate::cli::bundle::import::need_out(&e, a.need_out.as_deref())?;
                 anyhow::bail!("import of volumes refused: {e}{written}");
             }
         };
@@ -151,9 +151,9 @@ pub fn run_import(
             for l in &lines {
                 eprintln!("{l}");
             }
-            super::import::print_outcome(&a.store.path, a.json, outcome)?;
+            crate::cli::bundle::import::print_outcome(&a.store.path, a.output.json, outcome)?;
         }
-        None if a.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,
+        None if a.output.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,
         None => print(&incomplete_text(&p, &lines))?,
     }
     if refused {

@@ -15,9 +15,17 @@ pub enum PythonError {
     )]
     UvNotFound { tried: String },
 
-    /// uv could not be started, or did not say its version.
+    /// uv did not say its version.
     #[error("{}: {detail}", .uv.display())]
     UvUnusable { uv: PathBuf, detail: String },
+
+    /// uv could not be started.
+    #[error("{}: cannot run it", .uv.display())]
+    UvRun {
+        uv: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
 
     /// uv's resolution failed for a reason other than a missing wheel.
     #[error("{env}: uv pip compile failed ({status}): {stderr}")]
@@ -87,6 +95,24 @@ pub enum PythonError {
     /// The interpreter uv expects could not be found or checked.
     #[error("python-build-standalone for {arch}: {detail}")]
     Interpreter { arch: String, detail: String },
+
+    /// uv's list of interpreters could not be fetched.
+    #[error("python-build-standalone for any: uv {uv_version}'s {path}")]
+    InterpreterList {
+        uv_version: String,
+        path: &'static str,
+        #[source]
+        error: crate::http::HttpError,
+    },
+
+    /// uv's list of interpreters is not the JSON it should be.
+    #[error("python-build-standalone for {arch}: uv's {path} is not readable")]
+    InterpreterListUnreadable {
+        arch: String,
+        path: &'static str,
+        #[source]
+        error: serde_json::Error,
+    },
 
     /// A file name from a lock or an index is unsafe as a path or URL part.
     #[error(transparent)]

@@ -77,9 +77,10 @@ pub async fn fetch_metadata(
     http.get_small(&url, None, MAX_METADATA)
         .await
         .map(|(b, _)| b)
-        .map_err(|e| PythonError::Interpreter {
-            arch: "any".into(),
-            detail: format!("uv {uv_version}'s {METADATA_PATH}: {e}"),
+        .map_err(|error| PythonError::InterpreterList {
+            uv_version: uv_version.to_string(),
+            path: METADATA_PATH,
+            error,
         })
 }
 
@@ -91,7 +92,11 @@ pub fn pick(metadata: &[u8], python: &str, arch: &str) -> Result<Interpreter, Py
         detail,
     };
     let entries: std::collections::BTreeMap<String, Entry> = serde_json::from_slice(metadata)
-        .map_err(|e| err(format!("uv's {METADATA_PATH} is not readable: {e}")))?;
+        .map_err(|error| PythonError::InterpreterListUnreadable {
+            arch: arch.to_string(),
+            path: METADATA_PATH,
+            error,
+        })?;
     let (major, minor) = python
         .split_once('.')
         .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))

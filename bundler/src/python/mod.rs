@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use futures_util::StreamExt;
+use llmgw_shared::chain::chain;
 
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
@@ -100,20 +101,9 @@ pub fn requests_of(spec: &CreateSpec) -> Result<Vec<EnvRequest>, CreateError> {
 }
 
 /// `bundle create`'s hook: plans every environment of `requests` into
-/// `plan`, its manifest records included.
+/// `plan`, its manifest records included; `need_interpreters` false for a
+/// dry run, which lists an interpreter it cannot check.
 pub async fn plan_for(
-    spec: &CreateSpec,
-    http: &Http,
-    cache: &Cache,
-    progress: &Progress,
-    requests: &[EnvRequest],
-    plan: &mut Plan,
-) -> Result<Vec<PlannedEnv>, CreateError> {
-    plan_for_with(spec, http, cache, progress, requests, plan, true).await
-}
-
-/// [`plan_for`]; `need_interpreters` false for a dry run.
-pub async fn plan_for_with(
     spec: &CreateSpec,
     http: &Http,
     cache: &Cache,
@@ -172,9 +162,11 @@ pub async fn plan_with(
     let interpreters = match interpreters(ctx, &uv, requests, plan).await {
         Ok(i) => i,
         Err(e) if !need_interpreters => {
-            ctx.progress
-                .line(&format!("the interpreter could not be checked: {e}"));
-            plan.gap("python-build-standalone".into(), e.to_string());
+            ctx.progress.line(&format!(
+                "the interpreter could not be checked: {}",
+                chain(&e)
+            ));
+            plan.gap("python-build-standalone".into(), chain(&e));
             BTreeMap::new()
         }
         Err(e) => return Err(e),
@@ -192,8 +184,8 @@ pub async fn plan_with(
             Ok(r) => r,
             Err(e) if !need_interpreters => {
                 // The error names the environment already.
-                ctx.progress.line(&e.to_string());
-                plan.gap(req.name.clone(), e.to_string());
+                ctx.progress.line(&chain(&e));
+                plan.gap(req.name.clone(), chain(&e));
                 continue;
             }
             Err(e) => return Err(e),

@@ -46,9 +46,9 @@ pub async fn locate(flag: Option<&Path>, carried: Option<&Path>) -> Result<Uv, P
         .stdin(Stdio::null())
         .output()
         .await
-        .map_err(|e| PythonError::UvUnusable {
+        .map_err(|error| PythonError::UvRun {
             uv: path.clone(),
-            detail: format!("cannot run it: {e}"),
+            error,
         })?;
     let text = String::from_utf8_lossy(&out.stdout);
     let version = text
@@ -181,9 +181,9 @@ pub async fn compile(
             cmd.env_remove(k);
         }
     }
-    let out = cmd.output().await.map_err(|e| PythonError::UvUnusable {
+    let out = cmd.output().await.map_err(|error| PythonError::UvRun {
         uv: uv.path.clone(),
-        detail: format!("cannot run it: {e}"),
+        error,
     })?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {

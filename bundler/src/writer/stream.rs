@@ -13,6 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::digest::HashReader;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
@@ -137,18 +138,18 @@ impl Stream<'_> {
                 let ioe = |e| CreateError::io(&path, e);
                 let mut f = File::open(&path).map_err(ioe)?;
                 io::Seek::seek(&mut f, io::SeekFrom::Start(off)).map_err(ioe)?;
-                let mut f = f.take(size - off);
+                let mut f = HashReader::new(f.take(size - off), hasher);
                 let mut buf = vec![0u8; 1 << 20];
                 loop {
                     let n = f.read(&mut buf).map_err(ioe)?;
                     if n == 0 {
                         break;
                     }
-                    hasher.update(&buf[..n]);
                     sink.write(&buf[..n])
                         .map_err(|e| CreateError::io(self.path, e))?;
                     off += n as u64;
                 }
+                hasher = f.into_hasher();
                 self.progress
                     .line(&format!("{label}: in the cache ({size} bytes)"));
                 self.progress.add_done(size);

@@ -320,7 +320,8 @@ fn a_failed_dir_write_leaves_nothing() {
     bl[0].size += 1; // the cache file is not what was verified
     let out = d.path().join("b");
     let err = write_dir_bundle(&out, b"{}\n", None, &bl).unwrap_err();
-    assert!(err.to_string().contains("not the 7 verified"), "{err}");
+    let err = llmgw_shared::chain::chain(&err);
+    assert!(err.contains("not the 7 verified"), "{err}");
     assert!(!out.exists());
     assert!(!temp_name(&out).exists());
 }
@@ -330,7 +331,7 @@ fn one_run_at_a_time() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("b.tar");
     let first = TempBundle::open(&out, false).unwrap();
-    let err = TempBundle::open(&out, false).err().unwrap().to_string();
+    let err = llmgw_shared::chain::chain(&TempBundle::open(&out, false).err().unwrap());
     assert!(err.contains("another `llmgw bundle create`"), "{err}");
     drop(first);
     assert!(TempBundle::open(&out, false).is_ok());

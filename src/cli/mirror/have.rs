@@ -8,7 +8,7 @@ use clap::Args;
 use llmgw_mirror::fsutil::StoreLock;
 use llmgw_mirror::store::Store;
 
-use super::print;
+use crate::cli::print;
 
 const HAVE_HELP: &str = "\
 Writes canonical JSON of what the store holds: its id (made once, STORE/state/store-id),
@@ -21,10 +21,10 @@ bundle carry more, or import name what is missing.
 Exit codes: 0 written, 1 failed (the reason is on stderr), 2 usage error.";
 
 #[derive(Args, Debug)]
-#[command(after_help = super::help::after_notes(super::help::HAVE, HAVE_HELP))]
+#[command(after_help = crate::cli::help::after_notes(crate::cli::help::HAVE, HAVE_HELP))]
 pub struct HaveArgs {
     #[command(flatten)]
-    pub store: super::StoreArg,
+    pub store: crate::cli::StoreArg,
     /// Where to write the list (replaced whole if it exists).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -39,9 +39,8 @@ pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
             a.store.path.display()
         );
     }
-    let _lock =
-        StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`").map_err(super::flat)?;
-    let list = llmgw_mirror::have::have_list(&store).map_err(super::flat)?;
+    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
+    let list = llmgw_mirror::have::have_list(&store)?;
     let bytes = list.to_canonical_json();
     write_whole(&a.out, &bytes)?;
     eprintln!(
@@ -61,7 +60,7 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
     let result = llmgw_mirror::fsutil::write_durable(&tmp, bytes)
-        .map_err(super::flat)
+        .map_err(anyhow::Error::from)
         .and_then(|()| {
             std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
         });

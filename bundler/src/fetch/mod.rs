@@ -14,14 +14,17 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use llmgw_shared::digest::{StreamDigest, StreamHasher};
-use reqwest::StatusCode;
+use llmgw_shared::digest::{HashReader, StreamDigest, StreamHasher};
 use tokio::sync::mpsc;
 
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::http::{Http, HttpError, redact};
 use crate::progress::Progress;
+
+mod step;
+
+use step::{Event, Rules, State, Step, next_step};
 
 /// Chunks in flight between the network and the disk, per download.
 const CHANNEL_CHUNKS: usize = 16;
@@ -149,132 +152,101 @@ pub async fn fetch_one(
 
     let mut downloaded = 0u64;
     let mut attempt = 1u32;
-    let result: Result<(), CreateError> = 'outer: loop {
-        if offset == d.size {
-            break Ok(());
+    let rules = Rules {
+        retry: http.retry,
+        label: &d.label,
+        denied_hint: d.denied_hint.as_deref(),
+    };
+    let state = |offset, attempt| State {
+        offset,
+        size: d.size,
+        attempt,
+    };
+    // Each turn is one attempt: ask, read what comes, and either finish or
+    // wait for the next. What to do is `next_step`'s; this loop does it.
+    let result: Result<(), CreateError> = 'attempts: loop {
+        match next_step(state(offset, attempt), Event::Ready, &rules) {
+            Step::Done => break Ok(()),
+            Step::Fail(e) => break Err(e),
+            _ => {}
         }
-        let fail = |e: HttpError, attempt: u32| -> Option<CreateError> {
-            if e.is_retryable() && attempt < http.retry.attempts {
-                item.retry(attempt, &e.to_string());
-                None
-            } else {
-                Some(CreateError::Http(e.tried(attempt)))
-            }
-        };
         let range = (offset > 0).then_some((offset, None));
-        let (mut resp, final_url) = match http.get(&d.url, None, range).await {
-            Ok(r) => r,
-            Err(e) => match fail(e, attempt) {
-                None => {
-                    tokio::time::sleep(http.retry.backoff(attempt)).await;
-                    attempt += 1;
-                    continue;
-                }
-                Some(e) => break Err(e),
-            },
-        };
-        let status = resp.status();
-        if status == StatusCode::PARTIAL_CONTENT && offset > 0 {
-            let start = content_range_start(resp.headers());
-            if start != Some(offset) {
-                break Err(CreateError::Http(HttpError::Protocol {
+        let (mut resp, event) = match http.get(&d.url, None, range).await {
+            Ok((resp, final_url)) => {
+                let event = Event::Answered {
+                    status: resp.status(),
+                    range_start: content_range_start(resp.headers()),
+                    error_code: resp
+                        .headers()
+                        .get("x-error-code")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string),
                     url: redact(&final_url),
-                    detail: format!(
-                        "asked for bytes from {offset} on, the server sent a range starting at {}",
-                        start.map_or("an unreadable place".to_string(), |s| s.to_string())
-                    ),
-                }));
+                };
+                (Some((resp, final_url)), event)
             }
-        } else if status == StatusCode::OK {
-            if offset > 0 {
-                // The server ignored the Range: start over.
-                if tx.send(Msg::Restart).await.is_err() {
-                    break Ok(());
-                }
-                item.restarted();
-                offset = 0;
-            }
-        } else if status == StatusCode::RANGE_NOT_SATISFIABLE && offset > 0 {
-            // The partial is longer than what the server has (the file
-            // changed upstream): start over.
+            Err(e) => (None, Event::RequestFailed(e)),
+        };
+        let mut step = next_step(state(offset, attempt), event, &rules);
+        if matches!(step, Step::RestartAndRead | Step::RestartAndAsk) {
             if tx.send(Msg::Restart).await.is_err() {
+                // The disk side stopped; its error is reported below.
                 break Ok(());
             }
+            if matches!(step, Step::RestartAndRead) {
+                item.restarted();
+            }
             offset = 0;
-            continue;
-        } else {
-            if let (Some(hint), 401 | 403) = (&d.denied_hint, status.as_u16()) {
-                break Err(CreateError::Hub(format!(
-                    "{}: {} answered {status}; {hint}",
-                    d.label,
-                    redact(&final_url)
-                )));
+            if matches!(step, Step::RestartAndAsk) {
+                continue;
             }
-            let e = HttpError::Status {
-                url: redact(&final_url),
-                status: status.as_u16(),
-                error_code: resp
-                    .headers()
-                    .get("x-error-code")
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string),
-                message: None,
+            step = Step::Read;
+        }
+        if let (Step::Read, Some((resp, final_url))) = (&step, resp.as_mut()) {
+            step = loop {
+                let event = match resp.chunk().await {
+                    Ok(Some(chunk)) => {
+                        let n = chunk.len() as u64;
+                        match next_step(state(offset, attempt), Event::Chunk(n), &rules) {
+                            Step::Take => {}
+                            other => break other,
+                        }
+                        offset += n;
+                        downloaded += n;
+                        item.inc(n);
+                        if tx.send(Msg::Data(chunk)).await.is_err() {
+                            // The disk side stopped; its error is reported below.
+                            break 'attempts Ok(());
+                        }
+                        continue;
+                    }
+                    Ok(None) => Event::BodyEnded {
+                        url: redact(final_url),
+                    },
+                    Err(e) => Event::BodyFailed(HttpError::transport(final_url, &e)),
+                };
+                break next_step(state(offset, attempt), event, &rules);
             };
-            match fail(e, attempt) {
-                None => {
-                    tokio::time::sleep(http.retry.backoff(attempt)).await;
-                    attempt += 1;
-                    continue;
-                }
-                Some(e) => break Err(e),
+        }
+        match step {
+            Step::Done => break Ok(()),
+            Step::Fail(e) => break Err(e),
+            Step::Retry { wait, why } => {
+                item.retry(attempt, &why);
+                // What arrived goes to disk, so that a run killed during
+                // the wait leaves it for the next run to resume.
+                let _ = tx.send(Msg::Flush).await;
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+            }
+            // Read, Take, Ask and the restarts were done above.
+            other => {
+                break Err(CreateError::io(
+                    &partial,
+                    io::Error::other(format!("a download stopped at step {other:?} (a bug)")),
+                ));
             }
         }
-        loop {
-            match resp.chunk().await {
-                Ok(Some(chunk)) => {
-                    let n = chunk.len() as u64;
-                    if offset + n > d.size {
-                        break 'outer Err(CreateError::WrongSize {
-                            what: d.label.clone(),
-                            expected: d.size,
-                            actual: offset + n,
-                        });
-                    }
-                    offset += n;
-                    downloaded += n;
-                    item.inc(n);
-                    if tx.send(Msg::Data(chunk)).await.is_err() {
-                        // The disk side stopped; its error is reported below.
-                        break 'outer Ok(());
-                    }
-                }
-                Ok(None) => {
-                    if offset == d.size {
-                        break 'outer Ok(());
-                    }
-                    // Cut off without an error: resume like any drop.
-                    let e = HttpError::Transport {
-                        url: redact(&final_url),
-                        detail: format!("the body ended after {offset} of {} bytes", d.size),
-                        retryable: true,
-                    };
-                    match fail(e, attempt) {
-                        None => break,
-                        Some(e) => break 'outer Err(e),
-                    }
-                }
-                Err(e) => {
-                    let e = HttpError::transport(&final_url, &e);
-                    match fail(e, attempt) {
-                        None => break,
-                        Some(e) => break 'outer Err(e),
-                    }
-                }
-            }
-        }
-        let _ = tx.send(Msg::Flush).await;
-        tokio::time::sleep(http.retry.backoff(attempt)).await;
-        attempt += 1;
     };
     drop(tx);
     let digest = join_sink(sink, &partial).await;
@@ -360,26 +332,16 @@ fn sink(
         .create(true)
         .truncate(false)
         .open(&path)?;
-    let mut hasher = new_hasher();
     let mut have = file.metadata()?.len();
     if have > size {
         file.set_len(0)?;
         have = 0;
     }
-    if have > 0 {
-        // Bytes a killed run left: hash them (they are not trusted until
-        // the whole file's hash matches) and carry on after them.
-        let mut buf = vec![0u8; 1 << 20];
-        let mut left = have;
-        while left > 0 {
-            let n = file.read(&mut buf[..(left.min(1 << 20)) as usize])?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-            left -= n as u64;
-        }
-    }
+    // Bytes a killed run left: hash them (they are not trusted until the
+    // whole file's hash matches) and carry on after them.
+    let mut prefix = HashReader::new((&mut file).take(have), new_hasher());
+    prefix.drain()?;
+    let mut hasher = prefix.into_hasher();
     file.seek(SeekFrom::Start(have))?;
     let _ = start.send(have);
     let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);

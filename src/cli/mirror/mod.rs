@@ -3,32 +3,40 @@
 
 use clap::Subcommand;
 
+pub mod gc;
+pub mod have;
+pub mod list;
+pub mod policy;
+pub mod remove;
+pub mod serve;
+pub mod verify;
+
 #[derive(Subcommand, Debug)]
 pub enum MirrorCommand {
     /// The bundles the store holds.
-    List(super::store::ListArgs),
+    List(list::ListArgs),
     /// Delete blobs no held bundle names (and stale staging).
-    Gc(super::store::GcArgs),
+    Gc(gc::GcArgs),
     /// Forget a bundle; its blobs go at the next gc.
-    Remove(super::store::RemoveArgs),
+    Remove(remove::RemoveArgs),
     /// Re-hash every blob and check every manifest; names each damaged file.
-    Verify(super::store::VerifyStoreArgs),
+    Verify(verify::VerifyStoreArgs),
     /// Show or set what import demands of bundles: require-signature, enforce-expiry.
-    Policy(super::signed::PolicyArgs),
+    Policy(policy::PolicyArgs),
     /// Write what the store holds (have.json) for `bundle create --have`.
-    Have(super::have::HaveArgs),
+    Have(have::HaveArgs),
     /// Serve the store to nodes over GitHub-release, Hugging Face Hub and package-index HTTP.
-    Serve(super::serve::ServeArgs),
+    Serve(serve::ServeArgs),
 }
 
 pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
     match cmd {
-        MirrorCommand::List(a) => super::store::run_list(a),
-        MirrorCommand::Gc(a) => super::store::run_gc(a),
-        MirrorCommand::Remove(a) => super::store::run_remove(a),
-        MirrorCommand::Verify(a) => super::store::run_verify(a),
-        MirrorCommand::Policy(a) => super::signed::run_policy(a),
-        MirrorCommand::Have(a) => super::have::run_have(a),
-        MirrorCommand::Serve(a) => super::serve::run(a),
+        MirrorCommand::List(a) => list::run_list(a),
+        MirrorCommand::Gc(a) => gc::run_gc(a),
+        MirrorCommand::Remove(a) => remove::run_remove(a),
+        MirrorCommand::Verify(a) => verify::run_verify(a),
+        MirrorCommand::Policy(a) => policy::run_policy(a),
+        MirrorCommand::Have(a) => have::run_have(a),
+        MirrorCommand::Serve(a) => serve::run(a),
     }
 }

@@ -11,8 +11,8 @@ use llmgw_mirror::serve::conn::{ConnLimits, default_max_connections};
 use llmgw_mirror::serve::store_check::Held;
 use llmgw_mirror::serve::{ServeConfig, TlsFiles, start};
 
-use super::StoreArg;
-use super::help;
+use crate::cli::StoreArg;
+use crate::cli::help;
 
 /// Serve the store to nodes: GitHub releases, the Hugging Face Hub API,
 /// `/v1/index`, `/healthz`, `/readyz` and `/metrics`.
@@ -68,7 +68,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 ..ConnLimits::default()
             },
         };
-        let running = start(cfg).await.map_err(super::flat)?;
+        let running = start(cfg).await?;
         if running.held == Held::Empty {
             eprintln!(
                 "llmgw: the store {} holds no bundles yet: every file request gets 404 until one \
@@ -78,7 +78,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
         // One line on stdout that scripts can read the address from.
-        super::print(&format!(
+        crate::cli::print(&format!(
             "llmgw mirror serving {} on {}\n",
             store.display(),
             running.url()

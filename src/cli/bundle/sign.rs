@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use clap::Args;
 use llmgw_shared::signer::SecretKey;
 
-use super::UsageError;
-
 const AFTER_HELP: &str = "\
 Adds manifest.json.minisig (a prehashed minisign signature over the exact bytes of
 manifest.json) as the second entry of a .tar/.tar.zst (rewritten beside it and renamed
@@ -21,7 +19,7 @@ Exit codes: 0 signed; 1 reading or writing failed; 2 usage: not a bundle, no seq
 a key that cannot be used";
 
 #[derive(Args, Debug)]
-#[command(after_help = super::help::after_notes(super::help::SIGN, AFTER_HELP))]
+#[command(after_help = crate::cli::help::after_notes(crate::cli::help::SIGN, AFTER_HELP))]
 pub struct SignArgs {
     /// The bundle: NAME.tar, NAME.tar.zst or a directory.
     #[arg(value_name = "BUNDLE")]
@@ -32,16 +30,10 @@ pub struct SignArgs {
 }
 
 pub fn run(args: SignArgs) -> anyhow::Result<()> {
-    let usage = |e: llmgw_bundler::CreateError| -> anyhow::Error {
-        if e.is_usage() {
-            UsageError(e.to_string()).into()
-        } else {
-            super::flat(e)
-        }
-    };
-    let key =
-        SecretKey::load(&args.key, super::create::sign_password()).map_err(|e| usage(e.into()))?;
-    let signed = llmgw_bundler::sign::sign_bundle(&args.bundle, &key).map_err(usage)?;
+    // A key that cannot be used is a usage error (exit 2), as for create.
+    let key = SecretKey::load(&args.key, super::create::sign_password())
+        .map_err(llmgw_bundler::CreateError::from)?;
+    let signed = llmgw_bundler::sign::sign_bundle(&args.bundle, &key)?;
     eprintln!(
         "signed {} with key {}: channel {}, sequence {}{}",
         args.bundle.display(),
@@ -54,5 +46,5 @@ pub fn run(args: SignArgs) -> anyhow::Result<()> {
             ""
         }
     );
-    super::print(&format!("{}\n", signed.manifest_sha256))
+    crate::cli::print(&format!("{}\n", signed.manifest_sha256))
 }

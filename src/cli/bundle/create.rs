@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use clap::Args;
 use llmgw_bundler::http::{RetryPolicy, Token};
 use llmgw_bundler::progress::{Mode, Progress};
-use llmgw_bundler::{CreateSpec, Options, SpecEnv, SpecFlags};
+use llmgw_bundler::{CreateSettings, CreateSpec, Options, SpecEnv};
 
-use super::UsageError;
+use crate::cli::UsageError;
 
 const AFTER_HELP: &str = "\
 Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
@@ -33,7 +33,12 @@ Exit codes:
      (an unknown engine, a bad version, an --index no environment uses)";
 
 #[derive(Args, Debug)]
-#[command(after_help = super::help::after_notes(super::help::CREATE, AFTER_HELP))]
+#[command(
+    after_help = crate::cli::help::after_notes(crate::cli::help::CREATE, AFTER_HELP),
+    mut_arg("json", |a| a.help(
+        "Print a JSON summary (manifest sha256, artifacts, bytes, gaps) on stdout."
+    ))
+)]
 pub struct CreateArgs {
     /// The bundle to write: PATH.tar, PATH.tar.zst, or a directory.
     #[arg(long, value_name = "PATH")]
@@ -95,9 +100,8 @@ pub struct CreateArgs {
     /// UTC time (2027-03-01T00:00:00Z).
     #[arg(long, value_name = "DURATION|TIME")]
     pub expires: Option<String>,
-    /// Print a JSON summary (manifest sha256, artifacts, bytes, gaps) on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: crate::cli::OutputArg,
     /// A site's own Python environment, resolved per --arch, served at
     /// /pypi/NAME-ARCH/simple/ (repeatable).
     #[arg(long = "python-env", value_name = "NAME=REQ[,REQ...]")]
@@ -153,47 +157,8 @@ pub struct CreateArgs {
 }
 
 pub fn run(args: CreateArgs) -> anyhow::Result<()> {
-    let json = args.json;
-    let flags = SpecFlags {
-        spec: args.spec,
-        out: args.out,
-        arch: args.arch,
-        llmgw: args.llmgw,
-        llmgw_repo: args.llmgw_repo,
-        llmgw_api: args.llmgw_api,
-        trust: args.trust,
-        engines: args.engines,
-        models: args.models,
-        datasets: args.datasets,
-        github_api: args.github_api,
-        hf_endpoint: args.hf_endpoint,
-        cache: args.cache,
-        jobs: args.jobs,
-        zstd_level: args.zstd_level,
-        allow_missing: args.allow_missing,
-        series: llmgw_bundler::series::SeriesSpec {
-            sign_key: args.sign_key,
-            channel: args.channel,
-            sequence: args.sequence,
-            expires: args.expires,
-        },
-        python_envs: args.python_envs,
-        pypi: args.pypi,
-        indexes: args.indexes,
-        uv: args.uv,
-        manylinux: args.manylinux,
-        github_raw: args.github_raw,
-        dry_run: args.dry_run,
-        delta: llmgw_bundler::delta::DeltaSpec {
-            have: args.have,
-            base: args.base,
-            need: args.need,
-        },
-        volume_size: args.volume_size,
-        chunk_size: args.chunk_size,
-        parity: args.parity,
-    };
-    let spec = CreateSpec::resolve(flags, &SpecEnv::from_process()).map_err(classify)?;
+    let json = args.output.json;
+    let spec = CreateSpec::resolve(settings(args), &SpecEnv::from_process())?;
     let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(v) if !v.trim().is_empty() => Some(v.trim().parse::<u64>().map_err(|_| {
             UsageError(format!(
@@ -218,10 +183,8 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     if spec.dry_run {
-        let d = rt
-            .block_on(llmgw_bundler::dry_run::dry_run(&spec, &opts))
-            .map_err(classify)?;
-        return super::print(&if json {
+        let d = rt.block_on(llmgw_bundler::dry_run::dry_run(&spec, &opts))?;
+        return crate::cli::print(&if json {
             format!("{}\n", serde_json::to_string_pretty(&d)?)
         } else {
             d.to_text()
@@ -229,7 +192,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     }
     let report = rt.block_on(async {
         tokio::select! {
-            r = llmgw_bundler::create(&spec, &opts) => r.map_err(classify),
+            r = llmgw_bundler::create(&spec, &opts) => r.map_err(anyhow::Error::from),
             _ = tokio::signal::ctrl_c() => Err(stopped(&spec.out)),
         }
     });
@@ -295,9 +258,53 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     if json {
         let mut s = serde_json::to_string_pretty(&report)?;
         s.push('\n');
-        super::print(&s)
+        crate::cli::print(&s)
     } else {
-        super::print(&format!("{}\n", report.manifest_sha256))
+        crate::cli::print(&format!("{}\n", report.manifest_sha256))
+    }
+}
+
+/// The command line's layer of the settings; the spec file's lies under
+/// it, merged by `CreateSpec::resolve`.
+fn settings(args: CreateArgs) -> CreateSettings {
+    CreateSettings {
+        spec: args.spec,
+        out: args.out,
+        arch: args.arch,
+        llmgw: args.llmgw,
+        llmgw_repo: args.llmgw_repo,
+        llmgw_api: args.llmgw_api,
+        trust: args.trust,
+        engines: args.engines,
+        models: args.models,
+        datasets: args.datasets,
+        github_api: args.github_api,
+        hf_endpoint: args.hf_endpoint,
+        cache: args.cache,
+        jobs: args.jobs,
+        zstd_level: args.zstd_level,
+        allow_missing: args.allow_missing,
+        series: llmgw_bundler::series::SeriesSpec {
+            sign_key: args.sign_key,
+            channel: args.channel,
+            sequence: args.sequence,
+            expires: args.expires,
+        },
+        python_envs: args.python_envs,
+        pypi: args.pypi,
+        indexes: args.indexes,
+        uv: args.uv,
+        manylinux: args.manylinux,
+        github_raw: args.github_raw,
+        dry_run: args.dry_run,
+        delta: llmgw_bundler::delta::DeltaSpec {
+            have: args.have,
+            base: args.base,
+            need: args.need,
+        },
+        volume_size: args.volume_size,
+        chunk_size: args.chunk_size,
+        parity: args.parity,
     }
 }
 
@@ -309,7 +316,7 @@ fn stopped(out: &std::path::Path) -> anyhow::Error {
         Some(p) if p.is_file() => format!(" (what was written so far is in {})", p.display()),
         _ => String::new(),
     };
-    super::Interrupted(format!(
+    crate::cli::Interrupted(format!(
         "stopped; run the same command again to resume{kept}"
     ))
     .into()
@@ -323,14 +330,5 @@ pub fn sign_password() -> llmgw_shared::signer::Password {
         Ok(p) => Password::Given(p),
         Err(_) if std::io::stdin().is_terminal() => Password::Prompt,
         Err(_) => Password::Unavailable,
-    }
-}
-
-/// Usage errors exit 2, the rest 1.
-fn classify(e: llmgw_bundler::CreateError) -> anyhow::Error {
-    if e.is_usage() {
-        UsageError(e.to_string()).into()
-    } else {
-        e.into()
     }
 }

@@ -1,0 +1,132 @@
+//! The fetch phase: the files the manifest needs before it can be written
+//! (those the Hub names only by a git blob sha1, whose sha256 is learnt by
+//! downloading them into the cache), then the manifest itself.
+//!
+//! Invariant: the manifest is complete and valid when this phase ends, so
+//! the bundle's whole layout is known before the first byte is written.
+
+use std::collections::BTreeMap;
+
+use llmgw_shared::manifest::Manifest;
+
+use crate::cache::{Cache, Expect};
+use crate::delta::Delivery;
+use crate::error::CreateError;
+use crate::fetch::{self, Download, Fetched};
+use crate::http::Http;
+use crate::plan::Plan;
+use crate::series::Series;
+use crate::spec::CreateSpec;
+use crate::writer::Blob;
+
+use super::Options;
+
+/// The fetch phase done: the manifest, and what the write phase works on.
+pub(super) struct FirstFetch {
+    pub manifest: Manifest,
+    /// Carried files already at hand (in the cache), the manifest's first.
+    pub small: Vec<Blob>,
+    /// Every other download, for the write phase.
+    pub rest: Vec<Download>,
+    /// The downloads of this phase.
+    pub fetched: Vec<Fetched>,
+}
+
+/// Fetches the files known only by their git blob sha1 and builds the
+/// manifest (`delivery` applied: a delta's prerequisites, a repair's list).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn fetch_first(
+    spec: &CreateSpec,
+    opts: &Options,
+    http: &Http,
+    cache: &Cache,
+    series: &Series,
+    delivery: &Delivery,
+    mut plan: Plan,
+) -> Result<FirstFetch, CreateError> {
+    let (first, rest): (Vec<Download>, Vec<Download>) = std::mem::take(&mut plan.downloads)
+        .into_iter()
+        .partition(|d| matches!(d.expect, Expect::GitBlobSha1(_)));
+    let fetched = fetch::fetch_all(http, cache, first.clone(), spec.jobs, &opts.progress).await?;
+    let by_expect: BTreeMap<&Expect, &Fetched> = first
+        .iter()
+        .map(|d| &d.expect)
+        .zip(fetched.iter())
+        .collect();
+    let manifest = build_manifest(spec, opts, series, plan_into_parts(&mut plan), &by_expect)?;
+    let manifest = delivery.apply(manifest)?;
+    let carried = manifest.carried_blobs();
+    let mut small: Vec<Blob> = fetched
+        .iter()
+        .filter(|f| carried.contains_key(&f.sha256))
+        .map(|f| Blob {
+            sha256: f.sha256.clone(),
+            size: f.size,
+            path: f.path.clone(),
+        })
+        .collect();
+    for (sha, path, size) in plan.stored.iter().filter(|s| carried.contains_key(&s.0)) {
+        small.push(Blob {
+            sha256: sha.clone(),
+            size: *size,
+            path: path.clone(),
+        });
+    }
+    Ok(FirstFetch {
+        manifest,
+        small,
+        rest,
+        fetched,
+    })
+}
+
+type Parts = (
+    Vec<llmgw_shared::manifest::Release>,
+    Vec<llmgw_shared::manifest::HfRepo>,
+    Vec<llmgw_shared::manifest::Gap>,
+    Vec<llmgw_shared::manifest::PythonEnv>,
+);
+
+fn plan_into_parts(plan: &mut Plan) -> Parts {
+    (
+        std::mem::take(&mut plan.releases),
+        std::mem::take(&mut plan.repos),
+        std::mem::take(&mut plan.gaps),
+        std::mem::take(&mut plan.python_envs),
+    )
+}
+
+/// The manifest, with the sha256 of every file known only by its git blob
+/// sha1 filled in from what its bytes hashed to.
+fn build_manifest(
+    spec: &CreateSpec,
+    opts: &Options,
+    series: &Series,
+    (releases, mut repos, gaps, python_envs): Parts,
+    by_expect: &BTreeMap<&Expect, &Fetched>,
+) -> Result<Manifest, CreateError> {
+    for r in &mut repos {
+        for f in &mut r.files {
+            if f.lfs {
+                continue;
+            }
+            let e = Expect::GitBlobSha1(f.git_oid.clone());
+            let got = by_expect.get(&e).ok_or_else(|| {
+                CreateError::Hub(format!("{} {}: fetched but not recorded", r.id, f.path))
+            })?;
+            f.sha256 = got.sha256.clone();
+        }
+    }
+    let created = opts
+        .source_date_epoch
+        .unwrap_or_else(llmgw_shared::time::build_time_unix);
+    let mut m = Manifest::new(spec.arches.clone(), created);
+    m.releases = releases;
+    m.repos = repos;
+    m.gaps = gaps;
+    m.python_envs = python_envs;
+    series.apply(&mut m);
+    m.sort();
+    m.validate()?;
+    Ok(m)
+}

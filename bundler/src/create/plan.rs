@@ -1,0 +1,85 @@
+//! The plan phase: every refusal that needs no network (the output, the
+//! request, the lists, the signing key), then every file the request means
+//! with its publisher's digests, then room for it all.
+//!
+//! Invariant: nothing large is downloaded before this phase ends; what it
+//! fetches is what planning needs (release listings, checksum files,
+//! signatures, Python indexes).
+
+use crate::cache::Cache;
+use crate::delta::Delivery;
+use crate::error::CreateError;
+use crate::http::Http;
+use crate::series::Series;
+use crate::spec::CreateSpec;
+use crate::writer::{self, Format};
+
+use super::{Options, room};
+
+/// A request planned, with what the next phases work with.
+pub(super) struct Planned {
+    pub cache: Cache,
+    pub http: Http,
+    pub series: Series,
+    pub delivery: Delivery,
+    pub plan: crate::plan::Plan,
+}
+
+/// Checks and plans the request; see the module docs.
+pub(super) async fn plan(
+    spec: &CreateSpec,
+    opts: &Options,
+    format: Format,
+) -> Result<Planned, CreateError> {
+    let progress = &opts.progress;
+    let out = room::check_out(spec)?;
+    let request = crate::plan::Request::of(spec)?;
+    // The lists are read (and a bad one refused) before the series
+    // counter moves.
+    let delivery = spec.delta.load()?;
+    // The key is opened (and its password asked) before any download.
+    let series = spec.series.resolve(
+        opts.source_date_epoch
+            .unwrap_or_else(llmgw_shared::time::build_time_unix),
+        opts.password.clone(),
+    )?;
+    let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
+    let http = Http::new(&spec.hf_endpoint, opts.hf_token.clone(), opts.retry)?;
+    writer::remove_stale_temps(&spec.out);
+    if let (Some(key), Some(sequence)) = (&series.key, series.sequence) {
+        delivery.check_series(
+            &key.key_id(),
+            series
+                .channel
+                .as_deref()
+                .unwrap_or(llmgw_shared::manifest::DEFAULT_CHANNEL),
+            sequence,
+        )?;
+    }
+    let planned = crate::plan::plan_request(spec, opts, &http, &cache, &request, true).await?;
+    let mut plan = planned.plan;
+    delivery.trim(&mut plan);
+    room::check_room(spec, format, &cache, &out, &plan)?;
+    let total = plan.total_bytes();
+    let missing: u64 = plan
+        .downloads
+        .iter()
+        .map(|d| d.size - cache.bytes_present(&d.expect, d.size))
+        .sum();
+    progress.line(&format!(
+        "{} files, {total} bytes; at most {missing} bytes to download",
+        plan.downloads.len() + plan.stored.len()
+    ));
+    progress.set_total(total);
+    for s in &plan.stored {
+        progress.add_done(s.2);
+    }
+
+    Ok(Planned {
+        cache,
+        http,
+        series,
+        delivery,
+        plan,
+    })
+}

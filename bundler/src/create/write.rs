@@ -1,0 +1,322 @@
+//! The write phase: the bundle in its format (a directory of links into
+//! the cache, volumes, or a `.tar`/`.tar.zst` written front to back with
+//! each remaining download streamed into its place), then `OUT.sha256`.
+//!
+//! Invariant: nothing is visible under `--out` until it is whole: a tar is
+//! written to `.NAME.partial` and renamed at the end, a directory and
+//! volumes through the writer's temporary names.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use llmgw_shared::manifest::{MANIFEST_NAME, Manifest};
+
+use crate::cache::{Cache, Expect};
+use crate::error::CreateError;
+use crate::fetch::{self, Download, Fetched};
+use crate::http::Http;
+use crate::pieces::{self, NetBlob};
+use crate::spec::CreateSpec;
+use crate::writer::layout::Layout;
+use crate::writer::resume::{Found, Have};
+use crate::writer::sink::Keep;
+use crate::writer::stream::{Source, Stream, StreamBlob};
+use crate::writer::temp::TempBundle;
+use crate::writer::{self, Blob, Format, zst};
+
+use super::Options;
+
+/// What writing the bundle gave: the manifest as written (a resumed run
+/// keeps the creation time of the run it continues) and where bytes came from.
+pub(super) struct Written {
+    pub manifest: Manifest,
+    pub downloaded: u64,
+    pub reused: u64,
+    /// For volumes: the files and the `.sha256` written.
+    pub volumes: Option<crate::volumes::Written>,
+}
+
+/// What the writing phase works with.
+pub(super) struct WriteCtx<'a> {
+    pub spec: &'a CreateSpec,
+    pub opts: &'a Options,
+    pub http: &'a Http,
+    pub cache: &'a Cache,
+    pub series: &'a crate::series::Series,
+}
+
+impl WriteCtx<'_> {
+    /// A directory: every download into the cache, then hard links to it.
+    pub(super) async fn dir(
+        &self,
+        manifest: &Manifest,
+        small: Vec<Blob>,
+        rest: Vec<Download>,
+    ) -> Result<Written, CreateError> {
+        let progress = &self.opts.progress;
+        let fetched =
+            fetch::fetch_all(self.http, self.cache, rest, self.spec.jobs, progress).await?;
+        let mut blobs = small;
+        blobs.extend(fetched.iter().map(|f| Blob {
+            sha256: f.sha256.clone(),
+            size: f.size,
+            path: f.path.clone(),
+        }));
+        progress.line(&format!("writing {}", self.spec.out.display()));
+        let (out, bytes) = (self.spec.out.clone(), manifest.to_canonical_json());
+        let sig = self.series.sign(manifest, &bytes)?;
+        blocking(&self.spec.out, move || {
+            writer::write_dir_bundle(&out, &bytes, sig.as_deref(), &blobs)
+        })
+        .await?;
+        Ok(Written {
+            manifest: manifest.clone(),
+            downloaded: fetched.iter().map(|f| f.downloaded).sum(),
+            reused: fetched.iter().map(Fetched::bytes_reused).sum(),
+            volumes: None,
+        })
+    }
+
+    /// Volumes: every download into the cache (chunks are hashed before
+    /// the manifest is written), then the volumes from there.
+    pub(super) async fn volumes(
+        &self,
+        v: &crate::volumes::VolumeSpec,
+        manifest: Manifest,
+        small: Vec<Blob>,
+        rest: Vec<Download>,
+    ) -> Result<Written, CreateError> {
+        let progress = self.opts.progress.clone();
+        let fetched =
+            fetch::fetch_all(self.http, self.cache, rest, self.spec.jobs, &progress).await?;
+        let mut blobs = small;
+        blobs.extend(fetched.iter().map(|f| Blob {
+            sha256: f.sha256.clone(),
+            size: f.size,
+            path: f.path.clone(),
+        }));
+        let mtime = self.opts.source_date_epoch.unwrap_or(0);
+        // The signing key stays where it is: this thread leaves the async
+        // workers for the (long, blocking) write instead.
+        let written = tokio::task::block_in_place(|| {
+            crate::volumes::write(
+                &self.spec.out,
+                v,
+                manifest,
+                &blobs,
+                self.series,
+                mtime,
+                &progress,
+            )
+        })?;
+        Ok(Written {
+            manifest: written.manifest.clone(),
+            downloaded: fetched.iter().map(|f| f.downloaded).sum(),
+            reused: fetched.iter().map(Fetched::bytes_reused).sum(),
+            volumes: Some(written),
+        })
+    }
+
+    /// A `.tar` or `.tar.zst`: written front to back into `.NAME.partial`,
+    /// carrying on from what an earlier run left there, each download
+    /// streamed into its place.
+    pub(super) async fn tar(
+        &self,
+        mut manifest: Manifest,
+        format: Format,
+        small: Vec<Blob>,
+        rest: Vec<Download>,
+    ) -> Result<Written, CreateError> {
+        let progress = self.opts.progress.clone();
+        let zst = format == Format::TarZst;
+        let out = self.spec.out.clone();
+        let (temp, old) = blocking(&self.spec.out, move || {
+            let t = TempBundle::open(&out, zst)?;
+            let old = t.old_manifest();
+            Ok((t, old))
+        })
+        .await?;
+
+        // An earlier run of the same request: keep its creation time, so
+        // that the manifest, and with it the layout, is the same.
+        let mut bytes = manifest.to_canonical_json();
+        if let Some(old) = old {
+            let mut again = manifest.clone();
+            if self.opts.source_date_epoch.is_none()
+                && let Ok(o) = Manifest::from_json_bytes(&old)
+            {
+                again.created = o.created;
+            }
+            let again_bytes = again.to_canonical_json();
+            if again_bytes == old {
+                progress.line(&format!(
+                    "{}: carrying on from what an earlier run wrote",
+                    temp.path.display()
+                ));
+                manifest = again;
+                bytes = again_bytes;
+            } else {
+                progress.line(&format!(
+                    "{}: left by a run for other content; starting over",
+                    temp.path.display()
+                ));
+                temp.discard()?;
+            }
+        }
+        let mtime = self.opts.source_date_epoch.unwrap_or(0);
+        let blob_list: Vec<(String, u64)> = manifest.carried_blobs().into_iter().collect();
+        let sig = self.series.sign(&manifest, &bytes)?;
+        let layout = Arc::new(
+            Layout::new(&bytes, sig.as_deref(), &blob_list, mtime)
+                .map_err(|e| CreateError::io(&temp.path, e))?,
+        );
+
+        // Where each blob comes from: the old file, the cache, or the network.
+        let (cache, keep) = (self.cache.clone(), self.spec.keep_in_cache);
+        let l2 = layout.clone();
+        let (temp, found, blobs, net) = blocking(&self.spec.out, move || {
+            let mut found = temp.scan(&l2)?;
+            let (blobs, net) = sources(&l2, &mut found, &small, rest, &cache, keep)?;
+            Ok((temp, found, blobs, net))
+        })
+        .await?;
+        let mut pieces = pieces::start(self.http, net, self.spec.jobs, &progress);
+
+        let zstd = zst.then_some((self.spec.zstd_level, zst::default_threads()));
+        let (cache, out) = (self.cache.clone(), self.spec.out.clone());
+        let manifest_end = layout.head_end();
+        let stats = blocking(&self.spec.out, move || {
+            let mut sink = temp.sink(layout.clone(), &found, zstd)?;
+            let stream = Stream {
+                layout: &layout,
+                blobs,
+                cache: &cache,
+                progress: &progress,
+                path: &temp.path,
+            };
+            match stream.run(&mut sink, Some(&mut pieces.rx)) {
+                Ok(stats) => {
+                    drop(pieces);
+                    sink.finish().map_err(|e| CreateError::io(&temp.path, e))?;
+                    temp.finish(&out)?;
+                    Ok(stats)
+                }
+                Err(e) => {
+                    drop(pieces);
+                    let keep = match e {
+                        CreateError::WrongBytes { .. } | CreateError::WrongSize { .. } => {
+                            Keep::Verified
+                        }
+                        _ => Keep::All,
+                    };
+                    let _ = sink.abandon(keep);
+                    let path = temp.path.clone();
+                    let len = temp.len();
+                    if temp.keep_if_longer(manifest_end) {
+                        progress.line(&format!(
+                            "kept {} ({len} bytes) for the next run with the same --out to carry on from",
+                            path.display()
+                        ));
+                    }
+                    Err(e)
+                }
+            }
+        })
+        .await?;
+        Ok(Written {
+            manifest,
+            downloaded: stats.downloaded,
+            reused: stats.reused,
+            volumes: None,
+        })
+    }
+}
+
+/// Decides where each blob of `layout` comes from, and lists the downloads.
+fn sources(
+    layout: &Layout,
+    found: &mut Found,
+    small: &[Blob],
+    rest: Vec<Download>,
+    cache: &Cache,
+    keep: bool,
+) -> Result<(Vec<StreamBlob>, Vec<NetBlob>), CreateError> {
+    let small: BTreeMap<&str, &Blob> = small.iter().map(|b| (b.sha256.as_str(), b)).collect();
+    let mut downloads: BTreeMap<String, Download> = rest
+        .into_iter()
+        .map(|d| (d.expect.key().to_string(), d))
+        .collect();
+    let mut blobs = Vec::new();
+    let mut net = Vec::new();
+    for (k, (sha, size)) in layout.blobs.iter().enumerate() {
+        let have = std::mem::replace(&mut found.have[k], Have::None);
+        let d = downloads.remove(sha);
+        let label = d
+            .as_ref()
+            .map_or_else(|| format!("blob {sha}"), |d| d.label.clone());
+        // The small files were counted when they were fetched (downloaded
+        // or reused), so they are not counted again here.
+        let (source, prefix, reused) = match (have, small.get(sha.as_str())) {
+            (Have::Complete, Some(_)) => (Source::Done, None, false),
+            (Have::Complete, None) => (Source::Done, None, true),
+            (Have::Prefix(n, h), Some(b)) => (Source::File(b.path.clone()), Some((n, h)), false),
+            (Have::Prefix(n, h), None) => (Source::Net, Some((n, h)), false),
+            (Have::None, Some(b)) => (Source::File(b.path.clone()), None, false),
+            (Have::None, None) => match cache
+                .reuse(&Expect::Sha256(sha.clone()), *size)
+                .map_err(|e| CreateError::io(cache.root(), e))?
+            {
+                Some((_, path)) => (Source::File(path), None, true),
+                None => (Source::Net, None, false),
+            },
+        };
+        if matches!(source, Source::Net) {
+            let d = d.ok_or_else(|| {
+                CreateError::io(
+                    cache.root(),
+                    std::io::Error::other(format!("blob {sha} has no download planned")),
+                )
+            })?;
+            net.push(NetBlob {
+                index: k,
+                label: label.clone(),
+                url: d.url,
+                size: *size,
+                from: prefix.as_ref().map_or(0, |p| p.0),
+                denied_hint: d.denied_hint,
+            });
+        }
+        blobs.push(StreamBlob {
+            label,
+            source,
+            prefix,
+            keep,
+            reused,
+        });
+    }
+    Ok((blobs, net))
+}
+
+/// Runs blocking work off the async workers.
+async fn blocking<T: Send + 'static>(
+    path: &Path,
+    f: impl FnOnce() -> Result<T, CreateError> + Send + 'static,
+) -> Result<T, CreateError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CreateError::io(path, std::io::Error::other(e)))?
+}
+
+/// `PATH.sha256`: `<hex>  manifest.json`, so `sha256sum -c` checks an
+/// extracted manifest and the first token is the bundle's identity.
+pub(super) fn write_sha256_file(out: &Path, sha: &str) -> Result<PathBuf, CreateError> {
+    let mut name = out.as_os_str().to_os_string();
+    name.push(".sha256");
+    let path = PathBuf::from(name);
+    let tmp = writer::temp_name(&path);
+    std::fs::write(&tmp, format!("{sha}  {MANIFEST_NAME}\n"))
+        .map_err(|e| CreateError::io(&tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| CreateError::io(&path, e))?;
+    Ok(path)
+}

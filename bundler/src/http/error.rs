@@ -1,0 +1,134 @@
+//! Why a request failed, and which failures are worth another try.
+
+use reqwest::Url;
+use thiserror::Error;
+
+use super::redact;
+
+/// Why a request failed.
+#[derive(Debug, Error)]
+pub enum HttpError {
+    #[error("{url}: {detail}")]
+    Transport {
+        url: String,
+        detail: String,
+        retryable: bool,
+    },
+    #[error("{url}: the server answered {status}{}", message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default())]
+    Status {
+        url: String,
+        status: u16,
+        /// The Hub's `X-Error-Code`, when it sent one.
+        error_code: Option<String>,
+        /// The Hub's `X-Error-Message`, or a short body.
+        message: Option<String>,
+    },
+    #[error("{url}: {detail}")]
+    Protocol { url: String, detail: String },
+    /// No connection could be made: the one failure the operator fixes
+    /// on this side (the URL, DNS, a proxy), so it says so in plain words.
+    #[error(
+        "{url}: cannot connect ({reason}){}; check the URL, DNS, and any proxy \
+         (HTTPS_PROXY, HTTP_PROXY, NO_PROXY)",
+        if *tries > 1 { format!("; tried {tries} times") } else { String::new() }
+    )]
+    Unreachable {
+        url: String,
+        reason: String,
+        tries: u32,
+    },
+}
+
+impl HttpError {
+    /// Whether trying again may help: a dropped connection, a timeout, a
+    /// 5xx, a 429 or a 408.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            HttpError::Transport { retryable, .. } => *retryable,
+            HttpError::Unreachable { .. } => true,
+            HttpError::Status { status, .. } => *status >= 500 || *status == 429 || *status == 408,
+            HttpError::Protocol { .. } => false,
+        }
+    }
+
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            HttpError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The same error, saying how many tries were made when it is about
+    /// a connection that could not be made.
+    pub fn tried(self, attempts: u32) -> Self {
+        match self {
+            HttpError::Unreachable { url, reason, .. } => HttpError::Unreachable {
+                url,
+                reason,
+                tries: attempts,
+            },
+            other => other,
+        }
+    }
+
+    pub fn transport(url: &Url, e: &reqwest::Error) -> Self {
+        if e.is_connect() {
+            return HttpError::Unreachable {
+                url: redact(url),
+                reason: connect_reason(e),
+                tries: 1,
+            };
+        }
+        // reqwest's Display hides the source chain; a dropped body says
+        // "error decoding response body" without why, so add the chain.
+        let mut detail = e.to_string();
+        let mut src = std::error::Error::source(e);
+        while let Some(s) = src {
+            detail.push_str(": ");
+            detail.push_str(&s.to_string());
+            src = s.source();
+        }
+        HttpError::Transport {
+            url: redact(url),
+            detail,
+            retryable: e.is_timeout()
+                || e.is_connect()
+                || e.is_request()
+                || e.is_body()
+                || e.is_decode(),
+        }
+    }
+}
+
+/// Why a connection failed, in a few words: the innermost cause (the
+/// system's "Connection refused", the resolver's answer), not the client's
+/// chain of wrappers, which repeats the URL.
+fn connect_reason(e: &reqwest::Error) -> String {
+    let mut chain = Vec::new();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        chain.push(s.to_string());
+        src = s.source();
+    }
+    let last = chain
+        .last()
+        .cloned()
+        .unwrap_or_else(|| "no connection".into());
+    let last = match last.find(" (os error ") {
+        Some(i) if last.ends_with(')') => last[..i].to_string(),
+        _ => last,
+    };
+    let mut reason = String::new();
+    let mut chars = last.chars();
+    if let Some(c) = chars.next() {
+        reason.extend(c.to_lowercase());
+        reason.push_str(chars.as_str());
+    }
+    if chain.iter().any(|m| m.starts_with("dns error")) {
+        format!("the host name does not resolve: {reason}")
+    } else if e.is_timeout() || chain.iter().any(|m| m.contains("timed out")) {
+        format!("timed out: {reason}")
+    } else {
+        reason
+    }
+}

@@ -1,0 +1,51 @@
+//! How often and how patiently a request is tried again.
+
+use std::time::Duration;
+
+/// How often and how patiently to retry.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub attempts: u32,
+    /// The wait before the second attempt; it doubles each time.
+    pub first_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 8,
+            first_backoff: Duration::from_millis(250),
+            max_backoff: Duration::from_secs(10),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait after failed attempt number `n` (1-based).
+    pub fn backoff(&self, n: u32) -> Duration {
+        let f = self
+            .first_backoff
+            .saturating_mul(1u32 << (n.saturating_sub(1)).min(16));
+        f.min(self.max_backoff)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let p = RetryPolicy {
+            attempts: 5,
+            first_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(350),
+        };
+        assert_eq!(p.backoff(1), Duration::from_millis(100));
+        assert_eq!(p.backoff(2), Duration::from_millis(200));
+        assert_eq!(p.backoff(3), Duration::from_millis(350));
+        assert_eq!(p.backoff(40), Duration::from_millis(350));
+    }
+}

@@ -1,0 +1,350 @@
+//! What to put in a bundle: from command-line flags and, optionally, a TOML
+//! spec file (`--spec FILE`) that a site keeps in version control, merged
+//! as layers ([`settings`]) and then checked into a [`CreateSpec`].
+//!
+//! Invariant: a [`CreateSpec`] is checked whole: every value has its
+//! shape, every URL is http(s), every name is safe.
+//!
+//! Flags override the file, key by key; a list given on the command line
+//! (`--engine`, `--model`, `--dataset`, `--arch`, `--trust`) replaces the
+//! file's list rather than adding to it, so what runs is always what one of
+//! the two says. Relative paths in the file are relative to the file's own
+//! folder, so a spec means the same wherever it is run from.
+//!
+//! ```toml
+//! out = "site.tar.zst"
+//! arch = ["amd64", "arm64"]
+//! llmgw = "v0.5.0"
+//! llmgw_repo = "llmgw/llmgw"
+//! llmgw_api = "https://gitea.example.org/api/v1"
+//! trust = ["llmgw-release.pub"]
+//! engines = ["llamacpp=b6123", "uv=0.12.20"]
+//! models = ["acme/tiny@main", "org/m:*.Q4_K_M.gguf,config.json"]
+//! datasets = []
+//! jobs = 4
+//! zstd_level = 3
+//! allow_missing = false
+//! python_envs = ["tools=transformers,huggingface_hub[cli]"]
+//! pypi = "https://pypi.org/simple"
+//! indexes = ["pytorch-cu129=https://proxy.example/whl/cu129"]
+//! uv = "/usr/local/bin/uv"
+//! manylinux = "2_28"
+//! github_raw = "https://raw.githubusercontent.com"
+//! volume_size = "fat32"   # or dvd5, dvd9, bd25, bd50, or bytes: 4G, 700M
+//! chunk_size = "1G"
+//! parity = 1
+//! ```
+
+mod parse;
+mod settings;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+use llmgw_shared::manifest::RepoKind;
+use llmgw_shared::names;
+
+pub use parse::{parse_engine, parse_repo};
+pub use settings::{CreateSettings, SpecEnv};
+
+use crate::error::CreateError;
+use parse::{default_cache, flag_of, url_flag};
+
+/// The architectures the recipe table publishes Linux builds for.
+pub const KNOWN_ARCHES: [&str; 2] = llmgw_shared::recipe::ARCHES;
+
+pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
+/// Where uv's `download-metadata.json` is read from, at uv's tag.
+pub const DEFAULT_GITHUB_RAW: &str = "https://raw.githubusercontent.com";
+pub const DEFAULT_HF_ENDPOINT: &str = "https://huggingface.co";
+pub const DEFAULT_LLMGW_REPO: &str = "llmgw/llmgw";
+pub const DEFAULT_JOBS: usize = 4;
+/// More parallel downloads than this only make each one slower.
+pub const MAX_JOBS: usize = 64;
+
+/// llmgw's own release, and the keys its signature must verify with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmgwSpec {
+    pub version: String,
+    pub repo: String,
+    pub api: String,
+    pub trust: Vec<PathBuf>,
+}
+
+/// An engine of the recipe table at one version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineSpec {
+    pub name: String,
+    pub version: String,
+}
+
+/// A Hugging Face repository, a revision and the globs choosing its files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoSpec {
+    pub kind: RepoKind,
+    pub id: String,
+    pub revision: String,
+    /// Empty means every file.
+    pub patterns: Vec<String>,
+}
+
+/// Everything one run of `bundle create` is to do, checked.
+#[derive(Debug, Clone)]
+pub struct CreateSpec {
+    pub out: PathBuf,
+    pub arches: Vec<String>,
+    pub llmgw: Option<LlmgwSpec>,
+    pub engines: Vec<EngineSpec>,
+    pub repos: Vec<RepoSpec>,
+    pub github_api: String,
+    pub hf_endpoint: String,
+    pub cache: PathBuf,
+    /// Whether the cache was asked for (`--cache` or the spec's `cache`):
+    /// then a `.tar` or `.tar.zst` run keeps every blob it downloads there
+    /// too, at the cost of writing it twice; else only what costs nothing.
+    pub keep_in_cache: bool,
+    pub jobs: usize,
+    /// The zstd level of a `.tar.zst`.
+    pub zstd_level: i32,
+    pub allow_missing: bool,
+    pub series: crate::series::SeriesSpec,
+    /// What the site holds or lacks: a delta or a repair bundle.
+    pub delta: crate::delta::DeltaSpec,
+    /// Site environments (`--python-env`).
+    pub python_envs: Vec<crate::python::request::SiteEnv>,
+    /// The simple API's base (`--pypi`).
+    pub pypi: String,
+    /// `--index NAME=URL`.
+    pub indexes: Vec<(String, String)>,
+    /// `--uv PATH`.
+    pub uv: Option<PathBuf>,
+    /// The manylinux tag environments are resolved for: `2_28`.
+    pub manylinux: String,
+    /// GitHub's raw file server (`--github-raw`), for uv's interpreter list.
+    pub github_raw: String,
+    pub dry_run: bool,
+    /// `--volume-size`: volumes instead of one bundle.
+    pub volumes: Option<crate::volumes::VolumeSpec>,
+}
+
+/// The manylinux tag environments are resolved for unless told otherwise:
+/// glibc 2.28 (RHEL 8, Debian 10, Ubuntu 18.10) and newer.
+pub const DEFAULT_MANYLINUX: &str = "2_28";
+
+fn usage(msg: impl Into<String>) -> CreateError {
+    CreateError::Usage(msg.into())
+}
+
+impl CreateSpec {
+    /// Merges the flags over the spec file (when one is given) over the
+    /// defaults, and checks every value.
+    pub fn resolve(flags: CreateSettings, env: &SpecEnv) -> Result<Self, CreateError> {
+        // The one place the layers meet: flags over the file; the
+        // environment and the defaults below, key by key.
+        let file = match &flags.spec {
+            Some(path) => CreateSettings::from_file(path)?,
+            None => CreateSettings::default(),
+        };
+        let s = flags.combine(file);
+
+        let out = s
+            .out
+            .ok_or_else(|| usage("--out PATH is required (or `out` in the spec file)"))?;
+        if out.file_name().is_none() {
+            return Err(usage(format!(
+                "--out {}: expected a file or folder name to create",
+                out.display()
+            )));
+        }
+
+        let mut arches: Vec<String> = Vec::new();
+        for a in s.arch {
+            for a in a.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+                if let Some(problem) = llmgw_shared::recipe::arch_problem(a) {
+                    return Err(usage(format!("--arch {a}: {problem}")));
+                }
+                if !arches.iter().any(|x| x == a) {
+                    arches.push(a.to_string());
+                }
+            }
+        }
+        if arches.is_empty() {
+            return Err(usage(
+                "--arch is required: the node architectures to carry builds for (amd64, arm64)",
+            ));
+        }
+        arches.sort();
+
+        let github_api = url_flag(
+            "--github-api",
+            s.github_api
+                .unwrap_or_else(|| DEFAULT_GITHUB_API.to_string()),
+        )?;
+        let hf_endpoint = url_flag(
+            "--hf-endpoint",
+            s.hf_endpoint
+                .or(env.hf_endpoint.clone())
+                .unwrap_or_else(|| DEFAULT_HF_ENDPOINT.to_string()),
+        )?;
+
+        let trust = s.trust;
+        let llmgw = match s.llmgw {
+            None => None,
+            Some(version) => {
+                if !llmgw_shared::recipe::valid_version(&version) {
+                    return Err(usage(format!(
+                        "--llmgw {version:?}: not a release version such as v0.5.0"
+                    )));
+                }
+                let repo = s
+                    .llmgw_repo
+                    .unwrap_or_else(|| DEFAULT_LLMGW_REPO.to_string());
+                names::check_repo_id("--llmgw-repo", &repo).map_err(|e| usage(e.to_string()))?;
+                let api = match s.llmgw_api {
+                    Some(u) => url_flag("--llmgw-api", u)?,
+                    None => github_api.clone(),
+                };
+                if trust.is_empty() {
+                    return Err(usage(
+                        "--llmgw needs --trust KEY.pub: llmgw's release is only carried when its \
+                         SHA256SUMS signature verifies with a key you trust",
+                    ));
+                }
+                Some(LlmgwSpec {
+                    version,
+                    repo,
+                    api,
+                    trust,
+                })
+            }
+        };
+
+        let mut engines: Vec<EngineSpec> = Vec::new();
+        for e in s.engines {
+            let e = parse_engine(&e)?;
+            if !engines.contains(&e) {
+                engines.push(e);
+            }
+        }
+        let mut repos = Vec::new();
+        for m in s.models {
+            repos.push(parse_repo(RepoKind::Model, &m)?);
+        }
+        for d in s.datasets {
+            repos.push(parse_repo(RepoKind::Dataset, &d)?);
+        }
+        for (i, r) in repos.iter().enumerate() {
+            if repos[..i]
+                .iter()
+                .any(|o| o.kind == r.kind && o.id == r.id && o.revision == r.revision)
+            {
+                return Err(usage(format!(
+                    "{} {}@{} is asked for twice; give it once with all its globs",
+                    flag_of(r.kind),
+                    r.id,
+                    r.revision
+                )));
+            }
+        }
+
+        let python_envs = s
+            .python_envs
+            .iter()
+            .map(|t| crate::python::request::parse_site_env(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pypi = url_flag(
+            "--pypi",
+            s.pypi
+                .unwrap_or_else(|| crate::python::request::DEFAULT_PYPI.to_string()),
+        )?;
+        let mut indexes = Vec::new();
+        for i in s.indexes {
+            let (name, url) = i
+                .split_once('=')
+                .filter(|(n, _)| !n.trim().is_empty())
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--index {i:?}: expected NAME=URL, e.g.                          pytorch-cu129=https://proxy.example/whl/cu129"
+                    ))
+                })?;
+            indexes.push((
+                name.trim().to_string(),
+                url_flag("--index", url.to_string())?,
+            ));
+        }
+        let github_raw = url_flag(
+            "--github-raw",
+            s.github_raw
+                .unwrap_or_else(|| DEFAULT_GITHUB_RAW.to_string()),
+        )?;
+        let manylinux = s.manylinux.unwrap_or_else(|| DEFAULT_MANYLINUX.to_string());
+        let tag_ok = manylinux.split_once('_').is_some_and(|(a, b)| {
+            a == "2" && !b.is_empty() && b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit())
+        });
+        if !tag_ok {
+            return Err(usage(format!(
+                "--manylinux {manylinux:?}: expected a manylinux glibc tag such as 2_28 or 2_34"
+            )));
+        }
+
+        if llmgw.is_none() && engines.is_empty() && repos.is_empty() && python_envs.is_empty() {
+            return Err(usage(
+                "nothing to bundle: give --llmgw, --engine, --model, --dataset or --python-env",
+            ));
+        }
+
+        let asked = s.cache;
+        let keep_in_cache = asked.is_some();
+        let cache = match asked {
+            Some(c) => c,
+            None => default_cache(env)?,
+        };
+        let zstd_level = s.zstd_level.unwrap_or(crate::writer::zst::DEFAULT_LEVEL);
+        if !crate::writer::zst::LEVELS.contains(&zstd_level) {
+            return Err(usage(format!(
+                "--zstd-level {zstd_level}: expected {} to {}",
+                crate::writer::zst::LEVELS.start(),
+                crate::writer::zst::LEVELS.end()
+            )));
+        }
+        let volumes = crate::volumes::VolumeSpec::parse(
+            s.volume_size.as_deref(),
+            s.chunk_size.as_deref(),
+            s.parity,
+        )?;
+        if volumes.is_some() {
+            crate::volumes::check_out(&out)?;
+        }
+        let jobs = s.jobs.unwrap_or(DEFAULT_JOBS);
+        if jobs == 0 || jobs > MAX_JOBS {
+            return Err(usage(format!(
+                "--jobs {jobs}: expected 1 to {MAX_JOBS} parallel downloads"
+            )));
+        }
+        Ok(Self {
+            out,
+            arches,
+            llmgw,
+            engines,
+            repos,
+            github_api,
+            hf_endpoint,
+            cache,
+            keep_in_cache,
+            jobs,
+            zstd_level,
+            allow_missing: s.allow_missing,
+            series: s.series,
+            delta: s.delta,
+            python_envs,
+            pypi,
+            indexes,
+            uv: s.uv,
+            manylinux,
+            github_raw,
+            dry_run: s.dry_run,
+            volumes,
+        })
+    }
+}

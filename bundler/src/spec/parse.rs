@@ -1,0 +1,100 @@
+//! The syntax of single values: `NAME=VERSION`, `REPO[@REVISION][:GLOB,...]`,
+//! base URLs, the default cache folder. Each refusal is a usage error
+//! naming the flag, the value and the shape expected.
+
+use std::path::PathBuf;
+
+use llmgw_shared::manifest::RepoKind;
+use llmgw_shared::names;
+
+use super::{EngineSpec, RepoSpec, SpecEnv, usage};
+use crate::error::CreateError;
+
+pub(super) fn flag_of(kind: RepoKind) -> &'static str {
+    match kind {
+        RepoKind::Model => "--model",
+        RepoKind::Dataset => "--dataset",
+    }
+}
+
+/// `$XDG_CACHE_HOME/llmgw`, else `~/.cache/llmgw`.
+pub(super) fn default_cache(env: &SpecEnv) -> Result<PathBuf, CreateError> {
+    if let Some(x) = &env.xdg_cache_home {
+        return Ok(x.join("llmgw"));
+    }
+    if let Some(h) = &env.home {
+        return Ok(h.join(".cache").join("llmgw"));
+    }
+    Err(usage(
+        "no cache folder: set --cache DIR (neither XDG_CACHE_HOME nor HOME is set)",
+    ))
+}
+
+/// A base URL: http or https, without a trailing slash.
+pub(super) fn url_flag(flag: &str, value: String) -> Result<String, CreateError> {
+    let v = value.trim().trim_end_matches('/').to_string();
+    match reqwest::Url::parse(&v) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(v),
+        _ => Err(usage(format!(
+            "{flag} {value:?}: expected an http:// or https:// URL"
+        ))),
+    }
+}
+
+/// `NAME=VERSION`, e.g. `llamacpp=b6123`. The recipe table checks the name
+/// and the version later, with its own words.
+pub fn parse_engine(text: &str) -> Result<EngineSpec, CreateError> {
+    match text.split_once('=') {
+        Some((name, version)) if !name.trim().is_empty() && !version.trim().is_empty() => {
+            Ok(EngineSpec {
+                name: name.trim().to_string(),
+                version: version.trim().to_string(),
+            })
+        }
+        _ => Err(usage(format!(
+            "--engine {text:?}: expected NAME=VERSION, e.g. llamacpp=b6123 or uv=0.12.20"
+        ))),
+    }
+}
+
+/// `REPO[@REVISION][:GLOB,...]`, e.g. `acme/tiny@main` or
+/// `org/m:*.Q4_K_M.gguf,config.json`. The revision defaults to `main`.
+pub fn parse_repo(kind: RepoKind, text: &str) -> Result<RepoSpec, CreateError> {
+    let flag = flag_of(kind);
+    let bad = |why: String| {
+        usage(format!(
+            "{flag} {text:?}: {why}; expected REPO[@REVISION][:GLOB,...], e.g. acme/tiny@main \
+             or org/m:*.Q4_K_M.gguf,config.json"
+        ))
+    };
+    let (left, globs) = match text.split_once(':') {
+        Some((l, g)) => (l, Some(g)),
+        None => (text, None),
+    };
+    let (id, revision) = match left.split_once('@') {
+        Some((id, rev)) => (id, rev),
+        None => (left, "main"),
+    };
+    names::check_repo_id("repository id", id).map_err(|e| bad(e.to_string()))?;
+    names::check_ref_name("revision", revision).map_err(|e| bad(e.to_string()))?;
+    let mut patterns = Vec::new();
+    if let Some(globs) = globs {
+        for g in globs.split(',') {
+            let g = g.trim();
+            if g.is_empty() {
+                return Err(bad("an empty glob".into()));
+            }
+            globset::Glob::new(g).map_err(|e| bad(format!("glob {g:?}: {e}")))?;
+            patterns.push(g.to_string());
+        }
+        if patterns.is_empty() {
+            return Err(bad("no glob after ':'".into()));
+        }
+    }
+    Ok(RepoSpec {
+        kind,
+        id: id.to_string(),
+        revision: revision.to_string(),
+        patterns,
+    })
+}

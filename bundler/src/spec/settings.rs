@@ -1,0 +1,146 @@
+//! The settings of `bundle create` as layers: the command line's, a spec
+//! file's, the environment's, the defaults. [`CreateSettings`] is one
+//! layer, the same type for the command line and the file;
+//! [`CreateSettings::combine`] lays one over another, key by key, in this
+//! one place, and [`super::CreateSpec::resolve`] fills in the defaults and
+//! checks every value.
+//!
+//! Invariant: a key given in a higher layer wins whole: a list on the
+//! command line replaces the file's list, it is never merged with it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::CreateError;
+
+/// One layer of `bundle create`'s settings; `None`, an empty list or
+/// `false` means "not given here". As a spec file (TOML) it has the same
+/// keys as the flags, lists plural; the last four keys are flags only.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CreateSettings {
+    pub out: Option<PathBuf>,
+    /// Each may hold a comma-separated list.
+    pub arch: Vec<String>,
+    pub llmgw: Option<String>,
+    pub llmgw_repo: Option<String>,
+    pub llmgw_api: Option<String>,
+    pub trust: Vec<PathBuf>,
+    pub engines: Vec<String>,
+    pub models: Vec<String>,
+    pub datasets: Vec<String>,
+    pub github_api: Option<String>,
+    pub hf_endpoint: Option<String>,
+    pub cache: Option<PathBuf>,
+    pub jobs: Option<usize>,
+    pub zstd_level: Option<i32>,
+    pub allow_missing: bool,
+    /// `NAME=REQ[,REQ…]`, each a site's own Python environment.
+    pub python_envs: Vec<String>,
+    pub pypi: Option<String>,
+    /// `NAME=URL`, each overriding an index the recipe names.
+    pub indexes: Vec<String>,
+    pub uv: Option<PathBuf>,
+    pub manylinux: Option<String>,
+    pub github_raw: Option<String>,
+    /// `--volume-size`, `--chunk-size`, `--parity`: write volumes.
+    pub volume_size: Option<String>,
+    pub chunk_size: Option<String>,
+    pub parity: Option<u32>,
+    /// `--spec FILE`: the file layer under this one (flag only).
+    #[serde(skip)]
+    pub spec: Option<PathBuf>,
+    /// `--sign-key`, `--channel`, `--sequence`, `--expires` (flags only).
+    #[serde(skip)]
+    pub series: crate::series::SeriesSpec,
+    /// `--have`, `--base`, `--need` (flags only).
+    #[serde(skip)]
+    pub delta: crate::delta::DeltaSpec,
+    /// Plan, check and report everything, download nothing large, write
+    /// no bundle (flag only).
+    #[serde(skip)]
+    pub dry_run: bool,
+}
+
+impl CreateSettings {
+    /// This layer over `lower`: each key from this layer when given here,
+    /// else from `lower`.
+    pub fn combine(self, lower: Self) -> Self {
+        fn list<T>(high: Vec<T>, low: Vec<T>) -> Vec<T> {
+            if high.is_empty() { low } else { high }
+        }
+        Self {
+            out: self.out.or(lower.out),
+            arch: list(self.arch, lower.arch),
+            llmgw: self.llmgw.or(lower.llmgw),
+            llmgw_repo: self.llmgw_repo.or(lower.llmgw_repo),
+            llmgw_api: self.llmgw_api.or(lower.llmgw_api),
+            trust: list(self.trust, lower.trust),
+            engines: list(self.engines, lower.engines),
+            models: list(self.models, lower.models),
+            datasets: list(self.datasets, lower.datasets),
+            github_api: self.github_api.or(lower.github_api),
+            hf_endpoint: self.hf_endpoint.or(lower.hf_endpoint),
+            cache: self.cache.or(lower.cache),
+            jobs: self.jobs.or(lower.jobs),
+            zstd_level: self.zstd_level.or(lower.zstd_level),
+            allow_missing: self.allow_missing || lower.allow_missing,
+            python_envs: list(self.python_envs, lower.python_envs),
+            pypi: self.pypi.or(lower.pypi),
+            indexes: list(self.indexes, lower.indexes),
+            uv: self.uv.or(lower.uv),
+            manylinux: self.manylinux.or(lower.manylinux),
+            github_raw: self.github_raw.or(lower.github_raw),
+            volume_size: self.volume_size.or(lower.volume_size),
+            chunk_size: self.chunk_size.or(lower.chunk_size),
+            parity: self.parity.or(lower.parity),
+            spec: self.spec.or(lower.spec),
+            series: self.series,
+            delta: self.delta,
+            dry_run: self.dry_run || lower.dry_run,
+        }
+    }
+
+    /// The layer a spec file gives, its relative paths made relative to
+    /// the file's own folder (so a spec means the same wherever it is run
+    /// from).
+    pub fn from_file(path: &Path) -> Result<Self, CreateError> {
+        let text = std::fs::read_to_string(path).map_err(|e| CreateError::io(path, e))?;
+        let file: Self = toml::from_str(&text)
+            .map_err(|e| CreateError::Usage(format!("spec file {}: {e}", path.display())))?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let rel = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+        Ok(Self {
+            out: file.out.map(rel),
+            trust: file.trust.into_iter().map(rel).collect(),
+            cache: file.cache.map(rel),
+            uv: file.uv.map(rel),
+            ..file
+        })
+    }
+}
+
+/// The environment the defaults come from, passed in so that tests and the
+/// CLI say exactly what is read.
+#[derive(Debug, Default, Clone)]
+pub struct SpecEnv {
+    /// `$HF_ENDPOINT`.
+    pub hf_endpoint: Option<String>,
+    /// `$XDG_CACHE_HOME`.
+    pub xdg_cache_home: Option<PathBuf>,
+    /// `$HOME`.
+    pub home: Option<PathBuf>,
+}
+
+impl SpecEnv {
+    /// Reads the process environment.
+    pub fn from_process() -> Self {
+        let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        Self {
+            hf_endpoint: nonempty("HF_ENDPOINT").and_then(|v| v.into_string().ok()),
+            xdg_cache_home: nonempty("XDG_CACHE_HOME").map(PathBuf::from),
+            home: nonempty("HOME").map(PathBuf::from),
+        }
+    }
+}

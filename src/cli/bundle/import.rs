@@ -1,0 +1,255 @@
+//! `llmgw bundle import`: the air-gapped side's front door. Everything is
+//! checked by the mirror library; this file parses arguments and words the
+//! results (and the helpers `bundle verify` and `bundle trust` share).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use llmgw_mirror::import::{self, ImportOutcome, ImportReport};
+use llmgw_mirror::inspect::{Summary, human_bytes};
+use llmgw_mirror::new_store::NewStore;
+use llmgw_mirror::progress::Terminal;
+use llmgw_mirror::store::Store;
+use llmgw_mirror::verify;
+use llmgw_shared::chain::{Chain, chain};
+use serde_json::json;
+
+use crate::cli::help::{self, IMPORT_EXIT_CODES};
+use crate::cli::{OutputArg, StoreArg, UsageError, print};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = help::after(help::IMPORT, IMPORT_EXIT_CODES),
+    mut_arg("json", |a| a.help("Print a JSON summary on stdout instead of text."))
+)]
+pub struct ImportArgs {
+    /// The bundle: a .tar, a .tar.zst or a directory, as `bundle create` wrote it; or any
+    /// volumes of a set written with --volume-size, in any order, over several runs (exit 0
+    /// also when they are accepted so far: the report lists what is still missing).
+    #[arg(required = true, num_args = 1..)]
+    pub bundle: Vec<PathBuf>,
+    /// The bundle's manifest sha256 as create printed it: the 64 hex digits,
+    /// or the path of the `.sha256` file create wrote beside the bundle.
+    /// Optional for a bundle signed by a key trusted with `--role bundle`.
+    #[arg(long, value_parser = parse_sha256_arg)]
+    pub sha256: Option<String>,
+    /// Accept a signed bundle older than the highest of its series (it is
+    /// held, but nodes keep being served the newer one); logged.
+    #[arg(long)]
+    pub allow_rollback: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// When a delta is refused because the store lacks blobs it relies on, write them
+    /// here (a need-list) for `llmgw bundle create … --need FILE`.
+    #[arg(long, value_name = "need.json")]
+    pub need_out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArg,
+}
+
+/// `--sha256`: 64 hex digits, or a file whose first token is them (what
+/// create writes, and what `sha256sum` writes).
+pub(super) fn parse_sha256_arg(s: &str) -> Result<String, String> {
+    let lc = s.trim().to_ascii_lowercase();
+    if llmgw_shared::names::is_sha256_hex(&lc) {
+        return Ok(lc);
+    }
+    // A .sha256 file is one line; anything longer is not one (and
+    // /dev/zero must not be read to the end).
+    let bytes = llmgw_mirror::fsutil::read_bounded(std::path::Path::new(s), 4096).map_err(|e| {
+        format!("expected 64 hex digits or the path of a .sha256 file; cannot use {s:?}: {e}")
+    })?;
+    llmgw_shared::sums::parse_sidecar(s, &String::from_utf8_lossy(&bytes)).map_err(|e| chain(&e))
+}
+
+pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store.path);
+    let progress = Terminal::new("importing");
+    let opts = import::ImportOptions {
+        allow_rollback: a.allow_rollback,
+        now: now()?,
+    };
+    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+        return crate::cli::volumes::run_import(&store, &a, &opts, &progress);
+    }
+    let bundle = a.bundle[0].clone();
+    let made = NewStore::create(&store)?;
+    let outcome = match import::import_with(&store, &bundle, a.sha256.as_deref(), &opts, &progress)
+    {
+        Ok(o) => o,
+        Err(e) => {
+            let written = need_out(&e, a.need_out.as_deref())?;
+            let e = match e {
+                import::ImportError::Verify(v) => {
+                    import::ImportError::Verify(v.with_trust_fix(format!(
+                        "if you trust that key, add it with `llmgw bundle trust add KEY.pub \
+                         --store {}`",
+                        a.store.path.display()
+                    )))
+                }
+                other => other,
+            };
+            let undone = undo_note(made);
+            anyhow::bail!(
+                "import of {} refused: {}{undone}{written}",
+                bundle.display(),
+                Chain(&e)
+            );
+        }
+    };
+    print_outcome(&a.store.path, a.output.json, outcome)
+}
+
+/// `--need-out`: when a delta was refused for blobs the store lacks, writes
+/// the need-list there; returns what to add to the refusal.
+pub fn need_out(e: &import::ImportError, path: Option<&std::path::Path>) -> anyhow::Result<String> {
+    match (e, path) {
+        (import::ImportError::Verify(verify::VerifyError::Prerequisites(need)), Some(p)) => {
+            crate::cli::mirror::have::write_whole(p, &need.to_canonical_json())?;
+            Ok(format!("\nthe missing blobs are listed in {}", p.display()))
+        }
+        _ => Ok(String::new()),
+    }
+}
+
+/// Prints how an import ended (notes on stderr, the result on stdout).
+pub fn print_outcome(
+    store: &std::path::Path,
+    json_out: bool,
+    outcome: ImportOutcome,
+) -> anyhow::Result<()> {
+    if let ImportOutcome::Imported(r) = &outcome {
+        for n in &r.notes {
+            eprintln!("warning: {n}");
+        }
+    }
+    match outcome {
+        ImportOutcome::AlreadyHeld {
+            manifest_sha256,
+            bundles_held,
+        } => {
+            if json_out {
+                print(&format!(
+                    "{}\n",
+                    json!({
+                        "status": "already-imported",
+                        "manifest_sha256": manifest_sha256,
+                        "bundles_held": bundles_held,
+                    })
+                ))
+            } else {
+                print(&format!(
+                    "bundle {manifest_sha256} is already imported, with every blob it names; \
+                     nothing to do (bundles now held: {bundles_held})\n"
+                ))
+            }
+        }
+        ImportOutcome::Imported(r) => {
+            if json_out {
+                print(&format!("{}\n", import_json(&r)))
+            } else {
+                let summary = Summary::of(&r.manifest_sha256, &r.manifest);
+                print(&format!(
+                    "imported bundle {} ({}) into {}\n{}added {} blobs ({}) to the store\n{}\n",
+                    r.manifest_sha256,
+                    r.format.name(),
+                    store.display(),
+                    summary.to_text(),
+                    r.blobs_added,
+                    human_bytes(r.bytes_added),
+                    proven_line(&r)
+                ))
+            }
+        }
+    }
+}
+
+/// Removes a store folder this refused run made (a mistyped `--store`
+/// leaves nothing behind), and says so.
+pub(super) fn undo_note(made: NewStore) -> String {
+    match made.undo() {
+        Some(p) => format!(" (removed {}, which this run had made)", p.display()),
+        None => String::new(),
+    }
+}
+
+/// The audit line: what this import proved.
+fn proven_line(r: &ImportReport) -> String {
+    format!(
+        "proven: manifest sha256 {} {}; {}; {} blobs ({} bytes) hashed and matched{}; \
+         bundles now held: {}",
+        r.manifest_sha256,
+        match &r.signed_by {
+            Some(s) => format!(
+                "signed by bundle key {} (channel {}, sequence {})",
+                s.key_id,
+                llmgw_shared::shown::shown(&s.channel),
+                s.sequence
+            ),
+            None => "as given".into(),
+        },
+        signatures_text(&r.signatures),
+        r.blobs_hashed,
+        r.bytes_hashed,
+        if r.blobs_at_hand > 0 {
+            format!(
+                ", {} blobs ({} bytes) verified earlier and reused",
+                r.blobs_at_hand, r.bytes_at_hand
+            )
+        } else {
+            String::new()
+        },
+        r.bundles_held
+    )
+}
+
+pub(super) fn signatures_text(sigs: &[(String, String)]) -> String {
+    if sigs.is_empty() {
+        "no signed release in the bundle (no key needed)".into()
+    } else {
+        sigs.iter()
+            .map(|(rel, key)| format!("SHA256SUMS of {rel} signed by trusted key {key}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+fn import_json(r: &ImportReport) -> serde_json::Value {
+    json!({
+        "status": "imported",
+        "manifest_sha256": r.manifest_sha256,
+        "format": r.format.name(),
+        "signatures": r.signatures.iter().map(|(rel, key)| json!({"release": rel, "key_id": key})).collect::<Vec<_>>(),
+        "blobs_hashed": r.blobs_hashed,
+        "bytes_hashed": r.bytes_hashed,
+        "blobs_reused": r.blobs_at_hand,
+        "bytes_reused": r.bytes_at_hand,
+        "blobs_added": r.blobs_added,
+        "bytes_added": r.bytes_added,
+        "bundles_held": r.bundles_held,
+        "signed_by": r.signed_by,
+        "warnings": r.notes,
+        "bundle": Summary::of(&r.manifest_sha256, &r.manifest),
+    })
+}
+
+/// Now, for expiry: `LLMGW_NOW` (Unix seconds or a UTC time like
+/// 2027-01-01T00:00:00Z; for tests and for judging a bundle as of a date),
+/// else the system clock.
+pub fn now() -> anyhow::Result<u64> {
+    match std::env::var("LLMGW_NOW") {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .or_else(|| llmgw_shared::time::parse_rfc3339_utc(v.trim()))
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "LLMGW_NOW={v:?}: expected Unix seconds or a UTC time such as \
+                     2027-01-01T00:00:00Z"
+                ))
+                .into()
+            }),
+        _ => Ok(llmgw_mirror::import::ImportOptions::default().now),
+    }
+}

@@ -1,0 +1,90 @@
+//! `llmgw bundle verify`: checks a bundle (or volumes) against its manifest
+//! sha256 without a store; nothing is written.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use llmgw_mirror::inspect::Summary;
+use llmgw_mirror::progress::Terminal;
+use llmgw_mirror::trust;
+use llmgw_mirror::verify::{self, HashOnly, Outcome};
+use serde_json::json;
+
+use super::import::{parse_sha256_arg, signatures_text};
+use crate::cli::help::{self, EXIT_CODES};
+use crate::cli::{OutputArg, print};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = help::after(help::VERIFY, EXIT_CODES),
+    mut_arg("json", |a| a.help("Print a JSON summary on stdout instead of text."))
+)]
+pub struct VerifyArgs {
+    /// The bundle: a .tar, a .tar.zst or a directory; or one or more volumes of a set
+    /// written with --volume-size (each checked on its own).
+    #[arg(required = true, num_args = 1..)]
+    pub bundle: Vec<PathBuf>,
+    /// The bundle's manifest sha256: 64 hex digits, or the path of the
+    /// `.sha256` file create wrote.
+    #[arg(long, value_parser = parse_sha256_arg)]
+    pub sha256: String,
+    /// A minisign public key (KEY.pub) trusted for llmgw's release; repeat
+    /// for several.
+    #[arg(long = "trust", value_name = "KEY.pub")]
+    pub trust: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArg,
+}
+
+pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
+    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+        return crate::cli::volumes::run_verify(&a.bundle, &a.sha256, a.output.json);
+    }
+    let bundle = a.bundle[0].clone();
+    let keys = a
+        .trust
+        .iter()
+        .map(|p| trust::read_key_file(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let progress = Terminal::new("verifying");
+    let outcome = verify::check_bundle(&bundle, &a.sha256, &keys, &mut HashOnly, &progress)
+        .map_err(|e| {
+            let e = e.with_trust_fix(
+                "if you trust that key, give its public key file with --trust KEY.pub (repeatable)",
+            );
+            anyhow::Error::new(e).context(format!("bundle {} refused", bundle.display()))
+        })?;
+    let Outcome::Verified(v) = outcome else {
+        anyhow::bail!("the check stopped early");
+    };
+    let not_checked: String = v
+        .unchecked
+        .iter()
+        .map(|u| format!("not checked here (no store): {u}\n"))
+        .collect();
+    if a.output.json {
+        print(&format!(
+            "{}\n",
+            json!({
+                "status": "verified",
+                "manifest_sha256": v.manifest_sha256,
+                "format": v.format.name(),
+                "signatures": v.signatures.iter().map(|(rel, key)| json!({"release": rel, "key_id": key})).collect::<Vec<_>>(),
+                "blobs_hashed": v.blobs_hashed,
+                "bytes_hashed": v.bytes_hashed,
+                "not_checked": v.unchecked,
+                "bundle": Summary::of(&v.manifest_sha256, &v.manifest),
+            })
+        ))
+    } else {
+        print(&format!(
+            "{}{not_checked}verified: manifest sha256 {} as given; {}; {} blobs ({} bytes) hashed \
+             and matched; nothing was written\n",
+            Summary::of(&v.manifest_sha256, &v.manifest).to_text(),
+            v.manifest_sha256,
+            signatures_text(&v.signatures),
+            v.blobs_hashed,
+            v.bytes_hashed
+        ))
+    }
+}

@@ -1,0 +1,54 @@
+//! `llmgw mirror gc`: removes the blobs no held bundle names, and staging
+//! left by imports that stopped.
+
+use clap::Args;
+use llmgw_mirror::gc;
+use llmgw_mirror::inspect::human_bytes;
+use llmgw_mirror::store::Store;
+
+use crate::cli::help::{self, EXIT_CODES};
+use crate::cli::{OutputArg, StoreArg, print};
+
+#[derive(Args, Debug)]
+#[command(after_help = help::after(help::GC, EXIT_CODES))]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Only say what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: OutputArg,
+}
+
+pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store.path);
+    let r = gc::gc(&store, a.dry_run)?;
+    if a.output.json {
+        return print(&format!("{}\n", serde_json::to_value(&r)?));
+    }
+    let verb = if a.dry_run { "would remove" } else { "removed" };
+    let mut out = String::new();
+    for p in &r.blobs_removed {
+        out.push_str(&format!("{verb} {}\n", p.display()));
+    }
+    for p in &r.staging_removed {
+        out.push_str(&format!("{verb} staging {}\n", p.display()));
+    }
+    for p in &r.staging_kept {
+        out.push_str(&format!(
+            "kept {}: a volume import in progress (import the remaining volumes to finish it, \
+             or delete the folder to give it up)\n",
+            p.display()
+        ));
+    }
+    out.push_str(&format!(
+        "{verb} {} blobs ({}); kept {} blobs ({}) named by {} bundles\n",
+        r.blobs_removed.len(),
+        human_bytes(r.bytes_removed),
+        r.blobs_kept,
+        human_bytes(r.bytes_kept),
+        r.bundles_kept
+    ));
+    print(&out)
+}

@@ -1,0 +1,63 @@
+//! `llmgw mirror list`: the bundles a store holds, and the ones it cannot
+//! read.
+
+use anyhow::Context;
+use clap::Args;
+use llmgw_mirror::inspect::Summary;
+use llmgw_mirror::store::Store;
+use llmgw_shared::chain::Chain;
+
+use crate::cli::help;
+use crate::cli::{OutputArg, StoreArg, print};
+
+#[derive(Args, Debug)]
+#[command(after_help = help::after(help::LIST, help::LIST_EXIT_CODES))]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub output: OutputArg,
+}
+
+pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store.path);
+    let bundles = store
+        .read_each()
+        .with_context(|| format!("reading the store {}", a.store.path.display()))?;
+    let mut summaries: Vec<Summary> = Vec::new();
+    let mut damaged: Vec<String> = Vec::new();
+    for (id, m) in &bundles {
+        match m {
+            Ok(m) => summaries.push(Summary::of(id, m)),
+            Err(e) => damaged.push(format!("DAMAGED bundle {id}: {}", Chain(e))),
+        }
+    }
+    if a.output.json {
+        print(&format!("{}\n", serde_json::to_value(&summaries)?))?;
+    } else if summaries.is_empty() && damaged.is_empty() {
+        print(&format!(
+            "the store {} holds no bundles\n",
+            a.store.path.display()
+        ))?;
+    } else {
+        let mut out = String::new();
+        for s in &summaries {
+            out.push_str(&s.to_text());
+        }
+        out.push_str(&format!("{} bundles held\n", summaries.len()));
+        print(&out)?;
+    }
+    if damaged.is_empty() {
+        return Ok(());
+    }
+    // The readable bundles were listed; the damaged ones are named here
+    // (and the exit code says something is wrong).
+    eprintln!("{}", damaged.join("\n"));
+    anyhow::bail!(
+        "{} of the {} bundles in {} cannot be read and are not served; import each again to \
+         repair it (`llmgw mirror verify` checks the rest)",
+        damaged.len(),
+        bundles.len(),
+        a.store.path.display()
+    )
+}

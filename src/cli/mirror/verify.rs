@@ -1,0 +1,60 @@
+//! `llmgw mirror verify`: hashes every blob of a store again and names
+//! what is damaged or unreferenced.
+
+use clap::Args;
+use llmgw_mirror::progress::Terminal;
+use llmgw_mirror::store::Store;
+use llmgw_mirror::store_verify;
+
+use crate::cli::help;
+use crate::cli::{OutputArg, StoreArg, print};
+
+#[derive(Args, Debug)]
+#[command(after_help = help::after(help::STORE_VERIFY, help::STORE_VERIFY_EXIT_CODES))]
+pub struct VerifyStoreArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub output: OutputArg,
+}
+
+pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
+    let store = Store::at(&a.store.path);
+    let r = store_verify::verify_store(&store, &Terminal::new("checking"))?;
+    if a.output.json {
+        print(&format!("{}\n", serde_json::to_value(&r)?))?;
+    } else {
+        let mut out = String::new();
+        for d in &r.damaged {
+            out.push_str(&format!("DAMAGED {}: {}\n", d.path.display(), d.problem));
+        }
+        for p in &r.unreferenced {
+            out.push_str(&format!(
+                "UNREFERENCED {}: intact, but no held bundle names it (a removed bundle's, or \
+                 left by an import killed while it committed); `llmgw mirror gc` removes it\n",
+                p.display()
+            ));
+        }
+        out.push_str(&format!(
+            "checked {} blobs ({} bytes) and {} bundles: {}\n",
+            r.blobs_checked,
+            r.bytes_checked,
+            r.bundles,
+            if r.damaged.is_empty() {
+                "all intact".to_string()
+            } else {
+                format!("{} damaged", r.damaged.len())
+            }
+        ));
+        print(&out)?;
+    }
+    if !r.damaged.is_empty() {
+        anyhow::bail!(
+            "{} damaged file(s) in {}; remove the damaged blobs and import the bundles that carry \
+             them again",
+            r.damaged.len(),
+            a.store.path.display()
+        );
+    }
+    Ok(())
+}
