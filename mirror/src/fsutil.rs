@@ -4,7 +4,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use crate::store::StoreError;
@@ -18,17 +17,9 @@ pub fn fsync_dir(dir: &Path) -> Result<(), StoreError> {
 
 /// Bytes available to an unprivileged writer on the filesystem holding `path`.
 pub fn free_bytes(path: &Path) -> Result<u64, StoreError> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|e| StoreError::io(path, io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-    // SAFETY: statvfs writes into the zeroed struct we own; the path is a
-    // valid NUL-terminated string.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    if rc != 0 {
-        return Err(StoreError::io(path, io::Error::last_os_error()));
-    }
-    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    llmgw_shared::space::free_space(path)
+        .map(|s| s.bytes)
+        .map_err(|e| StoreError::io(path, e))
 }
 
 /// A lock on the store, held until dropped. Import, gc, remove and trust
@@ -45,16 +36,18 @@ pub struct StoreLock {
 impl StoreLock {
     /// Takes the lock, or fails at once naming what holds it.
     pub fn acquire(path: &Path, what: &str) -> Result<Self, StoreError> {
-        Self::take(path, what, libc::LOCK_EX)
+        Self::take(path, what, true)
     }
 
     /// Takes the lock shared with other readers that need the store to
     /// stand still (`mirror verify`), or fails at once if a writer holds it.
     pub fn acquire_shared(path: &Path, what: &str) -> Result<Self, StoreError> {
-        Self::take(path, what, libc::LOCK_SH)
+        Self::take(path, what, false)
     }
 
-    fn take(path: &Path, what: &str, mode: libc::c_int) -> Result<Self, StoreError> {
+    /// `flock(2)` through std (`File::try_lock`): released when the file
+    /// closes, so a killed process never leaves the store locked.
+    fn take(path: &Path, what: &str, exclusive: bool) -> Result<Self, StoreError> {
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -62,17 +55,20 @@ impl StoreLock {
             .write(true)
             .open(path)
             .map_err(|e| StoreError::io(path, e))?;
-        // SAFETY: flock on a descriptor we own.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), mode | libc::LOCK_NB) };
-        if rc != 0 {
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        let taken = if exclusive {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        };
+        match taken {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
                 return Err(StoreError::Busy {
                     path: path.to_path_buf(),
                     what: what.to_string(),
                 });
             }
-            return Err(StoreError::io(path, err));
+            Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
         }
         Ok(Self {
             _file: file,

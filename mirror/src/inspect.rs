@@ -274,20 +274,10 @@ impl Summary {
     }
 }
 
-/// `1.5 GiB`.
+/// `1.50 GiB`: indicatif's formatting, the one the progress bars and the
+/// bundler's messages use too.
 pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
+    indicatif::HumanBytes(n).to_string()
 }
 
 /// Reads a bundle's manifest without verifying anything.

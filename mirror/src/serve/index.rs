@@ -18,9 +18,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use llmgw_shared::digest::lfs_pointer;
+use llmgw_shared::git::TreeItem;
 use llmgw_shared::manifest::{Manifest, RefKind, RepoKind};
 use llmgw_shared::names::repo_key;
-use sha1::{Digest, Sha1};
+use sha2::Digest;
 use sha2::Sha256;
 
 /// A bundle held, as `/v1/index` lists it.
@@ -443,36 +444,26 @@ fn snapshot(commit: String, last_modified: String, files: BTreeMap<String, HubFi
 /// The git tree sha1 of a folder: entries `<mode> <name>\0<20-byte oid>`,
 /// sorted as git sorts them (a folder's name compares as if it ended in '/').
 fn tree_oid(dir: &str, kids: &BTreeSet<String>, entries: &BTreeMap<String, TreeEntry>) -> String {
-    let mut items: Vec<(String, &'static str, Vec<u8>)> = Vec::new();
-    for path in kids {
-        let name = path.strip_prefix(&format!("{dir}/")).unwrap_or(path);
-        match entries.get(path) {
-            Some(TreeEntry::File(f)) => items.push((
-                name.to_string(),
-                "100644",
-                hex::decode(&f.git_oid).unwrap_or_default(),
-            )),
-            Some(TreeEntry::Dir { oid, .. }) => items.push((
-                format!("{name}/"),
-                "40000",
-                hex::decode(oid).unwrap_or_default(),
-            )),
-            None => {}
-        }
-    }
-    items.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    let mut body = Vec::new();
-    for (name, mode, oid) in items {
-        body.extend_from_slice(mode.as_bytes());
-        body.push(b' ');
-        body.extend_from_slice(name.trim_end_matches('/').as_bytes());
-        body.push(0);
-        body.extend_from_slice(&oid);
-    }
-    let mut h = Sha1::new();
-    h.update(format!("tree {}\0", body.len()).as_bytes());
-    h.update(&body);
-    hex::encode(h.finalize())
+    let prefix = format!("{dir}/");
+    let items: Vec<TreeItem<'_>> = kids
+        .iter()
+        .filter_map(|path| {
+            let name = path.strip_prefix(&prefix).unwrap_or(path);
+            match entries.get(path)? {
+                TreeEntry::File(f) => Some(TreeItem {
+                    name,
+                    is_dir: false,
+                    oid: &f.git_oid,
+                }),
+                TreeEntry::Dir { oid, .. } => Some(TreeItem {
+                    name,
+                    is_dir: true,
+                    oid,
+                }),
+            }
+        })
+        .collect();
+    llmgw_shared::git::tree_oid(&items)
 }
 
 #[cfg(test)]

@@ -74,19 +74,7 @@ pub fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
 
 /// `application/x-www-form-urlencoded` pairs.
 pub fn form_pairs(body: &[u8]) -> Vec<(String, String)> {
-    let text = String::from_utf8_lossy(body);
-    text.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            let dec = |s: &str| {
-                percent_decode_str(&s.replace('+', " "))
-                    .decode_utf8_lossy()
-                    .into_owned()
-            };
-            (dec(k), dec(v))
-        })
-        .collect()
+    form_urlencoded::parse(body).into_owned().collect()
 }
 
 /// The value of a boolean query parameter, case-insensitively (`true`,
@@ -112,14 +100,7 @@ pub fn query_get<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str
 
 /// Quotes a path for a URL: everything but unreserved characters and `/`.
 pub fn quote_path(path: &str) -> String {
-    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-    const KEEP: &AsciiSet = &NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~')
-        .remove(b'/');
-    utf8_percent_encode(path, KEEP).to_string()
+    llmgw_shared::url::encode_path(path)
 }
 
 #[cfg(test)]
