@@ -39,6 +39,14 @@ pub enum CreateError {
     #[error(transparent)]
     Http(#[from] crate::http::HttpError),
 
+    /// Another run holds the lock of the bundle being written.
+    #[error(
+        "{}: another `llmgw bundle create` is writing this bundle; wait for it to end or \
+         choose another --out",
+        path.display()
+    )]
+    Busy { path: PathBuf },
+
     /// A release does not have an asset the recipe (or SHA256SUMS) names.
     #[error(
         "{repo} {tag} has no asset {asset}; the release has: {have}. \

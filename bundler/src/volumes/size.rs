@@ -6,9 +6,7 @@
 //! else is accepted. FAT is told by the filesystem's magic number
 //! (`statfs`), never by a guess from the path.
 
-use std::ffi::CString;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// The largest file FAT32 holds: 4 GiB − 1.
@@ -60,28 +58,10 @@ pub fn parse(flag: &str, text: &str) -> Result<u64, String> {
     Ok(n)
 }
 
-/// `statfs`'s magic number of FAT (msdos and vfat).
-const MSDOS_SUPER_MAGIC: i64 = 0x4d44;
-
 /// Whether `dir` is on a FAT filesystem (no file over 4 GiB − 1, no hard
 /// links).
 pub fn is_fat(dir: &Path) -> io::Result<bool> {
-    Ok(fs_type(dir)? == MSDOS_SUPER_MAGIC)
-}
-
-/// The filesystem type (`f_type`) of the filesystem holding `path`: the one
-/// place this crate calls `statfs`.
-fn fs_type(path: &Path) -> io::Result<i64> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
-    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid C string and `s` a properly sized out-parameter.
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut s) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    #[allow(clippy::unnecessary_cast)]
-    Ok(s.f_type as i64)
+    llmgw_shared::space::is_fat(dir)
 }
 
 #[cfg(test)]

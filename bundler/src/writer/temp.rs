@@ -8,8 +8,6 @@
 //! renamed to `--out` only when the whole bundle is in it.
 
 use std::fs::{self, File, OpenOptions};
-use std::io;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -46,20 +44,11 @@ impl TempBundle {
             .truncate(false)
             .open(&path)
             .map_err(|e| CreateError::io(&path, e))?;
-        // SAFETY: flock on a descriptor this function owns.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            let e = io::Error::last_os_error();
-            return Err(CreateError::io(
-                &path,
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "another `llmgw bundle create` is writing this bundle ({e}); wait for it \
-                         to end or choose another --out"
-                    ),
-                ),
-            ));
+        // flock(2), released when the file closes (a killed run's too).
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(CreateError::Busy { path }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(CreateError::io(&path, e)),
         }
         Ok(Self { path, file, zst })
     }
