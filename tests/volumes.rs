@@ -10,4 +10,5 @@ mod volumes {
 
     mod create;
     mod import;
+    mod parity;
 }

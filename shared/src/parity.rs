@@ -24,23 +24,76 @@ pub struct Segment {
     pub len: u64,
 }
 
-/// Reads a shard front to back, stripe by stripe: the segments' bytes in
-/// order, then zeros.
+/// Reads a shard: front to back, stripe by stripe ([`ShardReader::fill`]),
+/// or any stripe on its own ([`ShardReader::read_at`]) — the segments'
+/// bytes in order, then zeros. At most one file is open at a time.
 pub struct ShardReader {
     segs: Vec<Segment>,
+    /// Where each segment starts in the shard.
+    starts: Vec<u64>,
     idx: usize,
     done_in_seg: u64,
     file: Option<File>,
+    /// The segment whose file [`ShardReader::read_at`] has open.
+    at_file: Option<(usize, File)>,
 }
 
 impl ShardReader {
     pub fn new(segs: Vec<Segment>) -> Self {
+        let starts = segs
+            .iter()
+            .scan(0u64, |at, s| {
+                let start = *at;
+                *at += s.len;
+                Some(start)
+            })
+            .collect();
         Self {
             segs,
+            starts,
             idx: 0,
             done_in_seg: 0,
             file: None,
+            at_file: None,
         }
+    }
+
+    /// Fills `buf` with the shard's bytes from `start` on (zeros past its
+    /// data), wherever the sequential reading stands.
+    pub fn read_at(&mut self, start: u64, buf: &mut [u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        buf.fill(0);
+        let end = start + buf.len() as u64;
+        // The first segment that ends after `start`.
+        let first = self
+            .starts
+            .partition_point(|s| *s <= start)
+            .saturating_sub(1);
+        for k in first..self.segs.len() {
+            let (seg, at) = (&self.segs[k], self.starts[k]);
+            if at >= end {
+                break;
+            }
+            let (a, b) = (at.max(start), (at + seg.len).min(end));
+            if a >= b {
+                continue;
+            }
+            if self.at_file.as_ref().map(|(i, _)| *i) != Some(k) {
+                let f = File::open(&seg.path).map_err(|e| {
+                    io::Error::new(e.kind(), format!("{}: {e}", seg.path.display()))
+                })?;
+                self.at_file = Some((k, f));
+            }
+            let Some((_, f)) = &self.at_file else {
+                return Err(io::Error::other("no file"));
+            };
+            f.read_exact_at(
+                &mut buf[(a - start) as usize..(b - start) as usize],
+                seg.offset + (a - at),
+            )
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", seg.path.display())))?;
+        }
+        Ok(())
     }
 
     /// Fills `buf` with the next bytes of the shard (zeros past its data).
@@ -167,5 +220,20 @@ mod tests {
         assert_eq!(&buf, b"2348");
         r.fill(&mut buf).unwrap();
         assert_eq!(&buf, b"9\0\0\0");
+        // Any window on its own, across segments and past the data.
+        let mut two = [9u8; 2];
+        for (start, want) in [
+            (0, b"23"),
+            (2, b"48"),
+            (3, b"89"),
+            (4, b"9\0"),
+            (6, b"\0\0"),
+        ] {
+            r.read_at(start, &mut two).unwrap();
+            assert_eq!(&two, want, "from {start}");
+        }
+        let mut all = [9u8; 7];
+        r.read_at(0, &mut all).unwrap();
+        assert_eq!(&all, b"23489\0\0");
     }
 }

@@ -165,6 +165,9 @@ pub fn import_volumes(
         });
     }
     progress.finish();
+    // What the volumes brought is synced, named and recorded first: parity
+    // then sees every piece verified, and a rebuild cut short loses none.
+    stage.save()?;
     let rebuilt = super::rebuild::rebuild(&mut stage).map_err(VerifyError::Target)?;
     // Blobs whose chunks are all verified: hashed whole, then staged.
     for (p, pl) in index.volumes.placements.iter().enumerate() {
