@@ -597,9 +597,22 @@ pub(crate) fn stream_blob(
     entry: &str,
     data: &mut dyn Read,
     sink: Option<Box<dyn BlobSink>>,
-    mut capture: Option<&mut Vec<u8>>,
+    capture: Option<&mut Vec<u8>>,
     progress: &dyn Progress,
 ) -> Result<String, VerifyError> {
+    stream_blob_hashed(entry, data, sink, capture, progress)
+        .map(|hasher| hex::encode(hasher.finalize()))
+}
+
+/// [`stream_blob`], answering the hash state rather than the digest (an
+/// import of volumes carries a chunk's state on as its blob's).
+pub(crate) fn stream_blob_hashed(
+    entry: &str,
+    data: &mut dyn Read,
+    sink: Option<Box<dyn BlobSink>>,
+    mut capture: Option<&mut Vec<u8>>,
+    progress: &dyn Progress,
+) -> Result<Sha256, VerifyError> {
     let mut hasher = Sha256::new();
     let read_err = |source| VerifyError::ReadEntry {
         entry: entry.to_string(),
@@ -616,7 +629,7 @@ pub(crate) fn stream_blob(
         loop {
             let n = read(&mut buf)?;
             if n == 0 {
-                return Ok(hex::encode(hasher.finalize()));
+                return Ok(hasher);
             }
             hasher.update(&buf[..n]);
             if let Some(c) = capture.as_mut() {
@@ -664,7 +677,7 @@ pub(crate) fn stream_blob(
             .unwrap_or_else(|_| Err(VerifyError::Target("the writer thread panicked".into())));
         reading?;
         written?;
-        Ok(hex::encode(hasher.finalize()))
+        Ok(hasher)
     })
 }
 
