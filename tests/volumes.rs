@@ -11,4 +11,5 @@ mod volumes {
     mod create;
     mod import;
     mod parity;
+    mod state;
 }

@@ -123,7 +123,8 @@ pub fn import_volumes(
     if !head_path.exists() {
         save_head(&staging_dir, &head_path, paths, &sha)?;
     }
-    let mut stage = Stage::open(store, &sha, &index);
+    let mut stage =
+        Stage::open(store, &sha, &index).map_err(|e| VerifyError::Target(e.to_string()))?;
     check_space(&stage, paths)?;
     progress.begin(
         paths

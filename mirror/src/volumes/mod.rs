@@ -9,5 +9,7 @@ pub mod import;
 pub mod index;
 pub mod read;
 pub mod rebuild;
+pub mod rehash;
 pub mod stage;
+pub mod state;
 pub mod verify;

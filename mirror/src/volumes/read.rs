@@ -57,13 +57,22 @@ pub trait SlotTarget {
     fn have(&self, slot: Slot) -> bool;
     /// The slot's bytes hashed right (`file` holds them): keep them.
     fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String>;
-    /// A hash to carry on with the slot's bytes as they stream (the
-    /// running hash of its blob), handed back by [`SlotTarget::streamed`].
-    fn take_running(&mut self, _slot: Slot) -> Option<Sha256> {
+    /// Whether the slot's bytes also go on the running hash of its blob
+    /// (the chunks before it came in order), handed back by
+    /// [`SlotTarget::streamed`].
+    fn take_running(&mut self, _slot: Slot) -> Option<Running> {
         None
     }
     /// The running hash, now over the slot's bytes too (not yet verified).
     fn streamed(&mut self, _slot: Slot, _running: Sha256) {}
+}
+
+/// The running hash of a chunked blob, for the chunk streaming now.
+pub enum Running {
+    /// The blob's first chunk: the chunk's own hash state is the blob's.
+    Fresh,
+    /// The blob's hash over the chunks before this one, to go on with.
+    Continue(Sha256),
 }
 
 /// Start writing dirty pages back this often, as a plain import does, so
@@ -274,6 +283,11 @@ pub fn read_volume(
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
         progress.blob(&head.path, size);
         let back = Arc::new(Mutex::new(None));
+        let (carried, fresh) = match target.take_running(want) {
+            Some(Running::Continue(h)) => (Some(h), false),
+            Some(Running::Fresh) => (None, true),
+            None => (None, false),
+        };
         let sink: Option<Box<dyn BlobSink>> = match &dest {
             None => None,
             Some((f, at)) => Some(Box::new(AtOffset {
@@ -282,22 +296,25 @@ pub fn read_volume(
                     .map_err(|e| Flow::Fatal(VolumeError::Stage(e.to_string())))?,
                 at: *at,
                 unflushed: 0,
-                running: target.take_running(want),
+                running: carried,
                 back: back.clone(),
             })),
         };
-        let streamed = crate::verify::stream_blob(&head.path, data, sink, None, progress);
-        match streamed.map(|got| (got, size)) {
+        let streamed = crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress);
+        match streamed.map(|state| (state, size)) {
             Err(e) => {
                 out.broken = Some(format!("reading entry {}: {e}", head.path));
                 out.damaged.push((want, format!("unreadable: {e}")));
                 Err(Flow::Stop)
             }
-            Ok((got, n)) => {
+            Ok((state, n)) => {
                 out.bytes_read += n;
-                if let Some(h) = back.lock().ok().and_then(|mut b| b.take()) {
+                if fresh {
+                    target.streamed(want, state.clone());
+                } else if let Some(h) = back.lock().ok().and_then(|mut b| b.take()) {
                     target.streamed(want, h);
                 }
+                let got = hex::encode(state.finalize());
                 if got == sha {
                     target
                         .verified(want, dest.map(|d| d.0))

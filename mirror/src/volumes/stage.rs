@@ -11,35 +11,23 @@
 //!   `volumes.json` says, and it says so only after the chunk's bytes hashed
 //!   right and were synced. A chunk not listed there is read again.
 //! - `parity-<j>` is a parity shard that hashed to its recorded sha256.
-//! - `volumes.json` is replaced whole (write, sync, rename, sync folder).
+//! - `volumes.json` is replaced whole (write, sync, rename, sync folder);
+//!   a blob's hash state it carries covers only chunks it lists as
+//!   verified ([`super::state`] checks so when it is read back).
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::index::{Slot, VolumeIndex, Which};
-use super::read::SlotTarget;
+use super::read::{Running, SlotTarget};
+use super::rehash::{Rehasher, hash_file};
+use super::state::{self, Resume, STATE_NAME, StateError, VolState};
 use crate::fsutil;
 use crate::store::{Store, StoreError};
-
-/// What earlier runs verified.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VolState {
-    pub manifest_sha256: String,
-    /// Data volumes read whole.
-    pub whole: BTreeSet<u32>,
-    /// Parity volumes read whole (0-based).
-    pub whole_parity: BTreeSet<usize>,
-    /// Chunks verified and synced: (placement, piece).
-    pub verified: BTreeSet<(usize, usize)>,
-}
-
-const STATE_NAME: &str = "volumes.json";
 
 /// Whether `dir` (a folder of the store's `tmp/`) is a volume import in
 /// progress: one that later runs of `bundle import` add to.
@@ -57,11 +45,15 @@ pub struct Stage<'a> {
     /// Volumes found already whole when this run offered them again.
     pub repeated: Vec<Which>,
     /// Per chunked blob: the next chunk due in order and the hash of the
-    /// chunks before it, as they streamed in this run — so a blob whose
-    /// chunks came in order is not read again to be hashed whole.
+    /// chunks before it, as they streamed (in this run or, kept in the
+    /// state, an earlier one) — so a blob whose chunks came in order is
+    /// not read again to be hashed whole.
     running: HashMap<usize, (usize, Sha256)>,
     /// The chunk streaming now, if it is the next due of its blob.
-    pending: Option<(Slot, Sha256)>,
+    pending: Option<(Slot, Running)>,
+    /// Blobs whose chunks all came, not in order: hashed whole from their
+    /// `.part` on a thread of their own while the next volume streams.
+    rehash: Rehasher,
     /// Verified bytes whose writeback started, synced by [`Stage::save`]
     /// before the state that names them is written: chunk files, and whole
     /// blobs waiting for their staged name.
@@ -72,28 +64,30 @@ pub struct Stage<'a> {
 }
 
 impl<'a> Stage<'a> {
-    pub fn open(store: &'a Store, sha: &str, index: &'a VolumeIndex) -> Self {
+    /// The staging of bundle `sha`, with what earlier runs verified
+    /// ([`state::load`]: refused when its state file is damaged).
+    pub fn open(store: &'a Store, sha: &str, index: &'a VolumeIndex) -> Result<Self, StateError> {
         let dir = store.tmp_dir().join(format!("import-{sha}"));
-        let state = fsutil::read_bounded(&dir.join(STATE_NAME), 64 << 20)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<VolState>(&b).ok())
-            .filter(|s| s.manifest_sha256 == sha)
-            .unwrap_or_else(|| VolState {
-                manifest_sha256: sha.to_string(),
-                ..VolState::default()
-            });
-        Self {
+        let state = state::load(&dir, sha, index)?;
+        // load() checked every state decodes.
+        let running = state
+            .running
+            .iter()
+            .filter_map(|(p, r)| r.hasher().map(|h| (*p, (r.next, h))))
+            .collect();
+        Ok(Self {
             store,
             dir,
             index,
             state,
             repeated: Vec::new(),
-            running: HashMap::new(),
+            running,
             pending: None,
+            rehash: Rehasher::default(),
             unsynced: BTreeSet::new(),
             since_save: 0,
             to_seal: Vec::new(),
-        }
+        })
     }
 
     /// Syncs what was verified since the last save, gives whole blobs their
@@ -111,6 +105,11 @@ impl<'a> Stage<'a> {
         for (from, to) in std::mem::take(&mut self.to_seal) {
             seal(&from, &to).map_err(|e| StoreError::io(&from, e))?;
         }
+        self.state.running = self
+            .running
+            .iter()
+            .map(|(p, (next, h))| (*p, Resume::of(*next, h)))
+            .collect();
         let tmp = self.dir.join(format!("{STATE_NAME}.tmp"));
         let bytes = serde_json::to_vec(&self.state)
             .map_err(|e| StoreError::io(&tmp, std::io::Error::other(e)))?;
@@ -170,12 +169,18 @@ impl<'a> Stage<'a> {
         let part = self.part(&p.sha256);
         let got = match self.running.remove(&placement) {
             Some((next, h)) if next == p.pieces.len() => hex::encode(h.finalize()),
-            _ => hash_file(&part).map_err(|e| format!("{}: {e}", part.display()))?,
+            _ => match self.rehash.take(placement) {
+                Some(hashed) => hashed,
+                None => hash_file(&part),
+            }
+            .map_err(|e| format!("{}: {e}", part.display()))?,
         };
         if got != p.sha256 {
-            // Every chunk matched, yet the whole does not: forget the chunks.
-            for i in 0..p.pieces.len() {
+            // Every chunk matched, yet the whole does not: forget the chunks,
+            // and that their volumes were whole, so they are read again.
+            for (i, piece) in p.pieces.iter().enumerate() {
                 self.state.verified.remove(&(placement, i));
+                self.state.whole.remove(&piece.volume);
             }
             let _ = std::fs::remove_file(&part);
             return Ok(false);
@@ -206,22 +211,8 @@ fn seal(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::rename(from, to)
 }
 
-pub fn hash_file(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut f = File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; crate::bundle_reader::CHUNK];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            return Ok(hex::encode(h.finalize()));
-        }
-        h.update(&buf[..n]);
-    }
-}
-
 impl SlotTarget for Stage<'_> {
-    fn take_running(&mut self, slot: Slot) -> Option<Sha256> {
+    fn take_running(&mut self, slot: Slot) -> Option<Running> {
         match &self.pending {
             Some((s, _)) if *s == slot => self.pending.take().map(|(_, h)| h),
             _ => None,
@@ -229,7 +220,7 @@ impl SlotTarget for Stage<'_> {
     }
 
     fn streamed(&mut self, slot: Slot, running: Sha256) {
-        self.pending = Some((slot, running));
+        self.pending = Some((slot, Running::Continue(running)));
     }
 
     fn start(&mut self, which: Which) -> bool {
@@ -259,8 +250,10 @@ impl SlotTarget for Stage<'_> {
             && self.index.volumes.placements[placement].pieces.len() > 1
         {
             match self.running.get(&placement) {
-                Some((next, h)) if *next == piece => self.pending = Some((slot, h.clone())),
-                None if piece == 0 => self.pending = Some((slot, Sha256::new())),
+                Some((next, h)) if *next == piece => {
+                    self.pending = Some((slot, Running::Continue(h.clone())));
+                }
+                None if piece == 0 => self.pending = Some((slot, Running::Fresh)),
                 _ => {}
             }
         }
@@ -303,10 +296,18 @@ impl SlotTarget for Stage<'_> {
                 } else {
                     self.unsynced.insert(self.part(&p.sha256));
                     self.state.verified.insert((placement, piece));
-                    if let Some((s, h)) = self.pending.take()
+                    if let Some((s, Running::Continue(h))) = self.pending.take()
                         && s == slot
                     {
                         self.running.insert(placement, (piece + 1, h));
+                    }
+                    let chunks = p.pieces.len();
+                    let in_order = self.running.get(&placement).is_some_and(|r| r.0 == chunks);
+                    if !in_order
+                        && !self.rehash.has(placement)
+                        && (0..chunks).all(|i| self.state.verified.contains(&(placement, i)))
+                    {
+                        self.rehash.submit(placement, self.part(&p.sha256));
                     }
                 }
             }
