@@ -19,7 +19,11 @@
 # The contenders alternate within each run, so a change in the machine's load hits them
 # alike; the median of BENCH_RUNS runs is taken. Ratios are against curl (goal <= 1.10)
 # and against hf download (goal <= 1.00); peak RSS is each process's maximum resident
-# set (GNU time's %M). The load average is printed before and after.
+# set (GNU time's %M), and CPU is its user + system seconds (GNU time's %U + %S): on a
+# machine whose cores are all busy (the upstream, the client and the hashing share
+# them), wall time cannot drop below the CPU seconds of everything running divided by
+# the cores, so the CPU column says what each contender costs apart from the load. The
+# load average is printed before and after.
 #
 #   bench/create.sh                                   # 3 x 256 MiB, 3 runs, all kinds
 #   BENCH_OUT="tar.zst" BENCH_RUNS=5 bench/create.sh
@@ -91,18 +95,19 @@ done
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 median() { python3 -c 'import sys,statistics; print("%.3f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 clean() { rm -rf "$work/o" "$work/xdg"; mkdir -p "$work/o"; sync; }
-# timed NAME CMD...: runs CMD in $work/o, appends its seconds and peak RSS (KiB) to
-# $work/NAME.t and $work/NAME.rss.
+# timed NAME CMD...: runs CMD in $work/o, appends its seconds, peak RSS (KiB) and CPU
+# seconds (user + system) to $work/NAME.t, $work/NAME.rss and $work/NAME.cpu.
 timed() {
   local name=$1; shift
   clean
   local s e
   s=$(date +%s.%N)
-  (cd "$work/o" && /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>"$work/err") \
+  (cd "$work/o" && /usr/bin/time -f '%M %U %S' -o "$work/rss" "$@" >/dev/null 2>"$work/err") \
     || { echo "bench: $name failed:" >&2; cat "$work/err" >&2; exit 1; }
   e=$(date +%s.%N)
   python3 -c "print($e - $s)" >> "$work/$name.t"
-  tail -1 "$work/rss" >> "$work/$name.rss"
+  tail -1 "$work/rss" | cut -d' ' -f1 >> "$work/$name.rss"
+  tail -1 "$work/rss" | awk '{ print $2 + $3 }' >> "$work/$name.cpu"
 }
 
 load_before=$(load)
@@ -130,7 +135,8 @@ load_after=$(load)
 results=()
 for n in "${names[@]}"; do
   # shellcheck disable=SC2046
-  results+=("$n" "$(median $(cat "$work/$n.t"))" "$(sort -n "$work/$n.rss" | tail -1)")
+  results+=("$n" "$(median $(cat "$work/$n.t"))" "$(sort -n "$work/$n.rss" | tail -1)" \
+    "$(median $(cat "$work/$n.cpu"))")
 done
 python3 - "$total_bytes" "$files" "$mib" "$jobs" "$runs" "$level" "$load_before" "$load_after" \
   "${BENCH_RESULTS:-}" "${results[@]}" <<'PY'
@@ -138,20 +144,24 @@ import sys
 total, files, mib, jobs, runs, level = int(sys.argv[1]), *sys.argv[2:7]
 load_before, load_after, results_file = sys.argv[7], sys.argv[8], sys.argv[9]
 rest = sys.argv[10:]
-rows = [(rest[i], float(rest[i + 1]), int(rest[i + 2])) for i in range(0, len(rest), 3)]
-t = {n: s for n, s, _ in rows}
+rows = [(rest[i], float(rest[i + 1]), int(rest[i + 2]), float(rest[i + 3]))
+        for i in range(0, len(rest), 4)]
+t = {n: s for n, s, _, _ in rows}
+c = {n: cpu for n, _, _, cpu in rows}
 print(f"files: {files} x {mib} MiB of random bytes (+ config.json), {total} bytes; --jobs {jobs}; "
       f"--zstd-level {level}; median of {runs} runs; load average {load_before} before, {load_after} after")
-print(f"{'':18}{'seconds':>9}{'GiB/s':>8}{'vs curl':>9}{'vs hf':>8}{'peak RSS MiB':>14}")
+print(f"{'':18}{'seconds':>9}{'GiB/s':>8}{'vs curl':>9}{'vs hf':>8}{'peak RSS MiB':>14}{'CPU s':>8}")
 lines = []
-for n, s, rss in rows:
+for n, s, rss, cpu in rows:
     vc, vh = s / t["curl"], s / t["hf"]
-    print(f"{n:18}{s:9.3f}{total / s / (1 << 30):8.2f}{vc:9.2f}{vh:8.2f}{rss / 1024:14.1f}")
+    print(f"{n:18}{s:9.3f}{total / s / (1 << 30):8.2f}{vc:9.2f}{vh:8.2f}{rss / 1024:14.1f}{cpu:8.2f}")
     if n.startswith("llmgw"):
         load = f"{load_before} / {load_after}"
         for ref, r, goal in [("curl", vc, 1.10), ("hf download", vh, 1.00)]:
             ok = "met" if r <= goal else "MISSED"
-            lines.append(f"create\t{n[6:]} vs {ref}\t{s:.3f} s\t{t[ref.split()[0]]:.3f} s\t{r:.2f}\t"
+            lines.append(f"create\t{n[6:]} vs {ref}\t{s:.3f} s (CPU {cpu:.2f} s)\t"
+                         f"{t[ref.split()[0]]:.3f} s (CPU {c[ref.split()[0]]:.2f} s)\t"
+                         f"{r:.2f}\t"
                          f"<= {goal:.2f}\t{rss / 1024:.1f}\t{ok}\t{load}")
 print("goal: llmgw <= 1.10 x curl and <= 1.00 x hf download, for every kind")
 if results_file:

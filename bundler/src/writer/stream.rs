@@ -4,7 +4,7 @@
 //! hashed on the way through.
 //!
 //! The invariant: a blob's entry is ended (and so counts as verified for
-//! [`Sink::good`]) only after its bytes hashed to its name. Bytes already
+//! the sink's good length) only after its bytes hashed to its name. Bytes already
 //! in the file from an earlier run (everything before the sink's position)
 //! are not written again; a blob cut there continues from the hash of its
 //! first part, which the resume scan computed from those very bytes.
@@ -13,12 +13,13 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use bytes::BytesMut;
 use llmgw_shared::digest::HashReader;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::layout::{Layout, What};
-use super::sink::Sink;
+use super::sink::{READ_CHUNK, Sink};
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::pieces::{Msg, Piece};
@@ -139,13 +140,15 @@ impl Stream<'_> {
                 let mut f = File::open(&path).map_err(ioe)?;
                 io::Seek::seek(&mut f, io::SeekFrom::Start(off)).map_err(ioe)?;
                 let mut f = HashReader::new(f.take(size - off), hasher);
-                let mut buf = vec![0u8; 1 << 20];
                 loop {
+                    // A fresh buffer each time: it moves to the writer thread.
+                    let mut buf = BytesMut::zeroed(READ_CHUNK);
                     let n = f.read(&mut buf).map_err(ioe)?;
                     if n == 0 {
                         break;
                     }
-                    sink.write(&buf[..n])
+                    buf.truncate(n);
+                    sink.write_bytes(buf.freeze())
                         .map_err(|e| CreateError::io(self.path, e))?;
                     off += n as u64;
                 }
@@ -185,14 +188,15 @@ impl Stream<'_> {
                     while let Some(m) = p.rx.blocking_recv() {
                         match m {
                             Ok(Msg::Data(d)) => {
+                                let n = d.len() as u64;
                                 hasher.update(&d);
-                                sink.write(&d).map_err(|e| self.io(e))?;
                                 if let Some((path, t)) = &mut tee {
                                     t.write_all(&d).map_err(|e| CreateError::io(&*path, e))?;
                                 }
-                                off += d.len() as u64;
-                                stats.downloaded += d.len() as u64;
-                                item.inc(d.len() as u64);
+                                sink.write_bytes(d).map_err(|e| self.io(e))?;
+                                off += n;
+                                stats.downloaded += n;
+                                item.inc(n);
                             }
                             Ok(Msg::Flush) => {
                                 sink.flush().map_err(|e| self.io(e))?;

@@ -38,9 +38,58 @@ pub fn default_threads() -> usize {
         .clamp(1, MAX_THREADS)
 }
 
+/// One segment's frame, as it goes into the file.
+pub enum Frame {
+    /// zstd's own frame; the segment is kept for reuse.
+    Packed { bytes: Vec<u8>, seg: Vec<u8> },
+    /// The segment itself, stored in raw blocks: written with the frame and
+    /// block headers between its slices, so its bytes are never copied.
+    Raw(Vec<u8>),
+}
+
+impl Frame {
+    /// Writes the frame: for raw blocks, in vectored writes straight from
+    /// the segment (a `BufWriter` passes writes larger than its buffer
+    /// through).
+    pub fn write_to(&self, w: &mut impl io::Write) -> io::Result<()> {
+        match self {
+            Frame::Packed { bytes, .. } => w.write_all(bytes),
+            Frame::Raw(data) => {
+                let heads = raw_headers(data.len());
+                let mut parts = vec![io::IoSlice::new(&heads[..RAW_FRAME_HEAD])];
+                let mut blocks = data.chunks(RAW_BLOCK).enumerate().peekable();
+                if blocks.peek().is_none() {
+                    parts.push(io::IoSlice::new(&heads[RAW_FRAME_HEAD..]));
+                }
+                for (i, block) in blocks {
+                    let h = RAW_FRAME_HEAD + 3 * i;
+                    parts.push(io::IoSlice::new(&heads[h..h + 3]));
+                    parts.push(io::IoSlice::new(block));
+                }
+                write_all_vectored(w, &mut parts)
+            }
+        }
+    }
+
+    /// Bytes the frame takes in the file.
+    pub fn file_len(&self) -> u64 {
+        match self {
+            Frame::Packed { bytes, .. } => bytes.len() as u64,
+            Frame::Raw(data) => (raw_headers(data.len()).len() + data.len()) as u64,
+        }
+    }
+
+    /// The segment's buffer, to fill again.
+    pub fn into_segment(self) -> Vec<u8> {
+        match self {
+            Frame::Packed { seg, .. } | Frame::Raw(seg) => seg,
+        }
+    }
+}
+
 /// Compresses one segment into one frame: raw blocks when a sample of it
 /// saves less than 1/32 at `level`, else zstd at `level` with a checksum.
-pub fn frame(c: &mut zstd::bulk::Compressor<'static>, seg: &[u8]) -> io::Result<Vec<u8>> {
+pub fn frame(c: &mut zstd::bulk::Compressor<'static>, seg: Vec<u8>) -> io::Result<Frame> {
     if seg.len() >= 4 * SAMPLE_SLICE {
         let step = seg.len() / 4;
         let mut sample = Vec::with_capacity(4 * SAMPLE_SLICE);
@@ -49,33 +98,47 @@ pub fn frame(c: &mut zstd::bulk::Compressor<'static>, seg: &[u8]) -> io::Result<
         }
         let packed = c.compress(&sample)?;
         if packed.len() * 32 >= sample.len() * 31 {
-            return Ok(raw_frame(seg));
+            return Ok(Frame::Raw(seg));
         }
     }
-    c.compress(seg)
+    let bytes = c.compress(&seg)?;
+    Ok(Frame::Packed { bytes, seg })
 }
 
-/// A zstd frame holding `data` in raw (stored) blocks: magic, a header
-/// with a 128 KiB window and the content size, then 3-byte block headers.
-pub fn raw_frame(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() + 16 + 3 * data.len().div_ceil(RAW_BLOCK));
+/// Bytes before a raw frame's first block: magic, descriptor, window, size.
+const RAW_FRAME_HEAD: usize = 10;
+
+/// The headers of a zstd frame holding `len` bytes in raw (stored) blocks:
+/// the frame header (a 128 KiB window and the content size), then one
+/// 3-byte header per block (one empty block for no data).
+fn raw_headers(len: usize) -> Vec<u8> {
+    let blocks = len.div_ceil(RAW_BLOCK).max(1);
+    let mut out = Vec::with_capacity(RAW_FRAME_HEAD + 3 * blocks);
     out.extend_from_slice(&0xFD2F_B528u32.to_le_bytes());
     // Frame header descriptor: a 4-byte content size, no single segment,
     // no checksum, no dictionary; then the window descriptor (2^17).
     out.push(0b1000_0000);
     out.push(7 << 3);
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    let mut chunks = data.chunks(RAW_BLOCK).peekable();
-    if chunks.peek().is_none() {
-        out.extend_from_slice(&[1, 0, 0]);
-    }
-    while let Some(c) = chunks.next() {
-        let last = u32::from(chunks.peek().is_none());
-        let h = ((c.len() as u32) << 3) | last;
-        out.extend_from_slice(&h.to_le_bytes()[..3]);
-        out.extend_from_slice(c);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    for i in 0..blocks {
+        let size = (len - i * RAW_BLOCK).min(RAW_BLOCK) as u32;
+        let last = u32::from(i + 1 == blocks);
+        out.extend_from_slice(&((size << 3) | last).to_le_bytes()[..3]);
     }
     out
+}
+
+/// `write_all` for a list of slices (std's is not stable yet).
+fn write_all_vectored(w: &mut impl io::Write, mut parts: &mut [io::IoSlice<'_>]) -> io::Result<()> {
+    while !parts.is_empty() {
+        match w.write_vectored(parts) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => io::IoSlice::advance_slices(&mut parts, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
@@ -86,7 +149,7 @@ fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
 
 struct Worker {
     tx: SyncSender<Vec<u8>>,
-    rx: Receiver<io::Result<Vec<u8>>>,
+    rx: Receiver<io::Result<Frame>>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -105,13 +168,13 @@ impl Pool {
         let mut workers = Vec::new();
         for i in 0..threads.max(1) {
             let (tx, in_rx) = sync_channel::<Vec<u8>>(1);
-            let (out_tx, rx) = sync_channel::<io::Result<Vec<u8>>>(1);
+            let (out_tx, rx) = sync_channel::<io::Result<Frame>>(1);
             let mut c = compressor(level)?;
             let handle = std::thread::Builder::new()
                 .name(format!("zstd-{i}"))
                 .spawn(move || {
                     while let Ok(seg) = in_rx.recv() {
-                        if out_tx.send(frame(&mut c, &seg)).is_err() {
+                        if out_tx.send(frame(&mut c, seg)).is_err() {
                             break;
                         }
                     }
@@ -135,7 +198,7 @@ impl Pool {
 
     /// Hands a segment over; answers with the oldest frame when the pool
     /// is full (the caller writes it).
-    pub fn submit(&mut self, seg: Vec<u8>) -> io::Result<Option<Vec<u8>>> {
+    pub fn submit(&mut self, seg: Vec<u8>) -> io::Result<Option<Frame>> {
         let done = if self.sent - self.received == self.workers.len() as u64 {
             Some(self.next()?)
         } else {
@@ -149,7 +212,7 @@ impl Pool {
     }
 
     /// The oldest frame not handed back yet.
-    fn next(&mut self) -> io::Result<Vec<u8>> {
+    fn next(&mut self) -> io::Result<Frame> {
         let w = &self.workers[self.slot(self.received)];
         let f =
             w.rx.recv()
@@ -159,7 +222,7 @@ impl Pool {
     }
 
     /// Every frame still in flight, in order.
-    pub fn drain(&mut self) -> io::Result<VecDeque<Vec<u8>>> {
+    pub fn drain(&mut self) -> io::Result<VecDeque<Frame>> {
         let mut out = VecDeque::new();
         while self.received < self.sent {
             out.push_back(self.next()?);
@@ -204,16 +267,22 @@ mod tests {
         v
     }
 
+    fn bytes(f: Frame) -> Vec<u8> {
+        let mut out = Vec::new();
+        f.write_to(&mut out).unwrap();
+        out
+    }
+
     fn run(level: i32, threads: usize, segs: &[&[u8]]) -> Vec<u8> {
         let mut p = Pool::new(level, threads).unwrap();
         let mut out = Vec::new();
         for s in segs {
             if let Some(f) = p.submit(s.to_vec()).unwrap() {
-                out.extend(f);
+                f.write_to(&mut out).unwrap();
             }
         }
         for f in p.drain().unwrap() {
-            out.extend(f);
+            f.write_to(&mut out).unwrap();
         }
         out
     }
@@ -234,8 +303,9 @@ mod tests {
     fn raw_frames_are_valid_zstd() {
         for n in [0usize, 1, RAW_BLOCK, RAW_BLOCK + 1, 3 * RAW_BLOCK + 5] {
             let d: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
-            let f = raw_frame(&d);
+            let f = bytes(Frame::Raw(d.clone()));
             assert_eq!(zstd::decode_all(&f[..]).unwrap(), d, "{n}");
+            assert_eq!(Frame::Raw(d.clone()).file_len(), f.len() as u64);
         }
     }
 
@@ -244,8 +314,14 @@ mod tests {
         let d = data();
         let tail = &d[d.len() - (1 << 20)..];
         let mut c = compressor(3).unwrap();
-        assert_eq!(frame(&mut c, tail).unwrap(), raw_frame(tail));
+        assert!(matches!(
+            frame(&mut c, tail.to_vec()).unwrap(),
+            Frame::Raw(_)
+        ));
         let head = &d[..1 << 20];
-        assert!(frame(&mut c, head).unwrap().len() < head.len() / 2);
+        let packed = frame(&mut c, head.to_vec()).unwrap();
+        assert!(matches!(packed, Frame::Packed { .. }));
+        assert!(packed.file_len() < head.len() as u64 / 2);
+        assert_eq!(zstd::decode_all(&bytes(packed)[..]).unwrap(), head);
     }
 }
