@@ -253,6 +253,13 @@ impl Disk {
             Kind::Zst(z) => {
                 while !bytes.is_empty() {
                     let cut = self.layout.segment_end(z.seg_start);
+                    if cut <= z.seg_start {
+                        // Only a caller bug gets here; refuse rather than loop.
+                        return Err(io::Error::other(format!(
+                            "bytes past the end of the bundle ({} bytes)",
+                            self.layout.total()
+                        )));
+                    }
                     let room = (cut - z.seg_start) as usize - z.seg.len();
                     let n = room.min(bytes.len());
                     if z.seg.capacity() == 0 {
