@@ -37,6 +37,6 @@ echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD), $(nproc
 echo
 echo "| bench | measure | llmgw | reference | ratio | goal | peak RSS (MiB) | | load average (before / after) |"
 echo "|---|---|--:|--:|--:|---|--:|---|---|"
-while IFS=$'\t' read -r bench what mine ref ratio goal rss verdict load; do
-  echo "| $bench | $what | $mine | $ref | $ratio | $goal | $rss | $verdict | $load |"
-done < "$results"
+# awk, not `read`: a tab is white space to `read`, which folds an empty field (a figure
+# with no RSS) into the next and shifts the row.
+awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 }' "$results"

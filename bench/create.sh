@@ -95,12 +95,19 @@ done
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 median() { python3 -c 'import sys,statistics; print("%.3f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 clean() { rm -rf "$work/o" "$work/xdg"; mkdir -p "$work/o"; sync; }
-# timed NAME CMD...: runs CMD in $work/o, appends its seconds, peak RSS (KiB) and CPU
-# seconds (user + system) to $work/NAME.t, $work/NAME.rss and $work/NAME.cpu.
+# The upstream's CPU time so far, in clock ticks (user + system, fields 14 and 15 of
+# /proc/PID/stat). The upstream runs on the same cores as the client, so what it spends
+# serving a run is part of that run's floor.
+ticks=$(getconf CLK_TCK)
+upstream_cpu() { awk '{ print $14 + $15 }' "/proc/$fx_pid/stat"; }
+# timed NAME CMD...: runs CMD in $work/o, appends its seconds, peak RSS (KiB), CPU
+# seconds (user + system) and the upstream's CPU seconds for it to $work/NAME.t,
+# $work/NAME.rss, $work/NAME.cpu and $work/NAME.up.
 timed() {
   local name=$1; shift
   clean
-  local s e
+  local s e u0
+  u0=$(upstream_cpu)
   s=$(date +%s.%N)
   (cd "$work/o" && /usr/bin/time -f '%M %U %S' -o "$work/rss" "$@" >/dev/null 2>"$work/err") \
     || { echo "bench: $name failed:" >&2; cat "$work/err" >&2; exit 1; }
@@ -108,6 +115,7 @@ timed() {
   python3 -c "print($e - $s)" >> "$work/$name.t"
   tail -1 "$work/rss" | cut -d' ' -f1 >> "$work/$name.rss"
   tail -1 "$work/rss" | awk '{ print $2 + $3 }' >> "$work/$name.cpu"
+  echo "$u0 $(upstream_cpu) $ticks" | awk '{ print ($2 - $1) / $3 }' >> "$work/$name.up"
 }
 
 load_before=$(load)
@@ -136,25 +144,31 @@ results=()
 for n in "${names[@]}"; do
   # shellcheck disable=SC2046
   results+=("$n" "$(median $(cat "$work/$n.t"))" "$(sort -n "$work/$n.rss" | tail -1)" \
-    "$(median $(cat "$work/$n.cpu"))")
+    "$(median $(cat "$work/$n.cpu"))" "$(median $(cat "$work/$n.up"))")
 done
 python3 - "$total_bytes" "$files" "$mib" "$jobs" "$runs" "$level" "$load_before" "$load_after" \
-  "${BENCH_RESULTS:-}" "${results[@]}" <<'PY'
+  "${BENCH_RESULTS:-}" "$(nproc)" "${results[@]}" <<'PY'
 import sys
 total, files, mib, jobs, runs, level = int(sys.argv[1]), *sys.argv[2:7]
 load_before, load_after, results_file = sys.argv[7], sys.argv[8], sys.argv[9]
-rest = sys.argv[10:]
-rows = [(rest[i], float(rest[i + 1]), int(rest[i + 2]), float(rest[i + 3]))
-        for i in range(0, len(rest), 4)]
-t = {n: s for n, s, _, _ in rows}
-c = {n: cpu for n, _, _, cpu in rows}
+cores = int(sys.argv[10])
+rest = sys.argv[11:]
+rows = [(rest[i], float(rest[i + 1]), int(rest[i + 2]), float(rest[i + 3]), float(rest[i + 4]))
+        for i in range(0, len(rest), 5)]
+t = {n: s for n, s, _, _, _ in rows}
+c = {n: cpu for n, _, _, cpu, _ in rows}
 print(f"files: {files} x {mib} MiB of random bytes (+ config.json), {total} bytes; --jobs {jobs}; "
       f"--zstd-level {level}; median of {runs} runs; load average {load_before} before, {load_after} after")
-print(f"{'':18}{'seconds':>9}{'GiB/s':>8}{'vs curl':>9}{'vs hf':>8}{'peak RSS MiB':>14}{'CPU s':>8}")
+# The floor: client and upstream share these cores, so no run can take less than their
+# CPU seconds together divided by the cores (whatever the client does with its time).
+print(f"{'':18}{'seconds':>9}{'GiB/s':>8}{'vs curl':>9}{'vs hf':>8}{'peak RSS MiB':>14}{'CPU s':>8}"
+      f"{'upstream CPU s':>16}{'floor s':>9}")
 lines = []
-for n, s, rss, cpu in rows:
+for n, s, rss, cpu, up in rows:
     vc, vh = s / t["curl"], s / t["hf"]
-    print(f"{n:18}{s:9.3f}{total / s / (1 << 30):8.2f}{vc:9.2f}{vh:8.2f}{rss / 1024:14.1f}{cpu:8.2f}")
+    floor = (cpu + up) / cores
+    print(f"{n:18}{s:9.3f}{total / s / (1 << 30):8.2f}{vc:9.2f}{vh:8.2f}{rss / 1024:14.1f}{cpu:8.2f}"
+          f"{up:16.2f}{floor:9.3f}")
     if n.startswith("llmgw"):
         load = f"{load_before} / {load_after}"
         for ref, r, goal in [("curl", vc, 1.10), ("hf download", vh, 1.00)]:
@@ -164,6 +178,7 @@ for n, s, rss, cpu in rows:
                          f"{r:.2f}\t"
                          f"<= {goal:.2f}\t{rss / 1024:.1f}\t{ok}\t{load}")
 print("goal: llmgw <= 1.10 x curl and <= 1.00 x hf download, for every kind")
+print(f"floor: (client CPU s + upstream CPU s) / {cores} cores; the curl goal is {1.10 * t['curl']:.3f} s")
 if results_file:
     with open(results_file, "a") as f:
         f.write("\n".join(lines) + "\n")
