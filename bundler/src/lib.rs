@@ -11,31 +11,40 @@
 //! [`space`] (free space), [`writer`] (the bundle),
 //! [`progress`], [`report`], and [`create`] which runs them in order.
 
-pub mod cache;
-pub mod create;
-pub mod delta;
-pub mod dry_run;
-pub mod engines;
-pub mod error;
-pub mod fetch;
-pub mod github;
-pub mod http;
-pub mod hub;
-pub mod limits;
-pub mod llmgw_release;
-pub mod pieces;
-pub mod plan;
-pub mod progress;
-pub mod python;
-pub mod report;
-pub mod series;
-pub mod sign;
-pub mod space;
-pub mod spec;
-pub mod volumes;
-pub mod writer;
+mod cache;
+mod create;
+mod delta;
+mod dry_run;
+mod engines;
+mod error;
+mod fetch;
+mod github;
+mod http;
+mod hub;
+mod limits;
+mod llmgw_release;
+mod pieces;
+mod plan;
+mod progress;
+mod python;
+mod report;
+mod series;
+mod sign;
+mod space;
+mod spec;
+mod volumes;
+mod writer;
 
+// The face: what the CLI and the tests use. Everything else is private, so
+// a module's `pub` means "for the rest of this crate", and an item nothing
+// uses is reported as dead code.
 pub use create::{Options, create};
+pub use delta::DeltaSpec;
+pub use dry_run::{DryRun, dry_run};
 pub use error::CreateError;
+pub use http::{RetryPolicy, Token};
+pub use progress::{Mode, Progress};
 pub use report::CreateReport;
+pub use series::SeriesSpec;
+pub use sign::sign_bundle;
 pub use spec::{CreateSettings, CreateSpec, SpecEnv};

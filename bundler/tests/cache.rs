@@ -5,10 +5,9 @@
 use std::fs;
 use std::path::Path;
 
-use llmgw_bundler::http::RetryPolicy;
-use llmgw_bundler::progress::{Mode, Progress};
-use llmgw_bundler::spec::{CreateSettings, CreateSpec, SpecEnv};
-use llmgw_bundler::{CreateError, Options, create};
+use llmgw_bundler::{
+    CreateError, CreateSettings, CreateSpec, Mode, Options, Progress, RetryPolicy, SpecEnv, create,
+};
 use llmgw_fixture::{Fixture, FixtureOptions, TINY_COMMIT};
 
 fn spec(fx: &Fixture, dir: &Path, out: &str) -> CreateSpec {

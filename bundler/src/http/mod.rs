@@ -12,6 +12,8 @@
 
 mod credential;
 mod error;
+#[cfg(test)]
+mod hostile_tests;
 mod link;
 mod retry;
 

@@ -215,7 +215,6 @@ mod tests {
 
     fn page(index: &str, filename: &str, sha: Option<&str>, source: DigestSource) -> ProjectPage {
         ProjectPage {
-            url: format!("{index}/p/"),
             files: vec![IndexFile {
                 source,
                 filename: filename.into(),

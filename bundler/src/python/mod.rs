@@ -138,17 +138,9 @@ pub async fn plan_for(
 
 /// Resolves and checks every environment, adds their files, metadata,
 /// locks and interpreters to `plan`, and returns what the manifest records.
-pub async fn plan(
-    ctx: &Ctx<'_>,
-    requests: &[EnvRequest],
-    plan: &mut Plan,
-) -> Result<Vec<PlannedEnv>, CreateError> {
-    plan_with(ctx, requests, plan, true).await
-}
-
-/// [`plan`]; with `need_interpreters` false (a dry run), an interpreter
-/// or an environment that cannot be checked is reported (in `plan.gaps`)
-/// and left out rather than fatal: a dry run is a report.
+/// With `need_interpreters` false (a dry run), an interpreter or an
+/// environment that cannot be checked is reported (in `plan.gaps`) and
+/// left out rather than fatal: a dry run is a report.
 pub async fn plan_with(
     ctx: &Ctx<'_>,
     requests: &[EnvRequest],

@@ -45,7 +45,6 @@ pub struct IndexFile {
 /// A project's page: its files.
 #[derive(Debug, Clone, Default)]
 pub struct ProjectPage {
-    pub url: String,
     pub files: Vec<IndexFile>,
 }
 
@@ -97,7 +96,7 @@ pub async fn fetch_project(
             "answered Content-Type {ctype:?}; a package index answers {JSON_TYPE} or text/html"
         )));
     };
-    Ok(Some(ProjectPage { url, files }))
+    Ok(Some(ProjectPage { files }))
 }
 
 #[derive(Deserialize)]

@@ -51,9 +51,6 @@ pub use settings::{CreateSettings, SpecEnv};
 use crate::error::CreateError;
 use parse::{default_cache, flag_of, url_flag};
 
-/// The architectures the recipe table publishes Linux builds for.
-pub const KNOWN_ARCHES: [&str; 2] = llmgw_shared::recipe::ARCHES;
-
 pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
 /// Where uv's `download-metadata.json` is read from, at uv's tag.
 pub const DEFAULT_GITHUB_RAW: &str = "https://raw.githubusercontent.com";

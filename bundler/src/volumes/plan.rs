@@ -38,6 +38,7 @@ impl Packing {
     }
 
     /// The tar file size of volume `v` with head entries of `head` bytes.
+    #[cfg(test)]
     pub fn file_len(&self, v: usize, head: u64) -> u64 {
         head + self.volumes[v]
             .iter()

@@ -229,10 +229,6 @@ impl Pool {
         }
         Ok(out)
     }
-
-    pub fn in_flight(&self) -> u64 {
-        self.sent - self.received
-    }
 }
 
 impl Drop for Pool {

@@ -6,9 +6,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use llmgw_bundler::http::{RetryPolicy, Token};
-use llmgw_bundler::progress::{Mode, Progress};
 use llmgw_bundler::{CreateSettings, CreateSpec, Options, SpecEnv};
+use llmgw_bundler::{Mode, Progress};
+use llmgw_bundler::{RetryPolicy, Token};
 
 use crate::cli::UsageError;
 
@@ -183,7 +183,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     if spec.dry_run {
-        let d = rt.block_on(llmgw_bundler::dry_run::dry_run(&spec, &opts))?;
+        let d = rt.block_on(llmgw_bundler::dry_run(&spec, &opts))?;
         return crate::cli::print(&if json {
             format!("{}\n", serde_json::to_string_pretty(&d)?)
         } else {
@@ -284,7 +284,7 @@ fn settings(args: CreateArgs) -> CreateSettings {
         jobs: args.jobs,
         zstd_level: args.zstd_level,
         allow_missing: args.allow_missing,
-        series: llmgw_bundler::series::SeriesSpec {
+        series: llmgw_bundler::SeriesSpec {
             sign_key: args.sign_key,
             channel: args.channel,
             sequence: args.sequence,
@@ -297,7 +297,7 @@ fn settings(args: CreateArgs) -> CreateSettings {
         manylinux: args.manylinux,
         github_raw: args.github_raw,
         dry_run: args.dry_run,
-        delta: llmgw_bundler::delta::DeltaSpec {
+        delta: llmgw_bundler::DeltaSpec {
             have: args.have,
             base: args.base,
             need: args.need,

@@ -33,7 +33,7 @@ pub fn run(args: SignArgs) -> anyhow::Result<()> {
     // A key that cannot be used is a usage error (exit 2), as for create.
     let key = SecretKey::load(&args.key, super::create::sign_password())
         .map_err(llmgw_bundler::CreateError::from)?;
-    let signed = llmgw_bundler::sign::sign_bundle(&args.bundle, &key)?;
+    let signed = llmgw_bundler::sign_bundle(&args.bundle, &key)?;
     eprintln!(
         "signed {} with key {}: channel {}, sequence {}{}",
         args.bundle.display(),
