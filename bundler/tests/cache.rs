@@ -2,6 +2,9 @@
 //! upstream: what an earlier run left is reused only if it still hashes
 //! right, and bytes a partial file holds are never trusted on their own.
 
+// A test that unwraps panics with the error: that is its failure message.
+#![allow(clippy::unwrap_used)]
+
 use std::fs;
 use std::path::Path;
 

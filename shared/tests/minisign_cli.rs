@@ -2,6 +2,9 @@
 //! scripts/setup.sh installs): it verifies what we sign with keys it made
 //! (encrypted and `-W`), and we verify what it signs.
 
+// A test that unwraps panics with the error: that is its failure message.
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 

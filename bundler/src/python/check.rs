@@ -213,7 +213,7 @@ mod tests {
         }
     }
 
-    fn page(index: &str, filename: &str, sha: Option<&str>, source: DigestSource) -> ProjectPage {
+    fn page(filename: &str, sha: Option<&str>, source: DigestSource) -> ProjectPage {
         ProjectPage {
             files: vec![IndexFile {
                 source,
@@ -244,7 +244,6 @@ mod tests {
         pages.insert(
             (PYPI.to_string(), "six".to_string()),
             Some(page(
-                PYPI,
                 "six-1.0-py3-none-any.whl",
                 Some(&a),
                 DigestSource::PypiSimpleSha256,
@@ -253,7 +252,6 @@ mod tests {
         pages.insert(
             (TORCH.to_string(), "torch".to_string()),
             Some(page(
-                TORCH,
                 "torch-1.0+cu129-x.whl",
                 Some(&t),
                 DigestSource::IndexUrlFragment,
@@ -288,7 +286,7 @@ mod tests {
         let mut pages = BTreeMap::new();
         pages.insert(
             (PYPI.to_string(), "six".to_string()),
-            Some(page(PYPI, f, Some(&a), DigestSource::PypiSimpleSha256)),
+            Some(page(f, Some(&a), DigestSource::PypiSimpleSha256)),
         );
         let e = check(
             "env",
@@ -345,7 +343,7 @@ mod tests {
         let mut pages = BTreeMap::new();
         pages.insert(
             (TORCH.to_string(), "torch".to_string()),
-            Some(page(TORCH, f, None, DigestSource::IndexUrlFragment)),
+            Some(page(f, None, DigestSource::IndexUrlFragment)),
         );
         let pkgs = [locked("torch", f, Some(&"a".repeat(64)), None)];
         let e = check("env", &pkgs, &origin, &pages, false).unwrap_err();

@@ -1,5 +1,8 @@
 //! `llmgw mirror serve` against real clients on 127.0.0.1.
 
+// A test that unwraps panics with the error: that is its failure message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 mod github;
 mod hostile;
