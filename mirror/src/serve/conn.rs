@@ -62,13 +62,10 @@ const FD_RESERVE: u64 = 64;
 /// Half of what the process may open beyond [`FD_RESERVE`] (a connection
 /// and the blob it sends), between 16 and 10 000.
 pub fn default_max_connections() -> usize {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes only into the struct it is given.
-    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
-    let fds = if ok { lim.rlim_cur } else { 1024 };
+    // No soft limit (`None`) is as good as the most we would use.
+    let fds = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
     (fds.saturating_sub(FD_RESERVE) / 2).clamp(16, 10_000) as usize
 }
 

@@ -2,9 +2,11 @@
 //! Content-Length, `Accept-Ranges`, `X-Content-Type-Options: nosniff`,
 //! never compressed.
 //!
-//! The body reads the file in fixed chunks with `pread` on the blocking
-//! pool and hands each chunk to hyper without another copy, so memory per
-//! download is one chunk whatever the file's size.
+//! Invariant: no file is opened or read on an async worker. The blob is
+//! opened (and its size checked) on the blocking pool; the body reads it
+//! in fixed chunks with `pread` there too and hands each chunk to hyper
+//! without another copy, so memory per download is one chunk whatever the
+//! file's size.
 
 use std::fs::File;
 use std::io;
@@ -38,7 +40,7 @@ pub struct BlobReply<'a> {
 }
 
 /// Answers a GET or HEAD for a blob.
-pub fn serve_blob(
+pub async fn serve_blob(
     store: &Store,
     method: &Method,
     req: &HeaderMap,
@@ -71,7 +73,12 @@ pub fn serve_blob(
             "blob address is not a sha256\n",
         );
     };
-    let file = match File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len()))) {
+    let opened = tokio::task::spawn_blocking(move || {
+        File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len())))
+    })
+    .await
+    .unwrap_or_else(|e| Err(io::Error::other(e)));
+    let file = match opened {
         Ok((f, len)) if len == blob.size => f,
         Ok((_, len)) => {
             tracing::error!(blob = %blob.sha256, expected = blob.size, actual = len, "blob has the wrong size");
@@ -217,32 +224,23 @@ impl FileBody {
     }
 }
 
-/// Reads up to `n` bytes at `offset`, into a buffer that becomes the chunk.
+/// Reads up to `n` bytes at `offset`, into a buffer that becomes the chunk
+/// (written straight into its spare capacity: zero-filling it first would
+/// cost as much as the read itself).
 fn read_chunk(file: &File, offset: u64, n: usize) -> io::Result<Bytes> {
-    use std::os::fd::AsRawFd;
     let mut buf: Vec<u8> = Vec::with_capacity(n);
-    let ptr = buf.spare_capacity_mut().as_mut_ptr().cast::<u8>();
-    let mut filled = 0usize;
-    while filled < n {
-        let at = libc::off_t::try_from(offset + filled as u64)
-            .map_err(|_| io::Error::other("offset beyond what the OS can address"))?;
-        // SAFETY: `ptr + filled .. ptr + n` lies inside the Vec's spare
-        // capacity, which pread only writes to. Zero-filling the buffer
-        // first would cost as much as the read itself.
-        let r = unsafe { libc::pread(file.as_raw_fd(), ptr.add(filled).cast(), n - filled, at) };
-        match r {
-            0 => break,
-            r if r > 0 => filled += r as usize,
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+    while buf.len() < n {
+        let at = offset + buf.len() as u64;
+        match rustix::io::pread(file, rustix::buffer::spare_capacity(&mut buf), at) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
-    // SAFETY: pread initialised exactly `filled` bytes.
-    unsafe { buf.set_len(filled) };
+    // The allocator may have given more room than asked: never hand out a
+    // byte past the range.
+    buf.truncate(n);
     Ok(Bytes::from(buf))
 }
 

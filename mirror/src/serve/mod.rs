@@ -149,7 +149,8 @@ impl Running {
 }
 
 /// Checks the settings, binds, and starts serving on the current tokio
-/// runtime. The store is read in the background; `/readyz` says when.
+/// runtime. The store is read by the state's own thread; `/readyz` says
+/// when.
 pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let held = store_check::check(&cfg.store)?;
     if let Some(u) = &cfg.public_url
@@ -200,9 +201,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         send_timeout_s = limits.send_timeout.as_secs_f64(),
         "connection limits"
     );
-
-    let loader = state.clone();
-    tokio::task::spawn_blocking(move || loader.refresh(true));
 
     let app = router(state.clone());
     let handle = axum_server::Handle::new();
@@ -255,7 +253,10 @@ fn readyz(state: &AppState) -> Response {
         }
         Readiness::Failing(why) => respond::text(
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("the store cannot be read: {why}; trying again at every request\n"),
+            format!(
+                "the store cannot be read: {why}; trying again every {} ms\n",
+                state::CHECK_EVERY.as_millis()
+            ),
         ),
     }
 }
@@ -428,7 +429,7 @@ async fn route(
             }
         }
         ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
-            routes_github::api(r, rest, raw_path)
+            routes_github::api(r, rest, raw_path).await
         }
         ["api", plural, rest @ ..] => {
             let form = if *plural != "v3" && r.method == Method::POST {
@@ -456,13 +457,13 @@ async fn route(
             routes_pypi::pypi(r, rest).await
         }
         ["uv", "python-downloads.json"] => routes_pypi::python_downloads(r),
-        [_, _, "releases", "download" | "latest", ..] => routes_github::download(r, segs),
+        [_, _, "releases", "download" | "latest", ..] => routes_github::download(r, segs).await,
         [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
             let kind = routes_hub::kind_of(prefix).flatten();
-            routes_hub::resolve(r, kind, rest)
+            routes_hub::resolve(r, kind, rest).await
         }
         [_, _, "resolve", ..] => {
-            routes_hub::resolve(r, Some(llmgw_shared::manifest::RepoKind::Model), segs)
+            routes_hub::resolve(r, Some(llmgw_shared::manifest::RepoKind::Model), segs).await
         }
         _ => (
             "not_found",

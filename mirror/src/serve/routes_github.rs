@@ -86,7 +86,7 @@ fn release_json(base: &str, rel: &ReleaseEntry) -> Value {
     })
 }
 
-fn send_asset(req: &Req<'_>, route: &'static str, a: &AssetEntry) -> Routed {
+async fn send_asset(req: &Req<'_>, route: &'static str, a: &AssetEntry) -> Routed {
     let mut extra = HeaderMap::new();
     extra.insert(
         header::CONTENT_DISPOSITION,
@@ -110,7 +110,8 @@ fn send_asset(req: &Req<'_>, route: &'static str, a: &AssetEntry) -> Routed {
                     .unwrap_or("application/octet-stream"),
                 extra,
             },
-        ),
+        )
+        .await,
     )
 }
 
@@ -121,7 +122,7 @@ fn get_or_head(req: &Req<'_>, route: &'static str) -> Option<Routed> {
 
 /// `/{owner}/{repo}/releases/download/{tag...}/{name}` and
 /// `/{owner}/{repo}/releases/latest/download/{name}` — `segs` is the whole path.
-pub fn download(req: &Req<'_>, segs: &[&str]) -> Routed {
+pub async fn download(req: &Req<'_>, segs: &[&str]) -> Routed {
     let route = "github_download";
     if let Some(r) = get_or_head(req, route) {
         return r;
@@ -159,13 +160,13 @@ pub fn download(req: &Req<'_>, segs: &[&str]) -> Routed {
         None => req.index.releases_of(&id).first().copied(),
     };
     match rel.and_then(|r| r.assets.get(&name)) {
-        Some(a) => send_asset(req, route, a),
+        Some(a) => send_asset(req, route, a).await,
         None => (route, respond::text(StatusCode::NOT_FOUND, "Not Found\n")),
     }
 }
 
 /// `/api/v3/repos/{owner}/{repo}/releases...` — `segs` starts at the owner.
-pub fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
+pub async fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
     if segs.len() < 3 || segs[2] != "releases" {
         return ("not_found", github_not_found());
     }
@@ -258,7 +259,7 @@ pub fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.contains("application/octet-stream"));
             if wants_bytes {
-                send_asset(req, route, asset)
+                send_asset(req, route, asset).await
             } else {
                 (
                     route,

@@ -346,7 +346,7 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
 
 /// `HEAD|GET /[datasets/]{owner}/{name}/resolve/{rev}/{path...}` — `segs`
 /// starts at the owner.
-pub fn resolve(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Routed {
+pub async fn resolve(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Routed {
     let route = "hub_resolve";
     if req.method != Method::GET && req.method != Method::HEAD {
         return (route, respond::method_not_allowed("GET, HEAD"));
@@ -398,7 +398,8 @@ pub fn resolve(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Routed {
                 content_type: "application/octet-stream",
                 extra,
             },
-        ),
+        )
+        .await,
     )
 }
 

@@ -84,8 +84,8 @@ pub fn index(req: &Req<'_>) -> Response {
 
 /// Prometheus text format.
 pub fn metrics(state: &super::state::AppState) -> Response {
-    // The store as it is now, and ages as of now.
-    let _ = state.index();
+    // Ages as of now; what the store holds is kept current by the state's
+    // refresh thread.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

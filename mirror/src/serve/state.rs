@@ -1,19 +1,25 @@
 //! The server's state: the store, the current index and the settings.
 //!
+//! Invariant: a request never waits on the store's folders. It only loads
+//! the current index (an `Arc` swapped whole); a thread of its own
+//! ([`AppState::new`] starts it) keeps that index current, so a slow or
+//! hung read of a manifest delays the next index, never an answer.
+//!
 //! The index is rebuilt when `bundles/` changes, so a bundle imported while
-//! the server runs is served without a restart. Each request looks at the
-//! folder's mtime and the import order's (two `stat`s); the listing is read
-//! again only when one moved or is so recent that a second change could
-//! share it (file times tick coarsely), and the index is rebuilt only when
-//! what is listed differs: the set of manifests, or any manifest's file
-//! (inode, size, mtime) — so a manifest repaired by importing it again is
-//! served at once — or the import order. Import writes a manifest last,
-//! atomically, so a listed bundle is complete.
+//! the server runs is served without a restart. Every 100 ms the thread
+//! looks at the folder's mtime and the import order's (two `stat`s); the
+//! listing is read again only when one moved or is so recent that a second
+//! change could share it (file times tick coarsely), and the index is
+//! rebuilt only when what is listed differs: the set of manifests, or any
+//! manifest's file (inode, size, mtime) — so a manifest repaired by
+//! importing it again is served at once — or the import order. Import
+//! writes a manifest last, atomically, so a listed bundle is complete.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::{Arc, Mutex, Weak, mpsc};
+use std::time::{Duration, SystemTime};
 
+use arc_swap::ArcSwap;
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
@@ -25,21 +31,26 @@ use crate::store::Store;
 /// than any file-time tick.
 const RECENT: Duration = Duration::from_secs(2);
 
-/// How often requests look at `bundles/`: a new bundle is served within
-/// this long, and a busy server does not `stat` on every request.
-const CHECK_EVERY_MS: u64 = 100;
+/// How often the refresh thread looks at `bundles/`: a new bundle is
+/// served within about this long, and an idle server costs two `stat`s
+/// per tick.
+pub const CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// What the server needs to answer a request.
 pub struct AppState {
     pub store: Store,
-    index: RwLock<Arc<Index>>,
+    /// The index requests answer from; replaced whole, never edited.
+    index: ArcSwap<Index>,
+    /// Indexes built so far: each new one gets the next number, which the
+    /// JSON cache keys on.
+    generation: AtomicU64,
     watch: Mutex<Watch>,
     ready: AtomicBool,
     /// Why the last read of the store failed, until one succeeds.
     problem: Mutex<Option<String>>,
-    started: Instant,
-    /// Milliseconds after `started` of the last look at `bundles/`.
-    last_check_ms: AtomicU64,
+    /// Dropped with the state, which tells the refresh thread to stop at
+    /// once rather than at its next tick.
+    _stop: mpsc::Sender<()>,
     /// JSON answers already built from the current index.
     pub json_cache: super::cache::JsonCache,
     pub metrics: Metrics,
@@ -91,6 +102,8 @@ fn file_id(path: &std::path::Path) -> Option<FileId> {
 }
 
 impl AppState {
+    /// The state, and the thread that reads the store into it: at once,
+    /// then every [`CHECK_EVERY`] until the state is dropped.
     pub fn new(
         store: Store,
         token: Option<&str>,
@@ -99,21 +112,38 @@ impl AppState {
     ) -> Arc<Self> {
         let metrics = Metrics::default();
         let registry = metrics.registry();
-        Arc::new(Self {
+        let (stop, stopped) = mpsc::channel();
+        let state = Arc::new(Self {
             store,
-            index: RwLock::new(Arc::new(Index::default())),
+            index: ArcSwap::from_pointee(Index::default()),
+            generation: AtomicU64::new(0),
             watch: Mutex::new(Watch::default()),
             ready: AtomicBool::new(false),
             problem: Mutex::new(None),
-            started: Instant::now(),
-            last_check_ms: AtomicU64::new(0),
+            _stop: stop,
             json_cache: Default::default(),
             metrics,
             registry,
             token_sha256: token.map(super::auth::token_digest),
             public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
             tls,
-        })
+        });
+        let weak = Arc::downgrade(&state);
+        let spawned = std::thread::Builder::new()
+            .name("llmgw-index".into())
+            .spawn(move || keep_current(&weak, &stopped));
+        if let Err(e) = spawned {
+            // Without the thread nothing would ever read the store: say so
+            // where /readyz looks, rather than "being read" for ever.
+            tracing::error!(error = %e, "cannot start the thread that reads the store");
+            if let Ok(mut p) = state.problem.lock() {
+                *p = Some(format!(
+                    "cannot start the thread that reads the store ({e}); restart the server \
+                     with more threads or memory available"
+                ));
+            }
+        }
+        state
     }
 
     /// Whether the store has been read once.
@@ -123,7 +153,7 @@ impl AppState {
 
     /// What `/readyz` answers: ready (with what is held), the store being
     /// read for the first time, or why it cannot be read (it is tried
-    /// again at every look, so this never sticks once the cause is gone).
+    /// again at every tick, so this never sticks once the cause is gone).
     pub fn readiness(&self) -> Readiness {
         let index = self.index();
         if let Some(why) = self.problem.lock().ok().and_then(|p| p.clone())
@@ -139,25 +169,21 @@ impl AppState {
         }
     }
 
-    /// The index, after a cheap check that `bundles/` has not changed
-    /// (or, until the store was read once, another try at reading it).
+    /// The current index. Never touches the store: the refresh thread
+    /// swaps a new one in when `bundles/` changed.
     pub fn index(&self) -> Arc<Index> {
-        let now = self.started.elapsed().as_millis() as u64;
-        let last = self.last_check_ms.load(Ordering::Relaxed);
-        if now.saturating_sub(last) >= CHECK_EVERY_MS
-            && self
-                .last_check_ms
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            self.refresh(false);
-        }
-        self.index.read().map(|i| i.clone()).unwrap_or_default()
+        self.index.load_full()
     }
 
-    /// Reads the store if it changed (or `force`). Concurrent callers do
-    /// not wait: whoever holds the lock refreshes, the others answer from
-    /// the index they have.
+    /// How many indexes were built so far (0 until the store was read);
+    /// the index answered now carries this number.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Reads the store if it changed (or `force`), on the caller's thread;
+    /// the refresh thread calls it, and so may a test. A caller that does
+    /// not force does not wait for another one already reading.
     pub fn refresh(&self, force: bool) {
         let mut watch = if force {
             match self.watch.lock() {
@@ -232,7 +258,7 @@ impl AppState {
         if let Ok(mut f) = self.metrics.freshness.lock() {
             *f = super::freshness::of(&self.store, &manifests, &signers);
         }
-        index.generation = self.metrics.reloads.get() + 1;
+        index.generation = self.generation.load(Ordering::Acquire) + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
         self.metrics.blobs.set(index.blobs.len() as i64);
         self.metrics
@@ -246,13 +272,29 @@ impl AppState {
             blobs = index.blobs.len(),
             "store read"
         );
-        if let Ok(mut slot) = self.index.write() {
-            *slot = Arc::new(index);
-        }
+        let generation = index.generation;
+        self.index.store(Arc::new(index));
+        self.generation.store(generation, Ordering::Release);
         watch.files = files;
         if let Ok(mut p) = self.problem.lock() {
             *p = None;
         }
         self.ready.store(true, Ordering::Release);
+    }
+}
+
+/// The refresh thread's loop: reads the store at once, then looks again
+/// every [`CHECK_EVERY`]; ends when the state is dropped.
+fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
+    let mut force = true;
+    loop {
+        let Some(s) = state.upgrade() else { return };
+        s.refresh(force);
+        drop(s);
+        force = false;
+        match stopped.recv_timeout(CHECK_EVERY) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
     }
 }

@@ -79,3 +79,84 @@ fn an_empty_store_is_ready_and_says_it_holds_nothing() {
         llmgw_mirror::serve::store_check::Held::Empty
     );
 }
+
+/// A manifest whose read never ends (a FIFO nobody writes to, named like a
+/// bundle) holds up the next index, never a request the current index
+/// answers: the store is read by the state's own thread, not by requests.
+#[test]
+fn a_hung_manifest_read_never_delays_a_request() {
+    let (_d, store, _) = store_with_main_bundle();
+    let srv = serve(&store);
+    let state = srv.running.as_ref().unwrap().state.clone();
+    let before = state.generation();
+    assert!(before >= 1, "the store was read, so an index was built");
+
+    let fifo = store
+        .join("bundles")
+        .join(format!("{}.json", "ab".repeat(32)));
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+
+    // For two seconds, long past when the refresh thread lists the FIFO
+    // and blocks opening it, every answerable request is answered at once.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(2) {
+        for (target, status) in [
+            ("/api/models/acme/tiny/revision/main", 200),
+            ("/acme/tiny/resolve/main/config.json", 200),
+            ("/readyz", 200),
+            ("/metrics", 200),
+        ] {
+            let t = Instant::now();
+            let r = get(srv.addr, target);
+            assert_eq!(r.status, status, "{target}: {}", r.text());
+            assert!(
+                t.elapsed() < Duration::from_secs(1),
+                "{target} took {:?} while a manifest read hung",
+                t.elapsed()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        state.generation(),
+        before,
+        "no index can have been built while the FIFO's read hung"
+    );
+
+    // A writer that comes and goes ends the read (empty: not a manifest);
+    // the thread goes on and builds the next index without that bundle.
+    let (done, finished) = std::sync::mpsc::channel();
+    let writer = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = done.send(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&writer)
+                .map(drop),
+        );
+    });
+    finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the refresh thread never opened the FIFO")
+        .unwrap();
+    let start = Instant::now();
+    while state.generation() == before {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no new index after the read ended"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(state.readiness(), Readiness::Ready { bundles: 1 });
+    assert_eq!(
+        get(srv.addr, "/api/models/acme/tiny/revision/main").status,
+        200
+    );
+}

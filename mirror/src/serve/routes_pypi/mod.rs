@@ -43,7 +43,7 @@ pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
         Outcome::NotFound(_) | Outcome::NotAcceptable | Outcome::MethodNotAllowed => "pypi",
     };
     let Outcome::Lock { env } = outcome else {
-        return (route, render::respond(req, outcome));
+        return (route, render::respond(req, outcome).await);
     };
     let env = env.clone();
     let store = req.state.store.clone();

@@ -28,7 +28,7 @@ use crate::serve::respond::{self, header_text};
 const API_VERSION: &str = "1.1";
 
 /// The response for every outcome but the lock (see `lock`).
-pub fn respond(req: &Req<'_>, outcome: Outcome<'_>) -> Response {
+pub async fn respond(req: &Req<'_>, outcome: Outcome<'_>) -> Response {
     match outcome {
         Outcome::Root { env, format } => page(req, format, root_body(env, format)),
         Outcome::Project {
@@ -36,17 +36,20 @@ pub fn respond(req: &Req<'_>, outcome: Outcome<'_>) -> Response {
             files,
             format,
         } => page(req, format, project_body(project, &files, format)),
-        Outcome::File { blob, .. } => serve_blob(
-            &req.state.store,
-            req.method,
-            req.headers,
-            BlobReply {
-                blob,
-                etag: format!("\"{}\"", blob.sha256),
-                content_type: "application/octet-stream",
-                extra: HeaderMap::new(),
-            },
-        ),
+        Outcome::File { blob, .. } => {
+            serve_blob(
+                &req.state.store,
+                req.method,
+                req.headers,
+                BlobReply {
+                    blob,
+                    etag: format!("\"{}\"", blob.sha256),
+                    content_type: "application/octet-stream",
+                    extra: HeaderMap::new(),
+                },
+            )
+            .await
+        }
         Outcome::Lock { .. } => respond::text(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the lock is answered by its own route\n",
