@@ -10,5 +10,6 @@ mod hub;
 mod misc;
 mod pypi;
 mod pypi_clients;
+mod pypi_kit;
 mod readiness;
 mod traversal;

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use llmgw_fixture::{Fixture, FixtureOptions};
 
 use crate::common::*;
-use crate::pypi::{EnvFile, env_file, hold};
+use crate::pypi_kit::{EnvFile, env_file, hold};
 
 const AMD: &str = "site-0.1-cu13-amd64";
 const ARM: &str = "site-0.1-cu129-arm64";
