@@ -108,21 +108,21 @@ pub fn missing_prerequisites(m: &Manifest, have: impl Fn(&str, u64) -> bool) -> 
 }
 
 /// Refuses a delta (bundle `sha256`) whose prerequisites `have` says are
-/// not at hand, with the need-list. Import calls it before it stages
-/// anything, for a bundle and for a volume set.
+/// not at hand, with the need-list (the import words the refusal:
+/// [`missing_message`]). Import calls it before it stages anything, for a
+/// bundle and for a volume set.
 pub fn check_prerequisites(
     store: &Store,
     sha256: &str,
     m: &Manifest,
     have: impl Fn(&str, u64) -> bool,
-) -> Result<(), crate::verify::VerifyError> {
+) -> Result<(), Box<NeedList>> {
     let missing = missing_prerequisites(m, have);
     if missing.is_empty() {
         return Ok(());
     }
     let id = store_id(store).ok().flatten();
-    let need = NeedList::new(sha256.to_string(), id, missing);
-    Err(crate::verify::VerifyError::Prerequisites(Box::new(need)))
+    Err(Box::new(NeedList::new(sha256.to_string(), id, missing)))
 }
 
 /// How a need-list reads in a message: one line per blob and use,

@@ -42,9 +42,11 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use llmgw_shared::have::NeedList;
 use llmgw_shared::manifest::Manifest;
 use thiserror::Error;
 
@@ -58,6 +60,8 @@ use crate::store::{Store, StoreError};
 use crate::trust::{self, TrustError};
 use crate::verify::{self, BlobSink, Outcome, Target, VerifyError};
 
+/// Why an import failed: the bundle refused ([`VerifyError`]), or the
+/// store, the staging folder or the commit failed.
 #[derive(Debug, Error)]
 pub enum ImportError {
     #[error(transparent)]
@@ -67,14 +71,69 @@ pub enum ImportError {
     #[error(transparent)]
     Trust(#[from] TrustError),
     #[error(
-        "the bundle verified, but adding it to the store failed: {0}; the store was left as \
+        "the bundle verified, but adding it to the store failed; the store was left as \
          before (blobs added by this run were removed)"
     )]
-    Commit(StoreError),
+    Commit(#[source] StoreError),
     #[error(transparent)]
     Claim(#[from] ClaimError),
     #[error(transparent)]
     Series(#[from] SeriesError),
+    /// A delta whose prerequisites the store lacks: refused before
+    /// anything was staged.
+    #[error("{}", crate::have::missing_message(.0))]
+    Prerequisites(Box<NeedList>),
+    /// Writing the staging folder failed; nothing was committed.
+    #[error("{}", stage_message(path, source))]
+    Stage {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "not enough free space to import: {needed} bytes of blobs must be staged under {path}, \
+         and its filesystem has {available} bytes free; free space (or run `llmgw mirror gc`) \
+         and import again; the store is unchanged"
+    )]
+    NoSpace {
+        path: PathBuf,
+        needed: u64,
+        available: u64,
+    },
+    /// A blob the manifest names is not a sha256 (the manifest's own check
+    /// refuses that first: a guard).
+    #[error("not a sha256: {sha256}")]
+    NotSha256 { sha256: String },
+    /// The staging's own bookkeeping broke: a bug, not the bundle's fault.
+    #[error("staged blob {sha256} was not written")]
+    NotWritten { sha256: String },
+    #[error("write after finish")]
+    WriteAfterFinish,
+    #[error("the staging sync thread panicked")]
+    SyncerPanicked,
+    /// `bundle import` of volumes was given none.
+    #[error("no volume given")]
+    NoVolume,
+    /// The volumes module's own failures, in its words.
+    #[error("{0}")]
+    Volumes(String),
+    #[error(transparent)]
+    VolumeState(#[from] crate::volumes::state::StateError),
+}
+
+fn stage_message(path: &Path, e: &io::Error) -> String {
+    if fsutil::is_disk_full(e) {
+        format!(
+            "the disk filled up while writing {}; the import stopped and the store is \
+             unchanged: free space on the store's filesystem and run the import again",
+            path.display()
+        )
+    } else {
+        format!(
+            "writing {}; the import stopped and the store is unchanged",
+            path.display()
+        )
+    }
 }
 
 /// How an import treats a signed series, and the time it runs at.
@@ -269,7 +328,7 @@ pub fn import_with(
     match outcome {
         Err(e) => {
             staging.remove();
-            Err(e.into())
+            Err(e)
         }
         Ok(Outcome::Stopped {
             manifest_sha256, ..
@@ -453,7 +512,7 @@ struct Staging<'a> {
 /// them from `<sha>.part` to `<sha>`.
 struct Syncer {
     jobs: std::sync::mpsc::Sender<(File, PathBuf, PathBuf)>,
-    thread: std::thread::JoinHandle<Result<(), VerifyError>>,
+    thread: std::thread::JoinHandle<Result<(), ImportError>>,
 }
 
 impl Syncer {
@@ -468,7 +527,7 @@ impl Syncer {
                 result = file
                     .sync_all()
                     .and_then(|()| std::fs::rename(&part, &staged))
-                    .map_err(|source| VerifyError::Stage { path: part, source });
+                    .map_err(|source| ImportError::Stage { path: part, source });
             }
             result
         });
@@ -497,7 +556,7 @@ impl<'a> Staging<'a> {
 
     /// Waits until every verified blob is synced under its staged name,
     /// and reports the first failure.
-    fn settle(&mut self) -> Result<(), VerifyError> {
+    fn settle(&mut self) -> Result<(), ImportError> {
         if let Ok(mut w) = self.written.lock() {
             w.clear();
         }
@@ -505,11 +564,7 @@ impl<'a> Staging<'a> {
             None => Ok(()),
             Some(Syncer { jobs, thread }) => {
                 drop(jobs);
-                thread.join().unwrap_or_else(|_| {
-                    Err(VerifyError::Target(
-                        "the staging sync thread panicked".into(),
-                    ))
-                })
+                thread.join().unwrap_or(Err(ImportError::SyncerPanicked))
             }
         }
     }
@@ -533,6 +588,8 @@ impl<'a> Staging<'a> {
 }
 
 impl Target for Staging<'_> {
+    type Error = ImportError;
+
     fn signature_checked(&self) -> bool {
         self.signature_checked
     }
@@ -541,19 +598,21 @@ impl Target for Staging<'_> {
             || std::fs::metadata(self.staged_path(sha256)).is_ok_and(|m| m.len() == size)
     }
 
-    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, VerifyError> {
+    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, ImportError> {
         let staged = self.staged_path(sha256);
         let path = if staged.exists() {
             staged
         } else {
             self.store
                 .blob_path(sha256)
-                .ok_or_else(|| VerifyError::Target(format!("not a sha256: {sha256}")))?
+                .ok_or_else(|| ImportError::NotSha256 {
+                    sha256: sha256.to_string(),
+                })?
         };
-        std::fs::read(&path).map_err(|source| VerifyError::Stage { path, source })
+        std::fs::read(&path).map_err(|source| ImportError::Stage { path, source })
     }
 
-    fn on_manifest(&mut self, manifest: &Manifest, to_read: u64) -> Result<bool, VerifyError> {
+    fn on_manifest(&mut self, manifest: &Manifest, to_read: u64) -> Result<bool, ImportError> {
         // Held means the manifest file is there and intact: a damaged one
         // is replaced by running the import again.
         let held = self.store.read_bundle(&self.expected).is_ok();
@@ -568,11 +627,12 @@ impl Target for Staging<'_> {
         // A delta: every prerequisite at hand, before anything is staged.
         crate::have::check_prerequisites(self.store, &self.expected, manifest, |sha, size| {
             self.have(sha, size)
-        })?;
+        })
+        .map_err(ImportError::Prerequisites)?;
         let tmp = self.store.tmp_dir();
-        let available = fsutil::free_bytes(&tmp).map_err(|e| VerifyError::Target(e.to_string()))?;
+        let available = fsutil::free_bytes(&tmp)?;
         if to_read > available {
-            return Err(VerifyError::NoSpace {
+            return Err(ImportError::NoSpace {
                 path: tmp,
                 needed: to_read,
                 available,
@@ -581,15 +641,18 @@ impl Target for Staging<'_> {
         Ok(true)
     }
 
-    fn begin(&mut self, sha256: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError> {
+    fn begin(
+        &mut self,
+        sha256: &str,
+    ) -> Result<Option<Box<dyn BlobSink<ImportError>>>, ImportError> {
         if !self.dir.exists() {
-            std::fs::create_dir_all(&self.dir).map_err(|source| VerifyError::Stage {
+            std::fs::create_dir_all(&self.dir).map_err(|source| ImportError::Stage {
                 path: self.dir.clone(),
                 source,
             })?;
         }
         let path = self.part_path(sha256);
-        let file = File::create(&path).map_err(|source| VerifyError::Stage {
+        let file = File::create(&path).map_err(|source| ImportError::Stage {
             path: path.clone(),
             source,
         })?;
@@ -602,7 +665,7 @@ impl Target for Staging<'_> {
         })))
     }
 
-    fn keep(&mut self, sha256: &str) -> Result<(), VerifyError> {
+    fn keep(&mut self, sha256: &str) -> Result<(), ImportError> {
         // The bytes hashed right. Only once they are synced does the blob
         // get its staged name (the syncer does both), so a staged blob
         // under its hash is always whole and verified, even after a crash.
@@ -611,7 +674,9 @@ impl Target for Staging<'_> {
             .lock()
             .ok()
             .and_then(|mut w| w.remove(sha256))
-            .ok_or_else(|| VerifyError::Target(format!("staged blob {sha256} was not written")))?;
+            .ok_or_else(|| ImportError::NotWritten {
+                sha256: sha256.to_string(),
+            })?;
         let job = (file, self.part_path(sha256), self.staged_path(sha256));
         let syncer = self.syncer.get_or_insert_with(Syncer::start);
         if syncer.jobs.send(job).is_err() {
@@ -653,13 +718,13 @@ impl StagedFile {
     }
 }
 
-impl BlobSink for StagedFile {
-    fn write(&mut self, buf: &[u8]) -> Result<(), VerifyError> {
+impl BlobSink<ImportError> for StagedFile {
+    fn write(&mut self, buf: &[u8]) -> Result<(), ImportError> {
         use std::io::Write;
         let Some(file) = self.file.as_mut() else {
-            return Err(VerifyError::Target("write after finish".into()));
+            return Err(ImportError::WriteAfterFinish);
         };
-        file.write_all(buf).map_err(|source| VerifyError::Stage {
+        file.write_all(buf).map_err(|source| ImportError::Stage {
             path: self.path.clone(),
             source,
         })?;
@@ -671,7 +736,7 @@ impl BlobSink for StagedFile {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), VerifyError> {
+    fn finish(mut self: Box<Self>) -> Result<(), ImportError> {
         use std::os::unix::fs::PermissionsExt;
         let Some(file) = self.file.take() else {
             return Ok(());
@@ -679,7 +744,7 @@ impl BlobSink for StagedFile {
         // Read-only once written; the sync comes once the hash is known
         // to match (see Staging::keep).
         file.set_permissions(std::fs::Permissions::from_mode(0o444))
-            .map_err(|source| VerifyError::Stage {
+            .map_err(|source| ImportError::Stage {
                 path: self.path.clone(),
                 source,
             })?;

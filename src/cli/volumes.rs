@@ -135,7 +135,10 @@ pub fn run_import(
             Ok(o) => o,
             Err(e) => {
                 let written = crate::cli::bundle::import::need_out(&e, a.need_out.as_deref())?;
-                anyhow::bail!("import of volumes refused: {e}{written}");
+                anyhow::bail!(
+                    "import of volumes refused: {}{written}",
+                    llmgw_shared::chain::Chain(&e)
+                );
             }
         };
     let (p, published) = match outcome {

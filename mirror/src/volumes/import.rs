@@ -21,7 +21,6 @@ use crate::fsutil::{self, StoreLock};
 use crate::import::{self, ImportError, ImportOptions, ImportOutcome};
 use crate::progress::Progress;
 use crate::store::Store;
-use crate::verify::VerifyError;
 
 /// Verified bytes between two saves of the state.
 const SAVE_EVERY: u64 = 1 << 30;
@@ -104,9 +103,7 @@ pub fn import_volumes(
 ) -> Result<VolumesOutcome, ImportError> {
     store.create_dirs()?;
     let lock = StoreLock::acquire(&store.lock_path(), "the import")?;
-    let first = paths
-        .first()
-        .ok_or_else(|| VerifyError::Target("no volume given".into()))?;
+    let first = paths.first().ok_or(ImportError::NoVolume)?;
     // The signature (and series, expiry) is checked before anything is staged.
     let (sha, _plan) = import::plan_signed(store, first, expected, opts)?;
     let staging_dir = store.tmp_dir().join(format!("import-{sha}"));
@@ -115,16 +112,16 @@ pub fn import_volumes(
         Ok(m) => m,
         Err(e) => match super::verify::manifest_of(std::slice::from_ref(&head_path), &sha) {
             Ok(m) => m,
-            Err(_) => return Err(VerifyError::Target(e).into()),
+            Err(_) => return Err(ImportError::Volumes(e)),
         },
     };
     // A delta's prerequisites, before any volume is staged.
-    crate::have::check_prerequisites(store, &sha, &manifest, |h, size| store.has_blob(h, size))?;
+    crate::have::check_prerequisites(store, &sha, &manifest, |h, size| store.has_blob(h, size))
+        .map_err(ImportError::Prerequisites)?;
     if !head_path.exists() {
         save_head(&staging_dir, &head_path, paths, &sha)?;
     }
-    let mut stage =
-        Stage::open(store, &sha, &index).map_err(|e| VerifyError::Target(e.to_string()))?;
+    let mut stage = Stage::open(store, &sha, &index)?;
     check_space(&stage, paths)?;
     progress.begin(
         paths
@@ -158,7 +155,7 @@ pub fn import_volumes(
             stage.save()?;
         }
         if let Err(VolumeError::Stage(e)) = &result {
-            return Err(VerifyError::Target(e.clone()).into());
+            return Err(ImportError::Volumes(e.clone()));
         }
         taken.push(Taken {
             path: p.clone(),
@@ -169,14 +166,14 @@ pub fn import_volumes(
     // What the volumes brought is synced, named and recorded first: parity
     // then sees every piece verified, and a rebuild cut short loses none.
     stage.save()?;
-    let rebuilt = super::rebuild::rebuild(&mut stage).map_err(VerifyError::Target)?;
+    let rebuilt = super::rebuild::rebuild(&mut stage).map_err(ImportError::Volumes)?;
     // Blobs whose chunks are all verified: hashed whole, then staged.
     for (p, pl) in index.volumes.placements.iter().enumerate() {
         if pl.pieces.len() > 1
             && !stage.blob_done(p)
             && (0..pl.pieces.len()).all(|i| stage.state.verified.contains(&(p, i)))
         {
-            stage.finish_blob(p).map_err(VerifyError::Target)?;
+            stage.finish_blob(p).map_err(ImportError::Volumes)?;
         }
         if pl.pieces.is_empty() && !stage.blob_done(p) {
             // An empty file: nothing to carry, staged as it is.
@@ -252,12 +249,11 @@ fn check_space(stage: &Stage<'_>, paths: &[PathBuf]) -> Result<(), ImportError> 
     let tmp = stage.store.tmp_dir();
     let available = fsutil::free_bytes(&tmp)?;
     if needed > available {
-        return Err(VerifyError::NoSpace {
+        return Err(ImportError::NoSpace {
             path: tmp,
             needed,
             available,
-        }
-        .into());
+        });
     }
     Ok(())
 }

@@ -303,6 +303,7 @@ pub fn read_volume(
         let streamed = crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress);
         match streamed.map(|state| (state, size)) {
             Err(e) => {
+                let e = llmgw_shared::chain::chain(&e);
                 out.broken = Some(format!("reading entry {}: {e}", head.path));
                 out.damaged.push((want, format!("unreadable: {e}")));
                 Err(Flow::Stop)

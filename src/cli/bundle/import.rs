@@ -10,7 +10,6 @@ use llmgw_mirror::inspect::{Summary, human_bytes};
 use llmgw_mirror::new_store::NewStore;
 use llmgw_mirror::progress::Terminal;
 use llmgw_mirror::store::Store;
-use llmgw_mirror::verify;
 use llmgw_shared::chain::{Chain, chain};
 use serde_json::json;
 
@@ -104,7 +103,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
 /// the need-list there; returns what to add to the refusal.
 pub fn need_out(e: &import::ImportError, path: Option<&std::path::Path>) -> anyhow::Result<String> {
     match (e, path) {
-        (import::ImportError::Verify(verify::VerifyError::Prerequisites(need)), Some(p)) => {
+        (import::ImportError::Prerequisites(need), Some(p)) => {
             crate::cli::mirror::have::write_whole(p, &need.to_canonical_json())?;
             Ok(format!("\nthe missing blobs are listed in {}", p.display()))
         }

@@ -1,0 +1,222 @@
+//! One blob's bytes, read once: hashed (and, for the signature files,
+//! captured) on the reading thread while a [`BlobSink`] writes them on
+//! another.
+//!
+//! Invariant: the digest returned is of exactly the bytes read, all of
+//! them, and the sink was handed the same bytes in the same order and
+//! finished before it is returned; any read or write failure is returned
+//! instead, the sink's own error as it is. Memory stays at a few chunks
+//! whatever the blob's size.
+
+use std::io::{self, Read};
+
+use sha2::{Digest, Sha256};
+
+use super::error::VerifyError;
+use super::target::BlobSink;
+use crate::bundle_reader::CHUNK;
+use crate::progress::Progress;
+
+/// A buffer in flight between the reader and the writer thread.
+type Chunk = (Box<[u8]>, usize);
+
+/// How many chunks may wait for the writer: enough to ride out a slow
+/// write, few enough that memory stays a few MiB whatever the blob size.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Reads one blob's bytes, hashing them (and capturing them, for the
+/// signature files) on this thread while `sink` writes them on another.
+/// Returns the sha256 of what was read; the sink is finished (synced) when
+/// the bytes were all read and written.
+pub(crate) fn stream_blob<E: From<VerifyError> + Send>(
+    entry: &str,
+    data: &mut dyn Read,
+    sink: Option<Box<dyn BlobSink<E>>>,
+    capture: Option<&mut Vec<u8>>,
+    progress: &dyn Progress,
+) -> Result<String, E> {
+    stream_blob_hashed(entry, data, sink, capture, progress)
+        .map(|hasher| hex::encode(hasher.finalize()))
+}
+
+/// [`stream_blob`], answering the hash state rather than the digest (an
+/// import of volumes carries a chunk's state on as its blob's).
+pub(crate) fn stream_blob_hashed<E: From<VerifyError> + Send>(
+    entry: &str,
+    data: &mut dyn Read,
+    sink: Option<Box<dyn BlobSink<E>>>,
+    mut capture: Option<&mut Vec<u8>>,
+    progress: &dyn Progress,
+) -> Result<Sha256, E> {
+    let mut hasher = Sha256::new();
+    let read_err = |source| VerifyError::ReadEntry {
+        entry: entry.to_string(),
+        source,
+    };
+    let mut read = |buf: &mut [u8]| loop {
+        match data.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other.map_err(read_err),
+        }
+    };
+    let Some(mut sink) = sink else {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = read(&mut buf)?;
+            if n == 0 {
+                return Ok(hasher);
+            }
+            hasher.update(&buf[..n]);
+            if let Some(c) = capture.as_mut() {
+                c.extend_from_slice(&buf[..n]);
+            }
+            progress.advance(n as u64);
+        }
+    };
+    std::thread::scope(|scope| -> Result<Sha256, E> {
+        let (to_writer, writer_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
+        let (to_reader, spare) = std::sync::mpsc::channel::<Box<[u8]>>();
+        let writer = scope.spawn(move || -> Result<(), E> {
+            for (buf, n) in writer_rx {
+                sink.write(&buf[..n])?;
+                let _ = to_reader.send(buf);
+            }
+            sink.finish()
+        });
+        let mut reading: Result<(), VerifyError> = Ok(());
+        loop {
+            let mut buf = spare
+                .try_recv()
+                .unwrap_or_else(|_| vec![0u8; CHUNK].into_boxed_slice());
+            let n = match read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) => {
+                    reading = Err(e);
+                    break;
+                }
+            };
+            hasher.update(&buf[..n]);
+            if let Some(c) = capture.as_mut() {
+                c.extend_from_slice(&buf[..n]);
+            }
+            progress.advance(n as u64);
+            if to_writer.send((buf, n)).is_err() {
+                // The writer stopped: its error says why.
+                break;
+            }
+        }
+        drop(to_writer);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(VerifyError::WriterPanicked.into()));
+        reading?;
+        written?;
+        Ok(hasher)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::progress::Silent;
+
+    /// Keeps what it is given, or fails at the `fail_at`-th write.
+    struct Keep {
+        out: Arc<Mutex<Vec<u8>>>,
+        fail_at: Option<usize>,
+        writes: usize,
+        finished: Arc<Mutex<bool>>,
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum SinkError {
+        Full(usize),
+        Refused(String),
+    }
+
+    impl From<VerifyError> for SinkError {
+        fn from(e: VerifyError) -> Self {
+            SinkError::Refused(e.to_string())
+        }
+    }
+
+    impl BlobSink<SinkError> for Keep {
+        fn write(&mut self, buf: &[u8]) -> Result<(), SinkError> {
+            self.writes += 1;
+            if self.fail_at == Some(self.writes) {
+                return Err(SinkError::Full(self.writes));
+            }
+            self.out.lock().unwrap().extend_from_slice(buf);
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> Result<(), SinkError> {
+            *self.finished.lock().unwrap() = true;
+            Ok(())
+        }
+    }
+
+    /// What the test reads back from a sink that ran on another thread.
+    type Shared<T> = Arc<Mutex<T>>;
+
+    fn keep(fail_at: Option<usize>) -> (Keep, Shared<Vec<u8>>, Shared<bool>) {
+        let out = Arc::default();
+        let finished = Arc::default();
+        let k = Keep {
+            out: Arc::clone(&out),
+            fail_at,
+            writes: 0,
+            finished: Arc::clone(&finished),
+        };
+        (k, out, finished)
+    }
+
+    #[test]
+    fn every_byte_hashed_written_and_captured() {
+        let data: Vec<u8> = (0..3 * CHUNK + 17).map(|i| (i % 251) as u8).collect();
+        let (sink, out, finished) = keep(None);
+        let mut captured = Vec::new();
+        let digest = stream_blob(
+            "blobs/sha256/x",
+            &mut &data[..],
+            Some(Box::new(sink)),
+            Some(&mut captured),
+            &Silent,
+        )
+        .unwrap();
+        assert_eq!(digest, llmgw_shared::digest::sha256_hex(&data));
+        assert_eq!(*out.lock().unwrap(), data);
+        assert_eq!(captured, data);
+        assert!(*finished.lock().unwrap());
+        // Without a sink: the same digest.
+        let none: Option<Box<dyn BlobSink>> = None;
+        let d = stream_blob("x", &mut &data[..], none, None, &Silent).unwrap();
+        assert_eq!(d, digest);
+    }
+
+    #[test]
+    fn the_sinks_error_comes_back_as_it_is() {
+        let data = vec![1u8; 2 * CHUNK + 1];
+        let (sink, _, finished) = keep(Some(2));
+        let err = stream_blob("x", &mut &data[..], Some(Box::new(sink)), None, &Silent);
+        assert_eq!(err.unwrap_err(), SinkError::Full(2));
+        assert!(!*finished.lock().unwrap());
+    }
+
+    #[test]
+    fn a_read_error_names_the_entry_and_keeps_its_cause() {
+        struct Broken;
+        impl Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("the disk is gone"))
+            }
+        }
+        let none: Option<Box<dyn BlobSink>> = None;
+        let err = stream_blob("blobs/sha256/ab", &mut Broken, none, None, &Silent).unwrap_err();
+        assert_eq!(err.to_string(), "reading blobs/sha256/ab from the bundle");
+        let chain = llmgw_shared::chain::chain(&err);
+        assert!(chain.ends_with(": the disk is gone"), "{chain}");
+    }
+}
