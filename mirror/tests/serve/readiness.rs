@@ -42,11 +42,24 @@ fn a_store_that_cannot_be_read_says_why_and_recovers_without_a_restart() {
     assert_eq!(r.status, 503);
     assert!(r.text().contains("cannot be read"), "{}", r.text());
 
-    // Fixed by hand: ready at the next look, with what it holds.
-    std::fs::remove_file(root.join("bundles")).unwrap();
+    // Fixed by hand: ready at the next look, with what it holds. The store
+    // is read by a thread of its own while this runs, so the fix lands at
+    // once: a bundle imported beside it, its blobs moved in, and its
+    // bundles/ folder swapped with the file in one rename (with a remove
+    // and then a rename, the thread could read an empty store between).
     let (m, blobs) = main_bundle();
     let blobs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
-    import(&root, &m, &blobs);
+    let staged = d.path().join("staged");
+    import(&staged, &m, &blobs);
+    std::fs::rename(staged.join("blobs"), root.join("blobs")).unwrap();
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        staged.join("bundles"),
+        rustix::fs::CWD,
+        root.join("bundles"),
+        rustix::fs::RenameFlags::EXCHANGE,
+    )
+    .unwrap();
     let start = Instant::now();
     loop {
         let r = get(addr, "/readyz");
