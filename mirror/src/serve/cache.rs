@@ -12,14 +12,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
-use axum::body::Body;
-use axum::response::Response;
-use bytes::Bytes;
-use http::{HeaderMap, Method, StatusCode, header};
+use http::{HeaderMap, header};
 
 use super::index::Index;
 use super::paths::{query_bool, query_get};
-use super::respond::{empty, etag_matches};
+use super::respond::CachedJson;
+use super::route::Route;
 
 /// Bytes of answers kept at most: a few copies of a large store's
 /// `/v1/index` and every small answer many clients ask for.
@@ -29,24 +27,14 @@ pub const MAX_BYTES: usize = 64 << 20;
 /// single huge answer cannot empty the cache of everything else.
 const MAX_ENTRY_BYTES: usize = MAX_BYTES / 4;
 
-/// A built 200 answer: its headers (ETag, Content-Type, Link, ...) and body.
-#[derive(Clone)]
-pub struct CachedJson {
-    pub headers: HeaderMap,
-    pub body: Bytes,
-    pub etag: String,
-}
-
-impl CachedJson {
-    /// What keeping it costs, roughly: body, headers and the key.
-    fn cost(&self, key: &str) -> usize {
-        let headers: usize = self
-            .headers
-            .iter()
-            .map(|(k, v)| k.as_str().len() + v.len() + 32)
-            .sum();
-        self.body.len() + headers + self.etag.len() + key.len() * 2 + 128
-    }
+/// What keeping an answer costs, roughly: body, headers and the key.
+fn cost(c: &CachedJson, key: &str) -> usize {
+    let headers: usize = c
+        .headers
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 32)
+        .sum();
+    c.body.len() + headers + c.etag.len() + key.len() * 2 + 128
 }
 
 /// The query parameters some route reads; every other one is ignored by
@@ -89,7 +77,7 @@ pub fn key(
 #[derive(Default)]
 struct Inner {
     generation: u64,
-    map: HashMap<String, Arc<CachedJson>>,
+    map: HashMap<String, (Route, Arc<CachedJson>)>,
     /// Keys in the order they were added, for dropping the oldest.
     order: VecDeque<String>,
     bytes: usize,
@@ -115,7 +103,9 @@ impl JsonCache {
         }
     }
 
-    pub fn get(&self, index: &Arc<Index>, key: &str) -> Option<Arc<CachedJson>> {
+    /// The answer kept for `key` from this index, with the route that
+    /// built it (the metrics label of a hit).
+    pub fn get(&self, index: &Arc<Index>, key: &str) -> Option<(Route, Arc<CachedJson>)> {
         let g = self.inner.read().ok()?;
         if g.generation != index.generation {
             return None;
@@ -123,9 +113,9 @@ impl JsonCache {
         g.map.get(key).cloned()
     }
 
-    pub fn put(&self, index: &Arc<Index>, key: String, value: CachedJson) {
-        let cost = value.cost(&key);
-        if cost > self.cap.min(MAX_ENTRY_BYTES) {
+    pub fn put(&self, index: &Arc<Index>, key: String, route: Route, value: CachedJson) {
+        let size = cost(&value, &key);
+        if size > self.cap.min(MAX_ENTRY_BYTES) {
             return;
         }
         let Ok(mut g) = self.inner.write() else {
@@ -137,21 +127,21 @@ impl JsonCache {
                 ..Inner::default()
             };
         }
-        if let Some(old) = g.map.remove(&key) {
-            g.bytes -= old.cost(&key);
+        if let Some((_, old)) = g.map.remove(&key) {
+            g.bytes -= cost(&old, &key);
             g.order.retain(|k| *k != key);
         }
-        while g.bytes + cost > self.cap {
+        while g.bytes + size > self.cap {
             let Some(oldest) = g.order.pop_front() else {
                 break;
             };
-            if let Some(v) = g.map.remove(&oldest) {
-                g.bytes -= v.cost(&oldest);
+            if let Some((_, v)) = g.map.remove(&oldest) {
+                g.bytes -= cost(&v, &oldest);
             }
         }
-        g.bytes += cost;
+        g.bytes += size;
         g.order.push_back(key.clone());
-        g.map.insert(key, Arc::new(value));
+        g.map.insert(key, (route, Arc::new(value)));
     }
 
     /// Bytes held now (the sum [`MAX_BYTES`] bounds).
@@ -169,31 +159,12 @@ impl JsonCache {
     }
 }
 
-/// The answer for a request from a cached build: 304 when the client has
-/// it, headers only for HEAD.
-pub fn reply(method: &Method, req: &HeaderMap, c: &CachedJson) -> Response {
-    if etag_matches(req, &c.etag) {
-        let mut r = empty(StatusCode::NOT_MODIFIED);
-        for (k, v) in &c.headers {
-            if k != header::CONTENT_LENGTH && k != header::CONTENT_TYPE {
-                r.headers_mut().append(k, v.clone());
-            }
-        }
-        return r;
-    }
-    let mut r = if method == Method::HEAD {
-        empty(StatusCode::OK)
-    } else {
-        Response::new(Body::from(c.body.clone()))
-    };
-    *r.headers_mut() = c.headers.clone();
-    r
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::serve::paths::query_pairs;
+
+    use bytes::Bytes;
 
     fn answer(n: usize) -> CachedJson {
         CachedJson {
@@ -231,7 +202,12 @@ mod tests {
         let c = JsonCache::with_cap(cap);
         let index = Arc::new(Index::default());
         for i in 0..2_000 {
-            c.put(&index, format!("/v1/index|http://host{i}"), answer(3_000));
+            c.put(
+                &index,
+                format!("/v1/index|http://host{i}"),
+                Route::Index,
+                answer(3_000),
+            );
             assert!(c.bytes() <= cap, "{} bytes after {i} answers", c.bytes());
         }
         // The newest are kept, the oldest went.
@@ -239,12 +215,17 @@ mod tests {
         assert!(c.get(&index, "/v1/index|http://host0").is_none());
         // An answer too large to keep is not kept, and evicts nothing.
         let before = c.len();
-        c.put(&index, "big".into(), answer(cap));
+        c.put(&index, "big".into(), Route::Index, answer(cap));
         assert!(c.get(&index, "big").is_none());
         assert_eq!(c.len(), before);
         // The same key again replaces, it does not add.
         let b = c.bytes();
-        c.put(&index, "/v1/index|http://host1999".into(), answer(3_000));
+        c.put(
+            &index,
+            "/v1/index|http://host1999".into(),
+            Route::Index,
+            answer(3_000),
+        );
         assert_eq!(c.bytes(), b);
     }
 
@@ -252,13 +233,13 @@ mod tests {
     fn a_new_index_starts_over() {
         let c = JsonCache::with_cap(1 << 20);
         let old = Arc::new(Index::default());
-        c.put(&old, "k".into(), answer(10));
+        c.put(&old, "k".into(), Route::Index, answer(10));
         let new = Arc::new(Index {
             generation: old.generation + 1,
             ..Index::default()
         });
         assert!(c.get(&new, "k").is_none());
-        c.put(&new, "j".into(), answer(10));
+        c.put(&new, "j".into(), Route::Index, answer(10));
         assert_eq!(c.len(), 1);
     }
 }

@@ -15,12 +15,12 @@ use http::HeaderMap;
 use llmgw_shared::names;
 use serde_json::{Map, Value as Json, json};
 
-use super::Req;
 use super::graphql_parse::{self, Field, Value};
 use super::index::{AssetEntry, ReleaseEntry};
 use super::paths::quote_path;
+use super::request::Req;
 use super::respond;
-use super::routes_hub::Routed;
+use super::route::{Route, Routed};
 
 /// Most items one connection page gives, as GitHub.
 const MAX_FIRST: i64 = 100;
@@ -83,7 +83,7 @@ impl Ctx<'_, '_> {
 
 /// `POST /api/graphql`: the body is `{"query": ..., "variables": ...}`.
 pub fn answer(req: &Req<'_>, body: &[u8]) -> Routed {
-    let route = "github_graphql";
+    let route = Route::GithubGraphql;
     let reply = |v: Json| (route, respond::json(req.method, &HeaderMap::new(), &v));
     let problem = |message: String| reply(json!({"errors": [{"message": message}]}));
     let parsed: Json = match serde_json::from_slice(body) {
@@ -418,5 +418,5 @@ fn connection<T>(
 
 /// The answer for another method on the GraphQL path.
 pub fn not_post() -> Routed {
-    ("github_graphql", respond::method_not_allowed("POST"))
+    (Route::GithubGraphql, respond::method_not_allowed("POST"))
 }

@@ -7,15 +7,17 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use super::route::Route;
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
-    pub route: &'static str,
+    pub route: Route,
     pub status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabel {
-    pub route: &'static str,
+    pub route: Route,
 }
 
 /// The server's counters; cheap to clone (each is an `Arc` inside).

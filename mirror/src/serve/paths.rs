@@ -9,6 +9,7 @@
 //! [`llmgw_shared::names`] before looking it up. Names are only ever used as
 //! keys into the index: no part of a URL becomes a filesystem path.
 
+use llmgw_shared::names::UnsafeName;
 use percent_encoding::percent_decode_str;
 use thiserror::Error;
 
@@ -24,8 +25,9 @@ pub enum BadPath {
     NotUtf8,
     #[error("a path segment holds a NUL, a control character or a backslash")]
     BadCharacter,
-    #[error("{0}")]
-    Unsafe(String),
+    /// Decoded, but not a name the mirror could hold.
+    #[error(transparent)]
+    Unsafe(#[from] UnsafeName),
 }
 
 /// Splits a raw path (`/a/b%2Fc`) into its raw segments, without the
@@ -57,13 +59,9 @@ pub fn decode_join(segments: &[&str]) -> Result<String, BadPath> {
 
 /// Decodes `owner` and `name` and checks them as one `owner/name` id;
 /// `what` names the id in the refusal ("repository", "repository id").
-pub fn repo_id(what: &'static str, owner: &str, name: &str) -> Result<String, String> {
-    let id = format!(
-        "{}/{}",
-        decode(owner).map_err(|e| e.to_string())?,
-        decode(name).map_err(|e| e.to_string())?
-    );
-    llmgw_shared::names::check_repo_id(what, &id).map_err(|e| e.to_string())?;
+pub fn repo_id(what: &'static str, owner: &str, name: &str) -> Result<String, BadPath> {
+    let id = format!("{}/{}", decode(owner)?, decode(name)?);
+    llmgw_shared::names::check_repo_id(what, &id)?;
     Ok(id)
 }
 

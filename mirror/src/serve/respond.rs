@@ -1,5 +1,8 @@
 //! Building responses: JSON with an ETag (and 304 on a match), and the
 //! error shapes each protocol's clients key off.
+//!
+//! Invariant: this module depends on no other part of the server; the
+//! cache keeps the [`CachedJson`] built here, never the other way round.
 
 use axum::body::Body;
 use axum::response::Response;
@@ -7,7 +10,13 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use sha2::{Digest, Sha256};
 
-use super::cache::CachedJson;
+/// A built 200 answer: its headers (ETag, Content-Type, Link, ...) and body.
+#[derive(Clone)]
+pub struct CachedJson {
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub etag: String,
+}
 
 /// A header value from text that may hold anything: non-ASCII and control
 /// characters become `?`, so a name can never split a header.
@@ -65,10 +74,31 @@ pub fn json_with(
         body,
         etag,
     };
-    let mut resp = super::cache::reply(method, headers, &built);
+    let mut resp = reply(method, headers, &built);
     // The entry handler keeps it for the next identical request.
     resp.extensions_mut().insert(built);
     resp
+}
+
+/// The answer for a request from a built JSON answer: 304 when the client
+/// has it, headers only for HEAD.
+pub fn reply(method: &Method, req: &HeaderMap, c: &CachedJson) -> Response {
+    if etag_matches(req, &c.etag) {
+        let mut r = empty(StatusCode::NOT_MODIFIED);
+        for (k, v) in &c.headers {
+            if k != header::CONTENT_LENGTH && k != header::CONTENT_TYPE {
+                r.headers_mut().append(k, v.clone());
+            }
+        }
+        return r;
+    }
+    let mut r = if method == Method::HEAD {
+        empty(StatusCode::OK)
+    } else {
+        Response::new(Body::from(c.body.clone()))
+    };
+    *r.headers_mut() = c.headers.clone();
+    r
 }
 
 /// A response with no body.

@@ -9,27 +9,22 @@
 //!
 //! Every URL in the JSON points back at this mirror.
 
-use http::{HeaderMap, Method, StatusCode, header};
+use axum::response::Response;
+use http::{HeaderMap, Method, header};
 use llmgw_shared::names;
 use serde_json::{Value, json};
 
-use super::Req;
+use super::error::GithubError;
 use super::files::{BlobReply, serve_blob};
 use super::index::{AssetEntry, ReleaseEntry};
-use super::paths::{self, quote_path};
-use super::respond::{self, github_not_found, header_text};
-use super::routes_hub::Routed;
+use super::paths::{self, BadPath, quote_path};
+use super::request::Req;
+use super::respond::{self, header_text};
+use super::route::{Route, Routed, routed};
 
-fn bad(route: &'static str, why: impl std::fmt::Display) -> Routed {
-    (
-        route,
-        respond::text(StatusCode::BAD_REQUEST, format!("{why}\n")),
-    )
-}
-
-fn tag_of(raw: &[&str]) -> Result<String, String> {
-    let tag = paths::decode_join(raw).map_err(|e| e.to_string())?;
-    names::check_ref_name("release tag", &tag).map_err(|e| e.to_string())?;
+fn tag_of(raw: &[&str]) -> Result<String, BadPath> {
+    let tag = paths::decode_join(raw)?;
+    names::check_ref_name("release tag", &tag)?;
     Ok(tag)
 }
 
@@ -86,7 +81,7 @@ fn release_json(base: &str, rel: &ReleaseEntry) -> Value {
     })
 }
 
-async fn send_asset(req: &Req<'_>, route: &'static str, a: &AssetEntry) -> Routed {
+async fn send_asset(req: &Req<'_>, a: &AssetEntry) -> Response {
     let mut extra = HeaderMap::new();
     extra.insert(
         header::CONTENT_DISPOSITION,
@@ -95,97 +90,85 @@ async fn send_asset(req: &Req<'_>, route: &'static str, a: &AssetEntry) -> Route
             quote_path(&a.name).replace('/', "%2F")
         )),
     );
-    (
-        route,
-        serve_blob(
-            &req.state.store,
-            req.method,
-            req.headers,
-            BlobReply {
-                blob: &a.blob,
-                etag: format!("\"{}\"", a.blob.sha256),
-                content_type: a
-                    .content_type
-                    .as_deref()
-                    .unwrap_or("application/octet-stream"),
-                extra,
-            },
-        )
-        .await,
+    serve_blob(
+        &req.state.store,
+        req.method,
+        req.headers,
+        BlobReply {
+            blob: &a.blob,
+            etag: format!("\"{}\"", a.blob.sha256),
+            content_type: a
+                .content_type
+                .as_deref()
+                .unwrap_or("application/octet-stream"),
+            extra,
+        },
     )
+    .await
 }
 
-fn get_or_head(req: &Req<'_>, route: &'static str) -> Option<Routed> {
-    (req.method != Method::GET && req.method != Method::HEAD)
-        .then(|| (route, respond::method_not_allowed("GET, HEAD")))
+fn get_or_head(req: &Req<'_>) -> Result<(), GithubError> {
+    if req.method != Method::GET && req.method != Method::HEAD {
+        return Err(GithubError::Method);
+    }
+    Ok(())
 }
 
 /// `/{owner}/{repo}/releases/download/{tag...}/{name}` and
 /// `/{owner}/{repo}/releases/latest/download/{name}` — `segs` is the whole path.
 pub async fn download(req: &Req<'_>, segs: &[&str]) -> Routed {
-    let route = "github_download";
-    if let Some(r) = get_or_head(req, route) {
-        return r;
-    }
-    let id = match paths::repo_id("repository", segs[0], segs[1]) {
-        Ok(id) => id,
-        Err(e) => return bad(route, e),
-    };
+    routed(Route::GithubDownload, download_asset(req, segs).await)
+}
+
+async fn download_asset(req: &Req<'_>, segs: &[&str]) -> Result<Response, GithubError> {
+    get_or_head(req)?;
+    let id = paths::repo_id("repository", segs[0], segs[1])?;
     let (tag, name_raw) = if segs[3] == "latest" {
         if segs.len() != 6 || segs[4] != "download" {
-            return (route, github_not_found());
+            return Err(GithubError::NotFound);
         }
         (None, segs[5])
     } else {
         if segs.len() < 6 {
-            return (route, github_not_found());
+            return Err(GithubError::NotFound);
         }
-        match tag_of(&segs[4..segs.len() - 1]) {
-            Ok(t) => (Some(t), segs[segs.len() - 1]),
-            Err(e) => return bad(route, e),
-        }
+        (
+            Some(tag_of(&segs[4..segs.len() - 1])?),
+            segs[segs.len() - 1],
+        )
     };
-    let name = match paths::decode(name_raw)
-        .map_err(|e| e.to_string())
-        .and_then(|n| {
-            names::check_file_name("asset name", &n)
-                .map(|_| n)
-                .map_err(|e| e.to_string())
-        }) {
-        Ok(n) => n,
-        Err(e) => return bad(route, e),
-    };
+    let name = paths::decode(name_raw)?;
+    names::check_file_name("asset name", &name).map_err(BadPath::from)?;
     let rel = match &tag {
         Some(t) => req.index.release(&id, t),
         None => req.index.releases_of(&id).first().copied(),
     };
     match rel.and_then(|r| r.assets.get(&name)) {
-        Some(a) => send_asset(req, route, a).await,
-        None => (route, respond::text(StatusCode::NOT_FOUND, "Not Found\n")),
+        Some(a) => Ok(send_asset(req, a).await),
+        None => Err(GithubError::NoAsset),
     }
 }
 
 /// `/api/v3/repos/{owner}/{repo}/releases...` — `segs` starts at the owner.
 pub async fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
     if segs.len() < 3 || segs[2] != "releases" {
-        return ("not_found", github_not_found());
+        return routed(Route::NotFound, Err(GithubError::NotFound));
     }
+    let route = match &segs[3..] {
+        [] => Route::GithubReleases,
+        ["latest"] => Route::GithubLatest,
+        ["tags", ..] => Route::GithubRelease,
+        ["assets", _] => Route::GithubAsset,
+        [_] | [_, "assets"] => Route::GithubRelease,
+        _ => return routed(Route::NotFound, Err(GithubError::NotFound)),
+    };
+    routed(route, answer(req, segs, request_path).await)
+}
+
+async fn answer(req: &Req<'_>, segs: &[&str], request_path: &str) -> Result<Response, GithubError> {
+    get_or_head(req)?;
+    let id = paths::repo_id("repository", segs[0], segs[1])?;
     let rest = &segs[3..];
-    let route = match rest {
-        [] => "github_releases",
-        ["latest"] => "github_latest",
-        ["tags", ..] => "github_release",
-        ["assets", _] => "github_asset",
-        [_] | [_, "assets"] => "github_release",
-        _ => return ("not_found", github_not_found()),
-    };
-    if let Some(r) = get_or_head(req, route) {
-        return r;
-    }
-    let id = match paths::repo_id("repository", segs[0], segs[1]) {
-        Ok(id) => id,
-        Err(e) => return bad(route, e),
-    };
     let base = req.base_url();
     let all = req.index.releases_of(&id);
     match rest {
@@ -220,61 +203,57 @@ pub async fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
             if !links.is_empty() {
                 extra.insert(header::LINK, header_text(&links.join(", ")));
             }
-            (
-                route,
-                respond::json_with(req.method, req.headers, &Value::Array(items), extra),
-            )
+            Ok(respond::json_with(
+                req.method,
+                req.headers,
+                &Value::Array(items),
+                extra,
+            ))
         }
-        ["latest"] => match all.first() {
-            Some(r) => (
-                route,
-                respond::json(req.method, req.headers, &release_json(&base, r)),
-            ),
-            None => (route, github_not_found()),
-        },
+        ["latest"] => {
+            let r = all.first().ok_or(GithubError::NotFound)?;
+            Ok(respond::json(
+                req.method,
+                req.headers,
+                &release_json(&base, r),
+            ))
+        }
         ["tags", tag @ ..] => {
-            let tag = match tag_of(tag) {
-                Ok(t) => t,
-                Err(e) => return bad(route, e),
-            };
-            match req.index.release(&id, &tag) {
-                Some(r) => (
-                    route,
-                    respond::json(req.method, req.headers, &release_json(&base, r)),
-                ),
-                None => (route, github_not_found()),
-            }
+            let tag = tag_of(tag)?;
+            let r = req.index.release(&id, &tag).ok_or(GithubError::NotFound)?;
+            Ok(respond::json(
+                req.method,
+                req.headers,
+                &release_json(&base, r),
+            ))
         }
         ["assets", aid] => {
-            let found = aid.parse::<u64>().ok().and_then(|n| {
-                all.iter()
-                    .find_map(|r| r.assets.values().find(|a| a.id == n).map(|a| (*r, a)))
-            });
-            let Some((rel, asset)) = found else {
-                return (route, github_not_found());
-            };
+            let (rel, asset) = aid
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| {
+                    all.iter()
+                        .find_map(|r| r.assets.values().find(|a| a.id == n).map(|a| (*r, a)))
+                })
+                .ok_or(GithubError::NotFound)?;
             let wants_bytes = req
                 .headers
                 .get(header::ACCEPT)
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.contains("application/octet-stream"));
             if wants_bytes {
-                send_asset(req, route, asset).await
+                Ok(send_asset(req, asset).await)
             } else {
-                (
-                    route,
-                    respond::json(req.method, req.headers, &asset_json(&base, rel, asset)),
-                )
+                let v = asset_json(&base, rel, asset);
+                Ok(respond::json(req.method, req.headers, &v))
             }
         }
         [rid, more @ ..] => {
-            let Some(rel) = rid
+            let rel = rid
                 .parse::<u64>()
                 .ok()
                 .and_then(|n| all.iter().find(|r| r.id == n))
-            else {
-                return (route, github_not_found());
-            };
+                .ok_or(GithubError::NotFound)?;
             let v = if more.is_empty() {
                 release_json(&base, rel)
             } else {
@@ -285,7 +264,7 @@ pub async fn api(req: &Req<'_>, segs: &[&str], request_path: &str) -> Routed {
                         .collect(),
                 )
             };
-            (route, respond::json(req.method, req.headers, &v))
+            Ok(respond::json(req.method, req.headers, &v))
         }
     }
 }

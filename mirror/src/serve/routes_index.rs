@@ -6,8 +6,8 @@ use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
-use super::Req;
 use super::paths::quote_path;
+use super::request::Req;
 use super::respond;
 
 pub fn index(req: &Req<'_>) -> Response {

@@ -13,6 +13,7 @@ use http::{Method, StatusCode};
 use http_body::{Frame, SizeHint};
 
 use super::metrics::{Metrics, RequestLabels, RouteLabel};
+use super::route::Route;
 use super::state::AppState;
 
 pub struct Tracker {
@@ -34,7 +35,7 @@ impl Tracker {
     }
 
     /// Wraps the response's body so the request is logged when it ends.
-    pub fn finish(self, route: &'static str, resp: Response) -> Response {
+    pub fn finish(self, route: Route, resp: Response) -> Response {
         let (parts, body) = resp.into_parts();
         let tracked = TrackedBody {
             inner: body,
@@ -59,7 +60,7 @@ impl Drop for Tracker {
 
 struct Done {
     tracker: Tracker,
-    route: &'static str,
+    route: Route,
     status: StatusCode,
 }
 

@@ -12,4 +12,5 @@ mod pypi;
 mod pypi_clients;
 mod pypi_kit;
 mod readiness;
+mod router;
 mod traversal;

@@ -19,9 +19,9 @@ mod render;
 
 use http::{Method, StatusCode, header};
 
-use super::Req;
+use super::request::Req;
 use super::respond;
-use super::routes_hub::Routed;
+use super::route::{Route, Routed};
 use decide::Outcome;
 
 pub use accept::{Format, choose};
@@ -35,12 +35,12 @@ pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
         .and_then(|v| v.to_str().ok());
     let outcome = decide::decide(&req.index.pypi, req.method, segs, accept);
     let route = match &outcome {
-        Outcome::Root { .. } | Outcome::Project { .. } => "pypi_simple",
-        Outcome::File { filename, .. } if filename.ends_with(".metadata") => "pypi_metadata",
-        Outcome::File { .. } => "pypi_file",
-        Outcome::Lock { .. } => "pypi_lock",
-        Outcome::Redirect(_) => "pypi_redirect",
-        Outcome::NotFound(_) | Outcome::NotAcceptable | Outcome::MethodNotAllowed => "pypi",
+        Outcome::Root { .. } | Outcome::Project { .. } => Route::PypiSimple,
+        Outcome::File { filename, .. } if filename.ends_with(".metadata") => Route::PypiMetadata,
+        Outcome::File { .. } => Route::PypiFile,
+        Outcome::Lock { .. } => Route::PypiLock,
+        Outcome::Redirect(_) => Route::PypiRedirect,
+        Outcome::NotFound(_) | Outcome::NotAcceptable | Outcome::MethodNotAllowed => Route::Pypi,
     };
     let Outcome::Lock { env } = outcome else {
         return (route, render::respond(req, outcome).await);
@@ -75,7 +75,7 @@ pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
 
 /// `/uv/python-downloads.json`.
 pub fn python_downloads(req: &Req<'_>) -> Routed {
-    let route = "uv_python_downloads";
+    let route = Route::UvPythonDownloads;
     if req.method != Method::GET && req.method != Method::HEAD {
         return (route, respond::method_not_allowed("GET, HEAD"));
     }

@@ -15,13 +15,12 @@ use sha2::{Digest, Sha256};
 
 use super::accept::Format;
 use super::decide::Outcome;
-use crate::serve::Req;
-use crate::serve::cache::CachedJson;
 use crate::serve::files::{BlobReply, serve_blob};
 use crate::serve::index::natural_cmp;
 use crate::serve::index_pypi::{PyEnv, PyFile};
 use crate::serve::paths::quote_path;
-use crate::serve::respond::{self, header_text};
+use crate::serve::request::Req;
+use crate::serve::respond::{self, CachedJson, header_text};
 
 /// The simple API version these pages speak: 1.1 (PEP 700) has `size`,
 /// `upload-time` and `versions`.
@@ -92,7 +91,7 @@ fn page(req: &Req<'_>, format: Format, body: String) -> Response {
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     h.insert(header::ETAG, header_text(&etag));
     h.insert(header::VARY, HeaderValue::from_static("Accept"));
-    crate::serve::cache::reply(
+    respond::reply(
         req.method,
         req.headers,
         &CachedJson {

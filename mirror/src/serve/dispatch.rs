@@ -1,0 +1,195 @@
+//! The entry handler: every request comes here, is split into raw path
+//! segments and sent to the route that answers it.
+//!
+//! Invariant: the probes and `/metrics` answer without the token and
+//! before the store is read; every other route answers only once the store
+//! was read, from the one index loaded for the request. Nothing here
+//! touches the filesystem.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::response::Response;
+use http::{HeaderValue, Method, StatusCode, header};
+
+use super::request::Req;
+use super::route::{Route, Routed};
+use super::state::{AppState, CHECK_EVERY, Readiness};
+use super::{
+    auth, cache, graphql, graphql_parse, paths, respond, routes_github, routes_hub, routes_index,
+    routes_pypi, track,
+};
+
+/// Largest `paths-info` form accepted.
+const MAX_FORM_BYTES: usize = 1024 * 1024;
+
+/// `/readyz`: 200 once the store was read (saying what it holds, and so
+/// that an empty store is empty), else 503 with why not.
+fn readyz(state: &AppState) -> Response {
+    let store = state.store.root().display();
+    match state.readiness() {
+        Readiness::Ready { bundles: 0 } => respond::text(
+            StatusCode::OK,
+            format!(
+                "ready: the store {store} holds no bundles yet; import one with `llmgw bundle \
+                 import BUNDLE --store {store}` (served without a restart)\n"
+            ),
+        ),
+        Readiness::Ready { bundles } => {
+            respond::text(StatusCode::OK, format!("ready: {bundles} bundles\n"))
+        }
+        Readiness::Reading => {
+            respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n")
+        }
+        Readiness::Failing(why) => respond::text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the store cannot be read: {why}; trying again every {} ms\n",
+                CHECK_EVERY.as_millis()
+            ),
+        ),
+    }
+}
+
+pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
+    let (route, resp) = dispatch(&state, req).await;
+    tracker.finish(route, resp)
+}
+
+async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
+    let (parts, body) = req.into_parts();
+    let raw_path = parts.uri.path();
+    let segs = match paths::raw_segments(raw_path) {
+        Ok(s) => s,
+        Err(e) => {
+            return (
+                Route::BadRequest,
+                respond::text(StatusCode::URI_TOO_LONG, format!("{e}\n")),
+            );
+        }
+    };
+    let first = segs.first().copied().unwrap_or("");
+    match (first, segs.len()) {
+        ("healthz", 1) => return (Route::Healthz, respond::text(StatusCode::OK, "ok\n")),
+        ("readyz", 1) => return (Route::Readyz, readyz(state)),
+        ("metrics", 1) => return (Route::Metrics, routes_index::metrics(state)),
+        _ => {}
+    }
+    // Probes and metrics above stay open: the kubelet and Prometheus
+    // scrape them without the token.
+    if let Some(expected) = &state.token_sha256
+        && !auth::authorized(expected, &parts.headers)
+    {
+        let mut r = respond::hub_error(
+            StatusCode::UNAUTHORIZED,
+            None,
+            "Invalid credentials in Authorization header: this mirror needs its bearer token",
+            None,
+        );
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"llmgw mirror\""),
+        );
+        return (Route::Unauthorized, r);
+    }
+    let query = paths::query_pairs(parts.uri.query());
+    let r = Req {
+        state,
+        index: state.index(),
+        method: &parts.method,
+        headers: &parts.headers,
+        query,
+        authority: parts.uri.authority().map(|a| a.as_str()),
+    };
+    if !state.is_ready() {
+        return (Route::NotReady, readyz(state));
+    }
+    // A JSON answer built before from the same index is sent as it is,
+    // under the route that built it.
+    let cache_key = (r.method == Method::GET || r.method == Method::HEAD)
+        .then(|| cache::key(raw_path, &r.query, &r.base_url(), r.headers));
+    if let Some(key) = &cache_key
+        && let Some((route, hit)) = state.json_cache.get(&r.index, key)
+    {
+        return (route, respond::reply(r.method, r.headers, &hit));
+    }
+    let (route, mut resp) = route(&r, &segs, raw_path, body).await;
+    if let Some(built) = resp.extensions_mut().remove::<respond::CachedJson>()
+        && let Some(key) = cache_key
+    {
+        state.json_cache.put(&r.index, key, route, built);
+    }
+    (route, resp)
+}
+
+async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Body) -> Routed {
+    match segs {
+        ["v1", "index"] => {
+            if r.method != Method::GET && r.method != Method::HEAD {
+                return (Route::Index, respond::method_not_allowed("GET, HEAD"));
+            }
+            (Route::Index, routes_index::index(r))
+        }
+        ["api", "agent-harnesses", ..] => (
+            Route::AgentHarnesses,
+            respond::hub_error(StatusCode::NOT_FOUND, None, "not served by a mirror", None),
+        ),
+        ["api", "graphql"] | ["graphql"] => {
+            if r.method != Method::POST {
+                return graphql::not_post();
+            }
+            match axum::body::to_bytes(body, graphql_parse::MAX_QUERY_BYTES * 2).await {
+                Ok(b) => graphql::answer(r, &b),
+                Err(_) => (
+                    Route::GithubGraphql,
+                    respond::text(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "the GraphQL request is larger than 64 KiB\n",
+                    ),
+                ),
+            }
+        }
+        ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
+            routes_github::api(r, rest, raw_path).await
+        }
+        ["api", plural, rest @ ..] => {
+            let form = if *plural != "v3" && r.method == Method::POST {
+                match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
+                    Ok(b) => Some(b),
+                    Err(_) => {
+                        return (
+                            Route::HubPathsInfo,
+                            respond::text(
+                                StatusCode::PAYLOAD_TOO_LARGE,
+                                "the form is larger than 1 MiB\n",
+                            ),
+                        );
+                    }
+                }
+            } else {
+                None
+            };
+            routes_hub::api(r, plural, rest, form.as_deref())
+        }
+        ["v2", rest @ ..] => routes_hub::manifests(r, rest),
+        ["pypi", rest @ ..]
+            if matches!(rest.get(1), Some(&("simple" | "files" | "pylock.toml"))) =>
+        {
+            routes_pypi::pypi(r, rest).await
+        }
+        ["uv", "python-downloads.json"] => routes_pypi::python_downloads(r),
+        [_, _, "releases", "download" | "latest", ..] => routes_github::download(r, segs).await,
+        [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
+            let kind = routes_hub::kind_of(prefix).flatten();
+            routes_hub::resolve(r, kind, rest).await
+        }
+        [_, _, "resolve", ..] => {
+            routes_hub::resolve(r, Some(llmgw_shared::manifest::RepoKind::Model), segs).await
+        }
+        _ => (
+            Route::NotFound,
+            respond::text(StatusCode::NOT_FOUND, "not found\n"),
+        ),
+    }
+}

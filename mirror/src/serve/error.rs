@@ -1,0 +1,155 @@
+//! The server's errors: why `mirror serve` cannot start or stopped, and
+//! why a route refuses a request (each of those is its own response, in
+//! the shape the protocol's clients read).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use thiserror::Error;
+
+use super::paths::BadPath;
+use super::respond::{github_not_found, hub_error, method_not_allowed, text};
+
+#[derive(Debug, Error)]
+pub enum ServeError {
+    #[error(
+        "the store {0} does not exist or is not a folder; import a bundle into it first \
+         (`llmgw bundle import --store {0} ...`) or pass the right --store"
+    )]
+    NoStore(PathBuf),
+    #[error(
+        "cannot read the store {path}: {source}; check that --store names the mirror's folder \
+         and that this user may read it"
+    )]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a mirror store: it has no bundles/ folder and holds other things ({found}); {hint}"
+    )]
+    NotAStore {
+        path: PathBuf,
+        found: String,
+        hint: String,
+    },
+    #[error("{0}")]
+    Token(String),
+    #[error(
+        "--public-url {0:?} is not an http:// or https:// URL; give the base URL nodes use, \
+         e.g. https://mirror.example:8443"
+    )]
+    PublicUrl(String),
+    #[error(
+        "cannot load TLS certificate {cert} and key {key}: {source}; give PEM files \
+         (a certificate chain and its private key)"
+    )]
+    Tls {
+        cert: PathBuf,
+        key: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot listen on {addr}: {source}; pick another --listen address or stop what uses it"
+    )]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the server stopped: {0}")]
+    Serve(std::io::Error),
+}
+
+/// Why a Hub route refuses a request, each as the Hub answers it: the
+/// misses with the `X-Error-Code` `huggingface_hub` keys off (and the commit
+/// on an entry miss, so clients cache it), a bad name as plain 400.
+#[derive(Debug, Error)]
+pub enum HubError {
+    /// A name in the URL no repository, revision or file could have.
+    #[error(transparent)]
+    BadName(#[from] BadPath),
+    #[error("quant tag {0:?} is not a tag")]
+    BadTag(String),
+    #[error("Repository not found: {plural}/{id} is not held by this mirror")]
+    RepoNotFound { plural: &'static str, id: String },
+    #[error("Invalid rev id: {rev} is not held by this mirror for {id}")]
+    RevisionNotFound { id: String, rev: String },
+    #[error("Entry not found: {path} is not held by this mirror for {id} at {commit}")]
+    EntryNotFound {
+        id: String,
+        path: String,
+        commit: String,
+    },
+    #[error("no GGUF file of {id} matches the tag {tag}")]
+    NoQuant {
+        id: String,
+        tag: String,
+        commit: String,
+    },
+    /// A path under a Hub route that names nothing.
+    #[error("not found")]
+    NotFound,
+    /// A path no Hub route takes (plain text, as any unknown path).
+    #[error("not found")]
+    NoRoute,
+    #[error("method not allowed")]
+    Method { allow: &'static str },
+}
+
+impl IntoResponse for HubError {
+    fn into_response(self) -> Response {
+        let message = self.to_string();
+        match self {
+            HubError::BadName(_) | HubError::BadTag(_) => {
+                text(StatusCode::BAD_REQUEST, format!("{message}\n"))
+            }
+            HubError::RepoNotFound { .. } => {
+                hub_error(StatusCode::NOT_FOUND, Some("RepoNotFound"), &message, None)
+            }
+            HubError::RevisionNotFound { .. } => hub_error(
+                StatusCode::NOT_FOUND,
+                Some("RevisionNotFound"),
+                &message,
+                None,
+            ),
+            HubError::EntryNotFound { commit, .. } | HubError::NoQuant { commit, .. } => hub_error(
+                StatusCode::NOT_FOUND,
+                Some("EntryNotFound"),
+                &message,
+                Some(&commit),
+            ),
+            HubError::NotFound => hub_error(StatusCode::NOT_FOUND, None, &message, None),
+            HubError::NoRoute => text(StatusCode::NOT_FOUND, "not found\n"),
+            HubError::Method { allow } => method_not_allowed(allow),
+        }
+    }
+}
+
+/// Why a GitHub release route refuses a request, as GitHub answers it.
+#[derive(Debug, Error)]
+pub enum GithubError {
+    /// A name in the URL no repository, tag or asset could have.
+    #[error(transparent)]
+    BadName(#[from] BadPath),
+    /// Nothing held under this API path: GitHub's JSON 404.
+    #[error("Not Found")]
+    NotFound,
+    /// No such asset to download: a plain 404, as github.com's.
+    #[error("Not Found")]
+    NoAsset,
+    #[error("method not allowed")]
+    Method,
+}
+
+impl IntoResponse for GithubError {
+    fn into_response(self) -> Response {
+        match self {
+            GithubError::BadName(e) => text(StatusCode::BAD_REQUEST, format!("{e}\n")),
+            GithubError::NotFound => github_not_found(),
+            GithubError::NoAsset => text(StatusCode::NOT_FOUND, "Not Found\n"),
+            GithubError::Method => method_not_allowed("GET, HEAD"),
+        }
+    }
+}

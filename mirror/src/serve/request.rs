@@ -1,0 +1,57 @@
+//! What a route is handed: the request's method, headers and query, the
+//! index current when it arrived, and the server's settings.
+//!
+//! Invariant: a route answers from `index` alone, the one snapshot loaded
+//! for this request, so an index swapped in meanwhile never mixes into an
+//! answer.
+
+use std::sync::Arc;
+
+use http::{HeaderMap, Method};
+
+use super::index::Index;
+use super::state::AppState;
+
+/// What a route needs to know about the request.
+pub struct Req<'a> {
+    pub state: &'a AppState,
+    pub index: Arc<Index>,
+    pub method: &'a Method,
+    pub headers: &'a HeaderMap,
+    pub query: Vec<(String, String)>,
+    pub(super) authority: Option<&'a str>,
+}
+
+impl Req<'_> {
+    /// The base URL clients reach this mirror at: `--public-url`, else
+    /// `X-Forwarded-Proto` + `X-Forwarded-Host` (an ingress), else `Host`.
+    pub fn base_url(&self) -> String {
+        if let Some(u) = &self.state.public_url {
+            return u.clone();
+        }
+        let first = |name: &str| {
+            self.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(',').next())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        let proto = match first("x-forwarded-proto") {
+            Some(p) if p.eq_ignore_ascii_case("https") => "https",
+            Some(p) if p.eq_ignore_ascii_case("http") => "http",
+            _ if self.state.tls => "https",
+            _ => "http",
+        };
+        let host = first("x-forwarded-host")
+            .or_else(|| first("host"))
+            .or(self.authority)
+            .filter(|h| {
+                h.len() <= 255
+                    && h.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-.:[]_".contains(c))
+            })
+            .unwrap_or("localhost");
+        format!("{proto}://{host}")
+    }
+}

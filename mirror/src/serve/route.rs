@@ -1,0 +1,109 @@
+//! What a request was, as the metrics and the access log name it.
+//!
+//! Invariant: every answer carries exactly one [`Route`], chosen by the
+//! handler that wrote it (or by the entry handler for the probes and the
+//! refusals before any route), and the label text of each route is written
+//! here only. A JSON answer served again from the cache keeps the route
+//! that built it.
+
+use std::fmt;
+
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
+
+/// A route's result: what it was and the response.
+pub type Routed = (Route, Response);
+
+/// A route's answer, or its refusal turned into the response its
+/// protocol's clients read.
+pub fn routed<E: IntoResponse>(route: Route, answer: Result<Response, E>) -> Routed {
+    (route, answer.unwrap_or_else(IntoResponse::into_response))
+}
+
+/// Each kind of request the mirror tells apart in its metrics and log.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
+pub enum Route {
+    Healthz,
+    Readyz,
+    Metrics,
+    /// A path refused before any route looked at it (too long).
+    BadRequest,
+    /// The bearer token is missing or wrong.
+    Unauthorized,
+    /// The store has not been read yet.
+    NotReady,
+    /// No route takes this path.
+    NotFound,
+    Index,
+    AgentHarnesses,
+    GithubGraphql,
+    GithubReleases,
+    GithubLatest,
+    GithubRelease,
+    GithubAsset,
+    GithubDownload,
+    HubInfo,
+    HubRevision,
+    HubTree,
+    HubRefs,
+    HubPathsInfo,
+    HubResolve,
+    HubManifests,
+    PypiSimple,
+    PypiMetadata,
+    PypiFile,
+    PypiLock,
+    PypiRedirect,
+    /// A `/pypi/` request no index route answers (404, 405, 406).
+    Pypi,
+    UvPythonDownloads,
+}
+
+impl Route {
+    /// The label in `route="…"` and in the access log.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Route::Healthz => "healthz",
+            Route::Readyz => "readyz",
+            Route::Metrics => "metrics",
+            Route::BadRequest => "bad_request",
+            Route::Unauthorized => "unauthorized",
+            Route::NotReady => "not_ready",
+            Route::NotFound => "not_found",
+            Route::Index => "index",
+            Route::AgentHarnesses => "agent_harnesses",
+            Route::GithubGraphql => "github_graphql",
+            Route::GithubReleases => "github_releases",
+            Route::GithubLatest => "github_latest",
+            Route::GithubRelease => "github_release",
+            Route::GithubAsset => "github_asset",
+            Route::GithubDownload => "github_download",
+            Route::HubInfo => "hub_info",
+            Route::HubRevision => "hub_revision",
+            Route::HubTree => "hub_tree",
+            Route::HubRefs => "hub_refs",
+            Route::HubPathsInfo => "hub_paths_info",
+            Route::HubResolve => "hub_resolve",
+            Route::HubManifests => "hub_manifests",
+            Route::PypiSimple => "pypi_simple",
+            Route::PypiMetadata => "pypi_metadata",
+            Route::PypiFile => "pypi_file",
+            Route::PypiLock => "pypi_lock",
+            Route::PypiRedirect => "pypi_redirect",
+            Route::Pypi => "pypi",
+            Route::UvPythonDownloads => "uv_python_downloads",
+        }
+    }
+}
+
+impl fmt::Display for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl EncodeLabelValue for Route {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), fmt::Error> {
+        fmt::Write::write_str(encoder, self.label())
+    }
+}

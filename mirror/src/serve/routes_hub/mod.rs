@@ -1,0 +1,225 @@
+//! The Hugging Face Hub routes, shaped as `huggingface_hub` 0.36 and 2.x
+//! and llama.cpp's `-hf` read them (see `protocols.md` §1 and §6):
+//!
+//! - `GET /api/{models,datasets}/{repo}` and `…/revision/{rev}` (`blobs`)
+//! - `GET /api/{type}s/{repo}/tree/{rev}[/{path}]` (`recursive`, `expand`),
+//!   as ONE page: no `Link`, bare-hex oids, never `xetHash`
+//! - `POST /api/{type}s/{repo}/paths-info/{rev}` (form: `paths`, `expand`)
+//! - `GET /api/{type}s/{repo}/refs`
+//! - `HEAD|GET /[datasets/]{repo}/resolve/{rev}/{path}`: 200 directly
+//! - `GET /v2/{repo}/manifests/{tag}`: the GGUF for a quant tag
+//!
+//! Invariant: every name from the URL is decoded and checked before it is
+//! looked up, and is only ever a key into the index; every refusal is a
+//! [`HubError`], answered in the shape the Hub's clients read.
+
+mod files;
+mod shapes;
+
+use axum::response::Response;
+use http::{HeaderMap, Method};
+use llmgw_shared::manifest::RepoKind;
+use llmgw_shared::names;
+use serde_json::{Value, json};
+
+use super::error::HubError;
+use super::index::{HubRepo, Snapshot};
+use super::paths::{self, BadPath, query_bool};
+use super::request::Req;
+use super::respond::{self, header_text};
+use super::route::{Route, Routed, routed};
+use shapes::{info_json, tree_json};
+
+pub use files::{manifests, resolve};
+
+/// `models` / `datasets` (and the resolve prefix `datasets`) to a kind.
+/// `spaces` and `kernels` exist on the Hub but are never mirrored.
+pub fn kind_of(plural: &str) -> Option<Option<RepoKind>> {
+    match plural {
+        "models" => Some(Some(RepoKind::Model)),
+        "datasets" => Some(Some(RepoKind::Dataset)),
+        "spaces" | "kernels" => Some(None),
+        _ => None,
+    }
+}
+
+/// Decodes and checks a revision: a 40-hex commit or a ref name.
+fn revision(raw: &[&str]) -> Result<String, BadPath> {
+    let rev = paths::decode_join(raw)?;
+    if !names::is_sha1_hex(&rev) {
+        names::check_ref_name("revision", &rev)?;
+    }
+    Ok(rev)
+}
+
+/// The repository held under this id, or the Hub's RepoNotFound.
+fn repo<'i>(req: &'i Req<'_>, kind: Option<RepoKind>, id: &str) -> Result<&'i HubRepo, HubError> {
+    kind.and_then(|k| req.index.repo(k, id))
+        .ok_or_else(|| HubError::RepoNotFound {
+            plural: kind.map_or("spaces", RepoKind::api_plural),
+            id: id.to_string(),
+        })
+}
+
+fn revision_not_found(id: &str, rev: &str) -> HubError {
+    HubError::RevisionNotFound {
+        id: id.to_string(),
+        rev: rev.to_string(),
+    }
+}
+
+/// `/api/{plural}/{owner}/{name}/...` — `segs` starts at the owner.
+pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> Routed {
+    let Some(kind) = kind_of(plural) else {
+        return routed(Route::NotFound, Err(HubError::NoRoute));
+    };
+    if segs.len() < 2 {
+        return routed(Route::NotFound, Err(HubError::NoRoute));
+    }
+    let route = match segs.get(2).copied() {
+        None => Route::HubInfo,
+        Some("revision") => Route::HubRevision,
+        Some("tree") => Route::HubTree,
+        Some("refs") => Route::HubRefs,
+        Some("paths-info") => Route::HubPathsInfo,
+        _ => return routed(Route::NotFound, Err(HubError::NotFound)),
+    };
+    routed(route, answer(req, route, kind, segs, form))
+}
+
+fn answer(
+    req: &Req<'_>,
+    route: Route,
+    kind: Option<RepoKind>,
+    segs: &[&str],
+    form: Option<&[u8]>,
+) -> Result<Response, HubError> {
+    let want_post = route == Route::HubPathsInfo;
+    let method_ok = if want_post {
+        req.method == Method::POST
+    } else {
+        req.method == Method::GET || req.method == Method::HEAD
+    };
+    if !method_ok {
+        let allow = if want_post { "POST" } else { "GET, HEAD" };
+        return Err(HubError::Method { allow });
+    }
+    let id = paths::repo_id("repository id", segs[0], segs[1])?;
+    let repo = repo(req, kind, &id)?;
+    let rest = &segs[2..];
+    if route == Route::HubRefs {
+        if rest.len() != 1 {
+            return Err(HubError::NotFound);
+        }
+        return Ok(respond::json(req.method, req.headers, &refs_json(repo)));
+    }
+    // The revision: `revision/` takes the rest (quoted or not), `tree/`
+    // and `paths-info/` one segment (the Hub quotes its slashes).
+    let (rev_raw, after): (&[&str], &[&str]) = match route {
+        Route::HubInfo => (&[], &[]),
+        Route::HubRevision if rest.len() >= 2 => (&rest[1..], &[]),
+        Route::HubTree | Route::HubPathsInfo if rest.len() >= 2 => (&rest[1..2], &rest[2..]),
+        _ => return Err(HubError::NotFound),
+    };
+    let snap = if rev_raw.is_empty() {
+        repo.default_snapshot()
+            .ok_or_else(|| revision_not_found(&repo.id, "main"))?
+    } else {
+        let rev = revision(rev_raw)?;
+        repo.resolve(&rev)
+            .ok_or_else(|| revision_not_found(&repo.id, &rev))?
+    };
+    let mut commit = HeaderMap::new();
+    commit.insert("x-repo-commit", header_text(&snap.commit));
+    let v = match route {
+        Route::HubInfo | Route::HubRevision => {
+            if !after.is_empty() {
+                return Err(HubError::NotFound);
+            }
+            info_json(repo, snap, query_bool(&req.query, "blobs"))
+        }
+        Route::HubTree => tree(req, repo, snap, after)?,
+        _ => {
+            if !after.is_empty() {
+                return Err(HubError::NotFound);
+            }
+            paths_info(req, snap, form)?
+        }
+    };
+    Ok(respond::json_with(req.method, req.headers, &v, commit))
+}
+
+/// `refs`: tags where the manifest says they were tags; every other name
+/// (and all of a format 1 manifest's) as a branch.
+fn refs_json(repo: &HubRepo) -> Value {
+    let listed = |tags: bool, prefix: &str| -> Vec<Value> {
+        repo.refs
+            .iter()
+            .filter(|(name, _)| !name.starts_with("refs/"))
+            .filter(|(name, _)| repo.tags.contains(*name) == tags)
+            .map(|(name, commit)| {
+                json!({"name": name, "ref": format!("{prefix}{name}"), "targetCommit": commit})
+            })
+            .collect()
+    };
+    json!({
+        "branches": listed(false, "refs/heads/"),
+        "converts": [],
+        "tags": listed(true, "refs/tags/"),
+    })
+}
+
+/// `tree/{rev}[/{path}]`: one folder's entries, or all below it.
+fn tree(req: &Req<'_>, repo: &HubRepo, snap: &Snapshot, after: &[&str]) -> Result<Value, HubError> {
+    let path = paths::decode_join(after)?;
+    if !path.is_empty() {
+        names::check_relative_path("tree path", &path).map_err(BadPath::from)?;
+    }
+    if !snap.is_dir(&path) {
+        return Err(HubError::EntryNotFound {
+            id: repo.id.clone(),
+            path,
+            commit: snap.commit.clone(),
+        });
+    }
+    let expand = query_bool(&req.query, "expand");
+    let mut out = Vec::new();
+    if query_bool(&req.query, "recursive") {
+        let prefix = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}/")
+        };
+        for (p, e) in snap.entries.range(prefix.clone()..) {
+            if !p.starts_with(&prefix) {
+                break;
+            }
+            out.push(tree_json(e, snap, expand));
+        }
+    } else {
+        for p in snap.children.get(&path).into_iter().flatten() {
+            if let Some(e) = snap.entries.get(p) {
+                out.push(tree_json(e, snap, expand));
+            }
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// `paths-info/{rev}`: the form's `paths`, in order, skipping misses.
+fn paths_info(req: &Req<'_>, snap: &Snapshot, form: Option<&[u8]>) -> Result<Value, HubError> {
+    let pairs = paths::form_pairs(form.unwrap_or_default());
+    let expand = query_bool(&pairs, "expand") || query_bool(&req.query, "expand");
+    let mut out = Vec::new();
+    for (k, p) in &pairs {
+        if k != "paths" {
+            continue;
+        }
+        let p = p.trim_matches('/');
+        names::check_relative_path("path", p).map_err(BadPath::from)?;
+        if let Some(e) = snap.entries.get(p) {
+            out.push(tree_json(e, snap, expand));
+        }
+    }
+    Ok(Value::Array(out))
+}
