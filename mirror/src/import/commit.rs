@@ -1,0 +1,138 @@
+//! Step 4 of an import, the commit: staged blobs into `blobs/`, the
+//! import number, the signature and series, and the manifest last.
+//!
+//! Invariant: the manifest in `bundles/` is written last, after every blob
+//! it names is in `blobs/` and synced, so a reader starting from `bundles/`
+//! sees the whole bundle or none of it; a commit that fails takes back
+//! every blob, folder, number, signature and series step it added.
+
+use std::path::PathBuf;
+
+use super::plan::SignedPlan;
+use super::staging::Staging;
+use crate::fsutil;
+use crate::series::{self, Series};
+use crate::state::{self, ImportOrder};
+use crate::store::{Store, StoreError};
+use crate::verify;
+
+/// Step 4: renames the staged blobs into `blobs/`, syncs, numbers the
+/// bundle in the import order (see [`crate::state`]), then publishes the
+/// manifest. On failure takes back all of it: the blobs and folders it
+/// added to `blobs/` and the import order as it was.
+pub(super) fn commit(
+    store: &Store,
+    staging: &Staging<'_>,
+    v: &verify::Verified,
+    plan: &SignedPlan,
+) -> Result<(usize, u64), StoreError> {
+    if staging.dir.exists() {
+        fsutil::fsync_dir(&staging.dir)?;
+    }
+    let before = ImportOrder::load(store)?;
+    let state_existed = state::path(store).exists();
+    let state_dir_existed = store.state_dir().exists();
+    let mut added: Vec<PathBuf> = Vec::new();
+    let mut made_dirs: Vec<PathBuf> = Vec::new();
+    let mut state_written = false;
+    let series_before = Series::load(store)?;
+    let series_existed = store.state_dir().join("series.json").exists();
+    let mut series_written = false;
+    let mut signature_added: Option<PathBuf> = None;
+    let mut bytes = 0u64;
+    let result = (|| {
+        let mut dirs = std::collections::BTreeSet::new();
+        for (sha, size) in v.manifest.blobs() {
+            let staged = staging.staged_path(&sha);
+            if store.has_blob(&sha, size) {
+                let _ = std::fs::remove_file(&staged);
+                continue;
+            }
+            let dest = store
+                .blob_path(&sha)
+                .ok_or_else(|| StoreError::io(&staged, std::io::ErrorKind::InvalidInput.into()))?;
+            let parent = dest.parent().unwrap_or(store.root()).to_path_buf();
+            if !parent.exists() {
+                std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
+                made_dirs.push(parent.clone());
+            }
+            let existed = dest.exists();
+            std::fs::rename(&staged, &dest).map_err(|e| StoreError::io(&dest, e))?;
+            if !existed {
+                added.push(dest);
+            }
+            bytes += size;
+            dirs.insert(parent);
+        }
+        for d in &dirs {
+            fsutil::fsync_dir(d)?;
+        }
+        fsutil::fsync_dir(&store.blobs_dir())?;
+        let dest = store.bundle_path(&v.manifest_sha256).ok_or_else(|| {
+            StoreError::io(store.bundles_dir(), std::io::ErrorKind::InvalidInput.into())
+        })?;
+        // Numbered before it is visible, so no held bundle lacks a number.
+        let mut order = before.clone();
+        order.record(store, &v.manifest_sha256, dest.exists())?;
+        if order != before {
+            state_written = true;
+            state::save(store, &order)?;
+        }
+        // The signature and the series, before the manifest too.
+        if let Some(sig) = &plan.signature {
+            let to = store
+                .bundles_dir()
+                .join(series::signature_file_name(&v.manifest_sha256));
+            let existed = to.exists();
+            let tmp = staging.dir.join("manifest.json.minisig");
+            std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
+            fsutil::write_durable(&tmp, sig)?;
+            std::fs::rename(&tmp, &to).map_err(|e| StoreError::io(&to, e))?;
+            if !existed {
+                signature_added = Some(to);
+            }
+        }
+        if let Some(s) = &plan.series {
+            series_written = true;
+            s.save(store)?;
+        }
+        // The manifest last: this is what makes the bundle visible.
+        let tmp = staging.dir.join("manifest.json");
+        std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
+        fsutil::write_durable(&tmp, &v.manifest_bytes)?;
+        std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
+        fsutil::fsync_dir(&store.bundles_dir())?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok((added.len(), bytes)),
+        Err(e) => {
+            for p in added.iter().chain(&signature_added) {
+                let _ = std::fs::remove_file(p);
+            }
+            if series_written {
+                let _ = if series_existed {
+                    series_before.save(store)
+                } else {
+                    std::fs::remove_file(store.state_dir().join("series.json"))
+                        .map_err(|e| StoreError::io(store.state_dir(), e))
+                };
+            }
+            for d in &made_dirs {
+                let _ = std::fs::remove_dir(d);
+            }
+            if state_written {
+                let _ = if state_existed {
+                    state::save(store, &before)
+                } else {
+                    std::fs::remove_file(state::path(store))
+                        .map_err(|e| StoreError::io(state::path(store), e))
+                };
+                if !state_dir_existed {
+                    let _ = std::fs::remove_dir(store.state_dir());
+                }
+            }
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! `llmgw bundle import`: check a bundle completely, then add it to the
+//! store all at once.
+//!
+//! Every blob is hashed once, while it streams from the bundle into a
+//! private staging folder, `STORE/tmp/import-<manifest sha256>/` (same
+//! filesystem as `blobs/`, never served). Only when every check of
+//! [`crate::verify`] passed — manifest hash, signature, every blob — are
+//! the staged blobs renamed into `blobs/`, each already synced to disk; then
+//! the directories are synced, and the manifest is written to
+//! `bundles/<sha>.json` last. A server reading the store starts from
+//! `bundles/`, so it sees the whole bundle or none of it.
+//!
+//! Each blob is written on a writer thread while the next chunk is read and
+//! hashed, and once its hash matched it is fsynced and given its staged
+//! name by a background syncer, so the disk catches up while the next blob
+//! streams; the import waits for the syncer before anything is renamed
+//! into `blobs/`.
+//!
+//! Before the commit, the bundle's claims are checked against the bundles
+//! held ([`crate::claims`]): no second version of a file, nothing added to
+//! a signed release. The commit numbers the bundle in the store's import
+//! order ([`crate::state`]) just before its manifest appears.
+//!
+//! A signed bundle ([`crate::series`]) is checked before anything is
+//! staged: its signature against the keys trusted for bundles, its
+//! sequence against its series (rollback, equivocation), its expiry against
+//! the store's policy. The commit writes its signature as
+//! `bundles/<sha>.json.minisig` and moves its series up, both before the
+//! manifest appears, and takes both back if it fails.
+//!
+//! On a refusal the staging folder is removed and `blobs/`, `bundles/` and
+//! `state/` are exactly as before; a commit that fails takes back the
+//! blobs, folders and import number it added. A process killed before the
+//! commit leaves only its staging folder, which is keyed by the manifest
+//! hash: running the same import again finds the blobs it already verified
+//! there (a staged blob gets its final name only after its hash matched and
+//! its bytes were synced) and does not read them again. Killed during the
+//! commit, it may leave verified blobs in `blobs/` that no manifest names:
+//! they are never served (the server only serves what a held manifest
+//! names), `mirror verify` and `mirror gc` name them, gc removes them, and
+//! running the import again uses them.
+//!
+//! One module per step: `plan` (the look-ahead at a signed bundle's head),
+//! `staging` (the folder the check streams into), `commit` (step 4), and
+//! `error` (the import's own failures); this file runs them in order.
+
+mod commit;
+mod error;
+mod plan;
+mod staging;
+
+use std::path::Path;
+
+use llmgw_shared::manifest::Manifest;
+
+use crate::bundle_reader::BundleFormat;
+use crate::claims;
+use crate::fsutil::StoreLock;
+use crate::progress::Progress;
+use crate::series::{SignedBy, Step};
+use crate::store::Store;
+use crate::trust;
+use crate::verify::{self, Outcome};
+
+pub use error::ImportError;
+pub(crate) use plan::plan_signed;
+use staging::Staging;
+
+/// How an import treats a signed series, and the time it runs at.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportOptions {
+    /// Accept a signed bundle older than its series' highest (held, never
+    /// current).
+    pub allow_rollback: bool,
+    /// Now, in Unix seconds: expiry and future `created` are judged by it.
+    pub now: u64,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self {
+            allow_rollback: false,
+            now: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// What an import did, and what it proved.
+#[derive(Debug, Clone)]
+pub struct ImportReport {
+    pub manifest_sha256: String,
+    pub manifest: Manifest,
+    pub format: BundleFormat,
+    /// `(release, key id)` of each signed release.
+    pub signatures: Vec<(String, String)>,
+    pub blobs_hashed: usize,
+    pub bytes_hashed: u64,
+    /// Verified earlier: already in the store, or staged by a killed run.
+    pub blobs_at_hand: usize,
+    pub bytes_at_hand: u64,
+    /// New files in `blobs/`.
+    pub blobs_added: usize,
+    pub bytes_added: u64,
+    /// Bundles the store holds now.
+    pub bundles_held: usize,
+    /// Who signed the bundle (a key trusted for bundles), if anyone.
+    pub signed_by: Option<SignedBy>,
+    /// What it did to its series.
+    pub step: Option<Step>,
+    /// Warnings the operator must see (expiry, clock, rollback).
+    pub notes: Vec<String>,
+}
+
+/// How an import ended.
+#[derive(Debug, Clone)]
+pub enum ImportOutcome {
+    Imported(Box<ImportReport>),
+    /// The bundle, and every blob it names, was already held: nothing done.
+    AlreadyHeld {
+        manifest_sha256: String,
+        bundles_held: usize,
+    },
+}
+
+/// Imports the bundle at `bundle` into `store`, if its manifest hashes to
+/// `expected_sha256` and everything else checks out.
+pub fn import(
+    store: &Store,
+    bundle: &Path,
+    expected_sha256: &str,
+    progress: &dyn Progress,
+) -> Result<ImportOutcome, ImportError> {
+    import_with(
+        store,
+        bundle,
+        Some(expected_sha256),
+        &ImportOptions::default(),
+        progress,
+    )
+}
+
+/// Imports the bundle at `bundle` into `store`. `expected_sha256` is the
+/// manifest hash carried apart; without it the bundle must be signed by a
+/// key the store trusts for bundles.
+pub fn import_with(
+    store: &Store,
+    bundle: &Path,
+    expected: Option<&str>,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<ImportOutcome, ImportError> {
+    store.create_dirs()?;
+    let _lock = StoreLock::acquire(&store.lock_path(), "the import")?;
+    let trusted = trust::keys(store)?;
+    let (sha, plan) = plan_signed(store, bundle, expected, opts)?;
+    let expected_sha256 = sha.as_str();
+    let mut staging = Staging::new(store, expected_sha256);
+    staging.signature_checked = plan.looked_ahead;
+    let outcome = verify::check_bundle(bundle, expected_sha256, &trusted, &mut staging, progress)
+        .and_then(|o| staging.settle().map(|()| o));
+    match outcome {
+        Err(e) => {
+            staging.remove();
+            Err(e)
+        }
+        Ok(Outcome::Stopped {
+            manifest_sha256, ..
+        }) => {
+            staging.remove();
+            Ok(ImportOutcome::AlreadyHeld {
+                manifest_sha256,
+                bundles_held: store.bundle_ids()?.len(),
+            })
+        }
+        Ok(Outcome::Verified(v)) => {
+            // Under the lock, so no other import slips in between.
+            if let Err(e) = claims::check(store, &v.manifest_sha256, &v.manifest, &v.signed) {
+                staging.remove();
+                return Err(e.into());
+            }
+            let (blobs_added, bytes_added) = match commit::commit(store, &staging, &v, &plan) {
+                Ok(n) => n,
+                Err(e) => {
+                    staging.remove();
+                    return Err(ImportError::Commit(e));
+                }
+            };
+            staging.remove();
+            Ok(ImportOutcome::Imported(Box::new(ImportReport {
+                manifest_sha256: v.manifest_sha256,
+                manifest: v.manifest,
+                format: v.format,
+                signatures: v.signatures,
+                blobs_hashed: v.blobs_hashed,
+                bytes_hashed: v.bytes_hashed,
+                blobs_at_hand: v.blobs_at_hand,
+                bytes_at_hand: v.bytes_at_hand,
+                blobs_added,
+                bytes_added,
+                bundles_held: store.bundle_ids()?.len(),
+                signed_by: plan.signed_by,
+                step: plan.step,
+                notes: plan.notes,
+            })))
+        }
+    }
+}
