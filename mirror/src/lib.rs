@@ -1,23 +1,35 @@
 //! The air-gapped half of llmgw offline: the mirror store, importing and
 //! checking bundles into it, and serving it to nodes over HTTP.
 
-pub mod bundle_reader;
-pub mod claims;
-pub mod fsutil;
+mod bundle_reader;
+mod claims;
+mod fsutil;
 pub mod gc;
-pub mod have;
+mod have;
 pub mod import;
 pub mod inspect;
-pub mod new_store;
-pub mod progress;
-pub mod series;
+mod new_store;
+mod progress;
+mod series;
 pub mod serve;
-pub mod signed;
-pub mod state;
-pub mod store;
-pub mod store_verify;
-pub mod tar_headers;
+mod signed;
+mod state;
+mod store;
+mod store_verify;
+mod tar_headers;
 pub mod trust;
-pub mod unzstd;
+mod unzstd;
 pub mod verify;
 pub mod volumes;
+
+// The face. The command namespaces above are public (`import`, `verify`,
+// `volumes`, `serve`, `trust`, `gc`, `inspect`: what each command of the CLI
+// calls); the plumbing under them is private, and what the CLI and the tests
+// need of it is named here.
+pub use fsutil::{StoreLock, read_bounded, write_durable};
+pub use have::have_list;
+pub use new_store::NewStore;
+pub use progress::Terminal;
+pub use series::{Policy, read_head};
+pub use store::{Store, StoreError};
+pub use store_verify::verify_store;

@@ -26,9 +26,11 @@ pub trait Progress {
     fn finish(&self) {}
 }
 
-/// Reports nothing.
+/// Reports nothing (the tests' progress).
+#[cfg(test)]
 pub struct Silent;
 
+#[cfg(test)]
 impl Progress for Silent {}
 
 /// A bar on stderr when it is a terminal, else a line every

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use llmgw_mirror::progress::Terminal;
+use llmgw_mirror::Terminal;
 use llmgw_mirror::volumes::index::Slot;
 use llmgw_mirror::volumes::verify::{self, SetCheck};
 use llmgw_shared::manifest::Manifest;
@@ -124,7 +124,7 @@ fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Value {
 /// is still missing. Exit 0 when every volume given was accepted (the
 /// bundle imported, or accepted so far); 1 when one was refused.
 pub fn run_import(
-    store: &llmgw_mirror::store::Store,
+    store: &llmgw_mirror::Store,
     a: &crate::cli::bundle::import::ImportArgs,
     opts: &llmgw_mirror::import::ImportOptions,
     progress: &Terminal,

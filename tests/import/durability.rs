@@ -145,7 +145,7 @@ fn a_reader_never_sees_a_half_added_bundle() {
     }
     let p = env.path("many.tar");
     write_tar(&p, &kit.entries());
-    let store = llmgw_mirror::store::Store::at(&env.store);
+    let store = llmgw_mirror::Store::at(&env.store);
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let done2 = done.clone();
     let reader = std::thread::spawn(move || {

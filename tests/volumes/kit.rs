@@ -88,7 +88,7 @@ pub fn create_sized(
     }
     data.sort();
     parity.sort();
-    let head = llmgw_mirror::series::read_head(&data[0]).unwrap();
+    let head = llmgw_mirror::read_head(&data[0]).unwrap();
     assert_eq!(head.manifest_sha256, sha256);
     let manifest = Manifest::from_json_bytes(&head.manifest_bytes).unwrap();
     Set {

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use llmgw_mirror::Store;
 use llmgw_mirror::serve::{Running, ServeConfig, TlsFiles, start};
-use llmgw_mirror::store::Store;
 use llmgw_shared::digest::{git_blob_sha1_hex, lfs_pointer, sha256_hex};
 use llmgw_shared::manifest::*;
 

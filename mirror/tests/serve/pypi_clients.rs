@@ -198,7 +198,7 @@ fn uv_compiles_for_the_other_arch_against_the_arm64_index() {
 fn a_damaged_wheel_is_refused_by_uv_and_pip() {
     let w = world();
     let cbor = w.amd.iter().find(|f| f.file.project == "cbor2").unwrap();
-    let path = llmgw_mirror::store::Store::at(&w.store)
+    let path = llmgw_mirror::Store::at(&w.store)
         .blob_path(&cbor.file.sha256)
         .unwrap();
     // One byte of the central directory's "version made by": the zip stays

@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
+use llmgw_mirror::Store;
 use llmgw_mirror::serve::router;
 use llmgw_mirror::serve::state::{AppState, Readiness};
-use llmgw_mirror::store::Store;
 
 use crate::common::*;
 

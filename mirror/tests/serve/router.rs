@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use http::{Method, Request, StatusCode};
+use llmgw_mirror::Store;
 use llmgw_mirror::serve::router;
 use llmgw_mirror::serve::state::AppState;
-use llmgw_mirror::store::Store;
 use tower::ServiceExt;
 
 use crate::common::*;

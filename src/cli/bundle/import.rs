@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use llmgw_mirror::NewStore;
+use llmgw_mirror::Store;
+use llmgw_mirror::Terminal;
 use llmgw_mirror::import::{self, ImportOutcome, ImportReport};
 use llmgw_mirror::inspect::{Summary, human_bytes};
-use llmgw_mirror::new_store::NewStore;
-use llmgw_mirror::progress::Terminal;
-use llmgw_mirror::store::Store;
 use llmgw_shared::chain::{Chain, chain};
 use serde_json::json;
 
@@ -55,7 +55,7 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<String, String> {
     }
     // A .sha256 file is one line; anything longer is not one (and
     // /dev/zero must not be read to the end).
-    let bytes = llmgw_mirror::fsutil::read_bounded(std::path::Path::new(s), 4096).map_err(|e| {
+    let bytes = llmgw_mirror::read_bounded(std::path::Path::new(s), 4096).map_err(|e| {
         format!("expected 64 hex digits or the path of a .sha256 file; cannot use {s:?}: {e}")
     })?;
     llmgw_shared::sums::parse_sidecar(s, &String::from_utf8_lossy(&bytes)).map_err(|e| chain(&e))

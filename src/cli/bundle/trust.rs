@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
-use llmgw_mirror::new_store::NewStore;
-use llmgw_mirror::store::Store;
+use llmgw_mirror::NewStore;
+use llmgw_mirror::Store;
 use llmgw_mirror::trust::{self, Added, Role};
 use llmgw_shared::chain::Chain;
 use serde_json::json;

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use llmgw_mirror::Terminal;
 use llmgw_mirror::inspect::Summary;
-use llmgw_mirror::progress::Terminal;
 use llmgw_mirror::trust;
 use llmgw_mirror::verify::{self, HashOnly, Outcome};
 use serde_json::json;

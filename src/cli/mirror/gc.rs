@@ -2,9 +2,9 @@
 //! left by imports that stopped.
 
 use clap::Args;
+use llmgw_mirror::Store;
 use llmgw_mirror::gc;
 use llmgw_mirror::inspect::human_bytes;
-use llmgw_mirror::store::Store;
 
 use crate::cli::help::{self, EXIT_CODES};
 use crate::cli::{OutputArg, StoreArg, print};

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::fsutil::StoreLock;
-use llmgw_mirror::store::Store;
+use llmgw_mirror::Store;
+use llmgw_mirror::StoreLock;
 
 use crate::cli::print;
 
@@ -40,7 +40,7 @@ pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
         );
     }
     let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
-    let list = llmgw_mirror::have::have_list(&store)?;
+    let list = llmgw_mirror::have_list(&store)?;
     let bytes = list.to_canonical_json();
     write_whole(&a.out, &bytes)?;
     eprintln!(
@@ -59,7 +59,7 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let mut tmp = path.as_os_str().to_os_string();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    let result = llmgw_mirror::fsutil::write_durable(&tmp, bytes)
+    let result = llmgw_mirror::write_durable(&tmp, bytes)
         .map_err(anyhow::Error::from)
         .and_then(|()| {
             std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))

@@ -3,8 +3,8 @@
 
 use anyhow::Context;
 use clap::Args;
+use llmgw_mirror::Store;
 use llmgw_mirror::inspect::Summary;
-use llmgw_mirror::store::Store;
 use llmgw_shared::chain::Chain;
 
 use crate::cli::help;

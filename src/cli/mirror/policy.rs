@@ -2,8 +2,8 @@
 //! in (a signature, an unexpired bundle).
 
 use clap::{Args, ValueEnum};
-use llmgw_mirror::series::Policy;
-use llmgw_mirror::store::Store;
+use llmgw_mirror::Policy;
+use llmgw_mirror::Store;
 
 use crate::cli::print;
 
@@ -52,8 +52,7 @@ pub fn run_policy(a: PolicyArgs) -> anyhow::Result<()> {
             Setting::EnforceExpiry => policy.enforce_expiry = on,
         }
         store.create_dirs()?;
-        let _lock =
-            llmgw_mirror::fsutil::StoreLock::acquire(&store.lock_path(), "`llmgw mirror policy`")?;
+        let _lock = llmgw_mirror::StoreLock::acquire(&store.lock_path(), "`llmgw mirror policy`")?;
         policy.save(&store)?;
     }
     let word = |b: bool| if b { "on" } else { "off" };

@@ -1,8 +1,8 @@
 //! `llmgw mirror remove`: stops serving a bundle (its blobs stay until gc).
 
 use clap::Args;
+use llmgw_mirror::Store;
 use llmgw_mirror::gc;
-use llmgw_mirror::store::Store;
 
 use crate::cli::help::{self, EXIT_CODES};
 use crate::cli::{StoreArg, print};

@@ -2,9 +2,9 @@
 //! what is damaged or unreferenced.
 
 use clap::Args;
-use llmgw_mirror::progress::Terminal;
-use llmgw_mirror::store::Store;
-use llmgw_mirror::store_verify;
+use llmgw_mirror::Store;
+use llmgw_mirror::Terminal;
+use llmgw_mirror::verify_store;
 
 use crate::cli::help;
 use crate::cli::{OutputArg, StoreArg, print};
@@ -20,7 +20,7 @@ pub struct VerifyStoreArgs {
 
 pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
     let store = Store::at(&a.store.path);
-    let r = store_verify::verify_store(&store, &Terminal::new("checking"))?;
+    let r = verify_store(&store, &Terminal::new("checking"))?;
     if a.output.json {
         print(&format!("{}\n", serde_json::to_value(&r)?))?;
     } else {
