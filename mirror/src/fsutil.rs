@@ -1,6 +1,11 @@
 //! Small file-system helpers the store needs to be crash-safe: fsync of
-//! directories (so a rename survives a power cut), free space, and the
-//! store lock that keeps two writers (import, gc, remove, trust) apart.
+//! directories (so a rename survives a power cut), early writeback of long
+//! writes, free space, and the store lock that keeps two writers (import,
+//! gc, remove, trust) apart.
+//!
+//! Invariant: each primitive is written once, here; the one `unsafe` call
+//! (writeback, which neither std nor rustix has) is a hint that changes no
+//! data.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -106,6 +111,22 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, StoreError> {
         });
     }
     Ok(bytes)
+}
+
+/// Starts writing a file's dirty pages back to disk, without waiting:
+/// a long write calls it every few MiB so that the final fsync waits for
+/// little and a big file never piles up gigabytes of dirty memory. A hint
+/// only: a failure (a filesystem without it) changes nothing and is
+/// ignored, and the fsync that follows is what makes the bytes durable.
+pub fn start_writeback(file: &File) {
+    use std::os::fd::AsRawFd;
+    // rustix has no sync_file_range, hence libc.
+    // SAFETY: sync_file_range only reads its integer arguments; the
+    // descriptor is borrowed from a live `File` for the whole call, and
+    // SYNC_FILE_RANGE_WRITE starts writeback without changing any data.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
 }
 
 /// Whether an I/O error means the disk is full.

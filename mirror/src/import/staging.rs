@@ -233,16 +233,6 @@ struct StagedFile {
 /// little and a big blob never piles up gigabytes of dirty memory.
 const WRITEBACK_EVERY: u64 = 32 << 20;
 
-impl StagedFile {
-    fn start_writeback(file: &File) {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: a hint on a descriptor we own; it changes no data.
-        unsafe {
-            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-        }
-    }
-}
-
 impl BlobSink<ImportError> for StagedFile {
     fn write(&mut self, buf: &[u8]) -> Result<(), ImportError> {
         use std::io::Write;
@@ -255,7 +245,7 @@ impl BlobSink<ImportError> for StagedFile {
         })?;
         self.unflushed += buf.len() as u64;
         if self.unflushed >= WRITEBACK_EVERY {
-            Self::start_writeback(file);
+            fsutil::start_writeback(file);
             self.unflushed = 0;
         }
         Ok(())
@@ -273,7 +263,7 @@ impl BlobSink<ImportError> for StagedFile {
                 path: self.path.clone(),
                 source,
             })?;
-        Self::start_writeback(&file);
+        fsutil::start_writeback(&file);
         if let Ok(mut w) = self.written.lock() {
             w.insert(self.sha256.clone(), file);
         }

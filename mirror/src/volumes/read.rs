@@ -101,11 +101,7 @@ impl BlobSink for AtOffset {
         self.at += buf.len() as u64;
         self.unflushed += buf.len() as u64;
         if self.unflushed >= WRITEBACK_EVERY {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: a hint on a descriptor we own; it changes no data.
-            unsafe {
-                libc::sync_file_range(self.file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-            }
+            crate::fsutil::start_writeback(&self.file);
             self.unflushed = 0;
         }
         if let Some(h) = &mut self.running {

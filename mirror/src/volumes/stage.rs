@@ -193,16 +193,6 @@ impl<'a> Stage<'a> {
     }
 }
 
-/// Starts writing a file's dirty pages back, so the sync at the next save
-/// waits for little.
-fn start_writeback(f: &File) {
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: a hint on a descriptor we own; it changes no data.
-    unsafe {
-        libc::sync_file_range(f.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-    }
-}
-
 /// Makes a verified file read-only, syncs it, and renames it.
 fn seal(from: &Path, to: &Path) -> std::io::Result<()> {
     let f = File::open(from)?;
@@ -283,7 +273,7 @@ impl SlotTarget for Stage<'_> {
 
     fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String> {
         if let Some(f) = file {
-            start_writeback(&f);
+            fsutil::start_writeback(&f);
         }
         self.since_save += self.index.expect(slot).1;
         match slot {
