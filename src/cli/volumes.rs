@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context as _;
 use llmgw_mirror::Terminal;
 use llmgw_mirror::volumes::index::Slot;
 use llmgw_mirror::volumes::verify::{self, SetCheck};
@@ -48,7 +49,8 @@ fn list(v: &[u32]) -> String {
 pub fn run_verify(paths: &[PathBuf], sha256: &str, json_out: bool) -> anyhow::Result<()> {
     let progress = Terminal::new("verifying");
     let set = verify::verify_volumes(paths, sha256, &progress)
-        .map_err(|e| anyhow::anyhow!("volumes refused: {e}"))?;
+        .map_err(anyhow::Error::msg)
+        .context("volumes refused")?;
     let names = llmgw_mirror::verify::blob_names(&set.manifest);
     let name = |s: Slot| slot_name(&set.manifest, &names, s);
     let lines: Vec<String> = set
@@ -135,10 +137,11 @@ pub fn run_import(
             Ok(o) => o,
             Err(e) => {
                 let written = crate::cli::bundle::import::need_out(&e, a.need_out.as_deref())?;
-                anyhow::bail!(
-                    "import of volumes refused: {}{written}",
-                    llmgw_shared::chain::Chain(&e)
-                );
+                if !written.is_empty() {
+                    // Said before the refusal, which main prints last.
+                    eprintln!("{}", written.trim_start());
+                }
+                return Err(anyhow::Error::new(e).context("import of volumes refused"));
             }
         };
     let (p, published) = match outcome {
@@ -175,7 +178,11 @@ fn taken_lines(
     let mut out = Vec::new();
     for t in &p.taken {
         let line = match &t.result {
-            Err(e) => format!("{}: REFUSED: {e}", t.path.display()),
+            Err(e) => format!(
+                "{}: REFUSED: {}",
+                t.path.display(),
+                llmgw_shared::chain::Chain(e)
+            ),
             Ok(r) if r.skipped => format!(
                 "{}: {} was taken in already (seen twice): skipped",
                 t.path.display(),
