@@ -12,7 +12,6 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 use llmgw_shared::shown::shown;
@@ -79,15 +78,12 @@ pub enum Running {
 /// the sync before the state is saved waits for little.
 const WRITEBACK_EVERY: u64 = 32 << 20;
 
-/// Writes a slot's bytes at their offset (on the streaming writer thread),
-/// carrying a running hash along.
+/// Writes a slot's bytes at their offset (on the streaming writer thread).
 struct AtOffset {
     file: File,
     at: u64,
     /// Bytes written since writeback was last started.
     unflushed: u64,
-    running: Option<Sha256>,
-    back: Arc<Mutex<Option<Sha256>>>,
 }
 
 impl BlobSink for AtOffset {
@@ -104,16 +100,10 @@ impl BlobSink for AtOffset {
             crate::fsutil::start_writeback(&self.file);
             self.unflushed = 0;
         }
-        if let Some(h) = &mut self.running {
-            h.update(buf);
-        }
         Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<(), crate::verify::VerifyError> {
-        if let Ok(mut b) = self.back.lock() {
-            *b = self.running;
-        }
         Ok(())
     }
 }
@@ -278,12 +268,7 @@ pub fn read_volume(
             .begin(want)
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
         progress.blob(&head.path, size);
-        let back = Arc::new(Mutex::new(None));
-        let (carried, fresh) = match target.take_running(want) {
-            Some(Running::Continue(h)) => (Some(h), false),
-            Some(Running::Fresh) => (None, true),
-            None => (None, false),
-        };
+        let running = target.take_running(want);
         let sink: Option<Box<dyn BlobSink>> = match &dest {
             None => None,
             Some((f, at)) => Some(Box::new(AtOffset {
@@ -292,11 +277,21 @@ pub fn read_volume(
                     .map_err(|e| Flow::Fatal(VolumeError::Stage(e.to_string())))?,
                 at: *at,
                 unflushed: 0,
-                running: carried,
-                back: back.clone(),
             })),
         };
-        let streamed = crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress);
+        // The chunk's hash and, when it is its blob's next, the blob's.
+        let streamed = match (running, sink) {
+            (Some(Running::Continue(blob)), Some(sink)) => {
+                super::stream::stream_in_order(&head.path, data, sink, blob, progress)
+                    .map(|(chunk, blob)| (chunk, Some(blob)))
+            }
+            (Some(Running::Fresh), sink) => {
+                crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress)
+                    .map(|chunk| (chunk.clone(), Some(chunk)))
+            }
+            (_, sink) => crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress)
+                .map(|chunk| (chunk, None)),
+        };
         match streamed.map(|state| (state, size)) {
             Err(e) => {
                 let e = llmgw_shared::chain::chain(&e);
@@ -304,11 +299,9 @@ pub fn read_volume(
                 out.damaged.push((want, format!("unreadable: {e}")));
                 Err(Flow::Stop)
             }
-            Ok((state, n)) => {
+            Ok(((state, blob), n)) => {
                 out.bytes_read += n;
-                if fresh {
-                    target.streamed(want, state.clone());
-                } else if let Some(h) = back.lock().ok().and_then(|mut b| b.take()) {
+                if let Some(h) = blob {
                     target.streamed(want, h);
                 }
                 let got = hex::encode(state.finalize());
