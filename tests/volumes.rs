@@ -11,5 +11,6 @@ mod volumes {
     mod create;
     mod import;
     mod parity;
+    mod resume;
     mod state;
 }

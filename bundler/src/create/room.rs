@@ -123,12 +123,18 @@ fn check_space(
     let same_fs = space::free_space(cache.root()).map(|c| c.filesystem).ok()
         == space::free_space(out_dir).map(|o| o.filesystem).ok();
     let out_need = match (&spec.volumes, format) {
-        // Every volume, and the parity shards twice (computed, then written).
-        (Some(v), _) => {
-            total
-                + space::bundle_overhead(total)
-                + 2 * u64::from(v.parity) * v.volume_size.min(total + (1 << 20))
-        }
+        // Every volume, and the parity shards twice (computed, then written),
+        // less the volumes an earlier run left (kept when as planned).
+        (Some(v), _) => (total
+            + space::bundle_overhead(total)
+            + 2 * u64::from(v.parity) * v.volume_size.min(total + (1 << 20)))
+        .saturating_sub(crate::volumes::set_files(&spec.out).map_or(0, |files| {
+            files
+                .iter()
+                .filter_map(|f| std::fs::metadata(f).ok())
+                .map(|m| m.len())
+                .sum()
+        })),
         (None, Format::Dir) if same_fs => space::bundle_overhead(0),
         _ => total + space::bundle_overhead(total),
     };

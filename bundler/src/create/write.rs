@@ -79,7 +79,8 @@ impl WriteCtx<'_> {
     }
 
     /// Volumes: every download into the cache (chunks are hashed before
-    /// the manifest is written), then the volumes from there.
+    /// the manifest is written), then the volumes from there — but those
+    /// an earlier run of the same request wrote already.
     pub(super) async fn volumes(
         &self,
         v: &crate::volumes::VolumeSpec,
@@ -107,6 +108,7 @@ impl WriteCtx<'_> {
                 &blobs,
                 self.series,
                 mtime,
+                self.opts.source_date_epoch.is_none(),
                 &progress,
             )
         })?;

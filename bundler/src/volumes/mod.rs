@@ -13,9 +13,14 @@
 //! Every blob is taken from the cache (it is downloaded there first, as for
 //! a directory bundle), because its chunks must be hashed before the
 //! manifest can be written.
+//!
+//! Because the volumes are reproducible, a run killed half-way is carried
+//! on by running the same command again: the volumes it finished are
+//! checked against the plan and kept, the rest written ([`resume`]).
 
 pub mod parity;
 pub mod plan;
+pub mod resume;
 pub mod size;
 pub mod write;
 
@@ -153,7 +158,11 @@ pub struct Written {
 const HEAD_ROOM_STEP: u64 = 64 << 10;
 
 /// Packs `blobs` into volumes, hashes the chunks (and parity), records it
-/// all in the manifest, signs it, and writes every volume.
+/// all in the manifest, signs it, and writes every volume — but those an
+/// earlier run of the same request wrote already ([`resume`]).
+/// `keep_created`: no `SOURCE_DATE_EPOCH` was given, so an earlier run's
+/// creation time is taken over (else no volume of it could match).
+#[allow(clippy::too_many_arguments)]
 pub fn write(
     out: &Path,
     spec: &VolumeSpec,
@@ -161,8 +170,17 @@ pub fn write(
     blobs: &[Blob],
     series: &crate::series::Series,
     mtime: u64,
+    keep_created: bool,
     progress: &Progress,
 ) -> Result<Written, CreateError> {
+    let earlier = resume::earlier_head(out);
+    if keep_created
+        && let Some(old) = earlier
+            .as_ref()
+            .and_then(|(m, _)| Manifest::from_json_bytes(m).ok())
+    {
+        manifest.created = old.created;
+    }
     let mut carried: Vec<(String, u64)> = manifest.blobs().into_iter().collect();
     if let Some(d) = &manifest.delta {
         carried.retain(|(sha, _)| !d.prerequisites.iter().any(|p| &p.sha256 == sha));
@@ -258,52 +276,73 @@ pub fn write(
         });
         manifest.validate()?;
         let bytes = manifest.to_canonical_json();
-        let sig = series.sign(&manifest, &bytes)?;
-        let mut files = Vec::new();
+        let sig = resume::signature(series, &manifest, &bytes, earlier.as_ref())?;
+        // Every volume planned: where it goes and what it holds.
+        let mut planned = Vec::new();
         for (v, list) in packing.volumes.iter().enumerate() {
-            let dest = volume_path(out, v + 1, count)?;
-            progress.line(&format!("writing {}", dest.display()));
-            write::write_volume(
-                &dest,
+            let body = write::Body::Data(list);
+            let segs = write::segments(
                 &bytes,
                 sig.as_deref(),
                 mtime,
                 &packing,
-                write::Body::Data(list),
+                &body,
                 &path_of,
                 None,
             )
-            .map_err(|e| CreateError::io(&dest, e))?;
-            files.push(dest);
+            .map_err(|e| CreateError::io(out, e))?;
+            planned.push((volume_path(out, v + 1, count)?, segs));
         }
         if let Some(s) = &shards {
             for (j, shard) in s.files.iter().enumerate() {
-                let dest = parity_path(out, j + 1, s.files.len())?;
-                progress.line(&format!("writing {}", dest.display()));
-                write::write_volume(
-                    &dest,
+                let body = write::Body::Parity {
+                    index: j,
+                    shard,
+                    size: s.shard_size,
+                };
+                let segs = write::segments(
                     &bytes,
                     sig.as_deref(),
                     mtime,
                     &packing,
-                    write::Body::Parity {
-                        index: j,
-                        shard,
-                        size: s.shard_size,
-                    },
+                    &body,
                     &path_of,
                     Some(&s.sha256[j]),
                 )
-                .map_err(|e| CreateError::io(&dest, e))?;
-                files.push(dest);
+                .map_err(|e| CreateError::io(out, e))?;
+                planned.push((parity_path(out, j + 1, s.files.len())?, segs));
             }
         }
         let sha = llmgw_shared::digest::sha256_hex(&bytes);
         let sha256_file = sha256_path(out)?;
-        let tmp = crate::writer::temp_name(&sha256_file);
-        std::fs::write(&tmp, format!("{sha}  {MANIFEST_NAME}\n"))
-            .map_err(|e| CreateError::io(&tmp, e))?;
-        std::fs::rename(&tmp, &sha256_file).map_err(|e| CreateError::io(&sha256_file, e))?;
+        let sha256_text = format!("{sha}  {MANIFEST_NAME}\n");
+        // What an earlier run left: kept when as planned, else refused
+        // before anything is written.
+        let todo = resume::check_earlier(
+            out,
+            &planned,
+            &bytes,
+            sig.as_deref(),
+            &sha256_file,
+            &sha256_text,
+            progress,
+        )?;
+        let mut files = Vec::new();
+        for (dest, segs) in &planned {
+            if let Some(replace) = todo.get(dest) {
+                progress.line(&format!("writing {}", dest.display()));
+                let (temp, tmp) = resume::open_temp(dest)?;
+                write::write_volume(dest, temp, &tmp, segs, *replace)
+                    .map_err(|e| CreateError::io(dest, e))?;
+            }
+            files.push(dest.clone());
+        }
+        // One there already names this manifest (check_earlier saw to it).
+        if !sha256_file.exists() {
+            let tmp = crate::writer::temp_name(&sha256_file);
+            std::fs::write(&tmp, &sha256_text).map_err(|e| CreateError::io(&tmp, e))?;
+            std::fs::rename(&tmp, &sha256_file).map_err(|e| CreateError::io(&sha256_file, e))?;
+        }
         Ok(Written {
             manifest: manifest.clone(),
             files,
@@ -335,29 +374,46 @@ pub fn check_fits(spec: &VolumeSpec, sizes: impl Iterator<Item = u64>) -> Result
     .map_err(CreateError::Usage)
 }
 
-/// Refuses, before anything is downloaded, volumes whose names are taken.
-pub fn check_free_names(out: &Path) -> Result<(), CreateError> {
+/// The files beside `out` named as volumes of its set
+/// (`NAME.v*-of-*.tar`, `NAME.p*-of-*.tar`), whatever their count.
+pub fn set_files(out: &Path) -> Result<Vec<PathBuf>, CreateError> {
     let (dir, stem) = stem(out)?;
     let dir = if dir.as_os_str().is_empty() {
         PathBuf::from(".")
     } else {
         dir
     };
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        return Ok(());
+    let mut found = Vec::new();
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(found),
+        Err(e) => return Err(CreateError::io(&dir, e)),
     };
     for e in rd.flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
-        let taken = n == format!("{stem}.sha256")
-            || (n.starts_with(&format!("{stem}.v")) || n.starts_with(&format!("{stem}.p")))
-                && n.ends_with(".tar")
-                && n[stem.len() + 2..].contains("-of-");
-        if taken {
+        let of_set = (n.starts_with(&format!("{stem}.v")) || n.starts_with(&format!("{stem}.p")))
+            && n.ends_with(".tar")
+            && n[stem.len() + 2..].contains("-of-");
+        if of_set {
+            found.push(dir.join(n));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Refuses, before anything is downloaded, a file under a volume's name
+/// that is no volume at all. Volumes an earlier run wrote are checked
+/// against the plan once it is known ([`resume::check_earlier`]).
+pub fn check_free_names(out: &Path) -> Result<(), CreateError> {
+    for p in set_files(out)? {
+        if resume::read_head(&p).is_none() {
             return Err(CreateError::Usage(format!(
-                "--out {}: {} exists already; remove the old volumes or choose another name \
-                 (volumes are never overwritten)",
+                "--out {}: {} exists already and is not a volume (it does not start with a \
+                 manifest.json); remove it or choose another name (volumes are never \
+                 overwritten)",
                 out.display(),
-                dir.join(&n).display()
+                p.display()
             )));
         }
     }

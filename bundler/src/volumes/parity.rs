@@ -2,8 +2,9 @@
 //! the cache before the manifest is written (the manifest records each
 //! shard's sha256).
 //!
-//! Invariant: shards are written to `.NAME.parity-J.partial-PID` beside the
+//! Invariant: shards are written to `.NAME.parity-J.partial` beside the
 //! output and removed once their volumes are written (or the run fails);
+//! a killed run's are overwritten by the next run with the same `--out`;
 //! the code itself is [`llmgw_shared::parity`], the same the mirror
 //! rebuilds with.
 
@@ -56,7 +57,7 @@ pub fn compute(
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            out.with_file_name(format!(".{name}.parity-{j}.partial-{}", std::process::id()))
+            out.with_file_name(format!(".{name}.parity-{j}.partial"))
         })
         .collect();
     let result = (|| {

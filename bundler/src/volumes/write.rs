@@ -92,84 +92,139 @@ pub enum Body<'a> {
     },
 }
 
-/// Writes one volume to `dest` (through `.NAME.partial-PID` beside it).
-#[allow(clippy::too_many_arguments)]
-pub fn write_volume(
-    dest: &Path,
+/// One stretch of a planned volume's bytes.
+pub enum Seg {
+    /// Exactly these bytes: the head entries, a tar header, padding, the
+    /// end-of-archive blocks.
+    Bytes(Vec<u8>),
+    /// `size` bytes of the file `from` at `offset`, which hash to `sha256`.
+    Piece {
+        name: String,
+        from: PathBuf,
+        offset: u64,
+        size: u64,
+        sha256: String,
+    },
+}
+
+/// Everything a volume file holds, in order: the one description that both
+/// writing a volume and checking one an earlier run wrote go by.
+pub fn segments(
     manifest: &[u8],
     signature: Option<&[u8]>,
     mtime: u64,
     packing: &Packing,
-    body: Body<'_>,
+    body: &Body<'_>,
     path_of: &dyn Fn(&str) -> PathBuf,
     expect_parity: Option<&str>,
-) -> io::Result<()> {
-    let tmp = crate::writer::temp_name(dest);
-    let result = (|| {
-        let mut w = BufWriter::with_capacity(BUF, File::create(&tmp)?);
-        write_head(&mut w, manifest, signature, mtime)?;
-        let mut buf = vec![0u8; BUF];
-        let zeros = [0u8; 512];
-        let mut entry = |w: &mut BufWriter<File>,
-                         name: &str,
-                         from: &Path,
-                         offset: u64,
-                         size: u64,
-                         sha: &str|
-         -> io::Result<()> {
-            w.write_all(header(name, size, mtime)?.as_bytes())?;
-            let mut f = File::open(from)?;
-            f.seek(SeekFrom::Start(offset))?;
-            let mut h = Sha256::new();
-            copy_exact(&mut f, size, &mut buf, |b| {
-                h.update(b);
-                w.write_all(b)
-            })
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
-            let got = hex::encode(h.finalize());
-            if got != sha {
-                return Err(io::Error::other(format!(
-                    "{} (entry {name}) hashes to {got} now, not {sha} as when it was planned: the \
-                     file changed; run again",
-                    from.display()
-                )));
+) -> io::Result<Vec<Seg>> {
+    let mut head = Vec::new();
+    write_head(&mut head, manifest, signature, mtime)?;
+    let mut out = vec![Seg::Bytes(head)];
+    let mut entry = |name: String, from: PathBuf, offset: u64, size: u64, sha256: String| {
+        out.push(Seg::Bytes(header(&name, size, mtime)?.as_bytes().to_vec()));
+        out.push(Seg::Piece {
+            name,
+            from,
+            offset,
+            size,
+            sha256,
+        });
+        let pad = ((512 - size % 512) % 512) as usize;
+        if pad > 0 {
+            out.push(Seg::Bytes(vec![0u8; pad]));
+        }
+        Ok::<(), io::Error>(())
+    };
+    match body {
+        Body::Data(list) => {
+            for &(p, i) in *list {
+                let pl = &packing.placements[p];
+                let piece = &pl.pieces[i];
+                entry(
+                    piece_entry(pl, i),
+                    path_of(&pl.sha256),
+                    piece.offset,
+                    piece.size,
+                    piece.sha256.clone(),
+                )?;
             }
-            w.write_all(&zeros[..((512 - size % 512) % 512) as usize])
-        };
-        match body {
-            Body::Data(list) => {
-                for &(p, i) in list {
-                    let pl = &packing.placements[p];
-                    let piece = &pl.pieces[i];
-                    entry(
-                        &mut w,
-                        &piece_entry(pl, i),
-                        &path_of(&pl.sha256),
-                        piece.offset,
-                        piece.size,
-                        &piece.sha256,
-                    )?;
+        }
+        Body::Parity { index, shard, size } => entry(
+            parity_entry_name(*index),
+            shard.to_path_buf(),
+            0,
+            *size,
+            expect_parity.unwrap_or_default().to_string(),
+        )?,
+    }
+    out.push(Seg::Bytes(vec![0u8; 1024]));
+    Ok(out)
+}
+
+/// The length of the volume `segs` describe.
+pub fn planned_len(segs: &[Seg]) -> u64 {
+    segs.iter()
+        .map(|s| match s {
+            Seg::Bytes(b) => b.len() as u64,
+            Seg::Piece { size, .. } => *size,
+        })
+        .sum()
+}
+
+/// Writes the volume `segs` describe to `dest`, through `temp` beside it
+/// (renamed into place when whole). `replace`: `dest` is there and may be
+/// replaced (an earlier run's copy, cut short); otherwise a `dest` that
+/// appeared meanwhile is left alone and the write fails.
+pub fn write_volume(
+    dest: &Path,
+    temp: File,
+    tmp: &Path,
+    segs: &[Seg],
+    replace: bool,
+) -> io::Result<()> {
+    let result = (|| {
+        temp.set_len(0)?;
+        let mut w = BufWriter::with_capacity(BUF, &temp);
+        let mut buf = vec![0u8; BUF];
+        for seg in segs {
+            match seg {
+                Seg::Bytes(b) => w.write_all(b)?,
+                Seg::Piece {
+                    name,
+                    from,
+                    offset,
+                    size,
+                    sha256,
+                } => {
+                    let mut f = File::open(from)?;
+                    f.seek(SeekFrom::Start(*offset))?;
+                    let mut h = Sha256::new();
+                    copy_exact(&mut f, *size, &mut buf, |b| {
+                        h.update(b);
+                        w.write_all(b)
+                    })
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+                    let got = hex::encode(h.finalize());
+                    if got != *sha256 {
+                        return Err(io::Error::other(format!(
+                            "{} (entry {name}) hashes to {got} now, not {sha256} as when it was \
+                             planned: the file changed; run again",
+                            from.display()
+                        )));
+                    }
                 }
             }
-            Body::Parity { index, shard, size } => entry(
-                &mut w,
-                &parity_entry_name(index),
-                shard,
-                0,
-                size,
-                expect_parity.unwrap_or_default(),
-            )?,
         }
-        w.write_all(&[0u8; 1024])?;
         w.into_inner().map_err(|e| e.into_error())?;
         Ok(())
     })();
     if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
+        let _ = fs::remove_file(tmp);
         return Err(e);
     }
-    if dest.exists() {
-        let _ = fs::remove_file(&tmp);
+    if dest.exists() && !replace {
+        let _ = fs::remove_file(tmp);
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!(
@@ -178,7 +233,7 @@ pub fn write_volume(
             ),
         ));
     }
-    fs::rename(&tmp, dest)?;
+    fs::rename(tmp, dest)?;
     sync_parent(dest);
     Ok(())
 }
