@@ -1,6 +1,6 @@
-//! Sending a blob: HEAD, Range (206/416), If-None-Match (304), ETag, a true
-//! Content-Length, `Accept-Ranges`, `X-Content-Type-Options: nosniff`,
-//! never compressed.
+//! Sending a blob: HEAD, Range and If-Range (206/416, see [`super::range`]),
+//! If-None-Match (304), ETag, a true Content-Length, `Accept-Ranges`,
+//! `X-Content-Type-Options: nosniff`, never compressed.
 //!
 //! Invariant: no file is opened or read on an async worker. The blob is
 //! opened (and its size checked) on the blocking pool; the body reads it
@@ -21,6 +21,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
 
 use super::index::Blob;
+use super::range::RangeAsk;
 use super::respond::{empty, etag_matches, header_text, text};
 use crate::store::Store;
 
@@ -105,17 +106,7 @@ pub async fn serve_blob(
     };
 
     let size = blob.size;
-    let if_range_ok = req
-        .get(header::IF_RANGE)
-        .and_then(|v| v.to_str().ok())
-        .is_none_or(|v| v.trim_start_matches("W/").trim_matches('"') == etag.trim_matches('"'));
-    let range = if if_range_ok {
-        req.get(header::RANGE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| parse_range(v, size))
-    } else {
-        None
-    };
+    let range = super::range::asked(req, &etag, size);
     let (status, start, len) = match range {
         None | Some(RangeAsk::Ignore) => (StatusCode::OK, 0, size),
         Some(RangeAsk::Unsatisfiable) => {
@@ -145,61 +136,6 @@ pub async fn serve_blob(
         );
     }
     finish(r)
-}
-
-/// What a `Range` header asks of a file of a given size.
-#[derive(Debug, PartialEq, Eq)]
-pub enum RangeAsk {
-    /// Not one byte range we serve (several ranges, another unit, junk):
-    /// answer with the whole file, as RFC 9110 allows.
-    Ignore,
-    /// No byte of it is in the file: 416.
-    Unsatisfiable,
-    /// First and last byte, inclusive.
-    Range(u64, u64),
-}
-
-pub fn parse_range(value: &str, size: u64) -> RangeAsk {
-    let Some(spec) = value.trim().strip_prefix("bytes=") else {
-        return RangeAsk::Ignore;
-    };
-    if spec.contains(',') {
-        return RangeAsk::Ignore;
-    }
-    let Some((a, b)) = spec.trim().split_once('-') else {
-        return RangeAsk::Ignore;
-    };
-    let (a, b) = (a.trim(), b.trim());
-    let num = |s: &str| -> Option<u64> {
-        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    match (a.is_empty(), b.is_empty()) {
-        (true, true) => RangeAsk::Ignore,
-        // bytes=-N: the last N bytes.
-        (true, false) => match num(b) {
-            Some(0) => RangeAsk::Unsatisfiable,
-            Some(n) if size == 0 => {
-                let _ = n;
-                RangeAsk::Unsatisfiable
-            }
-            Some(n) => RangeAsk::Range(size.saturating_sub(n), size - 1),
-            None => RangeAsk::Ignore,
-        },
-        (false, _) => {
-            let Some(start) = num(a) else {
-                return RangeAsk::Ignore;
-            };
-            let end = if b.is_empty() { Some(u64::MAX) } else { num(b) };
-            match end {
-                None => RangeAsk::Ignore,
-                Some(end) if end < start => RangeAsk::Ignore,
-                Some(_) if start >= size => RangeAsk::Unsatisfiable,
-                Some(end) => RangeAsk::Range(start, end.min(size - 1)),
-            }
-        }
-    }
 }
 
 /// A file range as a body: one chunk read at a time on the blocking pool.
@@ -292,26 +228,3 @@ impl http_body::Body for FileBody {
 }
 
 use std::future::Future as _;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges() {
-        use RangeAsk::*;
-        assert_eq!(parse_range("bytes=0-9", 100), Range(0, 9));
-        assert_eq!(parse_range("bytes=90-", 100), Range(90, 99));
-        assert_eq!(parse_range("bytes=90-1000", 100), Range(90, 99));
-        assert_eq!(parse_range("bytes=-10", 100), Range(90, 99));
-        assert_eq!(parse_range("bytes=-1000", 100), Range(0, 99));
-        assert_eq!(parse_range("bytes=100-", 100), Unsatisfiable);
-        assert_eq!(parse_range("bytes=-0", 100), Unsatisfiable);
-        assert_eq!(parse_range("bytes=0-", 0), Unsatisfiable);
-        assert_eq!(parse_range("bytes=5-1", 100), Ignore);
-        assert_eq!(parse_range("bytes=0-1,5-6", 100), Ignore);
-        assert_eq!(parse_range("items=0-1", 100), Ignore);
-        assert_eq!(parse_range("bytes=x-1", 100), Ignore);
-        assert_eq!(parse_range("bytes=-", 100), Ignore);
-    }
-}

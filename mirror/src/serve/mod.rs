@@ -21,6 +21,7 @@ pub mod index;
 pub mod index_pypi;
 pub mod metrics;
 pub mod paths;
+pub mod range;
 mod request;
 pub mod respond;
 pub mod route;

@@ -200,3 +200,50 @@ fn refusals_are_answered_in_each_protocols_shape() {
         (StatusCode::NOT_FOUND, &b"Not Found\n"[..])
     );
 }
+
+/// `If-Range` is compared strongly (RFC 9110 §13.1.5): only the blob's own
+/// strong ETag lets the range through; a weak tag (even the same one), a
+/// bare tag or a date gets the whole blob with 200.
+#[test]
+fn if_range_needs_the_strong_etag() {
+    let (_d, store, _) = store_with_main_bundle();
+    let (app, _state) = app(&store);
+    let gguf = &model_files()["tiny-Q8_0.gguf"].0;
+    let etag = format!("\"{}\"", llmgw_shared::digest::sha256_hex(gguf));
+    let uri = "/acme/tiny/resolve/main/tiny-Q8_0.gguf";
+
+    let (s, h, body) = send(
+        &app,
+        Method::GET,
+        uri,
+        &[("Range", "bytes=10-19"), ("If-Range", &etag)],
+    );
+    assert_eq!(s, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(
+        h.get("content-range").unwrap(),
+        &format!("bytes 10-19/{}", gguf.len())
+    );
+    assert_eq!(body, gguf[10..20]);
+
+    let weak = format!("W/{etag}");
+    let bare = etag.trim_matches('"').to_string();
+    for if_range in [
+        weak.as_str(),
+        bare.as_str(),
+        "\"other\"",
+        "Sat, 05 Dec 2026 04:00:00 GMT",
+    ] {
+        let (s, h, body) = send(
+            &app,
+            Method::GET,
+            uri,
+            &[("Range", "bytes=10-19"), ("If-Range", if_range)],
+        );
+        assert_eq!(s, StatusCode::OK, "If-Range: {if_range}");
+        assert!(h.get("content-range").is_none(), "If-Range: {if_range}");
+        assert_eq!(body.len(), gguf.len(), "If-Range: {if_range}");
+    }
+    // Without a Range, If-Range changes nothing.
+    let (s, _, body) = send(&app, Method::GET, uri, &[("If-Range", &weak)]);
+    assert_eq!((s, body.len()), (StatusCode::OK, gguf.len()));
+}
