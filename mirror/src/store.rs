@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::ids::Sha256;
 use llmgw_shared::manifest::{Manifest, ManifestError};
 use llmgw_shared::names;
 use llmgw_shared::shown::shown_message;
@@ -164,17 +165,41 @@ impl Store {
         Ok(out)
     }
 
-    /// Where the blob with this sha256 lives. `None` unless `sha256` is 64
+    /// Where the blob with this sha256 lives:
+    /// `blobs/sha256/<first two hex digits>/<all 64>`. The one function that
+    /// spells a blob's path (as cacache's `content_path` is): a [`Sha256`]
+    /// is 64 lower-case hex digits by type, so nothing else becomes a path.
+    pub fn blob_file(&self, sha256: &Sha256) -> PathBuf {
+        let hex = sha256.as_str();
+        self.blobs_dir().join(&hex[..2]).join(hex)
+    }
+
+    /// [`Store::blob_file`] for a digest still held as text (a manifest's
+    /// field, a name read from disk): `None` unless `sha256` is 64
     /// lower-case hex digits, so no caller can build a path from anything
     /// else.
     pub fn blob_path(&self, sha256: &str) -> Option<PathBuf> {
-        names::is_sha256_hex(sha256).then(|| self.blobs_dir().join(&sha256[..2]).join(sha256))
+        Self::digest(sha256).map(|h| self.blob_file(&h))
     }
 
     /// Where the manifest of the bundle with this sha256 lives.
+    pub fn bundle_file(&self, manifest_sha256: &Sha256) -> PathBuf {
+        self.bundles_dir().join(format!("{manifest_sha256}.json"))
+    }
+
+    /// [`Store::bundle_file`] for a digest still held as text; `None` unless
+    /// it is 64 lower-case hex digits.
     pub fn bundle_path(&self, manifest_sha256: &str) -> Option<PathBuf> {
-        names::is_sha256_hex(manifest_sha256)
-            .then(|| self.bundles_dir().join(format!("{manifest_sha256}.json")))
+        Self::digest(manifest_sha256).map(|h| self.bundle_file(&h))
+    }
+
+    /// `text` as a digest, if it is one exactly as the store spells them
+    /// (lower case, nothing around it): upper case or white space, which
+    /// [`Sha256::parse`] would forgive, names no file here.
+    fn digest(text: &str) -> Option<Sha256> {
+        names::is_sha256_hex(text)
+            .then(|| Sha256::parse("sha256", text).ok())
+            .flatten()
     }
 
     /// The sha256s of the bundles held, sorted. A missing `bundles/`
@@ -258,6 +283,15 @@ mod tests {
         );
         assert!(s.blob_path("../../etc/passwd").is_none());
         assert!(s.bundle_path(&"AB".repeat(32)).is_none());
+        // What the typed digest would forgive, the store's names do not.
+        assert!(s.blob_path(&format!(" {hex}")).is_none());
+        assert!(s.blob_path(&hex.to_ascii_uppercase()).is_none());
+        let typed = Sha256::parse("test", &hex).unwrap();
+        assert_eq!(Some(s.blob_file(&typed)), s.blob_path(&hex));
+        assert_eq!(
+            s.bundle_file(&typed),
+            PathBuf::from(format!("/s/bundles/{hex}.json"))
+        );
     }
 
     #[test]

@@ -132,18 +132,18 @@ pub fn run_import(
     progress: &Terminal,
 ) -> anyhow::Result<()> {
     use llmgw_mirror::volumes::import::{self as vimport, VolumesOutcome};
-    let outcome =
-        match vimport::import_volumes(store, &a.bundle, a.sha256.as_deref(), opts, progress) {
-            Ok(o) => o,
-            Err(e) => {
-                let written = crate::cli::bundle::import::need_out(&e, a.need_out.as_deref())?;
-                if !written.is_empty() {
-                    // Said before the refusal, which main prints last.
-                    eprintln!("{}", written.trim_start());
-                }
-                return Err(anyhow::Error::new(e).context("import of volumes refused"));
+    let outcome = match vimport::import_volumes(store, &a.bundle, a.sha256.as_ref(), opts, progress)
+    {
+        Ok(o) => o,
+        Err(e) => {
+            let written = crate::cli::bundle::import::need_out(&e, a.need_out.as_deref())?;
+            if !written.is_empty() {
+                // Said before the refusal, which main prints last.
+                eprintln!("{}", written.trim_start());
             }
-        };
+            return Err(anyhow::Error::new(e).context("import of volumes refused"));
+        }
+    };
     let (p, published) = match outcome {
         VolumesOutcome::Published { progress, outcome } => (progress, Some(outcome)),
         VolumesOutcome::Incomplete(p) => (p, None),

@@ -51,6 +51,7 @@ mod staging;
 
 use std::path::Path;
 
+use llmgw_shared::ids::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use crate::bundle_reader::BundleFormat;
@@ -130,7 +131,7 @@ pub enum ImportOutcome {
 pub fn import(
     store: &Store,
     bundle: &Path,
-    expected_sha256: &str,
+    expected_sha256: &Sha256,
     progress: &dyn Progress,
 ) -> Result<ImportOutcome, ImportError> {
     import_with(
@@ -148,7 +149,7 @@ pub fn import(
 pub fn import_with(
     store: &Store,
     bundle: &Path,
-    expected: Option<&str>,
+    expected: Option<&Sha256>,
     opts: &ImportOptions,
     progress: &dyn Progress,
 ) -> Result<ImportOutcome, ImportError> {
@@ -157,7 +158,7 @@ pub fn import_with(
     let trusted = trust::keys(store)?;
     let (sha, plan) = plan_signed(store, bundle, expected, opts)?;
     let expected_sha256 = sha.as_str();
-    let mut staging = Staging::new(store, expected_sha256);
+    let mut staging = Staging::new(store, &sha);
     staging.signature_checked = plan.looked_ahead;
     let outcome = verify::check_bundle(bundle, expected_sha256, &trusted, &mut staging, progress)
         .and_then(|o| staging.settle().map(|()| o));

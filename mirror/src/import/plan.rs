@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use llmgw_shared::ids::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use super::{ImportError, ImportOptions};
@@ -36,27 +37,27 @@ pub(crate) struct SignedPlan {
 pub(crate) fn plan_signed(
     store: &Store,
     bundle: &Path,
-    expected: Option<&str>,
+    expected: Option<&Sha256>,
     opts: &ImportOptions,
-) -> Result<(String, SignedPlan), ImportError> {
+) -> Result<(Sha256, SignedPlan), ImportError> {
     // A pipe can be read once: no look-ahead (a signed bundle is then
     // refused by the full pass; an unsigned one needs --sha256).
     let regular = std::fs::metadata(bundle).is_ok_and(|m| m.is_file() || m.is_dir());
     if !regular {
         let e = expected.ok_or(SeriesError::NoProof)?;
-        return Ok((e.to_string(), SignedPlan::default()));
+        return Ok((e.clone(), SignedPlan::default()));
     }
     let head = series::read_head(bundle)?;
-    let sha = head.manifest_sha256.clone();
+    let sha = Sha256::of(&head.manifest_bytes);
     let manifest = match Manifest::from_json_bytes(&head.manifest_bytes) {
-        Ok(m) if expected.is_none_or(|e| e == sha) => m,
+        Ok(m) if expected.is_none_or(|e| *e == sha) => m,
         _ => {
             let e = expected.ok_or(SeriesError::NoProof)?;
             let plan = SignedPlan {
                 looked_ahead: true,
                 ..SignedPlan::default()
             };
-            return Ok((e.to_string(), plan));
+            return Ok((e.clone(), plan));
         }
     };
     let bundle_keys = trust::role_keys(store, trust::Role::Bundle)?;
@@ -72,7 +73,7 @@ pub(crate) fn plan_signed(
         signature: signed_by.as_ref().and(head.signature),
         ..SignedPlan::default()
     };
-    if store.bundle_ids()?.contains(&sha) {
+    if store.bundle_ids()?.iter().any(|id| sha == *id) {
         // Held already: importing it again repairs, and moves nothing.
         plan.signed_by = signed_by;
         return Ok((sha, plan));
@@ -81,10 +82,10 @@ pub(crate) fn plan_signed(
     // A repair bundle names nothing to serve: it never moves a series.
     if let Some(by) = signed_by.as_ref().filter(|_| !manifest.is_repair()) {
         let mut s = Series::load(store)?;
-        let step = s.decide(by, &sha, opts.allow_rollback)?;
+        let step = s.decide(by, sha.as_str(), opts.allow_rollback)?;
         match &step {
             Step::Advance => {
-                s.advance(by, &sha);
+                s.advance(by, sha.as_str());
                 plan.series = Some(s);
             }
             Step::Same => {}

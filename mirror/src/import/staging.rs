@@ -12,6 +12,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use llmgw_shared::ids::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use super::ImportError;
@@ -23,7 +24,7 @@ use crate::verify::{BlobSink, Target};
 pub(super) struct Staging<'a> {
     store: &'a Store,
     pub(super) dir: PathBuf,
-    expected: String,
+    expected: Sha256,
     /// Blobs whose bytes are all written, waiting for their hash verdict.
     written: Arc<Mutex<HashMap<String, File>>>,
     /// Syncs verified blobs and gives them their final staged name, in the
@@ -61,18 +62,13 @@ impl Syncer {
 }
 
 impl<'a> Staging<'a> {
-    pub(super) fn new(store: &'a Store, expected_sha256: &str) -> Self {
-        // The expected hash is only used once checked to be 64 hex digits
-        // (otherwise no manifest can match it and nothing is staged).
-        let safe = llmgw_shared::names::is_sha256_hex(expected_sha256);
-        let dir = store.tmp_dir().join(format!(
-            "import-{}",
-            if safe { expected_sha256 } else { "invalid" }
-        ));
+    pub(super) fn new(store: &'a Store, expected_sha256: &Sha256) -> Self {
+        // A digest by type: 64 hex digits, safe in a file name.
+        let dir = store.tmp_dir().join(format!("import-{expected_sha256}"));
         Self {
             store,
             dir,
-            expected: expected_sha256.to_string(),
+            expected: expected_sha256.clone(),
             signature_checked: true,
             written: Arc::default(),
             syncer: None,
@@ -140,7 +136,7 @@ impl Target for Staging<'_> {
     fn on_manifest(&mut self, manifest: &Manifest, to_read: u64) -> Result<bool, ImportError> {
         // Held means the manifest file is there and intact: a damaged one
         // is replaced by running the import again.
-        let held = self.store.read_bundle(&self.expected).is_ok();
+        let held = self.store.read_bundle(self.expected.as_str()).is_ok();
         if held
             && manifest
                 .blobs()
@@ -150,9 +146,12 @@ impl Target for Staging<'_> {
             return Ok(false);
         }
         // A delta: every prerequisite at hand, before anything is staged.
-        crate::have::check_prerequisites(self.store, &self.expected, manifest, |sha, size| {
-            self.have(sha, size)
-        })
+        crate::have::check_prerequisites(
+            self.store,
+            self.expected.as_str(),
+            manifest,
+            |sha, size| self.have(sha, size),
+        )
         .map_err(ImportError::Prerequisites)?;
         let tmp = self.store.tmp_dir();
         let available = fsutil::free_bytes(&tmp)?;

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::ids::Sha256;
 use llmgw_shared::manifest::Manifest;
 use serde::Serialize;
 
@@ -97,7 +98,7 @@ pub enum VolumesOutcome {
 pub fn import_volumes(
     store: &Store,
     paths: &[PathBuf],
-    expected: Option<&str>,
+    expected: Option<&Sha256>,
     opts: &ImportOptions,
     progress: &dyn Progress,
 ) -> Result<VolumesOutcome, ImportError> {
@@ -105,7 +106,8 @@ pub fn import_volumes(
     let lock = StoreLock::acquire(&store.lock_path(), "the import")?;
     let first = paths.first().ok_or(ImportError::NoVolume)?;
     // The signature (and series, expiry) is checked before anything is staged.
-    let (sha, _plan) = import::plan_signed(store, first, expected, opts)?;
+    let (digest, _plan) = import::plan_signed(store, first, expected, opts)?;
+    let sha = digest.to_string();
     let staging_dir = store.tmp_dir().join(format!("import-{sha}"));
     let head_path = staging_dir.join(HEAD_NAME);
     let (manifest, index) = match super::verify::manifest_of(paths, &sha) {
@@ -194,7 +196,7 @@ pub fn import_volumes(
     }
     // The existing import publishes it: it finds every blob staged.
     drop(lock);
-    let outcome = import::import_with(store, &head_path, Some(&sha), opts, progress)?;
+    let outcome = import::import_with(store, &head_path, Some(&digest), opts, progress)?;
     Ok(VolumesOutcome::Published {
         progress: Box::new(report),
         outcome,

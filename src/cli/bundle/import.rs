@@ -11,6 +11,7 @@ use llmgw_mirror::Terminal;
 use llmgw_mirror::import::{self, ImportOutcome, ImportReport};
 use llmgw_mirror::inspect::{Summary, human_bytes};
 use llmgw_shared::chain::{Chain, chain};
+use llmgw_shared::ids::Sha256;
 use serde_json::json;
 
 use crate::cli::help::{self, IMPORT_EXIT_CODES};
@@ -31,7 +32,7 @@ pub struct ImportArgs {
     /// or the path of the `.sha256` file create wrote beside the bundle.
     /// Optional for a bundle signed by a key trusted with `--role bundle`.
     #[arg(long, value_parser = parse_sha256_arg)]
-    pub sha256: Option<String>,
+    pub sha256: Option<Sha256>,
     /// Accept a signed bundle older than the highest of its series (it is
     /// held, but nodes keep being served the newer one); logged.
     #[arg(long)]
@@ -48,17 +49,18 @@ pub struct ImportArgs {
 
 /// `--sha256`: 64 hex digits, or a file whose first token is them (what
 /// create writes, and what `sha256sum` writes).
-pub(super) fn parse_sha256_arg(s: &str) -> Result<String, String> {
-    let lc = s.trim().to_ascii_lowercase();
-    if llmgw_shared::names::is_sha256_hex(&lc) {
-        return Ok(lc);
+pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
+    if let Ok(digest) = Sha256::parse("--sha256", s) {
+        return Ok(digest);
     }
     // A .sha256 file is one line; anything longer is not one (and
     // /dev/zero must not be read to the end).
     let bytes = llmgw_mirror::read_bounded(std::path::Path::new(s), 4096).map_err(|e| {
         format!("expected 64 hex digits or the path of a .sha256 file; cannot use {s:?}: {e}")
     })?;
-    llmgw_shared::sums::parse_sidecar(s, &String::from_utf8_lossy(&bytes)).map_err(|e| chain(&e))
+    let hex = llmgw_shared::sums::parse_sidecar(s, &String::from_utf8_lossy(&bytes))
+        .map_err(|e| chain(&e))?;
+    Sha256::parse(s, &hex).map_err(|e| chain(&e))
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
@@ -73,8 +75,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
     }
     let bundle = a.bundle[0].clone();
     let made = NewStore::create(&store)?;
-    let outcome = match import::import_with(&store, &bundle, a.sha256.as_deref(), &opts, &progress)
-    {
+    let outcome = match import::import_with(&store, &bundle, a.sha256.as_ref(), &opts, &progress) {
         Ok(o) => o,
         Err(e) => {
             let written = need_out(&e, a.need_out.as_deref())?;

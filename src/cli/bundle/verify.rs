@@ -8,6 +8,7 @@ use llmgw_mirror::Terminal;
 use llmgw_mirror::inspect::Summary;
 use llmgw_mirror::trust;
 use llmgw_mirror::verify::{self, HashOnly, Outcome};
+use llmgw_shared::ids::Sha256;
 use serde_json::json;
 
 use super::import::{parse_sha256_arg, signatures_text};
@@ -27,7 +28,7 @@ pub struct VerifyArgs {
     /// The bundle's manifest sha256: 64 hex digits, or the path of the
     /// `.sha256` file create wrote.
     #[arg(long, value_parser = parse_sha256_arg)]
-    pub sha256: String,
+    pub sha256: Sha256,
     /// A minisign public key (KEY.pub) trusted for llmgw's release; repeat
     /// for several.
     #[arg(long = "trust", value_name = "KEY.pub")]
@@ -38,7 +39,7 @@ pub struct VerifyArgs {
 
 pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
     if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
-        return crate::cli::volumes::run_verify(&a.bundle, &a.sha256, a.output.json);
+        return crate::cli::volumes::run_verify(&a.bundle, a.sha256.as_str(), a.output.json);
     }
     let bundle = a.bundle[0].clone();
     let keys = a
@@ -47,7 +48,7 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
         .map(|p| trust::read_key_file(p))
         .collect::<Result<Vec<_>, _>>()?;
     let progress = Terminal::new("verifying");
-    let outcome = verify::check_bundle(&bundle, &a.sha256, &keys, &mut HashOnly, &progress)
+    let outcome = verify::check_bundle(&bundle, a.sha256.as_str(), &keys, &mut HashOnly, &progress)
         .map_err(|e| {
             let e = e.with_trust_fix(
                 "if you trust that key, give its public key file with --trust KEY.pub (repeatable)",
