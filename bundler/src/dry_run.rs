@@ -79,10 +79,10 @@ pub struct DryRun {
 
 pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, CreateError> {
     let delivery = spec.delta.load()?;
-    let request = crate::plan::Request::of(spec)?;
+    let request = crate::request::Request::of(spec)?;
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
     let http = Http::new(&spec.hf_endpoint, opts.hf_token.clone(), opts.retry)?;
-    let planned = crate::plan::plan_request(spec, opts, &http, &cache, &request, false).await?;
+    let planned = crate::request::plan_request(spec, opts, &http, &cache, &request, false).await?;
     Ok(report(&planned.plan, &planned.envs, &delivery, &cache))
 }
 

@@ -28,6 +28,7 @@ mod plan;
 mod progress;
 mod python;
 mod report;
+mod request;
 mod series;
 mod sign;
 mod space;

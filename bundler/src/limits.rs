@@ -140,6 +140,9 @@ where
 
 use std::future::Future as _;
 
+/// A lock larger than this is refused unread: vLLM's is about 100 KiB.
+pub const MAX_LOCK_BYTES: usize = 16 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ pub(super) async fn plan(
 ) -> Result<Planned, CreateError> {
     let progress = &opts.progress;
     let out = room::check_out(spec)?;
-    let request = crate::plan::Request::of(spec)?;
+    let request = crate::request::Request::of(spec)?;
     // The lists are read (and a bad one refused) before the series
     // counter moves.
     let delivery = spec.delta.load()?;
@@ -56,7 +56,7 @@ pub(super) async fn plan(
             sequence,
         )?;
     }
-    let planned = crate::plan::plan_request(spec, opts, &http, &cache, &request, true).await?;
+    let planned = crate::request::plan_request(spec, opts, &http, &cache, &request, true).await?;
     let mut plan = planned.plan;
     delivery.trim(&mut plan);
     room::check_room(spec, format, &cache, &out, &plan)?;

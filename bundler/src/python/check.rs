@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::DigestSource;
 
-use super::error::PythonError;
 use super::lock::LockedPackage;
 use super::simple::{IndexFile, ProjectPage, normalize};
+use crate::error::PythonError;
 
 /// Where one package comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 
 use serde::Deserialize;
 
-use super::error::PythonError;
+use crate::error::PythonError;
 use crate::http::Http;
 
 /// The repository the interpreters are released from.

@@ -8,8 +8,8 @@
 
 use serde::Deserialize;
 
-/// A lock larger than this is refused unread: vLLM's is about 100 KiB.
-pub const MAX_LOCK_BYTES: usize = 16 << 20;
+use crate::error::LockError;
+use crate::limits::MAX_LOCK_BYTES;
 
 /// One file the lock names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,28 +31,6 @@ pub struct LockedPackage {
     pub name: String,
     pub version: String,
     pub files: Vec<LockedFile>,
-}
-
-/// Why a lock could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum LockError {
-    #[error("pylock.toml is {0} bytes; at most {MAX_LOCK_BYTES} are read")]
-    TooLarge(usize),
-    #[error("pylock.toml is not a PEP 751 lock")]
-    Parse(#[source] toml::de::Error),
-    #[error("pylock.toml is lock-version {0:?}; this llmgw reads 1.x")]
-    Version(String),
-    #[error(
-        "pylock.toml: {name} {version} is {what}, which a bundle cannot carry: a node must \
-         install only wheels"
-    )]
-    NotAWheel {
-        name: String,
-        version: String,
-        what: &'static str,
-    },
-    #[error("pylock.toml: {name}: the file URL {url:?} has no file name")]
-    NoFileName { name: String, url: String },
 }
 
 #[derive(Deserialize)]

@@ -15,7 +15,6 @@
 
 pub mod check;
 pub mod dry_run;
-pub mod error;
 pub mod interpreter;
 pub mod lock;
 pub mod record;
@@ -32,13 +31,13 @@ use llmgw_shared::chain::chain;
 
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
+pub use crate::error::PythonError;
 use crate::fetch::Download;
 use crate::github;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::spec::CreateSpec;
-pub use error::PythonError;
 pub use request::EnvRequest;
 
 /// A `.metadata` file larger than this is refused (they are a few KiB).

@@ -9,13 +9,13 @@ use futures_util::StreamExt;
 
 use super::Ctx;
 use super::check::{self, Checked, Origin};
-use super::error::PythonError;
 use super::lock;
 use super::request::EnvRequest;
 use super::simple::{self, ProjectPage, normalize};
 use super::uv::{self, Compile, Uv};
 use crate::cache::Expect;
 use crate::error::CreateError;
+use crate::error::PythonError;
 use crate::fetch::{self, Download};
 use crate::github;
 

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use super::error::PythonError;
+use crate::error::PythonError;
 
 /// The uv found, and the version it says it is.
 #[derive(Debug, Clone)]
@@ -209,7 +209,7 @@ fn read_bounded(path: &Path) -> Result<String, PythonError> {
     use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| PythonError::io(path, e))?;
     let mut buf = String::new();
-    f.take(super::lock::MAX_LOCK_BYTES as u64 + 1)
+    f.take(crate::limits::MAX_LOCK_BYTES as u64 + 1)
         .read_to_string(&mut buf)
         .map_err(|e| PythonError::io(path, e))?;
     Ok(buf)

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::lock::LockError;
+use crate::limits::MAX_LOCK_BYTES;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PythonError {
@@ -134,4 +134,26 @@ impl PythonError {
             error,
         }
     }
+}
+
+/// Why a lock could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("pylock.toml is {0} bytes; at most {MAX_LOCK_BYTES} are read")]
+    TooLarge(usize),
+    #[error("pylock.toml is not a PEP 751 lock")]
+    Parse(#[source] toml::de::Error),
+    #[error("pylock.toml is lock-version {0:?}; this llmgw reads 1.x")]
+    Version(String),
+    #[error(
+        "pylock.toml: {name} {version} is {what}, which a bundle cannot carry: a node must \
+         install only wheels"
+    )]
+    NotAWheel {
+        name: String,
+        version: String,
+        what: &'static str,
+    },
+    #[error("pylock.toml: {name}: the file URL {url:?} has no file name")]
+    NoFileName { name: String, url: String },
 }

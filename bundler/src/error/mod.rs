@@ -11,6 +11,12 @@ use llmgw_shared::signing::SigningError;
 use llmgw_shared::sums::SumsError;
 use thiserror::Error;
 
+mod python;
+mod space;
+
+pub use python::{LockError, PythonError};
+pub use space::{Short, Shortfall};
+
 /// Everything that can stop a bundle from being made.
 #[derive(Debug, Error)]
 pub enum CreateError {
@@ -138,7 +144,7 @@ pub enum CreateError {
 
     /// Not enough room on disk: refused before anything is downloaded.
     #[error("not enough free space: {0}; free some space or put --cache or --out elsewhere")]
-    NoSpace(crate::space::Shortfall),
+    NoSpace(Shortfall),
 
     /// The manifest this run built does not pass its own checks (a bug, or
     /// an upstream naming something unsafe).
@@ -150,7 +156,7 @@ pub enum CreateError {
     Key(#[from] llmgw_shared::signer::SignerError),
     /// A Python environment could not be resolved or checked.
     #[error(transparent)]
-    Python(Box<crate::python::PythonError>),
+    Python(Box<PythonError>),
 
     /// A name from upstream is unsafe to use as a path or URL part.
     #[error(transparent)]
@@ -189,8 +195,8 @@ impl CreateError {
     }
 }
 
-impl From<crate::python::PythonError> for CreateError {
-    fn from(e: crate::python::PythonError) -> Self {
+impl From<PythonError> for CreateError {
+    fn from(e: PythonError) -> Self {
         CreateError::Python(Box::new(e))
     }
 }

@@ -1,0 +1,99 @@
+//! What a run asks for, and asking every upstream what it means: the
+//! request is checked without any network ([`Request::of`]), then
+//! [`plan_request`] fills a [`Plan`] from llmgw's release, each engine's
+//! builds, the Python environments and each Hub repository.
+
+use crate::cache::Cache;
+use crate::create::Options;
+use crate::engines::{self, EngineBuilds};
+use crate::error::CreateError;
+use crate::http::Http;
+use crate::plan::Plan;
+use crate::python::{EnvRequest, PlannedEnv};
+use crate::spec::CreateSpec;
+use crate::{hub, llmgw_release};
+
+/// What a run asks for, checked against the recipe table and the flags
+/// without any network: the Python environments, and each engine's builds.
+pub struct Request {
+    pub python: Vec<EnvRequest>,
+    pub engines: Vec<EngineBuilds>,
+}
+
+impl Request {
+    /// Refuses Python engines the table does not know, unknown engines, bad
+    /// versions and flags that name nothing, before any network.
+    pub fn of(spec: &CreateSpec) -> Result<Self, CreateError> {
+        let python = crate::python::requests_of(spec)?;
+        let engines = spec
+            .engines
+            .iter()
+            .filter(|e| !engines::is_python(&e.name))
+            .map(|e| engines::resolve(e, &spec.arches))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { python, engines })
+    }
+}
+
+/// A request planned: the plan, and the Python environments as resolved
+/// (for a dry run's report).
+pub struct Planned {
+    pub plan: Plan,
+    pub envs: Vec<PlannedEnv>,
+}
+
+/// Asks every upstream what the request means: llmgw's release (its
+/// signature checked first), each engine's builds, the Python environments
+/// (resolved and checked at their publishers; `need_interpreters` false
+/// for a dry run, which lists an interpreter it cannot check), and each Hub
+/// repository. Downloads only the small files planning needs.
+pub async fn plan_request(
+    spec: &CreateSpec,
+    opts: &Options,
+    http: &Http,
+    cache: &Cache,
+    request: &Request,
+    need_interpreters: bool,
+) -> Result<Planned, CreateError> {
+    let progress = &opts.progress;
+    let mut plan = Plan::default();
+    if let Some(l) = &spec.llmgw {
+        progress.line(&format!(
+            "llmgw {}: checking the release signature",
+            l.version
+        ));
+        llmgw_release::plan(http, cache, l, &spec.arches, spec.allow_missing, &mut plan).await?;
+    }
+    for eb in &request.engines {
+        progress.line(&format!(
+            "{} {}: {} builds for {}",
+            eb.engine.name,
+            eb.engine.version,
+            eb.builds.len(),
+            spec.arches.join(", ")
+        ));
+        engines::plan(http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
+    }
+    let envs = crate::python::plan_for(
+        spec,
+        http,
+        cache,
+        progress,
+        &request.python,
+        &mut plan,
+        need_interpreters,
+    )
+    .await?;
+    for r in &spec.repos {
+        hub::plan(
+            http,
+            &spec.hf_endpoint,
+            opts.hf_token.is_some(),
+            r,
+            spec.allow_missing,
+            &mut plan,
+        )
+        .await?;
+    }
+    Ok(Planned { plan, envs })
+}
