@@ -1,7 +1,7 @@
 //! The command tree, as files: `bundle/` and `mirror/` hold one module per
 //! subcommand (its clap arguments and its `run`), `recipe.rs` and `docs.rs`
-//! the small groups; `volumes.rs` is what `bundle import` and `bundle verify`
-//! do with a set of volumes. Flags several commands share are declared
+//! the small groups; `bundle/import/volumes.rs` is what `bundle import` and
+//! `bundle verify` do with a set of volumes. Flags several commands share are declared
 //! here once and flattened: [`StoreArg`], [`OutputArg`].
 
 pub mod bundle;
@@ -9,7 +9,6 @@ pub mod docs;
 pub mod help;
 pub mod mirror;
 pub mod recipe;
-pub mod volumes;
 
 use std::io::{ErrorKind, Write};
 use std::path::PathBuf;

@@ -39,7 +39,7 @@ pub struct VerifyArgs {
 
 pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
     if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
-        return crate::cli::volumes::run_verify(&a.bundle, a.sha256.as_str(), a.output.json);
+        return super::import::volumes::run_verify(&a.bundle, a.sha256.as_str(), a.output.json);
     }
     let bundle = a.bundle[0].clone();
     let keys = a

@@ -2,6 +2,8 @@
 //! checked by the mirror library; this file parses arguments and words the
 //! results (and the helpers `bundle verify` and `bundle trust` share).
 
+pub mod volumes;
+
 use std::path::PathBuf;
 
 use clap::Args;
@@ -71,7 +73,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
         now: now()?,
     };
     if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
-        return crate::cli::volumes::run_import(&store, &a, &opts, &progress);
+        return volumes::run_import(&store, &a, &opts, &progress);
     }
     let bundle = a.bundle[0].clone();
     let made = NewStore::create(&store)?;

@@ -127,7 +127,7 @@ fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Value {
 /// bundle imported, or accepted so far); 1 when one was refused.
 pub fn run_import(
     store: &llmgw_mirror::Store,
-    a: &crate::cli::bundle::import::ImportArgs,
+    a: &super::ImportArgs,
     opts: &llmgw_mirror::import::ImportOptions,
     progress: &Terminal,
 ) -> anyhow::Result<()> {
@@ -136,7 +136,7 @@ pub fn run_import(
     {
         Ok(o) => o,
         Err(e) => {
-            let written = crate::cli::bundle::import::need_out(&e, a.need_out.as_deref())?;
+            let written = super::need_out(&e, a.need_out.as_deref())?;
             if !written.is_empty() {
                 // Said before the refusal, which main prints last.
                 eprintln!("{}", written.trim_start());
@@ -157,7 +157,7 @@ pub fn run_import(
             for l in &lines {
                 eprintln!("{l}");
             }
-            crate::cli::bundle::import::print_outcome(&a.store.path, a.output.json, outcome)?;
+            super::print_outcome(&a.store.path, a.output.json, outcome)?;
         }
         None if a.output.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,
         None => print(&incomplete_text(&p, &lines))?,
