@@ -61,7 +61,7 @@ pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
     let id = store_id_or_make(store)?;
     let mut manifests = Vec::new();
     let mut blobs: BTreeMap<String, u64> = BTreeMap::new();
-    for (sha, m) in store.read_each()? {
+    for (sha, m) in crate::state::held_in_order(store)? {
         let m = m?;
         for (b, size) in m.blobs() {
             if store.has_blob(&b, size) {

@@ -31,5 +31,6 @@ pub use have::have_list;
 pub use new_store::NewStore;
 pub use progress::Terminal;
 pub use series::{Policy, read_head};
+pub use state::held_in_order;
 pub use store::{Store, StoreError};
 pub use store_verify::verify_store;

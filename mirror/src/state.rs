@@ -34,7 +34,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil;
-use crate::store::{Store, StoreError};
+use crate::store::{HeldManifest, Store, StoreError};
 
 /// The version of `imports.json` this llmgw writes and reads.
 pub const STATE_FORMAT: u32 = 1;
@@ -176,6 +176,22 @@ pub fn write_file(store: &Store, name: &str, bytes: &[u8]) -> Result<(), StoreEr
         return Err(StoreError::io(&dest, e));
     }
     fsutil::fsync_dir(&dir)
+}
+
+/// Every held manifest with its sha256, or why it cannot be read, in
+/// import order: one damaged manifest does not hide the others.
+pub fn held_in_order(store: &Store) -> Result<Vec<HeldManifest>, StoreError> {
+    let mut ids = store.bundle_ids()?;
+    ImportOrder::load(store)
+        .unwrap_or_default()
+        .sort(store, &mut ids);
+    Ok(ids
+        .into_iter()
+        .map(|id| {
+            let m = store.read_bundle(&id);
+            (id, m)
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -243,23 +243,6 @@ impl Store {
         Manifest::from_json_bytes(&bytes).map_err(|source| StoreError::BadManifest { path, source })
     }
 
-    /// Every held manifest with its sha256, or why it cannot be read, in
-    /// import order (see [`crate::state`]): one damaged manifest does not
-    /// hide the others.
-    pub fn read_each(&self) -> Result<Vec<HeldManifest>, StoreError> {
-        let mut ids = self.bundle_ids()?;
-        crate::state::ImportOrder::load(self)
-            .unwrap_or_default()
-            .sort(self, &mut ids);
-        Ok(ids
-            .into_iter()
-            .map(|id| {
-                let m = self.read_bundle(&id);
-                (id, m)
-            })
-            .collect())
-    }
-
     /// Every held manifest with its sha256, sorted by sha256.
     pub fn read_bundles(&self) -> Result<Vec<(String, Manifest)>, StoreError> {
         self.bundle_ids()?

@@ -21,8 +21,7 @@ pub struct ListArgs {
 
 pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
     let store = Store::at(&a.store.path);
-    let bundles = store
-        .read_each()
+    let bundles = llmgw_mirror::held_in_order(&store)
         .with_context(|| format!("reading the store {}", a.store.path.display()))?;
     let mut summaries: Vec<Summary> = Vec::new();
     let mut damaged: Vec<String> = Vec::new();
