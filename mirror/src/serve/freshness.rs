@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use llmgw_shared::manifest::Manifest;
 use llmgw_shared::names::repo_key;
 
-use super::index::natural_cmp;
+use super::index::entries::natural_cmp;
 use crate::store::Store;
 
 /// What `/metrics` reports about freshness (Unix seconds).

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use llmgw_shared::manifest::{AssetRef, Manifest, PYTHON_ENGINE, Yanked};
 use llmgw_shared::names::pep503_normalize;
 
-use super::index::Blob;
+use super::index::entries::{Blob, natural_cmp};
 
 /// Every environment and interpreter held.
 #[derive(Debug, Clone, Default)]
@@ -124,7 +124,7 @@ impl PypiIndex {
                     let better = match out.interpreters.get(&key) {
                         None => true,
                         Some(old) => {
-                            (super::index::natural_cmp(&i.build, &old.build), i.stripped)
+                            (natural_cmp(&i.build, &old.build), i.stripped)
                                 >= (std::cmp::Ordering::Equal, old.stripped)
                         }
                     };

@@ -1,34 +1,14 @@
-//! Connection limits: how many connections `mirror serve` keeps open and
-//! how long one may sit without progress.
-//!
-//! Invariant: at most [`ConnLimits::max_connections`] accepted connections
-//! are open at once, and none stays open while it stalls: a request (head
-//! and form) must arrive within `header_timeout` of its first byte (of
-//! accept, for a new connection); a kept-alive connection with no new
-//! request is closed after `idle_timeout`; a client that takes no byte of
-//! its answer for `send_timeout` is dropped. At the cap, the connection
-//! quiet longest (idle or half-sent, never one being answered) is closed to
-//! make room, so idle and half-sent connections can never lock real clients
-//! out; only when every connection is busy do new ones wait in the listen
-//! backlog. Each of these events is logged.
-//!
-//! The limits are enforced on the TCP stream itself (under TLS), where every
-//! byte in and out is seen: [`Tracked`] records progress, a reaper task
-//! checks the clocks and closes a stalled stream by failing its next read or
-//! write, which ends the connection in hyper.
+//! The connections open and their clocks: the cap, eviction of the quiet
+//! ones, and the reaper that closes a stalled one (see the invariant in
+//! [`super`]).
 
 use std::collections::HashMap;
-use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_util::task::AtomicWaker;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The limits; `Default` gives the ones `mirror serve` runs with.
@@ -74,22 +54,22 @@ pub fn default_max_connections() -> usize {
 const MIN_QUIET_TO_EVICT: Duration = Duration::from_millis(50);
 
 /// Summaries of closed connections are logged at most this often.
-const LOG_EVERY: Duration = Duration::from_secs(10);
+pub(super) const LOG_EVERY: Duration = Duration::from_secs(10);
 
-const NONE: u64 = u64::MAX;
+pub(super) const NONE: u64 = u64::MAX;
 
 /// What one connection has done, in milliseconds since [`Conns::epoch`].
-struct Activity {
-    peer: SocketAddr,
-    last_io: AtomicU64,
+pub(super) struct Activity {
+    pub(super) peer: SocketAddr,
+    pub(super) last_io: AtomicU64,
     /// The first byte read since the last byte written (accept time for a
     /// new connection): a request is coming in and is not answered yet.
-    unanswered_since: AtomicU64,
+    pub(super) unanswered_since: AtomicU64,
     /// When a write found the client's window full and had to wait.
-    write_blocked_since: AtomicU64,
-    closed: AtomicBool,
-    read_waker: AtomicWaker,
-    write_waker: AtomicWaker,
+    pub(super) write_blocked_since: AtomicU64,
+    pub(super) closed: AtomicBool,
+    pub(super) read_waker: AtomicWaker,
+    pub(super) write_waker: AtomicWaker,
 }
 
 /// Why a connection was closed.
@@ -156,13 +136,13 @@ impl Conns {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn now(&self) -> u64 {
+    pub(super) fn now(&self) -> u64 {
         self.epoch.elapsed().as_millis() as u64
     }
 
     /// A place for one more connection: at once below the cap; at the cap,
     /// after closing the connection quiet longest, or when one closes.
-    async fn permit(&self) -> OwnedSemaphorePermit {
+    pub(super) async fn permit(&self) -> OwnedSemaphorePermit {
         let mut waited = false;
         loop {
             if let Ok(p) = self.permits.clone().try_acquire_owned() {
@@ -307,31 +287,16 @@ impl Conns {
         self.flush_log();
     }
 
-    fn track(
-        self: &Arc<Self>,
-        inner: TcpStream,
-        peer: SocketAddr,
-        permit: OwnedSemaphorePermit,
-    ) -> Tracked {
-        let now = self.now();
-        let act = Arc::new(Activity {
-            peer,
-            last_io: AtomicU64::new(now),
-            unanswered_since: AtomicU64::new(now),
-            write_blocked_since: AtomicU64::new(NONE),
-            closed: AtomicBool::new(false),
-            read_waker: AtomicWaker::new(),
-            write_waker: AtomicWaker::new(),
-        });
+    /// Counts a new connection's activity as open, under a fresh id.
+    pub(super) fn register(&self, act: Arc<Activity>) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.lock().insert(id, act.clone());
-        Tracked {
-            inner,
-            act,
-            conns: self.clone(),
-            id,
-            _permit: permit,
-        }
+        self.lock().insert(id, act);
+        id
+    }
+
+    /// Forgets a connection that closed.
+    pub(super) fn unregister(&self, id: u64) {
+        self.lock().remove(&id);
     }
 }
 
@@ -352,188 +317,4 @@ pub fn spawn_reaper(conns: &Arc<Conns>) -> tokio::task::JoinHandle<()> {
             }
         }
     })
-}
-
-/// The listen address as `axum_server` sees it: accepting goes through the
-/// cap.
-#[derive(Debug, Clone, Copy)]
-pub struct ConnAddr(pub SocketAddr);
-
-impl axum_server::Address for ConnAddr {
-    type Stream = Tracked;
-    type Listener = Listener;
-}
-
-/// The listening socket, accepting only while below the cap.
-pub struct Listener {
-    inner: TcpListener,
-    conns: Arc<Conns>,
-    /// When an accept error was last logged (they repeat fast).
-    last_error_log: Mutex<Option<Instant>>,
-}
-
-impl Listener {
-    pub fn new(inner: TcpListener, conns: Arc<Conns>) -> Self {
-        Self {
-            inner,
-            conns,
-            last_error_log: Mutex::new(None),
-        }
-    }
-}
-
-impl axum_server::AddrListener<Tracked, ConnAddr> for Listener {
-    async fn bind_to(_addr: ConnAddr) -> io::Result<Self> {
-        Err(io::Error::other("the listener is bound before serving"))
-    }
-
-    async fn accept_stream(&self) -> io::Result<(Tracked, ConnAddr)> {
-        let permit = self.conns.permit().await;
-        match self.inner.accept().await {
-            Ok((s, peer)) => Ok((self.conns.track(s, peer, permit), ConnAddr(peer))),
-            Err(e) => {
-                let mut last = self
-                    .last_error_log
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                if last.is_none_or(|t| t.elapsed() >= LOG_EVERY) {
-                    *last = Some(Instant::now());
-                    tracing::error!(
-                        target: "llmgw::conn",
-                        "cannot accept a connection: {e} ({} open, cap {}); if the process is \
-                         out of file descriptors, raise its limit (ulimit -n) or lower \
-                         --max-connections",
-                        self.conns.open(),
-                        self.conns.limits.max_connections
-                    );
-                }
-                Err(e)
-            }
-        }
-    }
-
-    fn get_local_addr(&self) -> io::Result<ConnAddr> {
-        self.inner.local_addr().map(ConnAddr)
-    }
-}
-
-/// A connection's TCP stream, watched for progress.
-pub struct Tracked {
-    inner: TcpStream,
-    act: Arc<Activity>,
-    conns: Arc<Conns>,
-    id: u64,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        self.conns.lock().remove(&self.id);
-    }
-}
-
-fn stalled() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::TimedOut,
-        "connection closed by the mirror's connection limits",
-    )
-}
-
-impl Tracked {
-    fn wrote(&self) {
-        let now = self.conns.now();
-        self.act.last_io.store(now, Ordering::Relaxed);
-        self.act.unanswered_since.store(NONE, Ordering::Relaxed);
-        self.act.write_blocked_since.store(NONE, Ordering::Relaxed);
-    }
-
-    fn write_waits(&self) {
-        let _ = self.act.write_blocked_since.compare_exchange(
-            NONE,
-            self.conns.now(),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-    }
-}
-
-impl AsyncRead for Tracked {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        this.act.read_waker.register(cx.waker());
-        if this.act.closed.load(Ordering::Acquire) {
-            return Poll::Ready(Err(stalled()));
-        }
-        let before = buf.filled().len();
-        let r = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = r
-            && buf.filled().len() > before
-        {
-            let now = this.conns.now();
-            this.act.last_io.store(now, Ordering::Relaxed);
-            let _ = this.act.unanswered_since.compare_exchange(
-                NONE,
-                now,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
-        r
-    }
-}
-
-impl AsyncWrite for Tracked {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        this.act.write_waker.register(cx.waker());
-        if this.act.closed.load(Ordering::Acquire) {
-            return Poll::Ready(Err(stalled()));
-        }
-        let r = Pin::new(&mut this.inner).poll_write(cx, buf);
-        match &r {
-            Poll::Ready(Ok(n)) if *n > 0 => this.wrote(),
-            Poll::Pending => this.write_waits(),
-            _ => {}
-        }
-        r
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        this.act.write_waker.register(cx.waker());
-        if this.act.closed.load(Ordering::Acquire) {
-            return Poll::Ready(Err(stalled()));
-        }
-        let r = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        match &r {
-            Poll::Ready(Ok(n)) if *n > 0 => this.wrote(),
-            Poll::Pending => this.write_waits(),
-            _ => {}
-        }
-        r
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }
