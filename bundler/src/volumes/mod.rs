@@ -331,7 +331,7 @@ pub fn write(
         for (dest, segs) in &planned {
             if let Some(replace) = todo.get(dest) {
                 progress.line(&format!("writing {}", dest.display()));
-                let (temp, tmp) = resume::open_temp(dest)?;
+                let (temp, tmp) = crate::writer::temp::open_locked(dest)?;
                 write::write_volume(dest, temp, &tmp, segs, *replace)
                     .map_err(|e| CreateError::io(dest, e))?;
             }

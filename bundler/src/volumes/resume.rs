@@ -11,36 +11,18 @@
 //! while this run writes it, and renamed into place only when whole; the
 //! next run reuses that name, so a killed run leaves nothing behind.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 use sha2::{Digest, Sha256};
 
-use super::write::Seg;
+use super::write::{Seg, copy_exact};
 use crate::error::CreateError;
 
 /// A signature file is a few hundred bytes; anything larger is not one.
 const MAX_SIGNATURE_BYTES: u64 = 64 << 10;
-
-/// `.NAME.partial` beside `dest`, opened (created) and locked for this run.
-pub fn open_temp(dest: &Path) -> Result<(File, PathBuf), CreateError> {
-    let path = crate::writer::temp::resume_name(dest);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| CreateError::io(&path, e))?;
-    // flock(2), dropped by the kernel when the process ends, even by kill -9.
-    match file.try_lock() {
-        Ok(()) => Ok((file, path)),
-        Err(std::fs::TryLockError::WouldBlock) => Err(CreateError::Busy { path }),
-        Err(std::fs::TryLockError::Error(e)) => Err(CreateError::io(&path, e)),
-    }
-}
 
 /// The head entries of a volume: its manifest's bytes and, when signed,
 /// its signature's (both bounded). `None` when the file does not start
@@ -123,7 +105,7 @@ pub fn compare(path: &Path, segs: &[Seg]) -> io::Result<Verdict> {
                 name, size, sha256, ..
             } if left >= *size => {
                 let mut h = Sha256::new();
-                copy(&mut f, *size, &mut buf, |b| {
+                copy_exact(&mut f, *size, &mut buf, |b| {
                     h.update(b);
                     Ok(())
                 })?;
@@ -143,7 +125,7 @@ pub fn compare(path: &Path, segs: &[Seg]) -> io::Result<Verdict> {
                 io::Seek::seek(&mut src, io::SeekFrom::Start(*offset))?;
                 let mut other = vec![0u8; buf.len()];
                 let mut same = true;
-                copy(&mut f, left, &mut buf, |b| {
+                copy_exact(&mut f, left, &mut buf, |b| {
                     src.read_exact(&mut other[..b.len()])?;
                     same &= other[..b.len()] == *b;
                     Ok(())
@@ -161,22 +143,6 @@ pub fn compare(path: &Path, segs: &[Seg]) -> io::Result<Verdict> {
         }
     }
     Ok(Verdict::Same)
-}
-
-/// Feeds exactly `n` bytes of `r` to `sink`, a buffer at a time.
-fn copy(
-    r: &mut dyn Read,
-    mut n: u64,
-    buf: &mut [u8],
-    mut sink: impl FnMut(&[u8]) -> io::Result<()>,
-) -> io::Result<()> {
-    while n > 0 {
-        let want = (buf.len() as u64).min(n) as usize;
-        r.read_exact(&mut buf[..want])?;
-        sink(&buf[..want])?;
-        n -= want as u64;
-    }
-    Ok(())
 }
 
 /// The head of the first volume of the set at `out` an earlier run left

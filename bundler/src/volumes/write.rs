@@ -59,7 +59,7 @@ pub fn hash_pieces(
 }
 
 /// Reads exactly `n` bytes from `r` into `sink`, in buffer-sized pieces.
-fn copy_exact(
+pub(super) fn copy_exact(
     r: &mut dyn Read,
     mut n: u64,
     buf: &mut [u8],

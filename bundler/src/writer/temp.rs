@@ -27,6 +27,25 @@ pub fn resume_name(out: &Path) -> PathBuf {
     out.with_file_name(format!(".{name}.partial"))
 }
 
+/// `.NAME.partial` beside `dest`, opened (created) and locked for this run:
+/// the bundle's and each volume's (`crate::volumes`) file while written.
+pub fn open_locked(dest: &Path) -> Result<(File, PathBuf), CreateError> {
+    let path = resume_name(dest);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| CreateError::io(&path, e))?;
+    // flock(2), dropped by the kernel when the process ends, even by kill -9.
+    match file.try_lock() {
+        Ok(()) => Ok((file, path)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(CreateError::Busy { path }),
+        Err(std::fs::TryLockError::Error(e)) => Err(CreateError::io(&path, e)),
+    }
+}
+
 pub struct TempBundle {
     pub path: PathBuf,
     file: File,
@@ -36,20 +55,7 @@ pub struct TempBundle {
 impl TempBundle {
     /// Opens (creating) the file and takes its lock.
     pub fn open(out: &Path, zst: bool) -> Result<Self, CreateError> {
-        let path = resume_name(out);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| CreateError::io(&path, e))?;
-        // flock(2), released when the file closes (a killed run's too).
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(CreateError::Busy { path }),
-            Err(std::fs::TryLockError::Error(e)) => return Err(CreateError::io(&path, e)),
-        }
+        let (file, path) = open_locked(out)?;
         Ok(Self { path, file, zst })
     }
 
