@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // The one place an error is printed: each layer once.
-            eprintln!("llmgw: {}", llmgw_shared::chain::Chain(e.as_ref()));
+            eprintln!("llmgw: {}", llmgw_shared::Chain(e.as_ref()));
             cli::exit_code(&e)
         }
     }

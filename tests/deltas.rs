@@ -14,8 +14,8 @@ use std::process::{Command, Output};
 
 use bundle_kit::{assert_refused, llmgw, snapshot, stderr, stdout};
 use llmgw_fixture::{Fixture, FixtureOptions};
-use llmgw_shared::have::{HaveList, NeedList};
 use llmgw_shared::manifest::Manifest;
+use llmgw_shared::{HaveList, NeedList};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -137,7 +137,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
         .output()
         .unwrap());
     let have_bytes = std::fs::read(&have).unwrap();
-    let have_sha = llmgw_shared::digest::sha256_hex(&have_bytes);
+    let have_sha = llmgw_shared::sha256_hex(&have_bytes);
     assert_eq!(printed.trim(), have_sha);
     let list = HaveList::from_json_bytes(&have_bytes).unwrap();
     assert_eq!(list.to_canonical_json(), have_bytes, "canonical");
@@ -297,7 +297,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
     assert_eq!(bm.delta.as_ref().unwrap().prerequisites, d.prerequisites);
     assert_eq!(
         bm.delta.as_ref().unwrap().bases,
-        vec![llmgw_shared::digest::sha256_hex(&o.stdout)]
+        vec![llmgw_shared::sha256_hex(&o.stdout)]
     );
     assert_eq!(carried(&by_base, &bm), new_blobs);
 
@@ -334,7 +334,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
         )),
         "{err}"
     );
-    let uses = llmgw_shared::have::blob_uses(&dm);
+    let uses = llmgw_shared::blob_uses(&dm);
     for (sha, size) in &prereqs {
         for u in &uses[sha] {
             let line = format!("  {u} (sha256 {sha}, {size} bytes)");

@@ -122,7 +122,7 @@ fn kit(sequence: u64, body: &[u8]) -> Kit {
     k.model_file("acme/tiny", &format!("w{sequence}.bin"), body);
     k.manifest.channel = Some("stable".into());
     k.manifest.sequence = Some(sequence);
-    k.manifest.created = llmgw_shared::time::rfc3339_utc(NOW - 3600);
+    k.manifest.created = llmgw_shared::rfc3339_utc(NOW - 3600);
     k
 }
 
@@ -240,7 +240,7 @@ fn signed_bundles_and_their_series() {
 
     // Expired: a warning by default, a refusal under the policy.
     let mut k6 = kit(6, b"six");
-    k6.manifest.expires = Some(llmgw_shared::time::rfc3339_utc(NOW + 86_400));
+    k6.manifest.expires = Some(llmgw_shared::rfc3339_utc(NOW + 86_400));
     let b6 = env.signed("six", &k6, &env.key);
     let later = NOW + 2 * 86_400;
     let o = env.llmgw(&["mirror", "policy", "enforce-expiry", "on"]);
@@ -258,7 +258,7 @@ fn signed_bundles_and_their_series() {
 
     // Created in the future (by this machine's clock): a warning.
     let mut k7 = kit(7, b"seven");
-    k7.manifest.created = llmgw_shared::time::rfc3339_utc(NOW + 86_400);
+    k7.manifest.created = llmgw_shared::rfc3339_utc(NOW + 86_400);
     let b7 = env.signed("seven", &k7, &env.key);
     let out = env.imports(&b7, &[], NOW);
     assert!(out.contains("after this machine's clock"), "{out}");

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use bundle_kit::*;
-use llmgw_shared::digest::sha256_hex;
 use llmgw_shared::manifest::{Asset, DigestSource, PublisherDigest, Release};
+use llmgw_shared::sha256_hex;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -81,8 +81,8 @@ fn kit(sequence: u64, tag: &str, commit: &str, expires_in: u64) -> (Kit, String,
     k.blobs.insert(sha, body.clone());
     k.manifest.channel = Some("stable".into());
     k.manifest.sequence = Some(sequence);
-    k.manifest.created = llmgw_shared::time::rfc3339_utc(now() - 3600);
-    k.manifest.expires = Some(llmgw_shared::time::rfc3339_utc(now() + expires_in));
+    k.manifest.created = llmgw_shared::rfc3339_utc(now() - 3600);
+    k.manifest.expires = Some(llmgw_shared::rfc3339_utc(now() + expires_in));
     (k, file, body)
 }
 

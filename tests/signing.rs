@@ -235,7 +235,7 @@ fn create_signs_every_shape_with_an_encrypted_key() {
             (Some("stable"), Some(seq), Some("2027-01-02T00:00:00Z"))
         );
         assert_eq!(
-            llmgw_shared::digest::sha256_hex(&e[0].1),
+            llmgw_shared::sha256_hex(&e[0].1),
             sha,
             "the manifest's sha256 is still the bundle's identity"
         );

@@ -18,8 +18,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::digest::{HashReader, StreamHasher};
-use llmgw_shared::names;
+use llmgw_shared::is_sha256_hex;
+use llmgw_shared::{HashReader, StreamHasher};
 
 /// What a download must hash to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,7 +83,7 @@ impl Cache {
             Expect::GitBlobSha1(g) => {
                 let text = fs::read_to_string(self.root.join("git-sha1").join(g)).ok()?;
                 let t = text.trim().to_string();
-                if !names::is_sha256_hex(&t) {
+                if !is_sha256_hex(&t) {
                     return None;
                 }
                 t
@@ -154,7 +154,7 @@ impl Cache {
     /// Stores small bytes already in memory and verified (a signed
     /// checksum file, its signature) so the writer finds them like the rest.
     pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<(String, PathBuf)> {
-        let sha = llmgw_shared::digest::sha256_hex(bytes);
+        let sha = llmgw_shared::sha256_hex(bytes);
         let to = self.blob_path(&sha);
         if !to.is_file() {
             let tmp = self.root.join("partial").join(format!("{sha}.put"));
@@ -175,7 +175,7 @@ fn make_writable(path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmgw_shared::digest::{git_blob_sha1_hex, sha256_hex};
+    use llmgw_shared::{git_blob_sha1_hex, sha256_hex};
 
     #[test]
     fn commit_then_reuse_then_rot() {

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::have::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList};
 use llmgw_shared::manifest::{BlobRef, Delta, MAX_MANIFEST_BYTES, Manifest};
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
+use llmgw_shared::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList};
 
 use crate::cache::Expect;
 use crate::error::CreateError;
@@ -66,7 +66,7 @@ impl DeltaSpec {
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let need = NeedList::from_json_bytes(&bytes)
                 .map_err(|e| bad_list(path, "a need-list (`bundle import --need-out`)", e))?;
-            let sha256 = llmgw_shared::digest::sha256_hex(&bytes);
+            let sha256 = llmgw_shared::sha256_hex(&bytes);
             return Ok(Delivery::Repair { need, sha256 });
         }
         if self.have.is_empty() && self.base.is_empty() {
@@ -81,14 +81,14 @@ impl DeltaSpec {
                 .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", e))?;
             held.extend(list.blob_map());
             series.extend(list.series);
-            bases.push(llmgw_shared::digest::sha256_hex(&bytes));
+            bases.push(llmgw_shared::sha256_hex(&bytes));
         }
         for path in &self.base {
             let bytes = read_list(path, MAX_MANIFEST_BYTES)?;
             let m = Manifest::from_json_bytes(&bytes)
                 .map_err(|e| bad_list(path, "a bundle manifest (manifest.json)", e))?;
             held.extend(m.blobs());
-            bases.push(llmgw_shared::digest::sha256_hex(&bytes));
+            bases.push(llmgw_shared::sha256_hex(&bytes));
         }
         Ok(Delivery::Delta {
             held,
@@ -216,7 +216,7 @@ fn bad_list(path: &Path, what: &str, e: impl std::fmt::Display) -> CreateError {
     CreateError::Usage(format!(
         "{}: expected {what}: {}",
         path.display(),
-        llmgw_shared::shown::shown_message(&e.to_string())
+        llmgw_shared::shown_message(&e.to_string())
     ))
 }
 

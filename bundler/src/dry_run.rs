@@ -169,7 +169,7 @@ fn report(
                     let uses: Vec<String> = b
                         .uses
                         .iter()
-                        .map(|u| llmgw_shared::shown::shown(u).to_string())
+                        .map(|u| llmgw_shared::shown(u).to_string())
                         .collect();
                     format!("{} ({} bytes; {})", b.sha256, b.size, uses.join(", "))
                 })
@@ -208,7 +208,7 @@ impl DryRun {
     /// The report as text: one line per release, repository and
     /// environment (with its largest files), then the totals.
     pub fn to_text(&self) -> String {
-        use llmgw_shared::shown::shown;
+        use llmgw_shared::shown;
         let mut out = String::new();
         for s in &self.sources {
             out.push_str(&format!(

@@ -219,7 +219,7 @@ mod tests {
             let err = resolve(&spec(name, version), &["amd64".into()]).unwrap_err();
             assert!(err.is_usage(), "{err}");
             // The table's reason is the cause, printed after the flag.
-            let msg = llmgw_shared::chain::chain(&err);
+            let msg = llmgw_shared::chain(&err);
             assert!(msg.contains(want), "{msg}");
             assert!(
                 msg.starts_with(&format!("--engine {name}={version}: ")),

@@ -8,9 +8,9 @@
 //! asset with neither is refused: nothing unverified goes into a bundle.
 
 use llmgw_shared::manifest::{DigestSource, PublisherDigest};
-use llmgw_shared::names;
-use llmgw_shared::sums;
+use llmgw_shared::parse_sidecar;
 use llmgw_shared::url::SEGMENT;
+use llmgw_shared::{check_file_name, check_ref_name, check_repo_id, is_sha256_hex};
 use percent_encoding::utf8_percent_encode;
 use serde::Deserialize;
 
@@ -73,8 +73,8 @@ pub async fn fetch_release(
     repo: &str,
     tag: &str,
 ) -> Result<Option<ReleaseJson>, CreateError> {
-    names::check_repo_id("release repository", repo)?;
-    names::check_ref_name("release tag", tag)?;
+    check_repo_id("release repository", repo)?;
+    check_ref_name("release tag", tag)?;
     let url = format!(
         "{api}/repos/{repo}/releases/tags/{}",
         utf8_percent_encode(tag, SEGMENT)
@@ -94,7 +94,7 @@ pub async fn fetch_release(
         })
     })?;
     for a in &rel.assets {
-        names::check_file_name("release asset name", &a.name)?;
+        check_file_name("release asset name", &a.name)?;
     }
     Ok(Some(rel))
 }
@@ -108,7 +108,7 @@ pub fn github_digest(repo: &str, tag: &str, a: &AssetJson) -> Result<Option<Stri
     let hex = d
         .strip_prefix("sha256:")
         .map(str::to_ascii_lowercase)
-        .filter(|h| names::is_sha256_hex(h));
+        .filter(|h| is_sha256_hex(h));
     match hex {
         Some(h) => Ok(Some(h)),
         None => Err(CreateError::BadDigest {
@@ -140,7 +140,7 @@ pub async fn publisher_digests(
             .get_small(&side.browser_download_url, None, MAX_SMALL_FILE)
             .await?;
         let text = String::from_utf8_lossy(&body);
-        let h = sums::parse_sidecar(&format!("{repo} {tag} {sidecar_name}"), &text)?;
+        let h = parse_sidecar(&format!("{repo} {tag} {sidecar_name}"), &text)?;
         if let Some(first) = out.first()
             && first.value != h
         {

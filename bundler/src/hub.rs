@@ -9,8 +9,8 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest, RefKind, RepoKind};
-use llmgw_shared::names;
 use llmgw_shared::url::{PATH, SEGMENT};
+use llmgw_shared::{check_relative_path, is_sha1_hex, is_sha256_hex};
 use percent_encoding::utf8_percent_encode;
 use reqwest::Url;
 use serde::Deserialize;
@@ -131,7 +131,7 @@ pub async fn plan(
     let rev: RevisionJson = serde_json::from_slice(&body)
         .map_err(|e| CreateError::hub_answer(&w, &url, "revision object", e))?;
     let commit = rev.sha.unwrap_or_default().to_ascii_lowercase();
-    if !names::is_sha1_hex(&commit) {
+    if !is_sha1_hex(&commit) {
         return Err(CreateError::Hub(format!(
             "{w}: the Hub's revision answer has no 40-hex commit `sha` (found {commit:?})"
         )));
@@ -195,7 +195,7 @@ pub async fn plan(
     let mut files = Vec::new();
     let mut all_paths = Vec::new();
     for e in entries.into_iter().filter(|e| e.kind == "file") {
-        names::check_relative_path("Hub file path", &e.path)?;
+        check_relative_path("Hub file path", &e.path)?;
         all_paths.push(e.path.clone());
         if let Some(g) = &globs
             && !g.is_match(&e.path)
@@ -203,7 +203,7 @@ pub async fn plan(
             continue;
         }
         let oid = e.oid.clone().unwrap_or_default().to_ascii_lowercase();
-        if !names::is_sha1_hex(&oid) {
+        if !is_sha1_hex(&oid) {
             return Err(CreateError::Hub(format!(
                 "{w}: {}: the tree gives no 40-hex git oid (found {oid:?})",
                 e.path
@@ -219,7 +219,7 @@ pub async fn plan(
         let file = match &e.lfs {
             Some(lfs) => {
                 let sha = lfs.oid.trim_start_matches("sha256:").to_ascii_lowercase();
-                if !names::is_sha256_hex(&sha) {
+                if !is_sha256_hex(&sha) {
                     return Err(CreateError::Hub(format!(
                         "{w}: {}: its LFS oid {:?} is not a sha256",
                         e.path, lfs.oid
@@ -344,9 +344,7 @@ async fn ref_kind(
         RefKind::Branch
     } else if refs.tags.iter().any(|t| t.name == rev) {
         RefKind::Tag
-    } else if names::is_sha1_hex(rev)
-        || rev.len() < 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())
-    {
+    } else if is_sha1_hex(rev) || rev.len() < 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
         RefKind::Commit
     } else {
         RefKind::Branch

@@ -20,8 +20,8 @@
 use llmgw_shared::manifest::{
     Asset, DigestSource, LLMGW_ENGINE, PublisherDigest, Release, ReleaseSignature,
 };
+use llmgw_shared::parse_sha256sums;
 use llmgw_shared::signing::{self, PublicKey, Signature};
-use llmgw_shared::sums;
 
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
@@ -171,7 +171,7 @@ pub async fn plan(
 
     // Now the signed list, and the assets it names for these nodes.
     let text = String::from_utf8_lossy(&sums_bytes);
-    let lines = sums::parse_sha256sums(&format!("{who} {SUMS}"), &text)?;
+    let lines = parse_sha256sums(&format!("{who} {SUMS}"), &text)?;
     let mut assets = Vec::new();
     for (name, bytes) in [(SUMS, &sums_bytes), (MINISIG, &sig_bytes)] {
         let (sha, path) = cache

@@ -18,7 +18,7 @@
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use llmgw_shared::chain::chain;
+use llmgw_shared::chain;
 use reqwest::{StatusCode, Url};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, Manifest};
-use llmgw_shared::signer::{Password, SecretKey};
+use llmgw_shared::{Password, SecretKey};
 
 use crate::error::CreateError;
 
@@ -51,7 +51,7 @@ impl SeriesSpec {
     /// the flags and takes the sequence. `created` is the manifest's time.
     pub fn resolve(&self, created: u64, password: Password) -> Result<Series, CreateError> {
         if let Some(c) = &self.channel {
-            llmgw_shared::names::check_file_name("--channel", c)
+            llmgw_shared::check_file_name("--channel", c)
                 .map_err(|e| CreateError::Usage(e.to_string()))?;
         }
         let expires = match &self.expires {
@@ -108,7 +108,7 @@ pub fn sign_manifest(
 ) -> Result<Vec<u8>, CreateError> {
     let mut comment = format!(
         "file:{MANIFEST_NAME}\tsha256:{}\tchannel:{}",
-        llmgw_shared::digest::sha256_hex(bytes),
+        llmgw_shared::sha256_hex(bytes),
         manifest.channel()
     );
     if let Some(n) = manifest.sequence {
@@ -122,11 +122,11 @@ pub fn sign_manifest(
 /// time, as the manifest writes times.
 pub fn parse_expires(text: &str, created: u64) -> Result<String, CreateError> {
     let t = text.trim();
-    if let Some(at) = llmgw_shared::time::parse_rfc3339_utc(t) {
+    if let Some(at) = llmgw_shared::parse_rfc3339_utc(t) {
         if at <= created {
             return Err(CreateError::Usage(format!(
                 "--expires {t}: it is not after the bundle's creation time {}",
-                llmgw_shared::time::rfc3339_utc(created)
+                llmgw_shared::rfc3339_utc(created)
             )));
         }
         return Ok(t.to_string());
@@ -145,7 +145,7 @@ pub fn parse_expires(text: &str, created: u64) -> Result<String, CreateError> {
         Some(d) if d > 0 && secs_per > 0 => created
             .checked_add(d)
             .filter(|at| *at < 253_402_300_800) // 10000-01-01
-            .map(llmgw_shared::time::rfc3339_utc)
+            .map(llmgw_shared::rfc3339_utc)
             .ok_or_else(|| CreateError::Usage(format!("--expires {t:?}: too far ahead"))),
         _ => Err(CreateError::Usage(format!(
             "--expires {t:?}: expected a duration such as 90d, 12h, 2w, or a UTC time such as \

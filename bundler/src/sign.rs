@@ -12,8 +12,8 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::SecretKey;
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, SIGNATURE_NAME};
-use llmgw_shared::signer::SecretKey;
 
 use crate::error::CreateError;
 use crate::series::sign_manifest;
@@ -70,7 +70,7 @@ pub fn sign_bundle(bundle: &Path, key: &SecretKey) -> Result<Signed, CreateError
             bundle.display()
         ))
     })?;
-    let manifest_sha256 = llmgw_shared::digest::sha256_hex(&bytes);
+    let manifest_sha256 = llmgw_shared::sha256_hex(&bytes);
     check_sha256_file(bundle, &manifest_sha256)?;
     let Some(sequence) = manifest.sequence else {
         return Err(CreateError::Usage(format!(

@@ -8,7 +8,7 @@
 use std::io;
 use std::path::Path;
 
-use llmgw_shared::space::FreeSpace;
+use llmgw_shared::FreeSpace;
 
 use crate::error::{CreateError, Short, Shortfall};
 
@@ -20,7 +20,7 @@ pub fn bundle_overhead(content: u64) -> u64 {
 
 /// Free bytes for an unprivileged writer, and the filesystem's id.
 pub fn free_space(path: &Path) -> io::Result<FreeSpace> {
-    llmgw_shared::space::free_space(path)
+    llmgw_shared::free_space(path)
 }
 
 /// Refuses when `cache_need` bytes do not fit at `cache` or `out_need` at

@@ -34,7 +34,7 @@ fn opts() -> Options {
         hf_token: None,
         retry: RetryPolicy::default(),
         source_date_epoch: Some(0),
-        password: llmgw_shared::signer::Password::Unavailable,
+        password: llmgw_shared::Password::Unavailable,
     }
 }
 

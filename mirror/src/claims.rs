@@ -24,9 +24,9 @@
 use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::{Manifest, RepoKind};
-use llmgw_shared::names::repo_key;
-use llmgw_shared::shown::shown;
-use llmgw_shared::sums;
+use llmgw_shared::parse_sha256sums;
+use llmgw_shared::repo_key;
+use llmgw_shared::shown;
 use thiserror::Error;
 
 use crate::fsutil;
@@ -236,7 +236,7 @@ fn held_signed(
             let bytes = fsutil::read_bounded(&path, MAX_SIGNATURE_FILE_BYTES)
                 .map_err(|e| held(e.to_string()))?;
             let text = String::from_utf8_lossy(&bytes);
-            let lines = sums::parse_sha256sums(&path.display().to_string(), &text)
+            let lines = parse_sha256sums(&path.display().to_string(), &text)
                 .map_err(|e| held(e.to_string()))?;
             listed.extend(lines.into_iter().map(|l| (l.name, l.sha256)));
         }

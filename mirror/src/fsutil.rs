@@ -22,7 +22,7 @@ pub fn fsync_dir(dir: &Path) -> Result<(), StoreError> {
 
 /// Bytes available to an unprivileged writer on the filesystem holding `path`.
 pub fn free_bytes(path: &Path) -> Result<u64, StoreError> {
-    llmgw_shared::space::free_space(path)
+    llmgw_shared::free_space(path)
         .map(|s| s.bytes)
         .map_err(|e| StoreError::io(path, e))
 }

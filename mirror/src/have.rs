@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
-use llmgw_shared::have::{HaveList, HeldSeries, NeedList, blob_uses};
 use llmgw_shared::manifest::{BlobRef, Manifest, NeededBlob};
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
+use llmgw_shared::{HaveList, HeldSeries, NeedList, blob_uses};
 
 use crate::series::Series;
 use crate::state;

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use llmgw_shared::manifest::Manifest;
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 use serde::Serialize;
 
 use crate::verify::{self, VerifyError};
@@ -283,7 +283,7 @@ pub fn human_bytes(n: u64) -> String {
 /// Reads a bundle's manifest without verifying anything.
 pub fn inspect(bundle: &Path) -> Result<Summary, VerifyError> {
     let bytes = verify::read_manifest_unverified(bundle)?;
-    let sha = llmgw_shared::digest::sha256_hex(&bytes);
+    let sha = llmgw_shared::sha256_hex(&bytes);
     let m = Manifest::from_json_bytes(&bytes)?;
     Ok(Summary::of(&sha, &m))
 }

@@ -19,7 +19,7 @@ use std::io::Read;
 use std::path::Path;
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, SIGNATURE_NAME};
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 use llmgw_shared::signing::{self, PublicKey, SigningError};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -176,7 +176,7 @@ pub fn read_head(bundle: &Path) -> Result<Head, SeriesError> {
     }
     let manifest_bytes = manifest.unwrap_or_default();
     Ok(Head {
-        manifest_sha256: llmgw_shared::digest::sha256_hex(&manifest_bytes),
+        manifest_sha256: llmgw_shared::sha256_hex(&manifest_bytes),
         manifest_bytes,
         signature,
     })
@@ -374,9 +374,9 @@ impl Series {
 /// where the store enforces expiry. `now` is Unix seconds.
 pub fn check_times(m: &Manifest, now: u64, policy: &Policy) -> Result<Vec<String>, SeriesError> {
     let mut notes = Vec::new();
-    let now_text = llmgw_shared::time::rfc3339_utc(now);
+    let now_text = llmgw_shared::rfc3339_utc(now);
     if let Some(expires) = &m.expires
-        && llmgw_shared::time::parse_rfc3339_utc(expires).is_some_and(|t| t <= now)
+        && llmgw_shared::parse_rfc3339_utc(expires).is_some_and(|t| t <= now)
     {
         if policy.enforce_expiry {
             return Err(SeriesError::Expired {
@@ -389,7 +389,7 @@ pub fn check_times(m: &Manifest, now: u64, policy: &Policy) -> Result<Vec<String
              store does not enforce expiry (`llmgw mirror policy enforce-expiry on` refuses it)"
         ));
     }
-    if llmgw_shared::time::parse_rfc3339_utc(&m.created)
+    if llmgw_shared::parse_rfc3339_utc(&m.created)
         .is_some_and(|t| t > now.saturating_add(CLOCK_SKEW_SECS))
     {
         notes.push(format!(
@@ -477,7 +477,7 @@ mod tests {
     #[test]
     fn times() {
         let mut m = Manifest::new(vec!["amd64".into()], 1000);
-        m.expires = Some(llmgw_shared::time::rfc3339_utc(2000));
+        m.expires = Some(llmgw_shared::rfc3339_utc(2000));
         let p = Policy::default();
         assert!(check_times(&m, 1500, &p).unwrap().is_empty());
         let notes = check_times(&m, 2000, &p).unwrap();

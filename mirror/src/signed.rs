@@ -13,9 +13,9 @@
 use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::{ManifestError, Release};
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 use llmgw_shared::signing::{self, PublicKey, SigningError};
-use llmgw_shared::sums::{self, SumsError};
+use llmgw_shared::{SumsError, parse_sha256sums};
 use thiserror::Error;
 
 /// A signature or checksum file larger than this is refused unread: real
@@ -209,7 +209,7 @@ impl Pending {
         signing::check_release_comment(&self.sums_name, &sig, &self.tag).map_err(signing)?;
         let text = String::from_utf8_lossy(sums_bytes);
         let lines =
-            sums::parse_sha256sums(&self.sums_name, &text).map_err(|source| SignedError::Sums {
+            parse_sha256sums(&self.sums_name, &text).map_err(|source| SignedError::Sums {
                 release: release.clone(),
                 source,
             })?;

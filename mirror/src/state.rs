@@ -201,7 +201,7 @@ mod tests {
 
     fn hold(store: &Store, arch: &str) -> String {
         let m = Manifest::new(vec![arch.into()], 0).to_canonical_json();
-        let id = llmgw_shared::digest::sha256_hex(&m);
+        let id = llmgw_shared::sha256_hex(&m);
         std::fs::write(store.bundle_path(&id).unwrap(), &m).unwrap();
         id
     }

@@ -14,10 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::ids::Sha256;
+use llmgw_shared::Sha256;
+use llmgw_shared::is_sha256_hex;
 use llmgw_shared::manifest::{Manifest, ManifestError};
-use llmgw_shared::names;
-use llmgw_shared::shown::shown_message;
+use llmgw_shared::shown_message;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -197,7 +197,7 @@ impl Store {
     /// (lower case, nothing around it): upper case or white space, which
     /// [`Sha256::parse`] would forgive, names no file here.
     fn digest(text: &str) -> Option<Sha256> {
-        names::is_sha256_hex(text)
+        is_sha256_hex(text)
             .then(|| Sha256::parse("sha256", text).ok())
             .flatten()
     }
@@ -217,7 +217,7 @@ impl Store {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             if let Some(id) = name.strip_suffix(".json")
-                && names::is_sha256_hex(id)
+                && is_sha256_hex(id)
             {
                 ids.push(id.to_string());
             }
@@ -232,7 +232,7 @@ impl Store {
             .bundle_path(manifest_sha256)
             .unwrap_or_else(|| self.bundles_dir().join(manifest_sha256));
         let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
-        let actual = llmgw_shared::digest::sha256_hex(&bytes);
+        let actual = llmgw_shared::sha256_hex(&bytes);
         if actual != manifest_sha256 {
             return Err(StoreError::ManifestHash {
                 path,
@@ -284,7 +284,7 @@ mod tests {
         assert!(s.bundle_ids().unwrap().is_empty());
         s.create_dirs().unwrap();
         let m = Manifest::new(vec!["amd64".into()], 0).to_canonical_json();
-        let id = llmgw_shared::digest::sha256_hex(&m);
+        let id = llmgw_shared::sha256_hex(&m);
         std::fs::write(s.bundle_path(&id).unwrap(), &m).unwrap();
         std::fs::write(s.bundles_dir().join("notes.txt"), b"x").unwrap();
         assert_eq!(s.read_bundles().unwrap().len(), 1);

@@ -4,19 +4,39 @@
 //! untrusted text is printed, and how an error and its causes are printed
 //! ([`chain`]).
 
-pub mod chain;
-pub mod digest;
-pub mod git;
-pub mod have;
-pub mod ids;
+mod chain;
+mod digest;
+mod git;
+mod have;
+mod ids;
 pub mod manifest;
-pub mod names;
+mod names;
 pub mod parity;
 pub mod recipe;
-pub mod shown;
-pub mod signer;
+mod shown;
+mod signer;
 pub mod signing;
-pub mod space;
-pub mod sums;
-pub mod time;
+mod space;
+mod sums;
+mod time;
 pub mod url;
+
+// The face: the vocabulary both sides share is public by module (`manifest`,
+// `recipe`, `signing`, `parity`, `url`); the helpers are private, and what the other
+// crates use of them is named here.
+pub use chain::{Chain, chain};
+pub use digest::{
+    HashReader, StreamDigest, StreamHasher, git_blob_sha1_hex, lfs_pointer, sha256_hex,
+};
+pub use git::{TreeItem, tree_oid};
+pub use have::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList, blob_uses};
+pub use ids::{BadHex, GitOid, RepoId, Sha256};
+pub use names::{
+    UnsafeName, check_file_name, check_ref_name, check_relative_path, check_repo_id, is_sha1_hex,
+    is_sha256_hex, pep503_normalize, repo_key,
+};
+pub use shown::{is_invisible_or_bidi, shown, shown_message};
+pub use signer::{Password, SecretKey, SignerError};
+pub use space::{FreeSpace, free_space, is_fat};
+pub use sums::{SumsError, parse_sha256sums, parse_sidecar};
+pub use time::{build_time_unix, parse_rfc3339_utc, rfc3339_utc};

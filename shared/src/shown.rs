@@ -43,11 +43,6 @@ pub fn shown_message(text: &str) -> Shown<'_> {
     }
 }
 
-/// Bytes that may not even be UTF-8 (a tar entry name), for printing.
-pub fn shown_bytes(bytes: &[u8]) -> String {
-    shown(&String::from_utf8_lossy(bytes)).to_string()
-}
-
 /// Characters that change how the text around them is laid out or hide
 /// themselves: bidi embeddings, overrides, isolates and marks, zero-width
 /// characters, line and paragraph separators, the byte-order mark. Names
@@ -152,7 +147,6 @@ mod tests {
 
     #[test]
     fn bytes_that_are_not_utf8() {
-        assert_eq!(shown_bytes(b"a\xffb\x00"), "a\u{fffd}b\\u{0}");
         assert_eq!(format!("{:?}", shown("q\u{202e}")), "\"q\\u{202e}\"");
     }
 }

@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use llmgw_shared::signer::{Password, SecretKey};
 use llmgw_shared::signing::{PublicKey, Signature, verify_with_trusted};
+use llmgw_shared::{Password, SecretKey};
 
 fn minisign(dir: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;

@@ -11,12 +11,12 @@ use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use llmgw_shared::digest::{git_blob_sha1_hex, sha256_hex};
 use llmgw_shared::manifest::{
     Asset, DigestSource, HfFile, HfRepo, Manifest, PublisherDigest, Release, ReleaseSignature,
     RepoKind,
 };
 use llmgw_shared::signing::PublicKey;
+use llmgw_shared::{git_blob_sha1_hex, sha256_hex};
 
 mod server;
 #[allow(unused_imports)]
@@ -99,7 +99,7 @@ impl Kit {
             size: body.len() as u64,
             sha256: sha.clone(),
             git_oid: git_blob_sha1_hex(
-                llmgw_shared::digest::lfs_pointer(&sha, body.len() as u64).as_bytes(),
+                llmgw_shared::lfs_pointer(&sha, body.len() as u64).as_bytes(),
             ),
             lfs: true,
             publisher_digests: digest(DigestSource::HfLfsSha256, &sha),

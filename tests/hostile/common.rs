@@ -111,8 +111,8 @@ pub fn unsigned_release(
     engine: &str,
     assets: &[(&str, &[u8])],
 ) {
-    use llmgw_shared::digest::sha256_hex;
     use llmgw_shared::manifest::{Asset, DigestSource, PublisherDigest, Release};
+    use llmgw_shared::sha256_hex;
     let mut list = Vec::new();
     for (name, body) in assets {
         let sha = sha256_hex(body);

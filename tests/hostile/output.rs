@@ -10,7 +10,7 @@ use super::common::*;
 #[track_caller]
 fn assert_inert(what: &str, out: &str) {
     for c in out.chars() {
-        let bad = (c.is_control() && c != '\n') || llmgw_shared::shown::is_invisible_or_bidi(c);
+        let bad = (c.is_control() && c != '\n') || llmgw_shared::is_invisible_or_bidi(c);
         assert!(!bad, "{what}: raw {c:?} printed in: {out}");
     }
 }

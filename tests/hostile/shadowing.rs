@@ -20,8 +20,8 @@ fn an_unsigned_bundle_cannot_replace_a_signed_asset() {
         "llamacpp",
         &[(SIGNED_ASSET, b"evil")],
     );
-    let evil = llmgw_shared::digest::sha256_hex(b"evil");
-    let real = llmgw_shared::digest::sha256_hex(SIGNED_BYTES);
+    let evil = llmgw_shared::sha256_hex(b"evil");
+    let real = llmgw_shared::sha256_hex(SIGNED_BYTES);
     env.refuse_kit(
         "relabelled engine",
         &kit,
@@ -188,8 +188,8 @@ fn a_second_version_of_a_model_file_is_refused() {
         &[
             "model ACME/Tiny at commit 0123456789abcdef0123456789abcdef01234567 file model.gguf",
             &format!("bundle {} (held)", a.sha256()),
-            &llmgw_shared::digest::sha256_hex(b"weights one"),
-            &llmgw_shared::digest::sha256_hex(b"weights two"),
+            &llmgw_shared::sha256_hex(b"weights one"),
+            &llmgw_shared::sha256_hex(b"weights two"),
         ],
     );
     // The same file again, with more beside it, is fine.

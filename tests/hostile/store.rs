@@ -69,7 +69,7 @@ fn list_shows_the_rest_and_names_a_damaged_manifest() {
 fn a_failed_commit_leaves_no_empty_folders() {
     let env = Env::new();
     let kit = model_kit("model.gguf", b"weights for a commit that fails");
-    let sha = llmgw_shared::digest::sha256_hex(b"weights for a commit that fails");
+    let sha = llmgw_shared::sha256_hex(b"weights for a commit that fails");
     let fan = env.store.join("blobs/sha256").join(&sha[..2]);
     assert!(!fan.exists(), "pick other bytes: {} is taken", &sha[..2]);
     let in_the_way = env.store.join(format!("bundles/{}.json", kit.sha256()));
@@ -114,7 +114,7 @@ fn verify_waits_for_no_writer() {
 fn blobs_an_interrupted_commit_left_are_named() {
     let env = Env::new();
     let kit = model_kit("model.gguf", b"weights of an interrupted commit");
-    let sha = llmgw_shared::digest::sha256_hex(b"weights of an interrupted commit");
+    let sha = llmgw_shared::sha256_hex(b"weights of an interrupted commit");
     let blob = env.store.join("blobs/sha256").join(&sha[..2]).join(&sha);
     std::fs::create_dir_all(blob.parent().unwrap()).unwrap();
     std::fs::write(&blob, b"weights of an interrupted commit").unwrap();

@@ -22,7 +22,7 @@ fn remove_gc_and_dry_run() {
         assert!(env.import(&p, &k.sha256()).status.success());
     }
     let blob = |body: &[u8]| {
-        let h = llmgw_shared::digest::sha256_hex(body);
+        let h = llmgw_shared::sha256_hex(body);
         env.store.join("blobs/sha256").join(&h[..2]).join(h)
     };
 
@@ -92,7 +92,7 @@ fn mirror_verify_names_each_damaged_file() {
     bytes[77] ^= 0x10;
     std::fs::remove_file(&rotten).unwrap();
     std::fs::write(&rotten, &bytes).unwrap();
-    let gone_sha = llmgw_shared::digest::sha256_hex(b"{\"hidden\": 8}");
+    let gone_sha = llmgw_shared::sha256_hex(b"{\"hidden\": 8}");
     let gone = env
         .store
         .join("blobs/sha256")

@@ -75,7 +75,7 @@ fn every_kind_of_damage_is_refused_and_the_store_is_unchanged() {
         &liar.sha256(),
         &[
             "asset llmgw-linux-amd64.tar.gz: the signed SHA256SUMS says sha256",
-            &llmgw_shared::digest::sha256_hex(b"llmgw for amd64"),
+            &llmgw_shared::sha256_hex(b"llmgw for amd64"),
         ],
     );
 
@@ -163,7 +163,7 @@ fn every_kind_of_damage_is_refused_and_the_store_is_unchanged() {
         &sha,
         &["README.txt is not part of the bundle format"],
     );
-    let extra = llmgw_shared::digest::sha256_hex(b"extra");
+    let extra = llmgw_shared::sha256_hex(b"extra");
     let mut e = good.clone();
     e.push(Entry::file(&format!("blobs/sha256/{extra}"), b"extra"));
     env.refuse_entries("unlisted blob", &e, &sha, &[&extra, "does not name"]);

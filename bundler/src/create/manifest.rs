@@ -119,7 +119,7 @@ fn build_manifest(
     }
     let created = opts
         .source_date_epoch
-        .unwrap_or_else(llmgw_shared::time::build_time_unix);
+        .unwrap_or_else(llmgw_shared::build_time_unix);
     let mut m = Manifest::new(spec.arches.clone(), created);
     m.releases = releases;
     m.repos = repos;

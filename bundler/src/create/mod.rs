@@ -35,7 +35,7 @@ pub struct Options {
     /// entries carry 0.
     pub source_date_epoch: Option<u64>,
     /// The password of an encrypted `--sign-key`.
-    pub password: llmgw_shared::signer::Password,
+    pub password: llmgw_shared::Password,
 }
 
 /// Makes the bundle `spec` describes.
@@ -74,7 +74,7 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
     };
     progress.finish();
     let manifest = written.manifest;
-    let manifest_sha256 = llmgw_shared::digest::sha256_hex(&manifest.to_canonical_json());
+    let manifest_sha256 = llmgw_shared::sha256_hex(&manifest.to_canonical_json());
     let sha256_file = match &written.volumes {
         Some(v) => v.sha256_file.clone(),
         None => write::write_sha256_file(&spec.out, &manifest_sha256)?,

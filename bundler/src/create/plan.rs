@@ -40,7 +40,7 @@ pub(super) async fn plan(
     // The key is opened (and its password asked) before any download.
     let series = spec.series.resolve(
         opts.source_date_epoch
-            .unwrap_or_else(llmgw_shared::time::build_time_unix),
+            .unwrap_or_else(llmgw_shared::build_time_unix),
         opts.password.clone(),
     )?;
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;

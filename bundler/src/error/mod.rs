@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
+use llmgw_shared::SumsError;
 use llmgw_shared::manifest::ManifestError;
 use llmgw_shared::recipe::RecipeError;
 use llmgw_shared::signing::SigningError;
-use llmgw_shared::sums::SumsError;
 use thiserror::Error;
 
 mod python;
@@ -153,14 +153,14 @@ pub enum CreateError {
 
     /// The signing key could not be used (`--sign-key`, `bundle sign --key`).
     #[error(transparent)]
-    Key(#[from] llmgw_shared::signer::SignerError),
+    Key(#[from] llmgw_shared::SignerError),
     /// A Python environment could not be resolved or checked.
     #[error(transparent)]
     Python(Box<PythonError>),
 
     /// A name from upstream is unsafe to use as a path or URL part.
     #[error(transparent)]
-    UnsafeName(#[from] llmgw_shared::names::UnsafeName),
+    UnsafeName(#[from] llmgw_shared::UnsafeName),
 }
 
 impl CreateError {

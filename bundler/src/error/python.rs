@@ -116,7 +116,7 @@ pub enum PythonError {
 
     /// A file name from a lock or an index is unsafe as a path or URL part.
     #[error(transparent)]
-    UnsafeName(Box<llmgw_shared::names::UnsafeName>),
+    UnsafeName(Box<llmgw_shared::UnsafeName>),
 
     /// Writing or running in the scratch folder failed.
     #[error("{}", .path.display())]

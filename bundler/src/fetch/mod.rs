@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use llmgw_shared::digest::{HashReader, StreamDigest, StreamHasher};
+use llmgw_shared::{HashReader, StreamDigest, StreamHasher};
 use tokio::sync::mpsc;
 
 use crate::cache::{Cache, Expect};

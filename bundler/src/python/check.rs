@@ -76,7 +76,7 @@ pub fn check(
     for p in packages {
         let origin = origin_of(&p.name);
         for f in &p.files {
-            llmgw_shared::names::check_file_name("wheel file name", &f.filename)
+            llmgw_shared::check_file_name("wheel file name", &f.filename)
                 .map_err(|e| PythonError::UnsafeName(Box::new(e)))?;
             let (pf, _index) = match &origin {
                 Origin::Github {
@@ -131,11 +131,7 @@ pub fn check(
                 Origin::Index(i) => format!("{i}/{}/", normalize(&p.name)),
                 Origin::Github { repo, tag, .. } => format!("GitHub's release {tag} of {repo}"),
             };
-            let Some(sha) = pf
-                .sha256
-                .clone()
-                .filter(|h| llmgw_shared::names::is_sha256_hex(h))
-            else {
+            let Some(sha) = pf.sha256.clone().filter(|h| llmgw_shared::is_sha256_hex(h)) else {
                 if allow_missing {
                     out.gaps.push((
                         format!("{env} {}", f.filename),
@@ -167,7 +163,7 @@ pub fn check(
                 return Err(disagree("size", l.to_string(), s.to_string()));
             }
             let metadata = match &pf.core_metadata {
-                Some(Some(h)) if llmgw_shared::names::is_sha256_hex(h) => {
+                Some(Some(h)) if llmgw_shared::is_sha256_hex(h) => {
                     Some((format!("{}.metadata", pf.url), h.clone()))
                 }
                 _ => None,

@@ -134,7 +134,7 @@ pub fn pick(metadata: &[u8], python: &str, arch: &str) -> Result<Interpreter, Py
         .sha256
         .as_deref()
         .map(str::to_ascii_lowercase)
-        .filter(|h| llmgw_shared::names::is_sha256_hex(h))
+        .filter(|h| llmgw_shared::is_sha256_hex(h))
         .ok_or_else(|| err(format!("{key}: uv's list gives no sha256 for it")))?;
     Ok(Interpreter {
         key: key.clone(),

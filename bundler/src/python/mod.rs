@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use futures_util::StreamExt;
-use llmgw_shared::chain::chain;
+use llmgw_shared::chain;
 
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
@@ -284,7 +284,7 @@ async fn fetch_metadata(
     sha: &str,
 ) -> Result<(String, u64), CreateError> {
     let (body, _) = ctx.http.get_small(url, None, MAX_METADATA_FILE).await?;
-    let got = llmgw_shared::digest::sha256_hex(&body);
+    let got = llmgw_shared::sha256_hex(&body);
     if got != sha {
         return Err(CreateError::WrongBytes {
             what: format!("{filename}.metadata"),

@@ -54,7 +54,7 @@ impl ProjectPage {
     }
 }
 
-pub use llmgw_shared::names::pep503_normalize as normalize;
+pub use llmgw_shared::pep503_normalize as normalize;
 
 /// Fetches `{index}/{normalized project}/`; `None` when the index has no
 /// such project (404).

@@ -42,8 +42,8 @@ mod tests;
 
 use std::path::PathBuf;
 
+use llmgw_shared::check_repo_id;
 use llmgw_shared::manifest::RepoKind;
-use llmgw_shared::names;
 
 pub use parse::{parse_engine, parse_repo};
 pub use settings::{CreateSettings, SpecEnv};
@@ -197,7 +197,7 @@ impl CreateSpec {
                 let repo = s
                     .llmgw_repo
                     .unwrap_or_else(|| DEFAULT_LLMGW_REPO.to_string());
-                names::check_repo_id("--llmgw-repo", &repo).map_err(|e| usage(e.to_string()))?;
+                check_repo_id("--llmgw-repo", &repo).map_err(|e| usage(e.to_string()))?;
                 let api = match s.llmgw_api {
                     Some(u) => url_flag("--llmgw-api", u)?,
                     None => github_api.clone(),

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use llmgw_shared::manifest::RepoKind;
-use llmgw_shared::names;
+use llmgw_shared::{check_ref_name, check_repo_id};
 
 use super::{EngineSpec, RepoSpec, SpecEnv, usage};
 use crate::error::CreateError;
@@ -75,8 +75,8 @@ pub fn parse_repo(kind: RepoKind, text: &str) -> Result<RepoSpec, CreateError> {
         Some((id, rev)) => (id, rev),
         None => (left, "main"),
     };
-    names::check_repo_id("repository id", id).map_err(|e| bad(e.to_string()))?;
-    names::check_ref_name("revision", revision).map_err(|e| bad(e.to_string()))?;
+    check_repo_id("repository id", id).map_err(|e| bad(e.to_string()))?;
+    check_ref_name("revision", revision).map_err(|e| bad(e.to_string()))?;
     let mut patterns = Vec::new();
     if let Some(globs) = globs {
         for g in globs.split(',') {

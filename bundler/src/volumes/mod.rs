@@ -313,7 +313,7 @@ pub fn write(
                 planned.push((parity_path(out, j + 1, s.files.len())?, segs));
             }
         }
-        let sha = llmgw_shared::digest::sha256_hex(&bytes);
+        let sha = llmgw_shared::sha256_hex(&bytes);
         let sha256_file = sha256_path(out)?;
         let sha256_text = format!("{sha}  {MANIFEST_NAME}\n");
         // What an earlier run left: kept when as planned, else refused

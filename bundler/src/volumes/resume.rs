@@ -203,10 +203,10 @@ pub fn head_differs(path: &Path, planned: &[u8], planned_sig: Option<&[u8]>) -> 
             "it carries another signature (signed by another key, or not as this run signs)".into()
         });
     }
-    let sha = llmgw_shared::digest::sha256_hex(&old);
+    let sha = llmgw_shared::sha256_hex(&old);
     let mut why = format!(
         "it belongs to bundle {sha}, not to this run's {}",
-        llmgw_shared::digest::sha256_hex(planned)
+        llmgw_shared::sha256_hex(planned)
     );
     if let (Ok(o), Ok(n)) = (
         Manifest::from_json_bytes(&old),

@@ -61,7 +61,7 @@ pub fn parse(flag: &str, text: &str) -> Result<u64, String> {
 /// Whether `dir` is on a FAT filesystem (no file over 4 GiB − 1, no hard
 /// links).
 pub fn is_fat(dir: &Path) -> io::Result<bool> {
-    llmgw_shared::space::is_fat(dir)
+    llmgw_shared::is_fat(dir)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
-use llmgw_shared::digest::HashReader;
+use llmgw_shared::HashReader;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 

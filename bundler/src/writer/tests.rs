@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use llmgw_shared::digest::sha256_hex;
+use llmgw_shared::sha256_hex;
 
 use super::layout::Layout;
 use super::resume::Have;
@@ -320,7 +320,7 @@ fn a_failed_dir_write_leaves_nothing() {
     bl[0].size += 1; // the cache file is not what was verified
     let out = d.path().join("b");
     let err = write_dir_bundle(&out, b"{}\n", None, &bl).unwrap_err();
-    let err = llmgw_shared::chain::chain(&err);
+    let err = llmgw_shared::chain(&err);
     assert!(err.contains("not the 7 verified"), "{err}");
     assert!(!out.exists());
     assert!(!temp_name(&out).exists());
@@ -331,7 +331,7 @@ fn one_run_at_a_time() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("b.tar");
     let first = TempBundle::open(&out, false).unwrap();
-    let err = llmgw_shared::chain::chain(&TempBundle::open(&out, false).err().unwrap());
+    let err = llmgw_shared::chain(&TempBundle::open(&out, false).err().unwrap());
     assert!(err.contains("another `llmgw bundle create`"), "{err}");
     drop(first);
     assert!(TempBundle::open(&out, false).is_ok());

@@ -6,7 +6,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 use thiserror::Error;
 
 use crate::tar_headers::ExtensionError;

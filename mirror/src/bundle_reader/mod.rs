@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 
 pub use error::ReadError;
 

@@ -10,7 +10,7 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 
 use super::{EntryHead, EntryKind, Exact, ReadError};
 use crate::tar_headers::{ExtensionKind, Extensions};

@@ -8,7 +8,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::have::NeedList;
+use llmgw_shared::NeedList;
 use thiserror::Error;
 
 use crate::claims::ClaimError;

@@ -51,7 +51,7 @@ mod staging;
 
 use std::path::Path;
 
-use llmgw_shared::ids::Sha256;
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use crate::bundle_reader::BundleFormat;

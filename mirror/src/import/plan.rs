@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use llmgw_shared::ids::Sha256;
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use super::{ImportError, ImportOptions};
@@ -99,7 +99,7 @@ pub(crate) fn plan_signed(
                      {held}; this bundle (sequence {}) is held, but nodes keep being served \
                      sequence {held}",
                     by.key_id,
-                    llmgw_shared::shown::shown(&by.channel),
+                    llmgw_shared::shown(&by.channel),
                     by.sequence
                 ));
             }

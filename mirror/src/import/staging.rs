@@ -12,7 +12,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use llmgw_shared::ids::Sha256;
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use super::ImportError;

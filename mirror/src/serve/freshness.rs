@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use llmgw_shared::manifest::Manifest;
-use llmgw_shared::names::repo_key;
+use llmgw_shared::repo_key;
 
 use super::index::entries::natural_cmp;
 use crate::store::Store;
@@ -60,7 +60,7 @@ pub fn of(store: &Store, bundles: &[(String, Manifest)], signers: &Signers) -> F
     let nearest_expiry = current
         .values()
         .filter_map(|m| m.expires.as_deref())
-        .filter_map(llmgw_shared::time::parse_rfc3339_utc)
+        .filter_map(llmgw_shared::parse_rfc3339_utc)
         .min();
     Freshness {
         newest_import,

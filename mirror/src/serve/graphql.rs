@@ -12,7 +12,7 @@
 //! not exist here (`NOT_FOUND`, as GitHub says it).
 
 use http::HeaderMap;
-use llmgw_shared::names;
+use llmgw_shared::check_repo_id;
 use serde_json::{Map, Value as Json, json};
 
 use super::graphql_parse::{self, Field, Value};
@@ -158,7 +158,7 @@ fn repository(ctx: &Ctx<'_, '_>, f: &Field, path: &[String]) -> Result<Json, Gql
         ));
     };
     let id = format!("{owner}/{name}");
-    let releases = if names::check_repo_id("repository", &id).is_ok() {
+    let releases = if check_repo_id("repository", &id).is_ok() {
         ctx.req.index.releases_of(&id)
     } else {
         Vec::new()

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::{AssetRef, Manifest, PYTHON_ENGINE, Yanked};
-use llmgw_shared::names::pep503_normalize;
+use llmgw_shared::pep503_normalize;
 
 use super::index::entries::{Blob, natural_cmp};
 

@@ -9,7 +9,7 @@
 //! [`llmgw_shared::names`] before looking it up. Names are only ever used as
 //! keys into the index: no part of a URL becomes a filesystem path.
 
-use llmgw_shared::names::UnsafeName;
+use llmgw_shared::UnsafeName;
 use percent_encoding::percent_decode_str;
 use thiserror::Error;
 
@@ -61,7 +61,7 @@ pub fn decode_join(segments: &[&str]) -> Result<String, BadPath> {
 /// `what` names the id in the refusal ("repository", "repository id").
 pub fn repo_id(what: &'static str, owner: &str, name: &str) -> Result<String, BadPath> {
     let id = format!("{}/{}", decode(owner)?, decode(name)?);
-    llmgw_shared::names::check_repo_id(what, &id)?;
+    llmgw_shared::check_repo_id(what, &id)?;
     Ok(id)
 }
 

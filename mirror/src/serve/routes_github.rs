@@ -11,7 +11,7 @@
 
 use axum::response::Response;
 use http::{HeaderMap, Method, header};
-use llmgw_shared::names;
+use llmgw_shared::{check_file_name, check_ref_name};
 use serde_json::{Value, json};
 
 use super::error::GithubError;
@@ -24,7 +24,7 @@ use super::route::{Route, Routed, routed};
 
 fn tag_of(raw: &[&str]) -> Result<String, BadPath> {
     let tag = paths::decode_join(raw)?;
-    names::check_ref_name("release tag", &tag)?;
+    check_ref_name("release tag", &tag)?;
     Ok(tag)
 }
 
@@ -138,7 +138,7 @@ async fn download_asset(req: &Req<'_>, segs: &[&str]) -> Result<Response, Github
         )
     };
     let name = paths::decode(name_raw)?;
-    names::check_file_name("asset name", &name).map_err(BadPath::from)?;
+    check_file_name("asset name", &name).map_err(BadPath::from)?;
     let rel = match &tag {
         Some(t) => req.index.release(&id, t),
         None => req.index.releases_of(&id).first().copied(),

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 
 use super::error::ServeError;
 use crate::store::{Store, StoreError};

@@ -10,7 +10,7 @@
 //! Whether a blob is one the manifest names is the driver's question.
 
 use llmgw_shared::manifest::{BLOB_DIR, MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
-use llmgw_shared::names;
+use llmgw_shared::{check_relative_path, is_sha256_hex};
 
 use super::error::VerifyError;
 use crate::bundle_reader::EntryKind;
@@ -32,7 +32,7 @@ pub(crate) enum Entry<'a> {
 /// regular file no larger than [`MAX_MANIFEST_BYTES`].
 pub(crate) fn first(path: &str, kind: &EntryKind, size: u64) -> Result<(), VerifyError> {
     if path != MANIFEST_NAME {
-        names::check_relative_path("bundle entry", path).map_err(VerifyError::UnsafeEntry)?;
+        check_relative_path("bundle entry", path).map_err(VerifyError::UnsafeEntry)?;
         return Err(VerifyError::FirstEntry {
             found: path.to_string(),
             kind: kind.describe(),
@@ -62,7 +62,7 @@ pub(crate) fn after_manifest<'a>(
     size: u64,
     position: usize,
 ) -> Result<Entry<'a>, VerifyError> {
-    names::check_relative_path("bundle entry", path).map_err(VerifyError::UnsafeEntry)?;
+    check_relative_path("bundle entry", path).map_err(VerifyError::UnsafeEntry)?;
     if path == SIGNATURE_NAME {
         if position != 1 || *kind != EntryKind::File || size > MAX_SIGNATURE_BYTES {
             return Err(VerifyError::MisplacedSignature {
@@ -94,7 +94,7 @@ pub(crate) fn after_manifest<'a>(
     }
     path.strip_prefix(BLOB_DIR)
         .and_then(|r| r.strip_prefix('/'))
-        .filter(|h| names::is_sha256_hex(h))
+        .filter(|h| is_sha256_hex(h))
         .map(|sha256| Entry::Blob { sha256 })
         .ok_or_else(|| VerifyError::UnknownEntry {
             entry: path.to_string(),

@@ -8,9 +8,9 @@
 
 use std::io;
 
+use llmgw_shared::UnsafeName;
 use llmgw_shared::manifest::{ManifestError, SIGNATURE_NAME};
-use llmgw_shared::names::UnsafeName;
-use llmgw_shared::shown::{shown, shown_message};
+use llmgw_shared::{shown, shown_message};
 use thiserror::Error;
 
 use crate::bundle_reader::ReadError;

@@ -34,7 +34,7 @@ pub(crate) fn gate(
 ) -> Result<Gated, VerifyError> {
     super::classify::first(&head.path, &head.kind, head.size)?;
     let bytes = read_bounded(head, data)?;
-    let sha256 = llmgw_shared::digest::sha256_hex(&bytes);
+    let sha256 = llmgw_shared::sha256_hex(&bytes);
     if sha256 != expected_sha256 {
         return Err(VerifyError::ManifestHash {
             expected: expected_sha256.to_string(),

@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 
 use llmgw_shared::manifest::Manifest;
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 use llmgw_shared::signing::PublicKey;
 
 use super::error::VerifyError;

@@ -186,7 +186,7 @@ mod tests {
             &Silent,
         )
         .unwrap();
-        assert_eq!(digest, llmgw_shared::digest::sha256_hex(&data));
+        assert_eq!(digest, llmgw_shared::sha256_hex(&data));
         assert_eq!(*out.lock().unwrap(), data);
         assert_eq!(captured, data);
         assert!(*finished.lock().unwrap());
@@ -216,7 +216,7 @@ mod tests {
         let none: Option<Box<dyn BlobSink>> = None;
         let err = stream_blob("blobs/sha256/ab", &mut Broken, none, None, &Silent).unwrap_err();
         assert_eq!(err.to_string(), "reading blobs/sha256/ab from the bundle");
-        let chain = llmgw_shared::chain::chain(&err);
+        let chain = llmgw_shared::chain(&err);
         assert!(chain.ends_with(": the disk is gone"), "{chain}");
     }
 }

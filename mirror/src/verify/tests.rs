@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use llmgw_shared::digest::git_blob_sha1_hex;
-use llmgw_shared::digest::sha256_hex;
+use llmgw_shared::git_blob_sha1_hex;
 use llmgw_shared::manifest::{
     DigestSource, HfFile, HfRepo, MANIFEST_NAME, Manifest, PublisherDigest, RepoKind,
 };
+use llmgw_shared::sha256_hex;
 
 use super::*;
 use crate::progress::Silent;

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::ids::Sha256;
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 use serde::Serialize;
 

@@ -14,7 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
@@ -188,7 +188,7 @@ pub fn read_volume(
             data.take(MAX_MANIFEST_BYTES)
                 .read_to_end(&mut bytes)
                 .map_err(|e| not_volume(format!("reading manifest.json: {e}")))?;
-            let found = llmgw_shared::digest::sha256_hex(&bytes);
+            let found = llmgw_shared::sha256_hex(&bytes);
             if found != expected {
                 return Err(Flow::Fatal(VolumeError::OtherBundle {
                     path: path.to_path_buf(),
@@ -294,7 +294,7 @@ pub fn read_volume(
         };
         match streamed.map(|state| (state, size)) {
             Err(e) => {
-                let e = llmgw_shared::chain::chain(&e);
+                let e = llmgw_shared::chain(&e);
                 out.broken = Some(format!("reading entry {}: {e}", head.path));
                 out.damaged.push((want, format!("unreadable: {e}")));
                 Err(Flow::Stop)

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::shown::shown_message;
+use llmgw_shared::shown_message;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use sha2::digest::common::hazmat::{SerializableState, SerializedState};

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use llmgw_mirror::Store;
 use llmgw_mirror::serve::{Running, ServeConfig, TlsFiles, start};
-use llmgw_shared::digest::{git_blob_sha1_hex, lfs_pointer, sha256_hex};
 use llmgw_shared::manifest::*;
+use llmgw_shared::{git_blob_sha1_hex, lfs_pointer, sha256_hex};
 
 pub const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 pub const COMMIT2: &str = "89abcdef0123456789abcdef0123456789abcdef";

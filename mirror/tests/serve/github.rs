@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use llmgw_shared::digest::sha256_hex;
+use llmgw_shared::sha256_hex;
 
 use crate::common::*;
 

@@ -2,7 +2,7 @@
 //! huggingface_hub 2.4.0 (`hf` CLI and Python API) and 0.36.2, plus raw
 //! requests for the exact headers and llama.cpp's `-hf` sequence.
 
-use llmgw_shared::digest::sha256_hex;
+use llmgw_shared::sha256_hex;
 
 use crate::common::*;
 

@@ -5,8 +5,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use llmgw_mirror::serve::start;
-use llmgw_shared::digest::sha256_hex;
 use llmgw_shared::manifest::{HfRepo, Manifest, RepoKind};
+use llmgw_shared::sha256_hex;
 
 use crate::common::*;
 

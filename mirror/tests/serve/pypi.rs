@@ -3,8 +3,8 @@
 //! URLs rewritten, uv's interpreter list — at the HTTP level here, and with
 //! the real uv and pip in `pypi_clients`.
 
-use llmgw_shared::digest::sha256_hex;
 use llmgw_shared::manifest::*;
+use llmgw_shared::sha256_hex;
 
 use crate::common::*;
 use crate::pypi_kit::*;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use llmgw_shared::digest::sha256_hex;
 use llmgw_shared::manifest::*;
+use llmgw_shared::sha256_hex;
 
 use crate::common::*;
 

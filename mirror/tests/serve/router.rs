@@ -209,7 +209,7 @@ fn if_range_needs_the_strong_etag() {
     let (_d, store, _) = store_with_main_bundle();
     let (app, _state) = app(&store);
     let gguf = &model_files()["tiny-Q8_0.gguf"].0;
-    let etag = format!("\"{}\"", llmgw_shared::digest::sha256_hex(gguf));
+    let etag = format!("\"{}\"", llmgw_shared::sha256_hex(gguf));
     let uri = "/acme/tiny/resolve/main/tiny-Q8_0.gguf";
 
     let (s, h, body) = send(

@@ -324,8 +324,8 @@ fn stopped(out: &std::path::Path) -> anyhow::Error {
 
 /// Where the password of an encrypted signing key comes from:
 /// `LLMGW_SIGN_PASSWORD`, else the terminal when there is one.
-pub fn sign_password() -> llmgw_shared::signer::Password {
-    use llmgw_shared::signer::Password;
+pub fn sign_password() -> llmgw_shared::Password {
+    use llmgw_shared::Password;
     match std::env::var("LLMGW_SIGN_PASSWORD") {
         Ok(p) => Password::Given(p),
         Err(_) if std::io::stdin().is_terminal() => Password::Prompt,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use llmgw_shared::signer::SecretKey;
+use llmgw_shared::SecretKey;
 
 const AFTER_HELP: &str = "\
 Adds manifest.json.minisig (a prehashed minisign signature over the exact bytes of

@@ -7,7 +7,7 @@ use clap::{Subcommand, ValueEnum};
 use llmgw_mirror::NewStore;
 use llmgw_mirror::Store;
 use llmgw_mirror::trust::{self, Added, Role};
-use llmgw_shared::chain::Chain;
+use llmgw_shared::Chain;
 use serde_json::json;
 
 use super::import::undo_note;

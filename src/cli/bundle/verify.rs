@@ -8,7 +8,7 @@ use llmgw_mirror::Terminal;
 use llmgw_mirror::inspect::Summary;
 use llmgw_mirror::trust;
 use llmgw_mirror::verify::{self, HashOnly, Outcome};
-use llmgw_shared::ids::Sha256;
+use llmgw_shared::Sha256;
 use serde_json::json;
 
 use super::import::{parse_sha256_arg, signatures_text};

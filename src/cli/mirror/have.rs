@@ -51,7 +51,7 @@ pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
         list.series.len(),
         list.blobs.len()
     );
-    print(&format!("{}\n", llmgw_shared::digest::sha256_hex(&bytes)))
+    print(&format!("{}\n", llmgw_shared::sha256_hex(&bytes)))
 }
 
 /// Writes `path` whole: a temporary file beside it, synced, renamed over.

@@ -5,7 +5,7 @@ use anyhow::Context;
 use clap::Args;
 use llmgw_mirror::Store;
 use llmgw_mirror::inspect::Summary;
-use llmgw_shared::chain::Chain;
+use llmgw_shared::Chain;
 
 use crate::cli::help;
 use crate::cli::{OutputArg, StoreArg, print};

@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use llmgw_shared::digest::lfs_pointer;
-use llmgw_shared::git::TreeItem;
+use llmgw_shared::TreeItem;
+use llmgw_shared::lfs_pointer;
 use llmgw_shared::manifest::RepoKind;
 
 /// A bundle held, as `/v1/index` lists it.
@@ -256,7 +256,7 @@ fn tree_oid(dir: &str, kids: &BTreeSet<String>, entries: &BTreeMap<String, TreeE
             }
         })
         .collect();
-    llmgw_shared::git::tree_oid(&items)
+    llmgw_shared::tree_oid(&items)
 }
 
 #[cfg(test)]

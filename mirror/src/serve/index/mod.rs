@@ -13,14 +13,14 @@
 //! where bundles disagree about what a branch or tag names, the later
 //! import wins — never the bundle with the later `created` date, which is
 //! whatever its maker wrote. Repository ids are merged case-insensitively
-//! ([`llmgw_shared::names::repo_key`]), as GitHub and the Hub match them.
+//! ([`llmgw_shared::repo_key`]), as GitHub and the Hub match them.
 
 pub mod entries;
 
 use std::collections::{BTreeMap, HashMap};
 
 use llmgw_shared::manifest::{Manifest, RefKind, RepoKind};
-use llmgw_shared::names::repo_key;
+use llmgw_shared::repo_key;
 use sha2::Digest;
 use sha2::Sha256;
 

@@ -7,8 +7,8 @@
 
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, Method};
+use llmgw_shared::check_relative_path;
 use llmgw_shared::manifest::RepoKind;
-use llmgw_shared::names;
 use serde_json::json;
 
 use super::shapes::lfs_sibling;
@@ -41,7 +41,7 @@ async fn resolve_file(
     let id = paths::repo_id("repository id", segs[0], segs[1])?;
     let rev = revision(&segs[3..4])?;
     let path = paths::decode_join(&segs[4..])?;
-    names::check_relative_path("file path", &path).map_err(paths::BadPath::from)?;
+    check_relative_path("file path", &path).map_err(paths::BadPath::from)?;
     let repo = super::repo(req, kind, &id)?;
     let snap = repo
         .resolve(&rev)

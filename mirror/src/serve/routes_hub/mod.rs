@@ -19,7 +19,7 @@ mod shapes;
 use axum::response::Response;
 use http::{HeaderMap, Method};
 use llmgw_shared::manifest::RepoKind;
-use llmgw_shared::names;
+use llmgw_shared::{check_ref_name, check_relative_path, is_sha1_hex};
 use serde_json::{Value, json};
 
 use super::error::HubError;
@@ -46,8 +46,8 @@ pub fn kind_of(plural: &str) -> Option<Option<RepoKind>> {
 /// Decodes and checks a revision: a 40-hex commit or a ref name.
 fn revision(raw: &[&str]) -> Result<String, BadPath> {
     let rev = paths::decode_join(raw)?;
-    if !names::is_sha1_hex(&rev) {
-        names::check_ref_name("revision", &rev)?;
+    if !is_sha1_hex(&rev) {
+        check_ref_name("revision", &rev)?;
     }
     Ok(rev)
 }
@@ -173,7 +173,7 @@ fn refs_json(repo: &HubRepo) -> Value {
 fn tree(req: &Req<'_>, repo: &HubRepo, snap: &Snapshot, after: &[&str]) -> Result<Value, HubError> {
     let path = paths::decode_join(after)?;
     if !path.is_empty() {
-        names::check_relative_path("tree path", &path).map_err(BadPath::from)?;
+        check_relative_path("tree path", &path).map_err(BadPath::from)?;
     }
     if !snap.is_dir(&path) {
         return Err(HubError::EntryNotFound {
@@ -216,7 +216,7 @@ fn paths_info(req: &Req<'_>, snap: &Snapshot, form: Option<&[u8]>) -> Result<Val
             continue;
         }
         let p = p.trim_matches('/');
-        names::check_relative_path("path", p).map_err(BadPath::from)?;
+        check_relative_path("path", p).map_err(BadPath::from)?;
         if let Some(e) = snap.entries.get(p) {
             out.push(tree_json(e, snap, expand));
         }

@@ -8,8 +8,8 @@
 //! accident.
 
 use http::Method;
-use llmgw_shared::names::pep503_normalize;
-use llmgw_shared::shown::shown;
+use llmgw_shared::pep503_normalize;
+use llmgw_shared::shown;
 
 use super::accept::{self, Format};
 use crate::serve::index::Blob;

@@ -10,7 +10,7 @@
 
 use std::io::Read;
 
-use llmgw_shared::shown::shown;
+use llmgw_shared::shown;
 use thiserror::Error;
 use toml::{Table, Value};
 
@@ -107,7 +107,7 @@ fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
     std::fs::File::open(&path)
         .and_then(|f| f.take(MAX_LOCK_BYTES + 1).read_to_end(&mut bytes))
         .map_err(read_err)?;
-    let actual = llmgw_shared::digest::sha256_hex(&bytes);
+    let actual = llmgw_shared::sha256_hex(&bytes);
     if actual != env.lock.sha256 {
         return Err(LockError::Damaged {
             env: env.name.clone(),

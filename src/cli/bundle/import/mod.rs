@@ -12,8 +12,8 @@ use llmgw_mirror::Store;
 use llmgw_mirror::Terminal;
 use llmgw_mirror::import::{self, ImportOutcome, ImportReport};
 use llmgw_mirror::inspect::{Summary, human_bytes};
-use llmgw_shared::chain::{Chain, chain};
-use llmgw_shared::ids::Sha256;
+use llmgw_shared::Sha256;
+use llmgw_shared::{Chain, chain};
 use serde_json::json;
 
 use crate::cli::help::{self, IMPORT_EXIT_CODES};
@@ -60,8 +60,8 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
     let bytes = llmgw_mirror::read_bounded(std::path::Path::new(s), 4096).map_err(|e| {
         format!("expected 64 hex digits or the path of a .sha256 file; cannot use {s:?}: {e}")
     })?;
-    let hex = llmgw_shared::sums::parse_sidecar(s, &String::from_utf8_lossy(&bytes))
-        .map_err(|e| chain(&e))?;
+    let hex =
+        llmgw_shared::parse_sidecar(s, &String::from_utf8_lossy(&bytes)).map_err(|e| chain(&e))?;
     Sha256::parse(s, &hex).map_err(|e| chain(&e))
 }
 
@@ -185,7 +185,7 @@ fn proven_line(r: &ImportReport) -> String {
             Some(s) => format!(
                 "signed by bundle key {} (channel {}, sequence {})",
                 s.key_id,
-                llmgw_shared::shown::shown(&s.channel),
+                llmgw_shared::shown(&s.channel),
                 s.sequence
             ),
             None => "as given".into(),
@@ -244,7 +244,7 @@ pub fn now() -> anyhow::Result<u64> {
             .trim()
             .parse::<u64>()
             .ok()
-            .or_else(|| llmgw_shared::time::parse_rfc3339_utc(v.trim()))
+            .or_else(|| llmgw_shared::parse_rfc3339_utc(v.trim()))
             .ok_or_else(|| {
                 UsageError(format!(
                     "LLMGW_NOW={v:?}: expected Unix seconds or a UTC time such as \

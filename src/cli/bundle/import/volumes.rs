@@ -178,11 +178,7 @@ fn taken_lines(
     let mut out = Vec::new();
     for t in &p.taken {
         let line = match &t.result {
-            Err(e) => format!(
-                "{}: REFUSED: {}",
-                t.path.display(),
-                llmgw_shared::chain::Chain(e)
-            ),
+            Err(e) => format!("{}: REFUSED: {}", t.path.display(), llmgw_shared::Chain(e)),
             Ok(r) if r.skipped => format!(
                 "{}: {} was taken in already (seen twice): skipped",
                 t.path.display(),
@@ -249,7 +245,7 @@ fn incomplete_text(p: &llmgw_mirror::volumes::import::Progressed, lines: &[Strin
     for i in p.incomplete.iter().take(20) {
         out.push_str(&format!(
             "  incomplete: {} ({} bytes missing)\n",
-            llmgw_shared::shown::shown(&i.name),
+            llmgw_shared::shown(&i.name),
             i.bytes_missing
         ));
     }
