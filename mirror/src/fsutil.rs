@@ -53,13 +53,7 @@ impl StoreLock {
     /// `flock(2)` through std (`File::try_lock`): released when the file
     /// closes, so a killed process never leaves the store locked.
     fn take(path: &Path, what: &str, exclusive: bool) -> Result<Self, StoreError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| StoreError::io(path, e))?;
+        let file = open_keeping(path).map_err(|e| StoreError::io(path, e))?;
         let taken = if exclusive {
             file.try_lock()
         } else {
@@ -84,6 +78,18 @@ impl StoreLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Opens `path` to read and write, creating it when absent and keeping
+/// what it holds: a lock file, or a staging file written at offsets over
+/// several runs.
+pub fn open_keeping(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
 }
 
 /// Writes a small file and syncs it, so a later rename publishes whole bytes.

@@ -277,21 +277,15 @@ pub fn write(
         manifest.validate()?;
         let bytes = manifest.to_canonical_json();
         let sig = resume::signature(series, &manifest, &bytes, earlier.as_ref())?;
-        // Every volume planned: where it goes and what it holds.
-        let mut planned = Vec::new();
+        // Every volume planned: where it goes and what it holds (the data
+        // volumes, then the parity volumes with their shard's sha256).
+        let mut bodies = Vec::new();
         for (v, list) in packing.volumes.iter().enumerate() {
-            let body = write::Body::Data(list);
-            let segs = write::segments(
-                &bytes,
-                sig.as_deref(),
-                mtime,
-                &packing,
-                &body,
-                &path_of,
+            bodies.push((
+                volume_path(out, v + 1, count)?,
+                write::Body::Data(list),
                 None,
-            )
-            .map_err(|e| CreateError::io(out, e))?;
-            planned.push((volume_path(out, v + 1, count)?, segs));
+            ));
         }
         if let Some(s) = &shards {
             for (j, shard) in s.files.iter().enumerate() {
@@ -300,18 +294,23 @@ pub fn write(
                     shard,
                     size: s.shard_size,
                 };
-                let segs = write::segments(
-                    &bytes,
-                    sig.as_deref(),
-                    mtime,
-                    &packing,
-                    &body,
-                    &path_of,
-                    Some(&s.sha256[j]),
-                )
-                .map_err(|e| CreateError::io(out, e))?;
-                planned.push((parity_path(out, j + 1, s.files.len())?, segs));
+                let path = parity_path(out, j + 1, s.files.len())?;
+                bodies.push((path, body, Some(s.sha256[j].as_str())));
             }
+        }
+        let mut planned = Vec::new();
+        for (path, body, shard_sha) in &bodies {
+            let segs = write::segments(
+                &bytes,
+                sig.as_deref(),
+                mtime,
+                &packing,
+                body,
+                &path_of,
+                *shard_sha,
+            )
+            .map_err(|e| CreateError::io(out, e))?;
+            planned.push((path.clone(), segs));
         }
         let sha = llmgw_shared::sha256_hex(&bytes);
         let sha256_file = sha256_path(out)?;

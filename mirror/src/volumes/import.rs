@@ -61,16 +61,21 @@ pub struct Progressed {
 }
 
 impl Progressed {
+    fn lacking(&self) -> (Vec<u32>, Vec<usize>) {
+        super::lacking(
+            self.count,
+            &self.whole,
+            self.parity_count,
+            &self.whole_parity,
+        )
+    }
+
     pub fn missing(&self) -> Vec<u32> {
-        (1..=self.count)
-            .filter(|v| !self.whole.contains(v))
-            .collect()
+        self.lacking().0
     }
 
     pub fn missing_parity(&self) -> Vec<usize> {
-        (0..self.parity_count)
-            .filter(|j| !self.whole_parity.contains(j))
-            .collect()
+        self.lacking().1
     }
 
     /// Whether a volume given was refused or came damaged.

@@ -15,3 +15,22 @@ pub mod state;
 pub mod stream;
 pub mod twin;
 pub mod verify;
+
+use std::collections::BTreeSet;
+
+/// Data volumes (numbered from 1) of a set of `count` not among `whole`,
+/// and parity volumes (from 0) of `parity_count` not among `whole_parity`:
+/// what a run of import or verify still lacks.
+pub(crate) fn lacking(
+    count: u32,
+    whole: &BTreeSet<u32>,
+    parity_count: usize,
+    whole_parity: &BTreeSet<usize>,
+) -> (Vec<u32>, Vec<usize>) {
+    (
+        (1..=count).filter(|v| !whole.contains(v)).collect(),
+        (0..parity_count)
+            .filter(|j| !whole_parity.contains(j))
+            .collect(),
+    )
+}

@@ -11,7 +11,7 @@
 //! the bundler's own.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use llmgw_shared::parity::{self, Segment, ShardReader};
@@ -129,12 +129,7 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, String> {
         }
         let pl = &index.volumes.placements[r.placement];
         let path = stage.part(&pl.sha256);
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let f = crate::fsutil::open_keeping(&path)
             .and_then(|f| f.set_len(pl.size).map(|()| f))
             .map_err(|e| format!("{}: {e}", path.display()))?;
         files.insert(r.placement, f);

@@ -16,7 +16,7 @@
 //!   verified ([`super::state`] checks so when it is read back).
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -257,13 +257,7 @@ impl SlotTarget for Stage<'_> {
                 (self.dir.join(format!("parity-{j}.part")), 0, size)
             }
         };
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| stage_error(&path, &e))?;
+        let f = fsutil::open_keeping(&path).map_err(|e| stage_error(&path, &e))?;
         let len = f.metadata().map_err(|e| stage_error(&path, &e))?.len();
         if len != size {
             f.set_len(size).map_err(|e| stage_error(&path, &e))?;

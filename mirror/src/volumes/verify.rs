@@ -43,9 +43,13 @@ pub struct SetCheck {
 impl SetCheck {
     /// Data volumes not given whole.
     pub fn missing(&self) -> Vec<u32> {
-        (1..=self.count)
-            .filter(|v| !self.whole.contains(v))
-            .collect()
+        super::lacking(
+            self.count,
+            &self.whole,
+            self.parity_count,
+            &self.whole_parity,
+        )
+        .0
     }
 
     /// Whether every given volume passed.
