@@ -8,6 +8,7 @@
 //! missing, and names every volume it could not take (another bundle's,
 //! damaged, or one already taken in).
 
+use super::total_len;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -130,13 +131,7 @@ pub fn import_volumes(
     }
     let mut stage = Stage::open(store, &sha, &index)?;
     check_space(&stage, paths)?;
-    progress.begin(
-        paths
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum(),
-    );
+    progress.begin(total_len(paths));
     let mut taken = Vec::new();
     for p in paths {
         let result = read::read_volume(p, &sha, &index, &mut stage, progress);

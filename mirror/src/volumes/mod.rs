@@ -34,3 +34,13 @@ pub(crate) fn lacking(
             .collect(),
     )
 }
+
+/// The bytes of the volume files given (those that can be read), for the
+/// progress bar of a run over them.
+pub(crate) fn total_len(paths: &[std::path::PathBuf]) -> u64 {
+    paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
+}

@@ -7,6 +7,7 @@
 //! cut into chunks are hashed whole again only at import, where the chunks
 //! meet.
 
+use super::total_len;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -126,13 +127,7 @@ pub fn verify_volumes(
     let mut target = HashOnly {
         whole: BTreeSet::new(),
     };
-    progress.begin(
-        paths
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum(),
-    );
+    progress.begin(total_len(paths));
     let mut out = SetCheck {
         manifest_sha256: expected.to_string(),
         manifest,
