@@ -11,7 +11,8 @@
 #   chart test           deploy/tests/test_chart.py: probes, securityContext, store path,
 #                        ports, token path, and bad values refused by values.schema.json
 #   CLI contract         deploy/tests/test_cli_contract.py: the chart's command lines run
-#                        against the real binary ($LLMGW_BIN or target/debug/llmgw)
+#                        against the real binary ($LLMGW_BIN, else debug/llmgw under
+#                        $CARGO_TARGET_DIR or target/)
 #
 # Uses the venv at ${LLMGW_VENV:-.venv} (made by scripts/setup.sh). Runs every step, then
 # exits 1 if any step found something.

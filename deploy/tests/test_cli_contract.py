@@ -9,7 +9,8 @@ containers must succeed, twice (a pod restart re-runs them); the server must ans
 while leaving the probes and /metrics open; the import's flags must parse (exit 1 for a missing bundle,
 never 2 for a usage error).
 
-The binary: $LLMGW_BIN, else target/debug/llmgw (scripts/test.sh builds it with cargo test).
+The binary: $LLMGW_BIN, else $CARGO_TARGET_DIR/debug/llmgw or target/debug/llmgw
+(scripts/test.sh builds it with cargo test).
 
     .venv/bin/python deploy/tests/test_cli_contract.py
 """
@@ -35,7 +36,9 @@ import chartlib  # noqa: E402
 
 def binary() -> Path:
     env = os.environ.get("LLMGW_BIN")
-    path = Path(env) if env else chartlib.DEPLOY.parent / "target" / "debug" / "llmgw"
+    # Where cargo put it: $CARGO_TARGET_DIR when set, as scripts/test.sh reads it.
+    target = os.environ.get("CARGO_TARGET_DIR") or chartlib.DEPLOY.parent / "target"
+    path = Path(env) if env else Path(target) / "debug" / "llmgw"
     if not path.is_file():
         raise SystemExit(f"{path} does not exist: build it with `cargo build -p llmgw` (or set LLMGW_BIN)")
     return path
