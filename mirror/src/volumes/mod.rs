@@ -12,8 +12,6 @@ pub mod rebuild;
 pub mod rehash;
 pub mod stage;
 pub mod state;
-pub mod stream;
-pub mod twin;
 pub mod verify;
 
 use std::collections::BTreeSet;

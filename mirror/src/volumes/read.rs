@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 use llmgw_shared::shown;
@@ -78,12 +79,15 @@ pub enum Running {
 /// the sync before the state is saved waits for little.
 const WRITEBACK_EVERY: u64 = 32 << 20;
 
-/// Writes a slot's bytes at their offset (on the streaming writer thread).
+/// Writes a slot's bytes at their offset (on the streaming writer thread),
+/// carrying a running hash along.
 struct AtOffset {
     file: File,
     at: u64,
     /// Bytes written since writeback was last started.
     unflushed: u64,
+    running: Option<Sha256>,
+    back: Arc<Mutex<Option<Sha256>>>,
 }
 
 impl BlobSink for AtOffset {
@@ -100,10 +104,16 @@ impl BlobSink for AtOffset {
             crate::fsutil::start_writeback(&self.file);
             self.unflushed = 0;
         }
+        if let Some(h) = &mut self.running {
+            h.update(buf);
+        }
         Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<(), crate::verify::VerifyError> {
+        if let Ok(mut b) = self.back.lock() {
+            *b = self.running;
+        }
         Ok(())
     }
 }
@@ -268,7 +278,12 @@ pub fn read_volume(
             .begin(want)
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
         progress.blob(&head.path, size);
-        let running = target.take_running(want);
+        let back = Arc::new(Mutex::new(None));
+        let (carried, fresh) = match target.take_running(want) {
+            Some(Running::Continue(h)) => (Some(h), false),
+            Some(Running::Fresh) => (None, true),
+            None => (None, false),
+        };
         let sink: Option<Box<dyn BlobSink>> = match &dest {
             None => None,
             Some((f, at)) => Some(Box::new(AtOffset {
@@ -277,21 +292,11 @@ pub fn read_volume(
                     .map_err(|e| Flow::Fatal(VolumeError::Stage(e.to_string())))?,
                 at: *at,
                 unflushed: 0,
+                running: carried,
+                back: back.clone(),
             })),
         };
-        // The chunk's hash and, when it is its blob's next, the blob's.
-        let streamed = match (running, sink) {
-            (Some(Running::Continue(blob)), Some(sink)) => {
-                super::stream::stream_in_order(&head.path, data, sink, blob, progress)
-                    .map(|(chunk, blob)| (chunk, Some(blob)))
-            }
-            (Some(Running::Fresh), sink) => {
-                crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress)
-                    .map(|chunk| (chunk.clone(), Some(chunk)))
-            }
-            (_, sink) => crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress)
-                .map(|chunk| (chunk, None)),
-        };
+        let streamed = crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress);
         match streamed.map(|state| (state, size)) {
             Err(e) => {
                 let e = llmgw_shared::chain(&e);
@@ -299,9 +304,11 @@ pub fn read_volume(
                 out.damaged.push((want, format!("unreadable: {e}")));
                 Err(Flow::Stop)
             }
-            Ok(((state, blob), n)) => {
+            Ok((state, n)) => {
                 out.bytes_read += n;
-                if let Some(h) = blob {
+                if fresh {
+                    target.streamed(want, state.clone());
+                } else if let Some(h) = back.lock().ok().and_then(|mut b| b.take()) {
                     target.streamed(want, h);
                 }
                 let got = hex::encode(state.finalize());
