@@ -99,10 +99,16 @@ fn a_volume_that_differs_from_the_plan_is_refused_and_left_alone() {
     // A volume of a set with another count, left from another request.
     let stray: PathBuf = dir.join("site.v0009-of-0009.tar");
     std::fs::copy(&set.data[2], &stray).unwrap();
+    // A `.sha256` that names another manifest.
+    let foreign = format!("{}  manifest.json\n", "0".repeat(64));
+    std::fs::write(&set.sha_file, &foreign).unwrap();
 
     let o = create_cmd(&fx, &dir, "site.tar", &kit_args(&[]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
+    assert!(err.contains(s(&set.sha_file)), "{err}");
+    assert!(err.contains("does not name this run's manifest"), "{err}");
+    assert_eq!(std::fs::read_to_string(&set.sha_file).unwrap(), foreign);
     assert!(err.contains(s(&set.data[0])), "{err}");
     assert!(err.contains("hashes to"), "{err}");
     assert!(err.contains(s(&stray)), "{err}");
@@ -115,6 +121,7 @@ fn a_volume_that_differs_from_the_plan_is_refused_and_left_alone() {
     // Removed as told, the set is made whole again.
     std::fs::remove_file(&set.data[0]).unwrap();
     std::fs::remove_file(&stray).unwrap();
+    std::fs::remove_file(&set.sha_file).unwrap();
     let o = create_cmd(&fx, &dir, "site.tar", &kit_args(&[]));
     assert!(o.status.success(), "{}", stderr(&o));
     let o = bundle_kit::run(
