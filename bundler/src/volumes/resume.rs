@@ -16,9 +16,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
-use sha2::{Digest, Sha256};
 
-use super::write::{Seg, copy_exact};
+use super::write::{Seg, copy_exact, sha256_of_next};
 use crate::error::CreateError;
 
 /// A signature file is a few hundred bytes; anything larger is not one.
@@ -104,12 +103,7 @@ pub fn compare(path: &Path, segs: &[Seg]) -> io::Result<Verdict> {
             Seg::Piece {
                 name, size, sha256, ..
             } if left >= *size => {
-                let mut h = Sha256::new();
-                copy_exact(&mut f, *size, &mut buf, |b| {
-                    h.update(b);
-                    Ok(())
-                })?;
-                let got = hex::encode(h.finalize());
+                let got = sha256_of_next(&mut f, *size, &mut buf)?;
                 if got != *sha256 {
                     return Ok(Verdict::Differs(format!(
                         "its entry {name} hashes to {got}, the plan's to {sha256}"
@@ -305,6 +299,7 @@ pub fn check_earlier(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
 
     /// A plan of a head, one piece of `src` (bytes 100..700), padding and
     /// an end, and the file it plans.

@@ -46,16 +46,21 @@ pub fn hash_pieces(
         let path = path_of(&p.sha256);
         let mut f = File::open(&path)?;
         for piece in &mut p.pieces {
-            let mut h = Sha256::new();
-            copy_exact(&mut f, piece.size, &mut buf, |b| {
-                h.update(b);
-                Ok(())
-            })
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            piece.sha256 = hex::encode(h.finalize());
+            piece.sha256 = sha256_of_next(&mut f, piece.size, &mut buf)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         }
     }
     Ok(())
+}
+
+/// The sha256 (hex) of the next `n` bytes of `r`.
+pub(super) fn sha256_of_next(r: &mut dyn Read, n: u64, buf: &mut [u8]) -> io::Result<String> {
+    let mut h = Sha256::new();
+    copy_exact(r, n, buf, |b| {
+        h.update(b);
+        Ok(())
+    })?;
+    Ok(hex::encode(h.finalize()))
 }
 
 /// Reads exactly `n` bytes from `r` into `sink`, in buffer-sized pieces.
