@@ -311,6 +311,38 @@ class ChartTest(unittest.TestCase):
                 want = "RollingUpdate" if mode == "ReadWriteMany" else "Recreate"
                 self.assertEqual(r.deploy["spec"]["strategy"]["type"], want)
 
+    def test_replicas_are_spread_and_budgeted(self):
+        # One replica: no budget (it would block every drain or promise nothing) and no
+        # anti-affinity. Several: a budget over exactly the Deployment's pods, and replicas
+        # preferring (or, with "hard", requiring) distinct nodes unless affinity is given.
+        for r in self.each():
+            with self.subTest(scenario=r.scenario):
+                replicas = r.values.get("replicaCount", 1)
+                pdbs = objs(r.docs, "PodDisruptionBudget")
+                if replicas == 1:
+                    self.assertEqual(pdbs, [])
+                    continue
+                (pdb,) = pdbs
+                self.assertEqual(pdb["spec"]["maxUnavailable"], 1)
+                self.assertEqual(pdb["spec"]["selector"]["matchLabels"], r.deploy["spec"]["selector"]["matchLabels"])
+                if r.values.get("affinity"):
+                    self.assertEqual(r.pod["affinity"], r.values["affinity"])
+                    continue
+                (term,) = r.pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+                self.assertEqual(term["podAffinityTerm"]["topologyKey"], "kubernetes.io/hostname")
+                self.assertEqual(
+                    term["podAffinityTerm"]["labelSelector"]["matchLabels"], r.deploy["spec"]["selector"]["matchLabels"]
+                )
+        self.assertTrue(any(objs(r.docs, "PodDisruptionBudget") for r in self.each()), "a scenario has replicas")
+
+        base = dict(self.rendered["rwx"].values)
+        hard = Rendered("hard", {**base, "podAntiAffinity": "hard"})
+        (term,) = hard.pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        self.assertEqual(term["labelSelector"]["matchLabels"], hard.deploy["spec"]["selector"]["matchLabels"])
+        anywhere = Rendered("anywhere", {**base, "podAntiAffinity": "", "podDisruptionBudget": {"enabled": False, "maxUnavailable": 1}})
+        self.assertNotIn("affinity", anywhere.pod)
+        self.assertEqual(objs(anywhere.docs, "PodDisruptionBudget"), [])
+
     def test_ingress_and_service_monitor_point_at_the_service(self):
         r = self.rendered["full"]
         svc = one(r.docs, "Service")
@@ -423,6 +455,8 @@ class ChartTest(unittest.TestCase):
         ("not a minisign key", {"trust": {"keys": {"k.pub": "-----BEGIN PUBLIC KEY-----"}}}, helm_python.HelmValuesError, "/trust/keys"),
         ("bad publicUrl", {"server": {"publicUrl": "mirror.local"}}, helm_python.HelmValuesError, "/server/publicUrl"),
         ("store size", {"store": {"size": "lots"}}, helm_python.HelmValuesError, "/store/size"),
+        ("unknown anti-affinity", {"podAntiAffinity": "always"}, helm_python.HelmValuesError, "/podAntiAffinity"),
+        ("budget of zero", {"podDisruptionBudget": {"enabled": True, "maxUnavailable": 0}}, helm_python.HelmValuesError, "/podDisruptionBudget/maxUnavailable"),
         # Cross-value checks in templates/_validate.tpl:
         ("two replicas on a ReadWriteOnce store", {"replicaCount": 2}, helm_python.HelmRenderError, "ReadWriteMany"),
         ("import Job on a ReadWriteOncePod store",
