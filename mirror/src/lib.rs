@@ -32,5 +32,9 @@ pub use new_store::NewStore;
 pub use progress::Terminal;
 pub use series::{Policy, read_head};
 pub use state::held_in_order;
-pub use store::{Store, StoreError};
+pub use store::backend::{BlobMeta, BlobStore, Put};
+#[doc(hidden)]
+pub use store::conformance;
+pub use store::fs::FsBlobs;
+pub use store::{Store, StoreError, layout};
 pub use store_verify::verify_store;

@@ -11,6 +11,16 @@
 //! A bundle is visible once its manifest is in `bundles/`, and import writes
 //! that file last, after every blob it names is in `blobs/`. So a reader
 //! that starts from `bundles/` never sees a half-added bundle.
+//!
+//! The keys of blobs and manifests are spelled in [`layout`] only; the
+//! blob-store layer ([`backend::BlobStore`]) keeps blobs and manifests in
+//! this folder ([`fs::FsBlobs`]) or in S3-compatible object storage.
+
+pub mod backend;
+#[doc(hidden)]
+pub mod conformance;
+pub mod fs;
+pub mod layout;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +61,17 @@ pub enum StoreError {
          file expected here"
     )]
     TooLarge { path: PathBuf, max: u64 },
+    #[error(
+        "{key} was refused: it should be {expected_size} bytes with sha256 {expected} but \
+         {actual_size} bytes hashing to {actual} were read; nothing was stored under that name"
+    )]
+    BlobMismatch {
+        key: String,
+        expected: String,
+        expected_size: u64,
+        actual: String,
+        actual_size: u64,
+    },
     #[error(
         "{path} is damaged ({reason}); it records the order bundles were imported in: restore it \
          from a backup, or delete it to fall back to the order of the manifests' file times"
@@ -100,24 +121,29 @@ impl Store {
     }
 
     pub fn blobs_dir(&self) -> PathBuf {
-        self.root.join("blobs").join("sha256")
+        self.root.join(layout::BLOBS)
     }
 
     pub fn bundles_dir(&self) -> PathBuf {
-        self.root.join("bundles")
+        self.root.join(layout::BUNDLES)
     }
 
     pub fn trust_dir(&self) -> PathBuf {
-        self.root.join("trust")
+        self.root.join(layout::TRUST)
     }
 
     pub fn tmp_dir(&self) -> PathBuf {
-        self.root.join("tmp")
+        self.root.join(layout::TMP)
     }
 
     /// Trusted state kept beside the bundles (see [`crate::state`]).
     pub fn state_dir(&self) -> PathBuf {
-        self.root.join("state")
+        self.root.join(layout::STATE)
+    }
+
+    /// The store's blobs and manifests through the blob-store layer.
+    pub fn blobs(&self) -> fs::FsBlobs {
+        fs::FsBlobs::at(&self.root)
     }
 
     /// The lock file writers (import, gc, remove, trust) hold; see
@@ -130,9 +156,10 @@ impl Store {
     /// is checked, not the bytes: blobs are verified when they are added,
     /// and `llmgw mirror verify` looks for rot.
     pub fn has_blob(&self, sha256: &str, size: u64) -> bool {
-        self.blob_path(sha256)
-            .and_then(|p| std::fs::symlink_metadata(p).ok())
-            .is_some_and(|m| m.is_file() && m.len() == size)
+        use backend::BlobStore as _;
+        layout::digest(sha256)
+            .and_then(|h| self.blobs().head(&h).ok().flatten())
+            .is_some_and(|m| m.size == size)
     }
 
     /// Every file under `blobs/sha256/`, with the name it is filed under
@@ -165,13 +192,13 @@ impl Store {
         Ok(out)
     }
 
-    /// Where the blob with this sha256 lives:
-    /// `blobs/sha256/<first two hex digits>/<all 64>`. The one function that
-    /// spells a blob's path (as cacache's `content_path` is): a [`Sha256`]
-    /// is 64 lower-case hex digits by type, so nothing else becomes a path.
+    /// Where the blob with this sha256 lives: its key
+    /// ([`layout::blob_key`], `blobs/sha256/<first two hex>/<all 64>`, the
+    /// one function that spells it, as cacache's `content_path` is) under
+    /// the root. A [`Sha256`] is 64 lower-case hex digits by type, so
+    /// nothing else becomes a path.
     pub fn blob_file(&self, sha256: &Sha256) -> PathBuf {
-        let hex = sha256.as_str();
-        self.blobs_dir().join(&hex[..2]).join(hex)
+        self.root.join(layout::blob_key(sha256))
     }
 
     /// [`Store::blob_file`] for a digest still held as text (a manifest's
@@ -184,7 +211,7 @@ impl Store {
 
     /// Where the manifest of the bundle with this sha256 lives.
     pub fn bundle_file(&self, manifest_sha256: &Sha256) -> PathBuf {
-        self.bundles_dir().join(format!("{manifest_sha256}.json"))
+        self.root.join(layout::bundle_key(manifest_sha256))
     }
 
     /// [`Store::bundle_file`] for a digest still held as text; `None` unless
@@ -194,12 +221,9 @@ impl Store {
     }
 
     /// `text` as a digest, if it is one exactly as the store spells them
-    /// (lower case, nothing around it): upper case or white space, which
-    /// [`Sha256::parse`] would forgive, names no file here.
+    /// ([`layout::digest`]).
     fn digest(text: &str) -> Option<Sha256> {
-        is_sha256_hex(text)
-            .then(|| Sha256::parse("sha256", text).ok())
-            .flatten()
+        layout::digest(text)
     }
 
     /// The sha256s of the bundles held, sorted. A missing `bundles/`

@@ -1,0 +1,81 @@
+//! The blob-store layer: what the store keeps in bulk (blobs) and what
+//! makes a bundle visible (its manifest), behind one trait with two
+//! backends — a local folder ([`super::fs::FsBlobs`], today's store) and
+//! S3-compatible object storage ([`super::s3`]).
+//!
+//! Invariant of every backend: [`BlobStore::put_blob`] makes a blob visible
+//! under its key only when the bytes it read hash to that sha256 and
+//! number exactly `size`; otherwise nothing is left under the key. Keys
+//! come from [`super::layout`] only.
+
+use std::io::Read;
+use std::ops::Range;
+use std::time::{Duration, SystemTime};
+
+use llmgw_shared::Sha256;
+
+use super::StoreError;
+
+/// What a backend knows of a blob without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobMeta {
+    pub size: u64,
+    /// When it was written (an object's `last_modified`, a file's mtime).
+    pub modified: Option<SystemTime>,
+}
+
+/// What [`BlobStore::put_blob`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Put {
+    /// The blob was written and checked.
+    Added,
+    /// A blob of that sha256 and size was already there; nothing was read.
+    Held,
+}
+
+/// Blobs and manifests, wherever they are kept.
+pub trait BlobStore: Send + Sync + std::fmt::Debug {
+    /// The blob's size and time, or `None` when it is not there.
+    fn head(&self, sha256: &Sha256) -> Result<Option<BlobMeta>, StoreError>;
+
+    /// The bytes `range` of the blob, as a reader.
+    fn read(&self, sha256: &Sha256, range: Range<u64>) -> Result<Box<dyn Read + Send>, StoreError>;
+
+    /// Stores the blob read from `reader`, hashing it on the way, and makes
+    /// it visible only when it is `size` bytes hashing to `sha256`; a blob
+    /// already there with that size is not read again.
+    fn put_blob(
+        &self,
+        sha256: &Sha256,
+        size: u64,
+        reader: &mut dyn Read,
+    ) -> Result<Put, StoreError>;
+
+    /// Every blob held, sorted by sha256.
+    fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError>;
+
+    /// Removes a blob; one already gone is not an error.
+    fn delete_blob(&self, sha256: &Sha256) -> Result<(), StoreError>;
+
+    /// The sha256s of the manifests held, sorted.
+    fn list_bundles(&self) -> Result<Vec<Sha256>, StoreError>;
+
+    /// Writes a manifest: the step that makes its bundle visible, so a
+    /// caller writes it after every blob it names.
+    fn put_manifest(&self, manifest_sha256: &Sha256, bytes: &[u8]) -> Result<(), StoreError>;
+
+    /// How long ago the blob was written (zero for a time in the future),
+    /// or `None` when it is not there or its time is unknown.
+    fn blob_age(&self, sha256: &Sha256, now: SystemTime) -> Result<Option<Duration>, StoreError> {
+        Ok(self
+            .head(sha256)?
+            .and_then(|m| m.modified)
+            .map(|t| now.duration_since(t).unwrap_or_default()))
+    }
+}
+
+/// The hex of a finished sha256 as the store spells it.
+pub(super) fn hex_of(hasher: sha2::Sha256) -> String {
+    use sha2::Digest as _;
+    hex::encode(hasher.finalize())
+}

@@ -1,0 +1,180 @@
+//! The filesystem backend of [`BlobStore`]: the store folder as it has
+//! always been (`blobs/sha256/<2 hex>/<64 hex>`, `bundles/<sha>.json`).
+//!
+//! Invariant: a blob appears under its name only by a rename from
+//! `tmp/`, after its bytes were hashed, counted and synced; a manifest
+//! only by a rename of a synced file, then a sync of `bundles/`.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::Sha256;
+use sha2::Digest as _;
+
+use super::backend::{BlobMeta, BlobStore, Put, hex_of};
+use super::{StoreError, layout};
+use crate::fsutil;
+
+/// Blobs and manifests in a store folder.
+#[derive(Debug, Clone)]
+pub struct FsBlobs {
+    root: PathBuf,
+}
+
+impl FsBlobs {
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.root.join(key)
+    }
+
+    /// A unique name in `tmp/` for a blob being written.
+    fn temp_for(&self, sha256: &Sha256) -> PathBuf {
+        self.root
+            .join(layout::TMP)
+            .join(format!("put-{}-{}", std::process::id(), sha256.as_str()))
+    }
+}
+
+fn meta_of(path: &Path) -> Result<Option<BlobMeta>, StoreError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => Ok(Some(BlobMeta {
+            size: m.len(),
+            modified: m.modified().ok(),
+        })),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+impl BlobStore for FsBlobs {
+    fn head(&self, sha256: &Sha256) -> Result<Option<BlobMeta>, StoreError> {
+        meta_of(&self.path(&layout::blob_key(sha256)))
+    }
+
+    fn read(&self, sha256: &Sha256, range: Range<u64>) -> Result<Box<dyn Read + Send>, StoreError> {
+        let path = self.path(&layout::blob_key(sha256));
+        let mut f = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
+        f.seek(SeekFrom::Start(range.start))
+            .map_err(|e| StoreError::io(&path, e))?;
+        Ok(Box::new(f.take(range.end.saturating_sub(range.start))))
+    }
+
+    fn put_blob(
+        &self,
+        sha256: &Sha256,
+        size: u64,
+        reader: &mut dyn Read,
+    ) -> Result<Put, StoreError> {
+        if self.head(sha256)?.is_some_and(|m| m.size == size) {
+            return Ok(Put::Held);
+        }
+        let dest = self.path(&layout::blob_key(sha256));
+        let tmp = self.temp_for(sha256);
+        let dir = self.root.join(layout::TMP);
+        std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        let written = (|| {
+            let mut out = File::create(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+            let mut hasher = sha2::Sha256::new();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut n = 0u64;
+            // One byte more than promised is enough to know it is too long.
+            let mut limited = reader.take(size + 1);
+            loop {
+                let k = match limited.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(k) => k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(StoreError::io(&tmp, e)),
+                };
+                hasher.update(&buf[..k]);
+                out.write_all(&buf[..k])
+                    .map_err(|e| StoreError::io(&tmp, e))?;
+                n += k as u64;
+            }
+            let actual = hex_of(hasher);
+            if actual != sha256.as_str() || n != size {
+                return Err(StoreError::BlobMismatch {
+                    key: dest.display().to_string(),
+                    expected: sha256.to_string(),
+                    expected_size: size,
+                    actual,
+                    actual_size: n,
+                });
+            }
+            out.sync_all().map_err(|e| StoreError::io(&tmp, e))
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        let parent = dest.parent().unwrap_or(&self.root).to_path_buf();
+        std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
+        std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
+        fsutil::fsync_dir(&parent)?;
+        Ok(Put::Added)
+    }
+
+    fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError> {
+        let mut out = Vec::new();
+        for (name, path) in super::Store::at(&self.root).blob_files()? {
+            let Some(sha) = layout::digest(&name) else {
+                continue;
+            };
+            // Only a blob filed under its own name is the blob.
+            if path != self.path(&layout::blob_key(&sha)) {
+                continue;
+            }
+            if let Some(m) = meta_of(&path)? {
+                out.push((sha, m));
+            }
+        }
+        out.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        Ok(out)
+    }
+
+    fn delete_blob(&self, sha256: &Sha256) -> Result<(), StoreError> {
+        let path = self.path(&layout::blob_key(sha256));
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::io(&path, e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn list_bundles(&self) -> Result<Vec<Sha256>, StoreError> {
+        Ok(super::Store::at(&self.root)
+            .bundle_ids()?
+            .iter()
+            .filter_map(|id| layout::digest(id))
+            .collect())
+    }
+
+    fn put_manifest(&self, manifest_sha256: &Sha256, bytes: &[u8]) -> Result<(), StoreError> {
+        let dest = self.path(&layout::bundle_key(manifest_sha256));
+        let dir = self.root.join(layout::BUNDLES);
+        std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        let tmp = dir.join(format!(".{manifest_sha256}.json.tmp"));
+        fsutil::write_durable(&tmp, bytes)?;
+        std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
+        fsutil::fsync_dir(&dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folder_backend_keeps_the_promises() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::conformance::exercise(&FsBlobs::at(dir.path()));
+        // Nothing half-written is left behind in tmp/.
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("tmp")).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
