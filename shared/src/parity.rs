@@ -145,9 +145,20 @@ pub fn stripes(shard_size: u64) -> impl Iterator<Item = (u64, usize)> {
     })
 }
 
+/// The Reed–Solomon code refused a stripe (shard counts or sizes it does
+/// not take): a bug of the caller, or a manifest whose parity numbers
+/// passed its checks yet cannot be coded.
+#[derive(Debug, thiserror::Error)]
+#[error("the parity code refused the stripe's shards")]
+pub struct CodeError(#[from] reed_solomon_simd::Error);
+
 /// The recovery shards of one stripe.
-pub fn encode(originals: &[Vec<u8>], recovery: usize) -> Result<Vec<Vec<u8>>, String> {
-    reed_solomon_simd::encode(originals.len(), recovery, originals).map_err(|e| e.to_string())
+pub fn encode(originals: &[Vec<u8>], recovery: usize) -> Result<Vec<Vec<u8>>, CodeError> {
+    Ok(reed_solomon_simd::encode(
+        originals.len(),
+        recovery,
+        originals,
+    )?)
 }
 
 /// The lost original shards of one stripe, from the others and the
@@ -157,14 +168,13 @@ pub fn decode(
     recovery_count: usize,
     originals: &BTreeMap<usize, Vec<u8>>,
     recovery: &BTreeMap<usize, Vec<u8>>,
-) -> Result<BTreeMap<usize, Vec<u8>>, String> {
-    reed_solomon_simd::decode(
+) -> Result<BTreeMap<usize, Vec<u8>>, CodeError> {
+    Ok(reed_solomon_simd::decode(
         count,
         recovery_count,
         originals.iter().map(|(i, b)| (*i, b)),
         recovery.iter().map(|(i, b)| (*i, b)),
-    )
-    .map_err(|e| e.to_string())
+    )?)
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub fn compute(
                 r.fill(b).map_err(|e| CreateError::io(out, e))?;
             }
             let rec = parity::encode(&bufs, k)
-                .map_err(|e| CreateError::io(out, std::io::Error::other(format!("parity: {e}"))))?;
+                .map_err(|e| CreateError::io(out, std::io::Error::other(e)))?;
             for ((w, h), r) in outs.iter_mut().zip(hashers.iter_mut()).zip(&rec) {
                 h.update(r);
                 w.write_all(r).map_err(|e| CreateError::io(out, e))?;

@@ -72,11 +72,14 @@ pub enum ImportError {
     /// `bundle import` of volumes was given none.
     #[error("no volume given")]
     NoVolume,
-    /// The volumes module's own failures, in its words.
-    #[error("{0}")]
-    Volumes(String),
+    /// The manifest of a set of volumes was not among them.
     #[error(transparent)]
-    VolumeState(#[from] crate::volumes::state::StateError),
+    VolumeSet(#[from] crate::volumes::error::SetError),
+    /// Writing what the volumes brought into the staging folder stopped.
+    #[error(transparent)]
+    VolumeStage(#[from] crate::volumes::error::StageError),
+    #[error(transparent)]
+    VolumeState(#[from] crate::volumes::error::StateError),
 }
 
 fn stage_message(path: &Path, e: &io::Error) -> String {

@@ -120,7 +120,7 @@ pub fn import_volumes(
         Ok(m) => m,
         Err(e) => match super::verify::manifest_of(std::slice::from_ref(&head_path), &sha) {
             Ok(m) => m,
-            Err(_) => return Err(ImportError::Volumes(e)),
+            Err(_) => return Err(ImportError::VolumeSet(e)),
         },
     };
     // A delta's prerequisites, before any volume is staged.
@@ -152,12 +152,15 @@ pub fn import_volumes(
         // The state is saved (what it names synced first) at least every
         // GiB verified and at the end of the run: a run killed between
         // saves reads those volumes again, nothing worse.
-        let staging_failed = matches!(&result, Err(VolumeError::Stage(_)));
-        if stage.since_save >= SAVE_EVERY || staging_failed {
+        let result = match result {
+            Err(VolumeError::Stage(e)) => {
+                stage.save()?;
+                return Err(ImportError::VolumeStage(e));
+            }
+            r => r,
+        };
+        if stage.since_save >= SAVE_EVERY {
             stage.save()?;
-        }
-        if let Err(VolumeError::Stage(e)) = &result {
-            return Err(ImportError::Volumes(e.clone()));
         }
         taken.push(Taken {
             path: p.clone(),
@@ -168,14 +171,14 @@ pub fn import_volumes(
     // What the volumes brought is synced, named and recorded first: parity
     // then sees every piece verified, and a rebuild cut short loses none.
     stage.save()?;
-    let rebuilt = super::rebuild::rebuild(&mut stage).map_err(ImportError::Volumes)?;
+    let rebuilt = super::rebuild::rebuild(&mut stage)?;
     // Blobs whose chunks are all verified: hashed whole, then staged.
     for (p, pl) in index.volumes.placements.iter().enumerate() {
         if pl.pieces.len() > 1
             && !stage.blob_done(p)
             && (0..pl.pieces.len()).all(|i| stage.state.verified.contains(&(p, i)))
         {
-            stage.finish_blob(p).map_err(ImportError::Volumes)?;
+            stage.finish_blob(p)?;
         }
         if pl.pieces.is_empty() && !stage.blob_done(p) {
             // An empty file: nothing to carry, staged as it is.

@@ -5,6 +5,7 @@
 //! the operator gave (or a trusted key signed); its entries are looked up
 //! in that manifest's placements ([`index`]), never made into paths.
 
+pub mod error;
 pub mod import;
 pub mod index;
 pub mod read;

@@ -11,39 +11,19 @@
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 use llmgw_shared::shown;
 use sha2::{Digest, Sha256};
-use thiserror::Error;
 
+use super::error::StageError;
+pub use super::error::VolumeError;
 use super::index::{Slot, VolumeIndex, Which};
 use crate::bundle_reader::{self, EntryKind, ReadError};
 use crate::progress::Progress;
 use crate::verify::BlobSink;
-
-/// Why a file cannot be taken as a volume of this bundle at all.
-#[derive(Debug, Error)]
-pub enum VolumeError {
-    #[error(
-        "{} is a volume of another bundle (manifest sha256 {found}), not of bundle {expected}: \
-         skipped; keep it for that bundle's import",
-        path.display()
-    )]
-    OtherBundle {
-        path: PathBuf,
-        found: String,
-        expected: String,
-    },
-    #[error("{} is not a volume of an llmgw bundle: {reason}", path.display())]
-    NotAVolume { path: PathBuf, reason: String },
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("{0}; the volumes and what was verified before are unchanged")]
-    Stage(String),
-}
 
 /// Where the bytes of a slot go, and what becomes of them.
 pub trait SlotTarget {
@@ -52,11 +32,11 @@ pub trait SlotTarget {
     fn start(&mut self, which: Which) -> bool;
     /// Where to write a slot's bytes (file and offset), if anywhere;
     /// `None` also when the slot is verified already (then it is skipped).
-    fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, String>;
+    fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, StageError>;
     /// Whether the slot is verified already (its bytes are not read).
     fn have(&self, slot: Slot) -> bool;
     /// The slot's bytes hashed right (`file` holds them): keep them.
-    fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String>;
+    fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), StageError>;
     /// Whether the slot's bytes also go on the running hash of its blob
     /// (the chunks before it came in order), handed back by
     /// [`SlotTarget::streamed`].
@@ -289,7 +269,7 @@ pub fn read_volume(
             Some((f, at)) => Some(Box::new(AtOffset {
                 file: f
                     .try_clone()
-                    .map_err(|e| Flow::Fatal(VolumeError::Stage(e.to_string())))?,
+                    .map_err(|e| Flow::Fatal(VolumeError::Stage(StageError::Reopen(e))))?,
                 at: *at,
                 unflushed: 0,
                 running: carried,

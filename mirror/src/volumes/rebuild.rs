@@ -17,6 +17,7 @@ use std::os::unix::fs::FileExt;
 use llmgw_shared::parity::{self, Segment, ShardReader};
 use sha2::{Digest, Sha256};
 
+use super::error::StageError;
 use super::index::Slot;
 use super::read::SlotTarget;
 use super::stage::Stage;
@@ -52,7 +53,7 @@ fn lost_in(lost: &[Rebuilt], start: u64, len: usize) -> BTreeSet<usize> {
 /// parity volumes held can decode; answers the data volumes made whole by
 /// it (none when there is no parity, nothing lost, or too much lost — the
 /// report then says what is still missing).
-pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, String> {
+pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
     let index = stage.index;
     let Some(par) = index.volumes.parity.clone() else {
         return Ok(Vec::new());
@@ -119,10 +120,10 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, String> {
             let p = stage.parity_file(j);
             File::open(&p)
                 .map(|f| (j, f))
-                .map_err(|e| format!("{}: {e}", p.display()))
+                .map_err(|source| StageError::Read { path: p, source })
         })
         .collect::<Result<_, _>>()?;
-    let mut files: HashMap<usize, File> = HashMap::new();
+    let mut files: HashMap<usize, (std::path::PathBuf, File)> = HashMap::new();
     for r in lost.iter().filter(|r| !r.beyond) {
         if files.contains_key(&r.placement) {
             continue;
@@ -131,8 +132,8 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, String> {
         let path = stage.part(&pl.sha256);
         let f = crate::fsutil::open_keeping(&path)
             .and_then(|f| f.set_len(pl.size).map(|()| f))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        files.insert(r.placement, f);
+            .map_err(|e| StageError::write(&path, e))?;
+        files.insert(r.placement, (path, f));
     }
     let mut originals = BTreeMap::new();
     let mut rec = BTreeMap::new();
@@ -149,30 +150,37 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, String> {
                 continue;
             }
             let mut b = vec![0u8; len];
-            shard.read_at(start, &mut b).map_err(|e| e.to_string())?;
+            shard
+                .read_at(start, &mut b)
+                .map_err(StageError::ReadShards)?;
             originals.insert(v, b);
         }
         rec.clear();
         for (j, f) in recovery.iter().take(gone.len()) {
             let mut b = vec![0u8; len];
             f.read_exact_at(&mut b, start)
-                .map_err(|e| format!("parity shard {}: {e}", j + 1))?;
+                .map_err(|source| StageError::ReadParity {
+                    shard: j + 1,
+                    source,
+                })?;
             rec.insert(*j, b);
         }
-        let back = parity::decode(count, par.shards.len(), &originals, &rec)?;
+        let back = parity::decode(count, par.shards.len(), &originals, &rec)
+            .map_err(StageError::Decode)?;
         for r in lost
             .iter_mut()
             .filter(|r| !r.beyond && r.covers(start, end))
         {
-            let data = back.get(&r.volume).ok_or_else(|| {
-                format!("the parity code did not give back volume {}", r.volume + 1)
+            let data = back.get(&r.volume).ok_or(StageError::NotDecoded {
+                volume: r.volume + 1,
             })?;
             let (a, b) = (r.at.max(start), (r.at + r.size).min(end));
             let bytes = &data[(a - start) as usize..(b - start) as usize];
             r.hasher.update(bytes);
             let off = index.volumes.placements[r.placement].pieces[r.piece].offset + (a - r.at);
-            if let Some(f) = files.get(&r.placement) {
-                f.write_all_at(bytes, off).map_err(|e| e.to_string())?;
+            if let Some((path, f)) = files.get(&r.placement) {
+                f.write_all_at(bytes, off)
+                    .map_err(|e| StageError::write(path, e))?;
             }
         }
     }
@@ -188,14 +196,17 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, String> {
         let want = &index.volumes.placements[r.placement].pieces[r.piece].sha256;
         let got = hex::encode(r.hasher.finalize());
         if &got != want {
-            return Err(format!(
-                "volume {v} rebuilt from parity does not hash right (a piece gives sha256 \
-                 {got}, expected {want}): a parity volume or a staged piece is damaged; \
-                 bring volume {v} itself"
-            ));
+            return Err(StageError::RebuiltMismatch {
+                volume: v,
+                got,
+                expected: want.clone(),
+            });
         }
-        let f = files.get(&r.placement).map(|f| f.try_clone()).transpose();
-        let f = f.map_err(|e| e.to_string())?;
+        let f = files
+            .get(&r.placement)
+            .map(|(_, f)| f.try_clone())
+            .transpose();
+        let f = f.map_err(StageError::Reopen)?;
         stage.verified(
             Slot::Piece {
                 placement: r.placement,

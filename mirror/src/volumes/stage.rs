@@ -22,10 +22,11 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::error::{StageError, StateError};
 use super::index::{Slot, VolumeIndex, Which};
 use super::read::{Running, SlotTarget};
 use super::rehash::{Rehasher, hash_file};
-use super::state::{self, Resume, STATE_NAME, StateError, VolState};
+use super::state::{self, Resume, STATE_NAME, VolState};
 use crate::fsutil;
 use crate::store::{Store, StoreError};
 
@@ -164,7 +165,7 @@ impl<'a> Stage<'a> {
 
     /// Hashes a blob whose chunks are all verified, whole, against its
     /// sha256; on a match syncs it and gives it its staged name.
-    pub fn finish_blob(&mut self, placement: usize) -> Result<bool, String> {
+    pub fn finish_blob(&mut self, placement: usize) -> Result<bool, StageError> {
         let p = &self.index.volumes.placements[placement];
         let part = self.part(&p.sha256);
         let got = match self.running.remove(&placement) {
@@ -173,7 +174,10 @@ impl<'a> Stage<'a> {
                 Some(hashed) => hashed,
                 None => hash_file(&part),
             }
-            .map_err(|e| format!("{}: {e}", part.display()))?,
+            .map_err(|source| StageError::Read {
+                path: part.clone(),
+                source,
+            })?,
         };
         if got != p.sha256 {
             // Every chunk matched, yet the whole does not: forget the chunks,
@@ -185,7 +189,7 @@ impl<'a> Stage<'a> {
             let _ = std::fs::remove_file(&part);
             return Ok(false);
         }
-        seal(&part, &self.staged(&p.sha256)).map_err(|e| format!("{}: {e}", part.display()))?;
+        seal(&part, &self.staged(&p.sha256)).map_err(|e| StageError::write(&part, e))?;
         for i in 0..p.pieces.len() {
             self.state.verified.remove(&(placement, i));
         }
@@ -233,8 +237,8 @@ impl SlotTarget for Stage<'_> {
         }
     }
 
-    fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, String> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+    fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, StageError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| StageError::write(&self.dir, e))?;
         self.pending = None;
         if let Slot::Piece { placement, piece } = slot
             && self.index.volumes.placements[placement].pieces.len() > 1
@@ -257,15 +261,15 @@ impl SlotTarget for Stage<'_> {
                 (self.dir.join(format!("parity-{j}.part")), 0, size)
             }
         };
-        let f = fsutil::open_keeping(&path).map_err(|e| stage_error(&path, &e))?;
-        let len = f.metadata().map_err(|e| stage_error(&path, &e))?.len();
+        let f = fsutil::open_keeping(&path).map_err(|e| StageError::write(&path, e))?;
+        let len = f.metadata().map_err(|e| StageError::write(&path, e))?.len();
         if len != size {
-            f.set_len(size).map_err(|e| stage_error(&path, &e))?;
+            f.set_len(size).map_err(|e| StageError::write(&path, e))?;
         }
         Ok(Some((f, offset)))
     }
 
-    fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), String> {
+    fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), StageError> {
         if let Some(f) = file {
             fsutil::start_writeback(&f);
         }
@@ -297,21 +301,9 @@ impl SlotTarget for Stage<'_> {
             }
             Slot::Parity(j) => {
                 let part = self.dir.join(format!("parity-{j}.part"));
-                seal(&part, &self.parity_file(j)).map_err(|e| stage_error(&part, &e))?;
+                seal(&part, &self.parity_file(j)).map_err(|e| StageError::write(&part, e))?;
             }
         }
         Ok(())
-    }
-}
-
-fn stage_error(path: &Path, e: &std::io::Error) -> String {
-    if fsutil::is_disk_full(e) {
-        format!(
-            "the disk filled up while writing {}: {e}; free space on the store's filesystem and \
-             run the import again (what was verified is kept)",
-            path.display()
-        )
-    } else {
-        format!("writing {}: {e}", path.display())
     }
 }

@@ -10,14 +10,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use llmgw_shared::shown_message;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use sha2::digest::common::hazmat::{SerializableState, SerializedState};
-use thiserror::Error;
 
+use super::error::{StateError, StateProblem};
 use super::index::VolumeIndex;
 
 /// The state file's name in the staging folder.
@@ -66,20 +65,6 @@ impl Resume {
     }
 }
 
-/// A state file that cannot be taken.
-#[derive(Debug, Error)]
-#[error(
-    "{}: {reason}; this file records what earlier runs of an import of volumes verified, and \
-     only `llmgw bundle import` writes it: remove the folder {} and import the volumes again",
-    path.display(),
-    dir.display()
-)]
-pub struct StateError {
-    pub path: PathBuf,
-    pub dir: PathBuf,
-    pub reason: String,
-}
-
 /// The most bytes a state file of this bundle can take: every piece,
 /// volume and parity shard named, with room to spare.
 pub fn max_bytes(index: &VolumeIndex) -> u64 {
@@ -103,10 +88,10 @@ pub fn max_bytes(index: &VolumeIndex) -> u64 {
 /// there is none yet.
 pub fn load(dir: &Path, sha: &str, index: &VolumeIndex) -> Result<VolState, StateError> {
     let path = dir.join(STATE_NAME);
-    let refuse = |reason: String| StateError {
+    let refuse = |problem: StateProblem| StateError {
         path: path.clone(),
         dir: dir.to_path_buf(),
-        reason,
+        problem,
     };
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
@@ -116,77 +101,71 @@ pub fn load(dir: &Path, sha: &str, index: &VolumeIndex) -> Result<VolState, Stat
                 ..VolState::default()
             });
         }
-        Err(e) => return Err(refuse(format!("cannot be opened ({e})"))),
+        Err(e) => return Err(refuse(StateProblem::Open(e))),
     };
     let max = max_bytes(index);
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| refuse(format!("cannot be read ({e})")))?;
+        .map_err(|e| refuse(StateProblem::Read(e)))?;
     if bytes.len() as u64 > max {
-        return Err(refuse(format!(
-            "it is over {max} bytes, more than a state of this bundle ever takes"
-        )));
+        return Err(refuse(StateProblem::TooLarge { max }));
     }
-    let state: VolState = serde_json::from_slice(&bytes).map_err(|e| {
-        refuse(format!(
-            "it is not a state of an import of volumes ({})",
-            shown_message(&e.to_string())
-        ))
-    })?;
+    let state: VolState =
+        serde_json::from_slice(&bytes).map_err(|e| refuse(StateProblem::Parse(e)))?;
     check(&state, sha, index).map_err(refuse)?;
     Ok(state)
 }
 
 /// Whether everything the state names is in this bundle's manifest.
-fn check(s: &VolState, sha: &str, index: &VolumeIndex) -> Result<(), String> {
+fn check(s: &VolState, sha: &str, index: &VolumeIndex) -> Result<(), StateProblem> {
     if s.manifest_sha256 != sha {
-        return Err(format!(
-            "it records bundle {}, but its folder is bundle {sha}'s",
-            shown_message(&s.manifest_sha256)
-        ));
+        return Err(StateProblem::OtherBundle {
+            recorded: s.manifest_sha256.clone(),
+            folder: sha.to_string(),
+        });
     }
     if let Some(v) = s.whole.iter().find(|v| **v == 0 || **v > index.count()) {
-        return Err(format!(
-            "it names data volume {v}; the bundle has volumes 1 to {}",
-            index.count()
-        ));
+        return Err(StateProblem::NoSuchVolume {
+            volume: *v,
+            count: index.count(),
+        });
     }
     if let Some(j) = s.whole_parity.iter().find(|j| **j >= index.parity_count()) {
-        return Err(format!(
-            "it names parity volume {}; the bundle has {}",
-            j + 1,
-            index.parity_count()
-        ));
+        return Err(StateProblem::NoSuchParity {
+            shard: j + 1,
+            count: index.parity_count(),
+        });
     }
     let placements = &index.volumes.placements;
     for &(p, i) in &s.verified {
         let chunks = placements.get(p).map_or(0, |pl| pl.pieces.len());
         if chunks < 2 || i >= chunks {
-            return Err(format!(
-                "it names chunk {i} of file {p}, which the manifest does not cut that way"
-            ));
+            return Err(StateProblem::NoSuchChunk {
+                placement: p,
+                piece: i,
+            });
         }
     }
     for (&p, r) in &s.running {
         let chunks = placements.get(p).map_or(0, |pl| pl.pieces.len());
         if chunks < 2 || r.next == 0 || r.next > chunks {
-            return Err(format!(
-                "it carries a hash of file {p} up to chunk {}, which the manifest does not cut \
-                 that way",
-                r.next
-            ));
+            return Err(StateProblem::RunningPast {
+                placement: p,
+                next: r.next,
+            });
         }
         if let Some(i) = (0..r.next).find(|i| !s.verified.contains(&(p, *i))) {
-            return Err(format!(
-                "it carries a hash of file {p} over chunk {i}, which it does not list as verified"
-            ));
+            return Err(StateProblem::RunningUnverified {
+                placement: p,
+                piece: i,
+            });
         }
         if r.hasher().is_none() {
-            return Err(format!(
-                "its hash of file {p} is not a sha256 state ({})",
-                shown_message(&r.state)
-            ));
+            return Err(StateProblem::NotAHashState {
+                placement: p,
+                state: r.state.clone(),
+            });
         }
     }
     Ok(())

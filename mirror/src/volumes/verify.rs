@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::Manifest;
 
+use super::error::{SetError, StageError, Tried};
 use super::index::{Slot, VolumeIndex, Which};
 use super::read::{self, SlotTarget, VolumeError, VolumeRead};
 use crate::progress::Progress;
@@ -75,46 +76,51 @@ impl SlotTarget for HashOnly {
     fn start(&mut self, which: Which) -> bool {
         !self.whole.contains(&which)
     }
-    fn begin(&mut self, _: Slot) -> Result<Option<(File, u64)>, String> {
+    fn begin(&mut self, _: Slot) -> Result<Option<(File, u64)>, StageError> {
         Ok(None)
     }
     fn have(&self, _: Slot) -> bool {
         false
     }
-    fn verified(&mut self, _: Slot, _: Option<File>) -> Result<(), String> {
+    fn verified(&mut self, _: Slot, _: Option<File>) -> Result<(), StageError> {
         Ok(())
     }
 }
 
 /// Reads the manifest of the first volume that has the expected one.
-pub fn manifest_of(paths: &[PathBuf], expected: &str) -> Result<(Manifest, VolumeIndex), String> {
-    let mut why = Vec::new();
+pub fn manifest_of(paths: &[PathBuf], expected: &str) -> Result<(Manifest, VolumeIndex), SetError> {
+    let mut tried = Vec::new();
     for p in paths {
         match crate::series::read_head(p) {
             Ok(h) if h.manifest_sha256 == expected => {
-                let m = Manifest::from_json_bytes(&h.manifest_bytes)
-                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                let m = Manifest::from_json_bytes(&h.manifest_bytes).map_err(|source| {
+                    SetError::Manifest {
+                        path: p.clone(),
+                        source,
+                    }
+                })?;
                 let Some(index) = VolumeIndex::of(&m) else {
-                    return Err(format!(
-                        "bundle {expected} ({}) is not a set of volumes: import or verify it as \
-                         one bundle",
-                        p.display()
-                    ));
+                    return Err(SetError::NotASet {
+                        expected: expected.to_string(),
+                        path: p.clone(),
+                    });
                 };
                 return Ok((m, index));
             }
-            Ok(h) => why.push(format!(
-                "{} belongs to bundle {}",
-                p.display(),
-                h.manifest_sha256
-            )),
-            Err(e) => why.push(format!("{}: {e}", p.display())),
+            Ok(h) => tried.push(Tried::Other {
+                path: p.clone(),
+                sha256: h.manifest_sha256,
+            }),
+            Err(error) => tried.push(Tried::Unreadable {
+                path: p.clone(),
+                error,
+            }),
         }
     }
-    Err(format!(
-        "none of the volumes given holds the manifest of bundle {expected}: {}",
-        why.join("; ")
-    ))
+    Err(SetError::NoManifest {
+        expected: expected.to_string(),
+        tried,
+    })
 }
 
 /// Checks each volume at `paths` against the bundle `expected`.
@@ -122,7 +128,7 @@ pub fn verify_volumes(
     paths: &[PathBuf],
     expected: &str,
     progress: &dyn Progress,
-) -> Result<SetCheck, String> {
+) -> Result<SetCheck, SetError> {
     let (manifest, index) = manifest_of(paths, expected)?;
     let mut target = HashOnly {
         whole: BTreeSet::new(),

@@ -48,9 +48,7 @@ fn list(v: &[u32]) -> String {
 
 pub fn run_verify(paths: &[PathBuf], sha256: &str, json_out: bool) -> anyhow::Result<()> {
     let progress = Terminal::new("verifying");
-    let set = verify::verify_volumes(paths, sha256, &progress)
-        .map_err(anyhow::Error::msg)
-        .context("volumes refused")?;
+    let set = verify::verify_volumes(paths, sha256, &progress).context("volumes refused")?;
     let names = llmgw_mirror::verify::blob_names(&set.manifest);
     let name = |s: Slot| slot_name(&set.manifest, &names, s);
     let lines: Vec<String> = set
