@@ -193,9 +193,8 @@ pub fn head_differs(path: &Path, planned: &[u8], planned_sig: Option<&[u8]>) -> 
         return Some("it does not start with a manifest.json (not a volume)".into());
     };
     if old == planned {
-        return (sig.as_deref() != planned_sig).then(|| {
-            "it carries another signature (signed by another key, or not as this run signs)".into()
-        });
+        return (sig.as_deref() != planned_sig)
+            .then(|| signature_differs(sig.as_deref(), planned_sig));
     }
     let sha = llmgw_shared::sha256_hex(&old);
     let mut why = format!(
@@ -214,6 +213,47 @@ pub fn head_differs(path: &Path, planned: &[u8], planned_sig: Option<&[u8]>) -> 
         ));
     }
     Some(why)
+}
+
+/// Why a volume holding this run's manifest under another signature is
+/// not kept, and what to do: every volume of a set must carry one
+/// signature, and this run's key did not make the one it has (or one of
+/// the two runs signed and the other did not), so keeping it would mix
+/// two signatures in one set.
+fn signature_differs(old: Option<&[u8]>, planned: Option<&[u8]>) -> String {
+    use llmgw_shared::signing::Signature;
+    let key_of = |b: &[u8]| {
+        std::str::from_utf8(b)
+            .ok()
+            .and_then(|t| Signature::parse(SIGNATURE_NAME, t).ok())
+            .map_or_else(
+                || "an unreadable key".to_string(),
+                |s| format!("key {}", s.key_id()),
+            )
+    };
+    match (old, planned) {
+        (None, _) => "it holds this run's manifest unsigned, and this run signs it \
+                      (--sign-key): run again without --sign-key to keep it, or remove it to \
+                      have it written signed"
+            .into(),
+        (Some(o), None) => format!(
+            "it holds this run's manifest signed by {}, and this run signs nothing: run again \
+             with --sign-key and the key that signed it to keep it, or remove it",
+            key_of(o)
+        ),
+        (Some(o), Some(n)) if key_of(o) == key_of(n) => format!(
+            "it holds this run's manifest with a signature by this run's {} that does not \
+             verify (damaged): remove it to have it written anew",
+            key_of(n)
+        ),
+        (Some(o), Some(n)) => format!(
+            "it holds this run's manifest signed by {}, which this run's --sign-key ({}) did \
+             not make: run again with the key that signed it to keep it, or remove it to have \
+             it signed anew",
+            key_of(o),
+            key_of(n)
+        ),
+    }
 }
 
 /// What an earlier run of the set left, against the plan: answers the
