@@ -234,10 +234,10 @@ fn held_signed(
                 .blob_path(&a.sha256)
                 .ok_or_else(|| held(format!("{} is not a sha256", a.sha256)))?;
             let bytes = fsutil::read_bounded(&path, MAX_SIGNATURE_FILE_BYTES)
-                .map_err(|e| held(e.to_string()))?;
+                .map_err(|e| held(llmgw_shared::chain(&e)))?;
             let text = String::from_utf8_lossy(&bytes);
             let lines = parse_sha256sums(&path.display().to_string(), &text)
-                .map_err(|e| held(e.to_string()))?;
+                .map_err(|e| held(llmgw_shared::chain(&e)))?;
             listed.extend(lines.into_iter().map(|l| (l.name, l.sha256)));
         }
     }

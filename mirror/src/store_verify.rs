@@ -47,7 +47,7 @@ pub fn verify_store(store: &Store, progress: &dyn Progress) -> Result<StoreRepor
             Ok(m) => named.extend(m.blobs()),
             Err(e) => report.damaged.push(Damage {
                 path: store.bundle_path(&id).unwrap_or_default(),
-                problem: e.to_string(),
+                problem: llmgw_shared::chain(&e),
             }),
         }
     }

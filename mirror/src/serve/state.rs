@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
+use llmgw_shared::{Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
@@ -214,13 +215,13 @@ impl AppState {
         let mut ids = match self.store.bundle_ids() {
             Ok(ids) => ids,
             Err(e) => {
-                tracing::error!(error = %e, "cannot list the bundles held; serving the previous index");
+                tracing::error!(error = %Chain(&e), "cannot list the bundles held; serving the previous index");
                 self.metrics.reload_errors.inc();
                 // Look again next time, whatever the folder's times say.
                 watch.mtime = None;
                 watch.state_mtime = None;
                 if let Ok(mut p) = self.problem.lock() {
-                    *p = Some(e.to_string());
+                    *p = Some(chain(&e));
                 }
                 return;
             }
@@ -237,7 +238,7 @@ impl AppState {
             return;
         }
         let order = ImportOrder::load(&self.store).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "import order unreadable; ordering bundles by their manifests' file times");
+            tracing::error!(error = %Chain(&e), "import order unreadable; ordering bundles by their manifests' file times");
             ImportOrder::default()
         });
         order.sort(&self.store, &mut ids);
@@ -247,7 +248,7 @@ impl AppState {
                 Ok(m) => manifests.push((id.clone(), m)),
                 Err(e) => {
                     self.metrics.reload_errors.inc();
-                    tracing::error!(bundle = %id, error = %e, "bundle not served");
+                    tracing::error!(bundle = %id, error = %Chain(&e), "bundle not served");
                 }
             }
         }

@@ -27,19 +27,22 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::Sha256;
 use llmgw_shared::is_sha256_hex;
 use llmgw_shared::manifest::{Manifest, ManifestError};
-use llmgw_shared::shown_message;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("{path}: {source}")]
+    /// The cause is printed after the path by the chain (`path: cause`).
+    #[error("{path}")]
     Io {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {}", shown_message(&.source.to_string()))]
+    /// The parser's message is printed (escaped) by the chain.
+    #[error("{path}")]
     BadManifest {
         path: PathBuf,
+        #[source]
         source: ManifestError,
     },
     #[error(
@@ -315,5 +318,12 @@ mod tests {
         std::fs::write(s.bundle_path(&id).unwrap(), b"{}").unwrap();
         let err = s.read_bundle(&id).unwrap_err().to_string();
         assert!(err.contains("llmgw mirror verify"), "{err}");
+    }
+
+    #[test]
+    fn an_io_error_names_its_path_and_leaves_the_cause_to_the_chain() {
+        let e = StoreError::io("/s/bundles", std::io::Error::other("disk says no"));
+        assert_eq!(e.to_string(), "/s/bundles");
+        assert_eq!(llmgw_shared::chain(&e), "/s/bundles: disk says no");
     }
 }

@@ -32,6 +32,13 @@ pub enum VolumeError {
     },
     #[error("{} is not a volume of an llmgw bundle: {reason}", path.display())]
     NotAVolume { path: PathBuf, reason: String },
+    #[error("{} is not a volume of an llmgw bundle: reading its {entry}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        entry: &'static str,
+        #[source]
+        source: io::Error,
+    },
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error(

@@ -160,6 +160,13 @@ pub fn read_volume(
             reason,
         })
     };
+    let unreadable = |entry: &'static str, source| {
+        Flow::Fatal(VolumeError::Unreadable {
+            path: path.to_path_buf(),
+            entry,
+            source,
+        })
+    };
     let r = bundle_reader::for_each_entry(path, |head, data: &mut dyn Read| {
         if !seen_manifest {
             if head.path != MANIFEST_NAME || head.kind != EntryKind::File {
@@ -177,7 +184,7 @@ pub fn read_volume(
             let mut bytes = Vec::new();
             data.take(MAX_MANIFEST_BYTES)
                 .read_to_end(&mut bytes)
-                .map_err(|e| not_volume(format!("reading manifest.json: {e}")))?;
+                .map_err(|source| unreadable(MANIFEST_NAME, source))?;
             let found = llmgw_shared::sha256_hex(&bytes);
             if found != expected {
                 return Err(Flow::Fatal(VolumeError::OtherBundle {
@@ -201,7 +208,7 @@ pub fn read_volume(
             let mut sig = Vec::new();
             data.take(max)
                 .read_to_end(&mut sig)
-                .map_err(|e| not_volume(format!("reading {SIGNATURE_NAME}: {e}")))?;
+                .map_err(|source| unreadable(SIGNATURE_NAME, source))?;
             out.signature = Some(sig);
             return Ok(());
         }
@@ -310,7 +317,7 @@ pub fn read_volume(
     match r {
         Ok(_) | Err(Flow::Stop) => {}
         Err(Flow::Fatal(VolumeError::Read(e))) if seen_manifest => {
-            out.broken = Some(e.to_string());
+            out.broken = Some(llmgw_shared::chain(&e));
         }
         Err(Flow::Fatal(e)) => return Err(e),
     }

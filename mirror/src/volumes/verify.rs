@@ -186,7 +186,7 @@ pub fn describe_read(
 ) -> String {
     let path = path.display();
     match result {
-        Err(e) => format!("{path}: REFUSED: {e}"),
+        Err(e) => format!("{path}: REFUSED: {}", llmgw_shared::chain(e)),
         Ok(r) if duplicate => format!(
             "{path}: {} given twice: read once",
             r.which.map_or("the volume".into(), |w| w.label())

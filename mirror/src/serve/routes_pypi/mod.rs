@@ -18,6 +18,7 @@ pub mod lock;
 mod render;
 
 use http::{Method, StatusCode, header};
+use llmgw_shared::{Chain, chain};
 
 use super::request::Req;
 use super::respond;
@@ -62,7 +63,7 @@ pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
             r
         }
         Ok(Err(e)) => {
-            tracing::error!(error = %e, "lock refused");
+            tracing::error!(error = %Chain(&e), "lock refused");
             respond::text(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("{}\n", chain(&e)),
@@ -117,15 +118,4 @@ pub fn index_json(base: &str, ix: &super::index_pypi::PypiIndex) -> serde_json::
         })
         .collect();
     serde_json::Value::Array(envs)
-}
-
-/// An error and its causes, for a plain-text answer.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        out.push_str(&format!(": {s}"));
-        cur = s.source();
-    }
-    out
 }

@@ -58,7 +58,10 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
     // A .sha256 file is one line; anything longer is not one (and
     // /dev/zero must not be read to the end).
     let bytes = llmgw_mirror::read_bounded(std::path::Path::new(s), 4096).map_err(|e| {
-        format!("expected 64 hex digits or the path of a .sha256 file; cannot use {s:?}: {e}")
+        format!(
+            "expected 64 hex digits or the path of a .sha256 file; cannot use {s:?}: {}",
+            chain(&e)
+        )
     })?;
     let hex =
         llmgw_shared::parse_sidecar(s, &String::from_utf8_lossy(&bytes)).map_err(|e| chain(&e))?;
