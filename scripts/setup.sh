@@ -13,9 +13,8 @@
 #                 stacks that pin transformers < 5.
 #   .venv-py:     the real uv and the newest pip (pinned), the Python package
 #                 clients the fixture's PyPI and PyTorch indexes are tested with.
-#   .tools/s3s-fs-0.14.1: s3s-fs, a real S3 server (the s3s crate's protocol over a
-#                 folder), built once from the Rust registry: the S3 store's tests run
-#                 against it, never against a mock.
+#   .tools/garage-2.5.0, .tools/s3s-fs-0.14.1: two real S3 servers, built once from
+#                 the Rust registry: the S3 store's tests run against both, never a mock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,16 +55,22 @@ make_venv .venv huggingface_hub==2.4.0 "${deploy_tools[@]}"
 make_venv .venv-hf036 huggingface_hub==0.36.2
 make_venv .venv-py uv==0.13.9 pip==26.3
 
-# The S3 store's tests (issue 16) need a real S3 server. s3s-fs implements the S3
-# protocol (SigV4, multipart uploads, ranges) over a local folder; 0.14.1 is the newest
-# release this machine's rustc builds (0.17 needs rustc 1.96). Its build folder is
-# removed afterwards: only the binary is kept. scripts/garage.sh runs the same tests
-# against Garage where Garage can be built.
-s3s_root=.tools/s3s-fs-0.14.1
-if [ ! -x "$s3s_root/bin/s3s-fs" ]; then
-  echo "setup: building s3s-fs 0.14.1 into $s3s_root (a few minutes, once)"
-  build=$(mktemp -d /tmp/llmgw-s3s-build.XXXXXX)
-  cargo install --quiet --locked --root "$s3s_root" --target-dir "$build" \
-    s3s-fs --version 0.14.1 --features binary
+# The S3 store's tests (issue 16) run against two real S3 servers, built once from the
+# Rust registry into .tools/ (their build folders are removed; only the binaries stay):
+#   Garage 2.5.0, the self-hosted object store sites run on-premises (about 15 minutes
+#     on two idle cores, once);
+#   s3s-fs 0.14.1, the s3s crate's S3 protocol over a folder (a few minutes; 0.14.1 is
+#     the newest release this machine's rustc builds, 0.17 needs rustc 1.96).
+# tool_install NAME VERSION [CARGO ARGS...]: builds .tools/NAME-VERSION/bin/NAME.
+tool_install() {
+  local name=$1 version=$2; shift 2
+  local root=".tools/$name-$version"
+  [ -x "$root/bin/$name" ] && return
+  echo "setup: building $name $version into $root (once)"
+  local build
+  build=$(mktemp -d "/tmp/llmgw-$name-build.XXXXXX")
+  cargo install --quiet --locked --root "$root" --target-dir "$build" "$name" --version "$version" "$@"
   rm -rf "$build"
-fi
+}
+tool_install s3s-fs 0.14.1 --features binary
+tool_install garage 2.5.0
