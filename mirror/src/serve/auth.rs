@@ -6,6 +6,8 @@
 //! token's bytes nor its length leak through timing.
 
 use http::HeaderMap;
+
+use super::error::TokenError;
 use sha2::{Digest, Sha256};
 
 /// The sha256 the server keeps instead of the token.
@@ -41,24 +43,17 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 
 /// Reads a token file: the token is its content, surrounding whitespace
 /// removed.
-pub fn read_token_file(path: &std::path::Path) -> Result<String, String> {
+pub fn read_token_file(path: &std::path::Path) -> Result<String, TokenError> {
     // A token is a line; 64 KiB is far more, and /dev/zero never ends.
-    let bytes = crate::fsutil::read_bounded(path, 64 * 1024)
-        .map_err(|e| format!("cannot read the token file: {e}"))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("the token file {} is not text (UTF-8)", path.display()))?;
+    let bytes = crate::fsutil::read_bounded(path, 64 * 1024).map_err(TokenError::Read)?;
+    let path = path.to_path_buf();
+    let text = String::from_utf8(bytes).map_err(|_| TokenError::NotText { path: path.clone() })?;
     let token = text.trim();
     if token.is_empty() {
-        return Err(format!(
-            "the token file {} is empty; put the token clients will send in it",
-            path.display()
-        ));
+        return Err(TokenError::Empty { path });
     }
     if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "the token file {} holds more than one word; a token is one line without spaces",
-            path.display()
-        ));
+        return Err(TokenError::NotOneWord { path });
     }
     Ok(token.to_string())
 }
@@ -83,6 +78,11 @@ mod tests {
         assert!(!authorized(&d, &h("Basic s3cret")));
         assert!(!authorized(&d, &h("s3cret")));
         assert!(!authorized(&d, &HeaderMap::new()));
+    }
+
+    /// What the operator reads: the error and its causes.
+    fn read_token_file(p: &std::path::Path) -> Result<String, String> {
+        super::read_token_file(p).map_err(|e| llmgw_shared::chain(&e))
     }
 
     #[test]

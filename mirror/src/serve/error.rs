@@ -11,6 +11,7 @@ use thiserror::Error;
 
 use super::paths::BadPath;
 use super::respond::{github_not_found, hub_error, method_not_allowed, text};
+use crate::store::StoreError;
 
 #[derive(Debug, Error)]
 pub enum ServeError {
@@ -20,11 +21,12 @@ pub enum ServeError {
     )]
     NoStore(PathBuf),
     #[error(
-        "cannot read the store {path}: {source}; check that --store names the mirror's folder \
-         and that this user may read it"
+        "cannot read the store {path}; check that --store names the mirror's folder and that \
+         this user may read it"
     )]
     Unreadable {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
     #[error(
@@ -35,31 +37,52 @@ pub enum ServeError {
         found: String,
         hint: String,
     },
-    #[error("{0}")]
-    Token(String),
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// The value given, which is not a URL (no cause: the value is what
+    /// is wrong).
     #[error(
         "--public-url {0:?} is not an http:// or https:// URL; give the base URL nodes use, \
          e.g. https://mirror.example:8443"
     )]
     PublicUrl(String),
     #[error(
-        "cannot load TLS certificate {cert} and key {key}: {source}; give PEM files \
-         (a certificate chain and its private key)"
+        "cannot load TLS certificate {cert} and key {key}; give PEM files (a certificate chain \
+         and its private key)"
     )]
     Tls {
         cert: PathBuf,
         key: PathBuf,
+        #[source]
         source: std::io::Error,
     },
-    #[error(
-        "cannot listen on {addr}: {source}; pick another --listen address or stop what uses it"
-    )]
+    #[error("cannot listen on {addr}; pick another --listen address or stop what uses it")]
     Bind {
         addr: SocketAddr,
+        #[source]
         source: std::io::Error,
     },
-    #[error("the server stopped: {0}")]
-    Serve(std::io::Error),
+    #[error("the server stopped")]
+    Serve(#[source] std::io::Error),
+}
+
+/// Why `--token-file` cannot be used.
+#[derive(Debug, Error)]
+pub enum TokenError {
+    #[error("cannot read the token file")]
+    Read(#[source] StoreError),
+    #[error("the token file {} is not text (UTF-8)", path.display())]
+    NotText { path: PathBuf },
+    #[error(
+        "the token file {} is empty; put the token clients will send in it",
+        path.display()
+    )]
+    Empty { path: PathBuf },
+    #[error(
+        "the token file {} holds more than one word; a token is one line without spaces",
+        path.display()
+    )]
+    NotOneWord { path: PathBuf },
 }
 
 /// Why a Hub route refuses a request, each as the Hub answers it: the

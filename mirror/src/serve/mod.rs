@@ -109,7 +109,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         return Err(ServeError::PublicUrl(u.clone()));
     }
     let token = match &cfg.token_file {
-        Some(p) => Some(auth::read_token_file(p).map_err(ServeError::Token)?),
+        Some(p) => Some(auth::read_token_file(p)?),
         None => None,
     };
     let tls = match &cfg.tls {
