@@ -42,7 +42,7 @@ pub enum SeriesError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("reading {entry} from the bundle: {source}")]
+    #[error("reading {entry} from the bundle")]
     Entry {
         entry: &'static str,
         #[source]
@@ -55,7 +55,7 @@ pub enum SeriesError {
         max: u64,
     },
     #[error(
-        "{SIGNATURE_NAME}: {source}; keys that sign bundles are trusted with `llmgw bundle trust \
+        "checking {SIGNATURE_NAME}; keys that sign bundles are trusted with `llmgw bundle trust \
          add KEY.pub --role bundle`"
     )]
     Signature {

@@ -35,13 +35,18 @@ pub enum SignedError {
         actual: u64,
         max: u64,
     },
-    #[error("release {release}: {source}")]
+    #[error("release {release}")]
     Signing {
         release: String,
+        #[source]
         source: SigningError,
     },
-    #[error("release {release}: {source}")]
-    Sums { release: String, source: SumsError },
+    #[error("release {release}")]
+    Sums {
+        release: String,
+        #[source]
+        source: SumsError,
+    },
     #[error(
         "release {release}: its SHA256SUMS is signed by key {signed_by}, but the manifest says \
          key {}",

@@ -64,9 +64,10 @@ pub enum ExtensionError {
         size: u64,
         max: u64,
     },
-    #[error("reading a {}: {source}", kind.describe())]
+    #[error("reading a {}", kind.describe())]
     Read {
         kind: ExtensionKind,
+        #[source]
         source: std::io::Error,
     },
     #[error("two {}s describe the same entry", kind.describe())]

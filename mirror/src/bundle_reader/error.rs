@@ -14,10 +14,14 @@ use crate::tar_headers::ExtensionError;
 /// Why the bundle could not be read (as opposed to refused for its content).
 #[derive(Debug, Error)]
 pub enum ReadError {
-    #[error("cannot open bundle {path}: {source}")]
-    Open { path: PathBuf, source: io::Error },
+    #[error("cannot open bundle {path}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error(
-        "reading bundle {path} {place}: {source}{}",
+        "reading bundle {path} {place}{}",
         if crate::unzstd::is_damaged(source) { "" } else {
             "; the bundle is damaged or was cut short (copy it again)"
         }
@@ -25,6 +29,7 @@ pub enum ReadError {
     Stream {
         path: PathBuf,
         place: String,
+        #[source]
         source: io::Error,
     },
     #[error("bundle {path}: an entry name is not UTF-8: \"{}\"", shown(.name))]
@@ -35,10 +40,11 @@ pub enum ReadError {
         shown(.last)
     )]
     NoEndMarker { path: PathBuf, last: String },
-    #[error("bundle {path} {place}: {source}; this is not a bundle llmgw wrote")]
+    #[error("bundle {path} {place}: this is not a bundle llmgw wrote")]
     Header {
         path: PathBuf,
         place: String,
+        #[source]
         source: ExtensionError,
     },
     #[error("bundle {path} is empty: expected manifest.json as its first entry")]

@@ -197,7 +197,7 @@ mod tests {
         struct E(String);
         impl From<ReadError> for E {
             fn from(e: ReadError) -> Self {
-                E(e.to_string())
+                E(llmgw_shared::chain(&e))
             }
         }
         let mut out = Vec::new();

@@ -139,7 +139,7 @@ mod tests {
 
     impl From<VerifyError> for SinkError {
         fn from(e: VerifyError) -> Self {
-            SinkError::Refused(e.to_string())
+            SinkError::Refused(llmgw_shared::chain(&e))
         }
     }
 
