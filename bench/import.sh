@@ -27,38 +27,9 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 work=$(mktemp -d "${BENCH_DIR:-/tmp}/llmgw-import-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-src=$work/src
-mkdir -p "$src/blobs/sha256"
 
 echo "making a bundle of $N files of $MIB MiB in $work"
-files=()
-for i in $(seq 1 "$N"); do
-  head -c "${MIB}M" /dev/urandom > "$work/f$i"
-  sha=$(sha256sum "$work/f$i" | cut -d' ' -f1)
-  mv "$work/f$i" "$src/blobs/sha256/$sha"
-  files+=("$sha")
-done
-# The manifest: one model repository holding the files (LFS, as the Hub would).
-python3 - "$src" "${files[@]}" <<'PY'
-import hashlib, json, os, sys
-src, shas = sys.argv[1], sys.argv[2:]
-files = []
-for i, sha in enumerate(shas):
-    size = os.path.getsize(f"{src}/blobs/sha256/{sha}")
-    ptr = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {size}\n".encode()
-    oid = hashlib.sha1(b"blob %d\0" % len(ptr) + ptr).hexdigest()
-    files.append({"path": f"model-{i:02d}.safetensors", "size": size, "sha256": sha,
-                  "git_oid": oid, "lfs": True,
-                  "publisher_digests": [{"source": "hf-lfs-sha256", "value": sha}]})
-m = {"format_version": 1, "created": "2026-01-01T00:00:00Z", "tool": "bench/import.sh",
-     "arches": ["amd64"], "releases": [],
-     "repos": [{"type": "model", "id": "bench/big", "revision": "main",
-                "commit": "0" * 40, "files": files}], "gaps": []}
-open(f"{src}/manifest.json", "w").write(json.dumps(m, indent=2) + "\n")
-PY
-(cd "$src" && tar -cf "$work/bundle.tar" manifest.json $(printf 'blobs/sha256/%s ' "${files[@]}"))
-manifest_sha=$(sha256sum "$src/manifest.json" | cut -d' ' -f1)
-rm -rf "$src"
+manifest_sha=$(python3 bench/make_bundle.py "$work" "$N" "$MIB")
 bytes=$((N * MIB * 1024 * 1024))
 
 # time_it NAME PREPARE COMMAND: median wall seconds of RUNS runs of COMMAND,
