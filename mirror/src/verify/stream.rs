@@ -1,12 +1,15 @@
 //! One blob's bytes, read once: hashed (and, for the signature files,
 //! captured) on the reading thread while a [`BlobSink`] writes them on
-//! another.
+//! another — and, where a second hash of the same bytes is wanted (a chunk
+//! of a volume also goes on its blob's hash), that one on a third.
 //!
 //! Invariant: the digest returned is of exactly the bytes read, all of
-//! them, and the sink was handed the same bytes in the same order and
-//! finished before it is returned; any read or write failure is returned
-//! instead, the sink's own error as it is. Memory stays at a few chunks
-//! whatever the blob's size.
+//! them, and the sink (and the second hash) was handed the same bytes in
+//! the same order and finished before it is returned; any read or write
+//! failure is returned instead, the sink's own error as it is. Memory stays
+//! at a few chunks whatever the blob's size: each buffer is owned by one
+//! thread at a time (reader, then writer, then the second hash), and comes
+//! back to the reader to be filled again.
 
 use std::io::{self, Read};
 
@@ -35,19 +38,26 @@ pub(crate) fn stream_blob<E: From<VerifyError> + Send>(
     capture: Option<&mut Vec<u8>>,
     progress: &dyn Progress,
 ) -> Result<String, E> {
-    stream_blob_hashed(entry, data, sink, capture, progress)
-        .map(|hasher| hex::encode(hasher.finalize()))
+    stream_blob_hashed(entry, data, sink, capture, None, progress)
+        .map(|(hasher, _)| hex::encode(hasher.finalize()))
 }
 
 /// [`stream_blob`], answering the hash state rather than the digest (an
-/// import of volumes carries a chunk's state on as its blob's).
+/// import of volumes carries a chunk's state on as its blob's), and
+/// feeding the same bytes to `also` as well, if given: the hash of the
+/// blob a chunk belongs to, answered beside the chunk's own. With a sink,
+/// `also` is fed on a thread of its own after each buffer is written, so
+/// the two hashes and the writes of one chunk take two cores' time, not
+/// one's: on a reader that also wrote or hashed twice, that work would
+/// add up.
 pub(crate) fn stream_blob_hashed<E: From<VerifyError> + Send>(
     entry: &str,
     data: &mut dyn Read,
     sink: Option<Box<dyn BlobSink<E>>>,
     mut capture: Option<&mut Vec<u8>>,
+    mut also: Option<Sha256>,
     progress: &dyn Progress,
-) -> Result<Sha256, E> {
+) -> Result<(Sha256, Option<Sha256>), E> {
     let mut hasher = Sha256::new();
     let read_err = |source| VerifyError::ReadEntry {
         entry: entry.to_string(),
@@ -64,22 +74,50 @@ pub(crate) fn stream_blob_hashed<E: From<VerifyError> + Send>(
         loop {
             let n = read(&mut buf)?;
             if n == 0 {
-                return Ok(hasher);
+                return Ok((hasher, also));
             }
             hasher.update(&buf[..n]);
+            if let Some(h) = also.as_mut() {
+                h.update(&buf[..n]);
+            }
             if let Some(c) = capture.as_mut() {
                 c.extend_from_slice(&buf[..n]);
             }
             progress.advance(n as u64);
         }
     };
-    std::thread::scope(|scope| -> Result<Sha256, E> {
+    std::thread::scope(|scope| -> Result<(Sha256, Option<Sha256>), E> {
         let (to_writer, writer_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
         let (to_reader, spare) = std::sync::mpsc::channel::<Box<[u8]>>();
+        // The second hash, if any: fed each buffer once it is written.
+        let (to_second, second) = match also {
+            None => (None, None),
+            Some(mut h) => {
+                let (to_second, second_rx) =
+                    std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
+                let to_reader = to_reader.clone();
+                let second = scope.spawn(move || {
+                    for (buf, n) in second_rx {
+                        h.update(&buf[..n]);
+                        let _ = to_reader.send(buf);
+                    }
+                    h
+                });
+                (Some(to_second), Some(second))
+            }
+        };
         let writer = scope.spawn(move || -> Result<(), E> {
             for (buf, n) in writer_rx {
                 sink.write(&buf[..n])?;
-                let _ = to_reader.send(buf);
+                match &to_second {
+                    // It only stops when this thread does.
+                    Some(t) => {
+                        let _ = t.send((buf, n));
+                    }
+                    None => {
+                        let _ = to_reader.send(buf);
+                    }
+                }
             }
             sink.finish()
         });
@@ -110,9 +148,16 @@ pub(crate) fn stream_blob_hashed<E: From<VerifyError> + Send>(
         let written = writer
             .join()
             .unwrap_or_else(|_| Err(VerifyError::WriterPanicked.into()));
+        // The writer is done (its sender to the second hash dropped), so
+        // the second hash has had every buffer.
+        let second = match second.map(|t| t.join()) {
+            None => None,
+            Some(Ok(h)) => Some(h),
+            Some(Err(_)) => return Err(VerifyError::WriterPanicked.into()),
+        };
         reading?;
         written?;
-        Ok(hasher)
+        Ok((hasher, second))
     })
 }
 
@@ -194,6 +239,47 @@ mod tests {
         let none: Option<Box<dyn BlobSink>> = None;
         let d = stream_blob("x", &mut &data[..], none, None, &Silent).unwrap();
         assert_eq!(d, digest);
+    }
+
+    #[test]
+    fn the_second_hash_goes_on_from_its_state_over_the_same_bytes() {
+        let before = b"the chunks before this one";
+        let data: Vec<u8> = (0..3 * CHUNK + 17).map(|i| (i % 241) as u8).collect();
+        let mut whole = before.to_vec();
+        whole.extend_from_slice(&data);
+        let mut running = Sha256::new();
+        running.update(before);
+        // With a sink (the second hash on its thread), and without.
+        let (sink, out, finished) = keep(None);
+        let (own, second) = stream_blob_hashed(
+            "chunks/x/00001",
+            &mut &data[..],
+            Some(Box::new(sink)),
+            None,
+            Some(running.clone()),
+            &Silent,
+        )
+        .unwrap();
+        assert_eq!(hex::encode(own.finalize()), llmgw_shared::sha256_hex(&data));
+        let second = hex::encode(second.unwrap().finalize());
+        assert_eq!(second, llmgw_shared::sha256_hex(&whole));
+        assert_eq!(*out.lock().unwrap(), data);
+        assert!(*finished.lock().unwrap());
+        let none: Option<Box<dyn BlobSink>> = None;
+        let (_, alone) =
+            stream_blob_hashed("x", &mut &data[..], none, None, Some(running), &Silent).unwrap();
+        assert_eq!(hex::encode(alone.unwrap().finalize()), second);
+        // A failing sink: its error, whatever the second hash had.
+        let (sink, _, _) = keep(Some(2));
+        let err = stream_blob_hashed(
+            "x",
+            &mut &data[..],
+            Some(Box::new(sink)),
+            None,
+            Some(Sha256::new()),
+            &Silent,
+        );
+        assert_eq!(err.unwrap_err(), SinkError::Full(2));
     }
 
     #[test]

@@ -12,7 +12,6 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 use llmgw_shared::shown;
@@ -59,15 +58,12 @@ pub enum Running {
 /// the sync before the state is saved waits for little.
 const WRITEBACK_EVERY: u64 = 32 << 20;
 
-/// Writes a slot's bytes at their offset (on the streaming writer thread),
-/// carrying a running hash along.
+/// Writes a slot's bytes at their offset (on the streaming writer thread).
 struct AtOffset {
     file: File,
     at: u64,
     /// Bytes written since writeback was last started.
     unflushed: u64,
-    running: Option<Sha256>,
-    back: Arc<Mutex<Option<Sha256>>>,
 }
 
 impl BlobSink for AtOffset {
@@ -84,16 +80,10 @@ impl BlobSink for AtOffset {
             crate::fsutil::start_writeback(&self.file);
             self.unflushed = 0;
         }
-        if let Some(h) = &mut self.running {
-            h.update(buf);
-        }
         Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<(), crate::verify::VerifyError> {
-        if let Ok(mut b) = self.back.lock() {
-            *b = self.running;
-        }
         Ok(())
     }
 }
@@ -265,7 +255,6 @@ pub fn read_volume(
             .begin(want)
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
         progress.blob(&head.path, size);
-        let back = Arc::new(Mutex::new(None));
         let (carried, fresh) = match target.take_running(want) {
             Some(Running::Continue(h)) => (Some(h), false),
             Some(Running::Fresh) => (None, true),
@@ -279,23 +268,24 @@ pub fn read_volume(
                     .map_err(|e| Flow::Fatal(VolumeError::Stage(StageError::Reopen(e))))?,
                 at: *at,
                 unflushed: 0,
-                running: carried,
-                back: back.clone(),
             })),
         };
-        let streamed = crate::verify::stream_blob_hashed(&head.path, data, sink, None, progress);
-        match streamed.map(|state| (state, size)) {
+        // A chunk that comes in order also goes on its blob's hash, on a
+        // thread of its own beside the chunk's (see stream_blob_hashed).
+        let streamed =
+            crate::verify::stream_blob_hashed(&head.path, data, sink, None, carried, progress);
+        match streamed.map(|(state, blob)| (state, blob, size)) {
             Err(e) => {
                 let e = llmgw_shared::chain(&e);
                 out.broken = Some(format!("reading entry {}: {e}", head.path));
                 out.damaged.push((want, format!("unreadable: {e}")));
                 Err(Flow::Stop)
             }
-            Ok((state, n)) => {
+            Ok((state, blob, n)) => {
                 out.bytes_read += n;
                 if fresh {
                     target.streamed(want, state.clone());
-                } else if let Some(h) = back.lock().ok().and_then(|mut b| b.take()) {
+                } else if let Some(h) = blob {
                     target.streamed(want, h);
                 }
                 let got = hex::encode(state.finalize());
