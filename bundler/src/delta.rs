@@ -65,7 +65,7 @@ impl DeltaSpec {
             }
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let need = NeedList::from_json_bytes(&bytes)
-                .map_err(|e| bad_list(path, "a need-list (`bundle import --need-out`)", e))?;
+                .map_err(|e| bad_list(path, "a need-list (`bundle import --need-out`)", &e))?;
             let sha256 = llmgw_shared::sha256_hex(&bytes);
             return Ok(Delivery::Repair { need, sha256 });
         }
@@ -78,7 +78,7 @@ impl DeltaSpec {
         for path in &self.have {
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let list = HaveList::from_json_bytes(&bytes)
-                .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", e))?;
+                .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", &e))?;
             held.extend(list.blob_map());
             series.extend(list.series);
             bases.push(llmgw_shared::sha256_hex(&bytes));
@@ -86,7 +86,7 @@ impl DeltaSpec {
         for path in &self.base {
             let bytes = read_list(path, MAX_MANIFEST_BYTES)?;
             let m = Manifest::from_json_bytes(&bytes)
-                .map_err(|e| bad_list(path, "a bundle manifest (manifest.json)", e))?;
+                .map_err(|e| bad_list(path, "a bundle manifest (manifest.json)", &e))?;
             held.extend(m.blobs());
             bases.push(llmgw_shared::sha256_hex(&bytes));
         }
@@ -212,11 +212,11 @@ impl Delivery {
     }
 }
 
-fn bad_list(path: &Path, what: &str, e: impl std::fmt::Display) -> CreateError {
+fn bad_list(path: &Path, what: &str, e: &(dyn std::error::Error + 'static)) -> CreateError {
     CreateError::Usage(format!(
         "{}: expected {what}: {}",
         path.display(),
-        llmgw_shared::shown_message(&e.to_string())
+        llmgw_shared::shown_message(&llmgw_shared::chain(e))
     ))
 }
 

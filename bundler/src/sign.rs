@@ -66,8 +66,9 @@ pub fn sign_bundle(bundle: &Path, key: &SecretKey) -> Result<Signed, CreateError
     };
     let manifest = Manifest::from_json_bytes(&bytes).map_err(|e| {
         CreateError::Usage(format!(
-            "{}: its {MANIFEST_NAME} is not a bundle manifest: {e}",
-            bundle.display()
+            "{}: its {MANIFEST_NAME} is not a bundle manifest: {}",
+            bundle.display(),
+            llmgw_shared::chain(&e)
         ))
     })?;
     let manifest_sha256 = llmgw_shared::sha256_hex(&bytes);

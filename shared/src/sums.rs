@@ -12,10 +12,11 @@ pub enum SumsError {
         line: usize,
         found: String,
     },
-    #[error("{file} line {line}: {source}")]
+    #[error("{file} line {line}")]
     UnsafeName {
         file: String,
         line: usize,
+        #[source]
         source: UnsafeName,
     },
     #[error("{file} lists {name} twice, with different checksums")]
@@ -109,12 +110,15 @@ mod tests {
     #[test]
     fn bad_lines_are_named() {
         let err = parse_sha256sums("SHA256SUMS", "nothex  file\n").unwrap_err();
+        let err = crate::chain(&err);
         assert!(err.to_string().contains("SHA256SUMS line 1"), "{err}");
         let a = "a".repeat(64);
         let err = parse_sha256sums("SHA256SUMS", &format!("{a}  ../etc/passwd\n")).unwrap_err();
+        let err = crate::chain(&err);
         assert!(err.to_string().contains("'..'"), "{err}");
         let b = "b".repeat(64);
         let err = parse_sha256sums("S", &format!("{a}  x\n{b}  x\n")).unwrap_err();
+        let err = crate::chain(&err);
         assert!(err.to_string().contains("lists x twice"), "{err}");
     }
 

@@ -212,7 +212,8 @@ mod tests {
     #[test]
     fn refusals_name_the_entry_escaped() {
         let e = after_manifest("blobs/x\u{1b}[2J", &file(), 1, 1).unwrap_err();
-        let text = e.to_string();
+        // What the user sees: the refusal and its cause (the name's check).
+        let text = llmgw_shared::chain(&e);
         assert!(!text.contains('\u{1b}'), "{text}");
         assert!(text.contains("blobs/x"), "{text}");
         let e = after_manifest("blobs/sha256/aa", &link("/etc/passwd"), 0, 1).unwrap_err();

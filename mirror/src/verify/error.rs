@@ -10,7 +10,7 @@ use std::io;
 
 use llmgw_shared::UnsafeName;
 use llmgw_shared::manifest::{ManifestError, SIGNATURE_NAME};
-use llmgw_shared::{shown, shown_message};
+use llmgw_shared::shown;
 use thiserror::Error;
 
 use crate::bundle_reader::ReadError;
@@ -42,11 +42,12 @@ pub enum VerifyError {
          or the wrong file); do not import it"
     )]
     ManifestHash { expected: String, actual: String },
-    // The parser may quote the manifest (an unknown field's name): escaped.
-    #[error("{}", shown_message(&.0.to_string()))]
+    /// The parser's message, which may quote the manifest, is a cause:
+    /// the chain prints it escaped.
+    #[error(transparent)]
     Manifest(#[from] ManifestError),
-    #[error("bundle entry: {0}")]
-    UnsafeEntry(UnsafeName),
+    #[error("bundle entry")]
+    UnsafeEntry(#[source] UnsafeName),
     #[error(
         "bundle entry {} is a {kind}; a bundle holds only regular files \
          (manifest.json and blobs/sha256/<sha256>)",

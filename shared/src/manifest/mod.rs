@@ -111,19 +111,16 @@ pub struct Manifest {
 pub enum ManifestError {
     #[error("manifest.json is {actual} bytes; at most {max} are accepted")]
     TooLarge { actual: u64, max: u64 },
-    /// serde_json's message may quote the manifest (an unknown field's
-    /// name), so it is printed escaped and cut.
-    #[error(
-        "manifest.json is not valid JSON of bundle format 1 or 2: {}",
-        crate::shown::shown_message(&.0.to_string())
-    )]
+    /// serde_json's message (the source) may quote the manifest (an
+    /// unknown field's name); the chain prints it escaped and cut.
+    #[error("manifest.json is not valid JSON of bundle format 1 or 2")]
     Parse(#[from] serde_json::Error),
     #[error(
         "manifest.json is bundle format {found}, and this llmgw reads formats 1 and 2 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     UnknownFormat { found: u64 },
-    #[error("manifest.json: {0}")]
+    #[error("manifest.json")]
     UnsafeName(#[from] UnsafeName),
     #[error(
         "manifest.json: {}: expected {expected}, found \"{}\"",

@@ -75,7 +75,8 @@ fn order_of_discovery_does_not_change_bytes() {
 
 fn refused(m: &Manifest) -> String {
     let bytes = serde_json::to_vec(m).unwrap();
-    Manifest::from_json_bytes(&bytes).unwrap_err().to_string()
+    // What the user sees: the refusal and its causes.
+    crate::chain(&Manifest::from_json_bytes(&bytes).unwrap_err())
 }
 
 #[test]
@@ -319,6 +320,7 @@ fn unknown_fields_are_refused() {
     let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
     v["extra"] = 1.into();
     let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+    let err = crate::chain(&err);
     assert!(err.to_string().contains("unknown field"), "{err}");
 }
 
@@ -384,9 +386,8 @@ fn refusals_quote_untrusted_text_escaped_and_cut() {
 
     let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
     v[format!("\u{1b}]0;owned\u{7}{}", "y".repeat(100_000))] = 1.into();
-    let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap())
-        .unwrap_err()
-        .to_string();
+    let err =
+        crate::chain(&Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err());
     assert!(err.contains("unknown field"), "{err}");
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
     assert!(err.len() < 4_000, "{} bytes", err.len());
