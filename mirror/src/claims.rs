@@ -233,8 +233,12 @@ fn held_signed(
             let path = store
                 .blob_path(&a.sha256)
                 .ok_or_else(|| held(format!("{} is not a sha256", a.sha256)))?;
-            let bytes = fsutil::read_bounded(&path, MAX_SIGNATURE_FILE_BYTES)
-                .map_err(|e| held(llmgw_shared::chain(&e)))?;
+            let bytes = if store.remote().is_some() && !path.exists() {
+                store.read_small_blob(&a.sha256, MAX_SIGNATURE_FILE_BYTES)
+            } else {
+                fsutil::read_bounded(&path, MAX_SIGNATURE_FILE_BYTES)
+            }
+            .map_err(|e| held(llmgw_shared::chain(&e)))?;
             let text = String::from_utf8_lossy(&bytes);
             let lines = parse_sha256sums(&path.display().to_string(), &text)
                 .map_err(|e| held(llmgw_shared::chain(&e)))?;

@@ -36,5 +36,5 @@ pub use store::backend::{BlobMeta, BlobStore, Put};
 #[doc(hidden)]
 pub use store::conformance;
 pub use store::fs::FsBlobs;
-pub use store::{Store, StoreError, layout};
+pub use store::{Store, StoreError, layout, remote, s3};
 pub use store_verify::verify_store;

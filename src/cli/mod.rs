@@ -9,6 +9,7 @@ pub mod docs;
 pub mod help;
 pub mod mirror;
 pub mod recipe;
+pub mod s3;
 
 use std::io::{ErrorKind, Write};
 use std::path::PathBuf;

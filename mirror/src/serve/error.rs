@@ -39,6 +39,8 @@ pub enum ServeError {
     },
     #[error(transparent)]
     Token(#[from] TokenError),
+    #[error("cannot copy the store's manifests and state from the bucket")]
+    Remote(#[source] crate::store::StoreError),
     /// The value given, which is not a URL (no cause: the value is what
     /// is wrong).
     #[error(

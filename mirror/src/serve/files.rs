@@ -74,35 +74,14 @@ pub async fn serve_blob(
             "blob address is not a sha256\n",
         );
     };
-    let opened = tokio::task::spawn_blocking(move || {
-        File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len())))
-    })
-    .await
-    .unwrap_or_else(|e| Err(io::Error::other(e)));
-    let file = match opened {
-        Ok((f, len)) if len == blob.size => f,
-        Ok((_, len)) => {
-            tracing::error!(blob = %blob.sha256, expected = blob.size, actual = len, "blob has the wrong size");
-            return text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!(
-                    "blob {} is {len} bytes in the store but its manifest says {}; \
-                     the store is damaged: run `llmgw mirror verify`\n",
-                    blob.sha256, blob.size
-                ),
-            );
-        }
-        Err(e) => {
-            tracing::error!(blob = %blob.sha256, error = %e, "blob unreadable");
-            return text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!(
-                    "blob {} named by a held bundle cannot be read ({e}); \
-                     run `llmgw mirror verify`\n",
-                    blob.sha256
-                ),
-            );
-        }
+    // A store in a bucket: HEAD is answered from the index, GET streams
+    // the object (see `remote_body`).
+    let file = match store.remote() {
+        Some(s3) => Source::Remote(s3.clone()),
+        None => match open_checked(path, blob).await {
+            Ok(f) => Source::File(f),
+            Err(r) => return r,
+        },
     };
 
     let size = blob.size;
@@ -119,10 +98,13 @@ pub async fn serve_blob(
         }
         Some(RangeAsk::Range(a, b)) => (StatusCode::PARTIAL_CONTENT, a, b - a + 1),
     };
-    let body = if method == Method::HEAD {
-        Body::empty()
-    } else {
-        Body::new(FileBody::new(file, start, len))
+    let body = match (method == Method::HEAD, file) {
+        (true, _) => Body::empty(),
+        (false, Source::File(f)) => Body::new(FileBody::new(f, start, len)),
+        (false, Source::Remote(s3)) => match remote_body(&s3, blob, start, len).await {
+            Ok(b) => b,
+            Err(r) => return r,
+        },
     };
     let mut r = Response::new(body);
     *r.status_mut() = status;
@@ -136,6 +118,79 @@ pub async fn serve_blob(
         );
     }
     finish(r)
+}
+
+/// Where a blob's bytes come from.
+enum Source {
+    File(File),
+    Remote(crate::store::s3::S3Blobs),
+}
+
+/// The bytes `start..start + len` of a blob in a bucket, as a body: the
+/// request is made before the answer's status is sent, so a missing object
+/// is a 500 naming it, not a 200 cut short.
+async fn remote_body(
+    s3: &crate::store::s3::S3Blobs,
+    blob: &Blob,
+    start: u64,
+    len: u64,
+) -> Result<Body, Response> {
+    let Some(sha) = crate::store::layout::digest(&blob.sha256) else {
+        return Err(text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "blob address is not a sha256\n",
+        ));
+    };
+    match s3.stream(&sha, start..start + len).await {
+        Ok(stream) => Ok(Body::from_stream(stream)),
+        Err(e) => {
+            let e = llmgw_shared::chain(&e);
+            tracing::error!(blob = %blob.sha256, error = %e, "blob unreadable in the bucket");
+            Err(text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!(
+                    "blob {} named by a held bundle cannot be read from object storage ({e}); \
+                     run `llmgw mirror verify`\n",
+                    blob.sha256
+                ),
+            ))
+        }
+    }
+}
+
+/// Opens a blob's file on the blocking pool and checks its size against
+/// the index's, or the answer that says why it cannot be served.
+async fn open_checked(path: std::path::PathBuf, blob: &Blob) -> Result<File, Response> {
+    let opened = tokio::task::spawn_blocking(move || {
+        File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len())))
+    })
+    .await
+    .unwrap_or_else(|e| Err(io::Error::other(e)));
+    match opened {
+        Ok((f, len)) if len == blob.size => Ok(f),
+        Ok((_, len)) => {
+            tracing::error!(blob = %blob.sha256, expected = blob.size, actual = len, "blob has the wrong size");
+            Err(text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!(
+                    "blob {} is {len} bytes in the store but its manifest says {}; \
+                     the store is damaged: run `llmgw mirror verify`\n",
+                    blob.sha256, blob.size
+                ),
+            ))
+        }
+        Err(e) => {
+            tracing::error!(blob = %blob.sha256, error = %e, "blob unreadable");
+            Err(text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!(
+                    "blob {} named by a held bundle cannot be read ({e}); \
+                     run `llmgw mirror verify`\n",
+                    blob.sha256
+                ),
+            ))
+        }
+    }
 }
 
 /// A file range as a body: one chunk read at a time on the blocking pool.

@@ -102,6 +102,68 @@ impl Running {
 /// runtime. The store is read by the state's own thread; `/readyz` says
 /// when.
 pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
+    let store = Store::at(&cfg.store);
+    start_with(cfg, store).await
+}
+
+/// [`start`] for a store in a bucket: `remote`'s work folder is
+/// `cfg.store`; its small files are copied from the bucket before the
+/// server starts, then every `poll` by a thread of their own (so a replica
+/// learns of a bundle another one's import added), and the index follows
+/// the folder as it follows any store's.
+pub async fn start_remote(
+    cfg: ServeConfig,
+    mut remote: crate::store::remote::Remote,
+    poll: Duration,
+) -> Result<Running, ServeError> {
+    let mut cfg = cfg;
+    cfg.store = remote.work().to_path_buf();
+    let (s3, pulled) = tokio::task::spawn_blocking(move || {
+        let r = remote.pull();
+        (remote, r)
+    })
+    .await
+    .map_err(|e| {
+        ServeError::Remote(crate::store::StoreError::io(
+            cfg.store.clone(),
+            std::io::Error::other(e),
+        ))
+    })?;
+    pulled.map_err(ServeError::Remote)?;
+    let store = Store::at(&cfg.store).with_remote(s3.s3().clone());
+    let running = start_with(cfg, store).await?;
+    let weak = Arc::downgrade(&running.state);
+    std::thread::Builder::new()
+        .name("llmgw-s3-poll".into())
+        .spawn(move || poll_bucket(s3, &weak, poll))
+        .map_err(|e| ServeError::Serve(std::io::Error::other(e)))?;
+    Ok(running)
+}
+
+/// Copies the bucket's small files into the work folder every `poll`
+/// until the server's state is gone; a failed copy is logged and tried
+/// again at the next tick, the index serving what it had.
+fn poll_bucket(
+    mut remote: crate::store::remote::Remote,
+    state: &std::sync::Weak<AppState>,
+    poll: Duration,
+) {
+    loop {
+        std::thread::sleep(poll);
+        let Some(s) = state.upgrade() else { return };
+        match remote.pull() {
+            Ok(true) => tracing::info!(store = %remote.s3().url(), "bucket changed; copied"),
+            Ok(false) => {}
+            Err(e) => {
+                s.metrics.reload_errors.inc();
+                tracing::error!(error = %llmgw_shared::chain(&e), "cannot read the bucket; serving the previous index");
+            }
+        }
+    }
+}
+
+/// [`start`] with the store given.
+pub async fn start_with(cfg: ServeConfig, store: Store) -> Result<Running, ServeError> {
     let held = store_check::check(&cfg.store)?;
     if let Some(u) = &cfg.public_url
         && !(u.starts_with("http://") || u.starts_with("https://"))
@@ -125,7 +187,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         None => None,
     };
     let state = AppState::new(
-        Store::at(&cfg.store),
+        store,
         token.as_deref(),
         cfg.public_url.clone(),
         tls.is_some(),

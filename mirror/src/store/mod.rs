@@ -21,6 +21,8 @@ pub mod backend;
 pub mod conformance;
 pub mod fs;
 pub mod layout;
+pub mod remote;
+pub mod s3;
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +77,24 @@ pub enum StoreError {
         actual: String,
         actual_size: u64,
     },
+    #[error("{op} {url}")]
+    Remote {
+        op: &'static str,
+        url: String,
+        #[source]
+        source: object_store::Error,
+    },
+    #[error("{url:?} is not an S3 store address ({reason}); give s3://BUCKET/PREFIX")]
+    S3Url { url: String, reason: &'static str },
+    #[error(
+        "the store {url} is busy: {holder} holds its lock object {lock}; wait for it to finish \
+         (if that process is gone for good, delete {lock} and run the command again)"
+    )]
+    RemoteBusy {
+        url: String,
+        lock: String,
+        holder: String,
+    },
     #[error(
         "{path} is damaged ({reason}); it records the order bundles were imported in: restore it \
          from a backup, or delete it to fall back to the order of the manifests' file times"
@@ -94,16 +114,65 @@ impl StoreError {
 /// A held bundle's sha256 and its manifest, or why it cannot be read.
 pub type HeldManifest = (String, Result<Manifest, StoreError>);
 
-/// A mirror store rooted at a directory.
+/// A mirror store rooted at a directory; or, with a remote, a store in
+/// object storage whose small files are copied into that directory
+/// ([`remote::Remote`]) and whose blobs are looked up in the bucket.
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    remote: Option<s3::S3Blobs>,
 }
 
 impl Store {
     /// A store at `root`; nothing is read or created yet.
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            remote: None,
+        }
+    }
+
+    /// This store's folder as the work folder of a store in a bucket: a
+    /// blob is held when the folder or the bucket has it.
+    pub fn with_remote(mut self, s3: s3::S3Blobs) -> Self {
+        self.remote = Some(s3);
+        self
+    }
+
+    /// The bucket whose blobs this store serves, if any.
+    pub fn remote(&self) -> Option<&s3::S3Blobs> {
+        self.remote.as_ref()
+    }
+
+    /// The bytes of a small blob held (a signature, a checksum list, a
+    /// lock file), at most `max`: from the folder, else from the bucket.
+    pub fn read_small_blob(&self, sha256: &str, max: u64) -> Result<Vec<u8>, StoreError> {
+        use backend::BlobStore as _;
+        let Some(sha) = layout::digest(sha256) else {
+            return Err(StoreError::io(
+                self.blobs_dir().join(sha256.escape_debug().to_string()),
+                std::io::ErrorKind::InvalidInput.into(),
+            ));
+        };
+        let path = self.blob_file(&sha);
+        match (&self.remote, path.exists()) {
+            (Some(s3), false) => {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut std::io::Read::take(s3.read(&sha, 0..max + 1)?, max + 1),
+                    &mut bytes,
+                )
+                .map_err(|e| StoreError::io(s3.key_url(&layout::blob_key(&sha)), e))?;
+                if bytes.len() as u64 > max {
+                    return Err(StoreError::TooLarge {
+                        path: s3.key_url(&layout::blob_key(&sha)).into(),
+                        max,
+                    });
+                }
+                Ok(bytes)
+            }
+            _ => crate::fsutil::read_bounded(&path, max),
+        }
     }
 
     /// Creates the store's folders if they are missing.
@@ -159,10 +228,12 @@ impl Store {
     /// is checked, not the bytes: blobs are verified when they are added,
     /// and `llmgw mirror verify` looks for rot.
     pub fn has_blob(&self, sha256: &str, size: u64) -> bool {
-        use backend::BlobStore as _;
-        layout::digest(sha256)
-            .and_then(|h| self.blobs().head(&h).ok().flatten())
-            .is_some_and(|m| m.size == size)
+        let Some(h) = layout::digest(sha256) else {
+            return false;
+        };
+        let held =
+            |b: &dyn backend::BlobStore| b.head(&h).ok().flatten().is_some_and(|m| m.size == size);
+        held(&self.blobs()) || self.remote.as_ref().is_some_and(|s3| held(s3))
     }
 
     /// Every file under `blobs/sha256/`, with the name it is filed under

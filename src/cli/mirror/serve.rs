@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use llmgw_mirror::serve::conn::{ConnLimits, default_max_connections};
 use llmgw_mirror::serve::store_check::Held;
-use llmgw_mirror::serve::{ServeConfig, TlsFiles, start};
+use llmgw_mirror::serve::{ServeConfig, TlsFiles, start, start_remote};
 
 use crate::cli::StoreArg;
 use crate::cli::help;
@@ -21,6 +21,12 @@ use crate::cli::help;
 pub struct ServeArgs {
     #[command(flatten)]
     pub store: StoreArg,
+    #[command(flatten)]
+    pub s3: crate::cli::s3::S3Arg,
+    /// With --store s3://…: how often the bucket's manifests are listed, so this replica
+    /// learns of bundles another import added.
+    #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub s3_poll_seconds: u64,
     /// Address and port to listen on: an IP address (0.0.0.0 for every interface) or a
     /// host name that resolves to one (localhost:8080).
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = parse_listen)]
@@ -51,6 +57,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async move {
+        let s3_url = args.store.s3_url().map(str::to_string);
         let store = args.store.path;
         let cfg = ServeConfig {
             store: store.clone(),
@@ -68,7 +75,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 ..ConnLimits::default()
             },
         };
-        let running = start(cfg).await?;
+        let running = match s3_url.as_deref() {
+            None => start(cfg).await?,
+            Some(url) => {
+                let s3 = llmgw_mirror::s3::S3Blobs::connect(
+                    &crate::cli::s3::config(url, &args.s3),
+                    tokio::runtime::Handle::current(),
+                )?;
+                let (work, _) = crate::cli::s3::work_dir(&args.s3)?;
+                let remote = llmgw_mirror::remote::Remote::new(s3, work);
+                start_remote(cfg, remote, Duration::from_secs(args.s3_poll_seconds)).await?
+            }
+        };
         if running.held == Held::Empty {
             eprintln!(
                 "llmgw: the store {} holds no bundles yet: every file request gets 404 until one \

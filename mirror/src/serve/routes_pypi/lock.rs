@@ -104,9 +104,15 @@ fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
         .blob_path(&env.lock.sha256)
         .ok_or_else(|| read_err(std::io::Error::other("not a sha256")))?;
     let mut bytes = Vec::new();
-    std::fs::File::open(&path)
-        .and_then(|f| f.take(MAX_LOCK_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(read_err)?;
+    if store.remote().is_some() && !path.exists() {
+        bytes = store
+            .read_small_blob(&env.lock.sha256, MAX_LOCK_BYTES)
+            .map_err(|e| read_err(std::io::Error::other(e)))?;
+    } else {
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(MAX_LOCK_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(read_err)?;
+    }
     let actual = llmgw_shared::sha256_hex(&bytes);
     if actual != env.lock.sha256 {
         return Err(LockError::Damaged {

@@ -6,6 +6,7 @@ pub mod volumes;
 
 use std::path::PathBuf;
 
+use anyhow::Context as _;
 use clap::Args;
 use llmgw_mirror::NewStore;
 use llmgw_mirror::Store;
@@ -41,6 +42,8 @@ pub struct ImportArgs {
     pub allow_rollback: bool,
     #[command(flatten)]
     pub store: StoreArg,
+    #[command(flatten)]
+    pub s3: crate::cli::s3::S3Arg,
     /// When a delta is refused because the store lacks blobs it relies on, write them
     /// here (a need-list) for `llmgw bundle create … --need FILE`.
     #[arg(long, value_name = "need.json")]
@@ -69,6 +72,9 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
+    if let Some(url) = a.store.s3_url() {
+        return run_import_s3(url, &a);
+    }
     let store = Store::at(&a.store.path);
     let progress = Terminal::new("importing");
     let opts = import::ImportOptions {
@@ -103,6 +109,48 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
         }
     };
     print_outcome(&a.store.path, a.output.json, outcome)
+}
+
+/// `bundle import --store s3://…`: the import runs into the work folder
+/// (blobs the bucket holds count as held), then what it added is published
+/// to the bucket, blobs first and manifests last, under the lock object.
+fn run_import_s3(url: &str, a: &ImportArgs) -> anyhow::Result<()> {
+    let session = crate::cli::s3::S3Session::open(url, &a.s3, Some("llmgw bundle import"))?;
+    let store = session.store();
+    let progress = Terminal::new("importing");
+    let opts = import::ImportOptions {
+        allow_rollback: a.allow_rollback,
+        now: now()?,
+    };
+    let mut session = session;
+    let mut publish = || {
+        session
+            .remote
+            .push()
+            .with_context(|| format!("publishing the import to {url}"))
+            .map(|pushed| tracing::info!(?pushed, "published to the bucket"))
+    };
+    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+        // A set taken in over several runs keeps its staging in the work
+        // folder (keep it with --work-dir); what was published goes up.
+        let taken = volumes::run_import(&store, a, &opts, &progress);
+        publish()?;
+        return taken;
+    }
+    let outcome =
+        match import::import_with(&store, &a.bundle[0], a.sha256.as_ref(), &opts, &progress) {
+            Ok(o) => o,
+            Err(e) => {
+                let written = need_out(&e, a.need_out.as_deref())?;
+                anyhow::bail!(
+                    "import of {} into {url} refused: {}{written}",
+                    a.bundle[0].display(),
+                    Chain(&e)
+                );
+            }
+        };
+    publish()?;
+    print_outcome(std::path::Path::new(url), a.output.json, outcome)
 }
 
 /// `--need-out`: when a delta was refused for blobs the store lacks, writes

@@ -1,0 +1,126 @@
+//! `--store s3://BUCKET/PREFIX`: the flags that reach an S3-compatible
+//! store, and the session a command works on it through (a runtime for the
+//! requests, the local work folder, the store's lock object).
+//!
+//! Invariant: a command that writes to a bucket holds its lock object for
+//! the whole run, copies the bucket's small files into the work folder
+//! before it reads any, and publishes with [`Remote::push`] (blobs first,
+//! manifests last) only after the command succeeded in the folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use llmgw_mirror::remote::{Remote, RemoteLock};
+use llmgw_mirror::s3::{S3Blobs, S3Config};
+
+use crate::cli::StoreArg;
+
+/// How to reach a store in S3-compatible object storage; credentials come
+/// from `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (or the other usual
+/// `AWS_*` variables).
+#[derive(Args, Debug, Clone)]
+pub struct S3Arg {
+    /// With --store s3://BUCKET/PREFIX: the S3 server's URL (Ceph RGW, Garage, MinIO…);
+    /// requests are path-style. Plain http:// is allowed when given here.
+    #[arg(long, env = "AWS_ENDPOINT_URL", value_name = "URL")]
+    pub s3_endpoint: Option<String>,
+    /// With --store s3://…: the bucket's region.
+    #[arg(long, env = "AWS_REGION", value_name = "REGION")]
+    pub s3_region: Option<String>,
+    /// With --store s3://…: the local folder the store's manifests and state are copied
+    /// into (and an import stages its bundle in: room for one bundle); a fresh temporary
+    /// folder when unset. Keep it between runs so a stopped import does not read again
+    /// what it verified.
+    #[arg(long, env = "LLMGW_WORK_DIR", value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// The `s3://` URL when the store is in a bucket.
+    pub fn s3_url(&self) -> Option<&str> {
+        self.path.to_str().filter(|p| p.starts_with("s3://"))
+    }
+}
+
+/// A command's hold on a store in a bucket.
+pub struct S3Session {
+    pub remote: Remote,
+    /// Held for the session; dropped before the runtime.
+    lock: Option<RemoteLock>,
+    work_is_temp: bool,
+    /// Runs the requests; declared last, so dropped after the client.
+    _rt: tokio::runtime::Runtime,
+}
+
+impl S3Session {
+    /// Connects, takes the lock object when `writer` names the command, and
+    /// copies the bucket's small files into the work folder.
+    pub fn open(url: &str, a: &S3Arg, writer: Option<&str>) -> anyhow::Result<Self> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        let s3 = S3Blobs::connect(&config(url, a), rt.handle().clone())?;
+        let (work, work_is_temp) = work_dir(a)?;
+        let mut remote = Remote::new(s3, work);
+        let lock = writer.map(|w| remote.lock(w)).transpose()?;
+        remote
+            .pull()
+            .with_context(|| format!("copying the manifests and state of {url}"))?;
+        Ok(Self {
+            remote,
+            lock,
+            work_is_temp,
+            _rt: rt,
+        })
+    }
+
+    pub fn work(&self) -> &Path {
+        self.remote.work()
+    }
+
+    /// The store as the mirror library works on it: the work folder, blobs
+    /// in the bucket.
+    pub fn store(&self) -> llmgw_mirror::Store {
+        llmgw_mirror::Store::at(self.work()).with_remote(self.remote.s3().clone())
+    }
+}
+
+impl Drop for S3Session {
+    fn drop(&mut self) {
+        drop(self.lock.take());
+        if self.work_is_temp {
+            let _ = std::fs::remove_dir_all(self.remote.work());
+        }
+    }
+}
+
+/// The S3 settings of `url` and the flags.
+pub fn config(url: &str, a: &S3Arg) -> S3Config {
+    S3Config {
+        url: url.to_string(),
+        endpoint: a.s3_endpoint.clone(),
+        region: a.s3_region.clone(),
+        credentials: None,
+    }
+}
+
+/// `--work-dir`, or a new temporary folder (and whether it is one).
+pub fn work_dir(a: &S3Arg) -> anyhow::Result<(PathBuf, bool)> {
+    if let Some(d) = &a.work_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        return Ok((d.clone(), false));
+    }
+    let d = std::env::temp_dir().join(format!(
+        "llmgw-s3-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+    Ok((d, true))
+}

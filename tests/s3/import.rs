@@ -1,0 +1,170 @@
+//! `llmgw bundle import --store s3://…`: every blob checked on its way into
+//! the bucket, the manifest last; a rerun is a no-op; a second importer is
+//! refused by the lock object; a killed import leaves no bundle, and a
+//! rerun completes it, sending only what the bucket lacks.
+
+use std::path::Path;
+use std::process::Output;
+
+use super::server::S3;
+use crate::bundle_kit::*;
+
+/// A bundle of model files of these sizes (distinct bytes each), as a tar.
+pub fn model_bundle(dir: &Path, name: &str, sizes: &[usize]) -> (Kit, std::path::PathBuf) {
+    let mut kit = Kit::new();
+    for (i, size) in sizes.iter().enumerate() {
+        let body: Vec<u8> = (0..*size as u64)
+            .map(|j| ((j ^ (i as u64 * 7919)).wrapping_mul(2654435761) >> 11) as u8)
+            .collect();
+        kit.model_file(&format!("acme/{name}"), &format!("part-{i}.bin"), &body);
+    }
+    let p = dir.join(format!("{name}.tar"));
+    write_tar(&p, &kit.entries());
+    (kit, p)
+}
+
+pub fn import(s3: &S3, url: &str, bundle: &Path, sha: &str) -> Output {
+    s3.llmgw()
+        .args([
+            "bundle",
+            "import",
+            bundle.to_str().unwrap(),
+            "--sha256",
+            sha,
+        ])
+        .args(["--store", url])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn imports_into_the_bucket_manifest_last_and_again_is_a_no_op() {
+    let s3 = S3::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (kit, bundle) = model_bundle(dir.path(), "one", &[20 << 20, 1000, 7]);
+    let sha = kit.sha256();
+    let url = s3.url("site");
+    let o = import(&s3, &url, &bundle, &sha);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains(&sha), "{out}");
+    assert!(out.contains("3 blobs"), "{out}");
+    let keys = s3.keys("site");
+    for blob in kit.blobs.keys() {
+        let key = format!("blobs/sha256/{}/{blob}", &blob[..2]);
+        assert!(keys.contains(&key), "{key} not in {keys:?}");
+        assert_eq!(
+            std::fs::read(s3.object_path(&format!("site/{key}"))).unwrap(),
+            kit.blobs[blob],
+            "{key}"
+        );
+    }
+    assert!(keys.contains(&format!("bundles/{sha}.json")), "{keys:?}");
+    assert!(keys.contains(&"state/imports.json".to_string()), "{keys:?}");
+    assert!(
+        !keys.iter().any(|k| k == "lock"),
+        "the lock is released: {keys:?}"
+    );
+    assert!(!keys.iter().any(|k| k.starts_with("tmp")), "{keys:?}");
+
+    let again = import(&s3, &url, &bundle, &sha);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("already imported"),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[test]
+fn a_second_importer_is_refused_by_the_lock_object_naming_the_first() {
+    let s3 = S3::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (kit, bundle) = model_bundle(dir.path(), "locked", &[1000]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let remote = llmgw_mirror::remote::Remote::new(s3.blobs("site", &rt), dir.path().join("w"));
+    let _held = remote.lock("an import still running").unwrap();
+    let o = import(&s3, &s3.url("site"), &bundle, &kit.sha256());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("an import still running"), "{err}");
+    assert!(err.contains("s3://models/site/lock"), "{err}");
+    assert!(!s3.keys("site").iter().any(|k| k.starts_with("bundles/")));
+}
+
+#[test]
+fn a_killed_import_leaves_no_bundle_and_a_rerun_sends_only_what_is_missing() {
+    let s3 = S3::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (kit, bundle) = model_bundle(dir.path(), "big", &[24 << 20, 24 << 20, 24 << 20]);
+    let sha = kit.sha256();
+    let url = s3.url("site");
+    let mut child = s3
+        .llmgw()
+        .args([
+            "bundle",
+            "import",
+            bundle.to_str().unwrap(),
+            "--sha256",
+            &sha,
+        ])
+        .args(["--store", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed as soon as the first blob is an object: the others, and the
+    // manifest, are still to come.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let first_blob = loop {
+        if let Some(k) = s3
+            .keys("site")
+            .into_iter()
+            .find(|k| k.starts_with("blobs/"))
+        {
+            break k;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the import ended before any blob was an object"
+        );
+        assert!(std::time::Instant::now() < deadline, "no blob after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let keys = s3.keys("site");
+    assert!(
+        !keys.iter().any(|k| k.starts_with("bundles/")),
+        "a killed import left a manifest: {keys:?}"
+    );
+    let first_time = std::fs::metadata(s3.object_path(&format!("site/{first_blob}")))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    // The lock object of the killed run is still there: the rerun is
+    // refused until it is removed, as the refusal says.
+    let o = import(&s3, &url, &bundle, &sha);
+    if !o.status.success() {
+        assert!(stderr(&o).contains("lock"), "{}", stderr(&o));
+        std::fs::remove_file(s3.object_path("site/lock")).unwrap();
+    }
+    let o = import(&s3, &url, &bundle, &sha);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let keys = s3.keys("site");
+    assert!(keys.contains(&format!("bundles/{sha}.json")), "{keys:?}");
+    for blob in kit.blobs.keys() {
+        let key = format!("site/blobs/sha256/{}/{blob}", &blob[..2]);
+        assert_eq!(
+            std::fs::read(s3.object_path(&key)).unwrap(),
+            kit.blobs[blob]
+        );
+    }
+    // The blob the killed run had sent was found, not sent again.
+    let now = std::fs::metadata(s3.object_path(&format!("site/{first_blob}")))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(now, first_time, "{first_blob} was uploaded again");
+}
