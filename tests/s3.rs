@@ -10,6 +10,7 @@ mod s3 {
     pub mod server;
 
     mod backend;
+    mod gc;
     mod import;
     mod replicas;
 }

@@ -7,6 +7,12 @@
 //! staging folders a killed import left in `tmp/`, but not a volume import
 //! in progress, which several runs add to). Both hold the store
 //! lock, so they never race an import that is adding blobs.
+//!
+//! A store in a bucket ([`gc_bucket`]) is collected the same way, from the
+//! manifests copied into its work folder, with one more rule: a blob
+//! younger than the grace period (its object's `last_modified`) is kept
+//! even when no manifest names it, so an import whose manifest is not up
+//! yet is never robbed of its blobs.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -43,6 +49,58 @@ pub struct GcReport {
     /// `volumes.json`): kept, so the volumes already taken in need not be
     /// read again.
     pub staging_kept: Vec<PathBuf>,
+    /// Blobs no manifest names, kept because they are younger than the
+    /// grace period (a store in a bucket only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blobs_young: Vec<PathBuf>,
+}
+
+/// Drops every blob of `blobs` that no manifest held in `store` names and
+/// that is older than `grace` at `now`. The caller holds the store's lock
+/// object and has copied the manifests into `store`'s folder.
+pub fn gc_bucket(
+    store: &Store,
+    blobs: &dyn crate::store::backend::BlobStore,
+    grace: std::time::Duration,
+    now: std::time::SystemTime,
+    dry_run: bool,
+) -> Result<GcReport, StoreError> {
+    let bundles = store.read_bundles()?;
+    let mut keep = BTreeSet::new();
+    for (_, m) in &bundles {
+        keep.extend(m.blobs().into_keys());
+    }
+    let mut report = GcReport {
+        dry_run,
+        bundles_kept: bundles.len(),
+        ..GcReport::default()
+    };
+    let name = |sha: &llmgw_shared::Sha256| match store.remote() {
+        Some(s3) => PathBuf::from(s3.key_url(&crate::store::layout::blob_key(sha))),
+        None => store.blob_file(sha),
+    };
+    for (sha, meta) in blobs.list_blobs()? {
+        if keep.contains(sha.as_str()) {
+            report.blobs_kept += 1;
+            report.bytes_kept += meta.size;
+            continue;
+        }
+        // A time in the future, or none, counts as new: kept.
+        let old = meta
+            .modified
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age >= grace);
+        if !old {
+            report.blobs_young.push(name(&sha));
+            continue;
+        }
+        if !dry_run {
+            blobs.delete_blob(&sha)?;
+        }
+        report.bytes_removed += meta.size;
+        report.blobs_removed.push(name(&sha));
+    }
+    Ok(report)
 }
 
 /// Drops every blob no held manifest names, and stale staging.

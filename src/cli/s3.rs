@@ -124,3 +124,40 @@ pub fn work_dir(a: &S3Arg) -> anyhow::Result<(PathBuf, bool)> {
     std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
     Ok((d, true))
 }
+
+impl S3Arg {
+    /// The settings from the environment alone, for the commands that take
+    /// no S3 flags.
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Self {
+            s3_endpoint: var("AWS_ENDPOINT_URL"),
+            s3_region: var("AWS_REGION"),
+            work_dir: var("LLMGW_WORK_DIR").map(PathBuf::from),
+        }
+    }
+}
+
+/// Runs `f` on the store `--store` names: a folder as it is; a bucket
+/// (reached with the `AWS_*` variables, worked on in `LLMGW_WORK_DIR` or a
+/// temporary folder) through its work folder — and when `writer` names the
+/// command, under the store's lock object, publishing what `f` changed once
+/// it succeeded.
+pub fn with_store<T>(
+    arg: &StoreArg,
+    writer: Option<&str>,
+    f: impl FnOnce(&llmgw_mirror::Store) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let Some(url) = arg.s3_url() else {
+        return f(&llmgw_mirror::Store::at(&arg.path));
+    };
+    let mut session = S3Session::open(url, &S3Arg::from_env(), writer)?;
+    let out = f(&session.store())?;
+    if writer.is_some() {
+        session
+            .remote
+            .push()
+            .with_context(|| format!("publishing to {url}"))?;
+    }
+    Ok(out)
+}

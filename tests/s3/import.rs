@@ -168,3 +168,70 @@ fn a_killed_import_leaves_no_bundle_and_a_rerun_sends_only_what_is_missing() {
         .unwrap();
     assert_eq!(now, first_time, "{first_blob} was uploaded again");
 }
+
+#[test]
+fn trust_list_and_a_signed_release_work_on_a_bucket_too() {
+    let s3 = S3::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url = s3.url("signed");
+    let key = Key::new();
+    let pubf = key.write_pub(dir.path());
+    let o = s3
+        .llmgw()
+        .args([
+            "bundle",
+            "trust",
+            "add",
+            pubf.to_str().unwrap(),
+            "--store",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trusted = format!("trust/{}.pub", key.id);
+    assert!(
+        s3.keys("signed").contains(&trusted),
+        "{:?}",
+        s3.keys("signed")
+    );
+
+    // One signed release (a minisign signature differs at each signing),
+    // carried by two bundles.
+    let assets: &[(&str, &[u8])] = &[("llmgw-linux-amd64.tar.gz", b"llmgw for amd64")];
+    let sums = sums_text(assets);
+    let sig = key.sign(sums.as_bytes());
+    let mut kit = Kit::new();
+    kit.llmgw_release_with(assets, sums.as_bytes(), &sig, &key.id);
+    kit.model_file("acme/tiny", "config.json", b"{\"hidden\": 8}");
+    let bundle = dir.path().join("signed.tar");
+    write_tar(&bundle, &kit.entries());
+    let o = import(&s3, &url, &bundle, &kit.sha256());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("signed by trusted key {}", key.id)),
+        "{}",
+        stdout(&o)
+    );
+    // A second bundle of the same release: its claims are checked against
+    // the held one's SHA256SUMS, read from the bucket.
+    let mut again = Kit::new();
+    again.llmgw_release_with(assets, sums.as_bytes(), &sig, &key.id);
+    again.model_file("acme/other", "config.json", b"{}");
+    let bundle2 = dir.path().join("again.tar");
+    write_tar(&bundle2, &again.entries());
+    let o = import(&s3, &url, &bundle2, &again.sha256());
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = s3
+        .llmgw()
+        .args(["mirror", "list", "--json", "--store", &url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let listed = stdout(&o);
+    assert!(
+        listed.contains(&kit.sha256()) && listed.contains(&again.sha256()),
+        "{listed}"
+    );
+}

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
 use llmgw_mirror::NewStore;
-use llmgw_mirror::Store;
 use llmgw_mirror::trust::{self, Added, Role};
 use llmgw_shared::Chain;
 use serde_json::json;
@@ -70,28 +69,28 @@ pub enum TrustCommand {
 pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
     match cmd {
         TrustCommand::Add { key, store, role } => {
-            let store = Store::at(&store.path);
-            let role = trust::Role::from(role);
-            let made = NewStore::create(&store)?;
-            let added = trust::add(&store, &key, role)
-                .map_err(|e| anyhow::anyhow!("{}{}", Chain(&e), undo_note(made)))?;
-            match added {
-                Added::New(id) => print(&format!(
-                    "trusting key {id} for {} ({})\n",
-                    match role {
-                        trust::Role::Release => "llmgw releases",
-                        trust::Role::Bundle => "bundles",
-                    },
-                    role.dir(&store).join(format!("{id}.pub")).display()
-                )),
-                Added::AlreadyTrusted(id) => print(&format!("key {id} was already trusted\n")),
-            }
+            crate::cli::s3::with_store(&store, Some("llmgw bundle trust add"), |store| {
+                let role = trust::Role::from(role);
+                let made = NewStore::create(store)?;
+                let added = trust::add(store, &key, role)
+                    .map_err(|e| anyhow::anyhow!("{}{}", Chain(&e), undo_note(made)))?;
+                match added {
+                    Added::New(id) => print(&format!(
+                        "trusting key {id} for {} ({})\n",
+                        match role {
+                            trust::Role::Release => "llmgw releases",
+                            trust::Role::Bundle => "bundles",
+                        },
+                        role.dir(store).join(format!("{id}.pub")).display()
+                    )),
+                    Added::AlreadyTrusted(id) => print(&format!("key {id} was already trusted\n")),
+                }
+            })
         }
-        TrustCommand::List { store, output } => {
-            let store = Store::at(&store.path);
+        TrustCommand::List { store, output } => crate::cli::s3::with_store(&store, None, |store| {
             let mut keys = Vec::new();
             for role in [trust::Role::Release, trust::Role::Bundle] {
-                for (p, k) in trust::load_role(&store, role)? {
+                for (p, k) in trust::load_role(store, role)? {
                     keys.push((p, k, role));
                 }
             }
@@ -110,14 +109,14 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
                 }
                 print(&out)
             }
-        }
+        }),
         TrustCommand::Remove {
             key_id,
             store,
             role,
-        } => {
-            let id = trust::remove(&Store::at(&store.path), &key_id, role.into())?;
+        } => crate::cli::s3::with_store(&store, Some("llmgw bundle trust remove"), |store| {
+            let id = trust::remove(store, &key_id, role.into())?;
             print(&format!("key {id} is no longer trusted\n"))
-        }
+        }),
     }
 }

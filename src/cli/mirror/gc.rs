@@ -18,12 +18,30 @@ pub struct GcArgs {
     #[arg(long)]
     pub dry_run: bool,
     #[command(flatten)]
+    pub s3: crate::cli::s3::S3Arg,
+    /// With --store s3://…: a blob no bundle names is removed only once it is older than
+    /// this many hours, so an import whose manifest is not up yet keeps its blobs.
+    #[arg(long, default_value_t = 24, value_name = "HOURS")]
+    pub grace_hours: u64,
+    #[command(flatten)]
     pub output: OutputArg,
 }
 
 pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store.path);
-    let r = gc::gc(&store, a.dry_run)?;
+    let r = match a.store.s3_url() {
+        None => gc::gc(&Store::at(&a.store.path), a.dry_run)?,
+        Some(url) => {
+            let session = crate::cli::s3::S3Session::open(url, &a.s3, Some("llmgw mirror gc"))?;
+            let grace = std::time::Duration::from_secs(a.grace_hours.saturating_mul(3600));
+            gc::gc_bucket(
+                &session.store(),
+                session.remote.s3(),
+                grace,
+                std::time::SystemTime::now(),
+                a.dry_run,
+            )?
+        }
+    };
     if a.output.json {
         return print(&format!("{}\n", serde_json::to_value(&r)?));
     }
@@ -34,6 +52,12 @@ pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
     }
     for p in &r.staging_removed {
         out.push_str(&format!("{verb} staging {}\n", p.display()));
+    }
+    for p in &r.blobs_young {
+        out.push_str(&format!(
+            "kept {}: named by no bundle, but younger than --grace-hours\n",
+            p.display()
+        ));
     }
     for p in &r.staging_kept {
         out.push_str(&format!(

@@ -3,7 +3,6 @@
 
 use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::Store;
 use llmgw_mirror::inspect::Summary;
 use llmgw_shared::Chain;
 
@@ -20,9 +19,10 @@ pub struct ListArgs {
 }
 
 pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store.path);
-    let bundles = llmgw_mirror::held_in_order(&store)
-        .with_context(|| format!("reading the store {}", a.store.path.display()))?;
+    let bundles = crate::cli::s3::with_store(&a.store, None, |store| {
+        Ok(llmgw_mirror::held_in_order(store)?)
+    })
+    .with_context(|| format!("reading the store {}", a.store.path.display()))?;
     let mut summaries: Vec<Summary> = Vec::new();
     let mut damaged: Vec<String> = Vec::new();
     for (id, m) in &bundles {

@@ -43,8 +43,12 @@ pub struct PolicyArgs {
 }
 
 pub fn run_policy(a: PolicyArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store.path);
-    let mut policy = Policy::load(&store)?;
+    let writer = (a.setting.is_some() && a.value.is_some()).then_some("llmgw mirror policy");
+    crate::cli::s3::with_store(&a.store, writer, |store| policy_in(store, &a))
+}
+
+fn policy_in(store: &Store, a: &PolicyArgs) -> anyhow::Result<()> {
+    let mut policy = Policy::load(store)?;
     if let (Some(setting), Some(value)) = (a.setting, a.value) {
         let on = matches!(value, OnOff::On);
         match setting {
@@ -53,7 +57,7 @@ pub fn run_policy(a: PolicyArgs) -> anyhow::Result<()> {
         }
         store.create_dirs()?;
         let _lock = llmgw_mirror::StoreLock::acquire(&store.lock_path(), "`llmgw mirror policy`")?;
-        policy.save(&store)?;
+        policy.save(store)?;
     }
     let word = |b: bool| if b { "on" } else { "off" };
     print(&format!(

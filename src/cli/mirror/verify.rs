@@ -19,6 +19,12 @@ pub struct VerifyStoreArgs {
 }
 
 pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
+    if let Some(url) = a.store.s3_url() {
+        anyhow::bail!(
+            "`llmgw mirror verify` of a store in a bucket ({url}) is not built yet: it reads \
+             blob files; `llmgw mirror gc --store {url} --dry-run` lists what the bucket holds"
+        );
+    }
     let store = Store::at(&a.store.path);
     let r = verify_store(&store, &Terminal::new("checking"))?;
     if a.output.json {
