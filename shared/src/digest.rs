@@ -57,8 +57,11 @@ pub struct StreamHasher {
 /// What a [`StreamHasher`] saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamDigest {
+    /// The sha256 of every byte seen, in lower-case hex: the blob's name.
     pub sha256: String,
+    /// The git blob sha1 (`blob <len>\0` and the bytes), when one was asked for: what the Hub lists as a file's `oid`.
     pub git_blob_sha1: Option<String>,
+    /// How many bytes were seen.
     pub len: u64,
 }
 
@@ -82,6 +85,7 @@ impl StreamHasher {
         }
     }
 
+    /// Feeds the next bytes to every hash at once, so a file is read once.
     pub fn update(&mut self, bytes: &[u8]) {
         self.sha256.update(bytes);
         if let Some(g) = &mut self.git {
@@ -95,10 +99,12 @@ impl StreamHasher {
         self.len
     }
 
+    /// Whether no byte was seen yet.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The digests of everything seen.
     pub fn finalize(self) -> StreamDigest {
         StreamDigest {
             sha256: hex::encode(self.sha256.finalize()),
@@ -136,6 +142,7 @@ pub struct HashReader<R, H> {
 }
 
 impl<R: Read, H: Feed> HashReader<R, H> {
+    /// Reads `inner`, feeding `hasher` every byte read.
     pub fn new(inner: R, hasher: H) -> Self {
         Self {
             inner,
@@ -164,6 +171,7 @@ impl<R: Read, H: Feed> HashReader<R, H> {
         self.len
     }
 
+    /// Whether no byte was read through yet.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -58,6 +58,7 @@ pub enum ListError {
 pub struct HaveList {
     /// [`HAVE_KIND`].
     pub kind: String,
+    /// The list's format, so a newer llmgw's list is refused rather than misread.
     pub format_version: u32,
     /// The store's random id (`STORE/state/store-id`), made once.
     pub store_id: String,
@@ -73,9 +74,13 @@ pub struct HaveList {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeldSeries {
+    /// The minisign key id that signs the series.
     pub key_id: String,
+    /// The channel of the series (`default` unless the manifests name one).
     pub channel: String,
+    /// The highest sequence the store accepted: a delta must come after it.
     pub sequence: u64,
+    /// The manifest sha256 of the bundle that carried that sequence.
     pub manifest_sha256: String,
 }
 
@@ -85,16 +90,20 @@ pub struct HeldSeries {
 pub struct NeedList {
     /// [`NEED_KIND`].
     pub kind: String,
+    /// The list's format, so a newer llmgw's list is refused rather than misread.
     pub format_version: u32,
     /// The manifest sha256 of the bundle that needs them.
     pub bundle: String,
     /// The store that lacks them, if it has an id yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_id: Option<String>,
+    /// Every blob the store lacks, with what needs it.
     pub blobs: Vec<NeededBlob>,
 }
 
 impl HaveList {
+    /// A have-list of the current kind and format;
+    /// [`HaveList::to_canonical_json`] sorts it when it is written.
     pub fn new(
         store_id: String,
         manifests: Vec<String>,
@@ -150,6 +159,7 @@ impl HaveList {
 }
 
 impl NeedList {
+    /// A need-list of the current kind and format.
     pub fn new(bundle: String, store_id: Option<String>, blobs: Vec<NeededBlob>) -> Self {
         Self {
             kind: NEED_KIND.into(),
@@ -193,6 +203,7 @@ impl NeedList {
         Ok(l)
     }
 
+    /// The bytes of every blob listed: what a repair bundle for it carries.
     pub fn bytes(&self) -> u64 {
         self.blobs.iter().map(|b| b.size).sum()
     }

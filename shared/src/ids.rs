@@ -20,7 +20,9 @@ use crate::names::{self, UnsafeName};
 pub struct BadHex {
     /// What the value is ("manifest sha256", "--sha256", ...).
     pub what: String,
+    /// How many hex digits the value should have.
     pub digits: usize,
+    /// The value given, as it was (escaped when printed).
     pub found: String,
 }
 
@@ -165,6 +167,7 @@ impl RepoId {
         Ok(Self(text.to_string()))
     }
 
+    /// The repository id as given (`owner/name`).
     pub fn as_str(&self) -> &str {
         &self.0
     }

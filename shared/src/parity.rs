@@ -19,8 +19,11 @@ use crate::manifest::PARITY_STRIPE;
 /// A run of a shard's bytes: `len` bytes of `path` from `offset`.
 #[derive(Debug, Clone)]
 pub struct Segment {
+    /// The file the bytes are in (a blob, or a blob being assembled).
     pub path: PathBuf,
+    /// Where the run starts in the file.
     pub offset: u64,
+    /// How many bytes it has.
     pub len: u64,
 }
 
@@ -39,6 +42,7 @@ pub struct ShardReader {
 }
 
 impl ShardReader {
+    /// A reader of the shard made of `segs`, in order.
     pub fn new(segs: Vec<Segment>) -> Self {
         let starts = segs
             .iter()

@@ -37,9 +37,12 @@ pub enum Password {
 #[derive(Debug, Error)]
 pub enum SignerError {
     #[error("cannot read secret key {}", path.display())]
+    /// The key file could not be read.
     Io {
+        /// The key file.
         path: PathBuf,
         #[source]
+        /// Why it could not be read.
         source: std::io::Error,
     },
     #[error(
@@ -47,17 +50,39 @@ pub enum SignerError {
          writes (an untrusted comment, then a base64 line starting with RW)",
         path.display()
     )]
-    BadKey { path: PathBuf, reason: String },
+    /// The file is not a minisign secret key.
+    BadKey {
+        /// The key file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     #[error(
         "secret key {} is encrypted and no password is available: set LLMGW_SIGN_PASSWORD, or \
          run on a terminal to be asked (a key made with `minisign -G -W` has no password)",
         path.display()
     )]
-    NeedsPassword { path: PathBuf },
+    /// The key is encrypted and there is no way to ask for its password.
+    NeedsPassword {
+        /// The key file.
+        path: PathBuf,
+    },
     #[error("secret key {}: the password is wrong, or the key file is damaged ({detail})", path.display())]
-    WrongPassword { path: PathBuf, detail: String },
+    /// The key did not decrypt with the password given.
+    WrongPassword {
+        /// The key file.
+        path: PathBuf,
+        /// minisign's words for the failure.
+        detail: String,
+    },
     #[error("signing with key {key_id} failed: {detail}")]
-    Sign { key_id: String, detail: String },
+    /// minisign could not sign with the key.
+    Sign {
+        /// The key's id.
+        key_id: String,
+        /// minisign's words for the failure.
+        detail: String,
+    },
 }
 
 /// A decrypted secret key, ready to sign, with its public half.

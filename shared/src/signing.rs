@@ -28,21 +28,41 @@ pub enum SigningError {
         "{what} is not a minisign public key: {reason}; expected the two-line file \
          `minisign -G` writes (an untrusted comment, then a base64 line starting with RW)"
     )]
-    BadPublicKey { what: String, reason: String },
+    /// The file is not a minisign public key.
+    BadPublicKey {
+        /// Where the key came from (a file, a flag).
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     #[error("{what} is not a minisign signature: {reason}")]
-    BadSignature { what: String, reason: String },
+    /// The file is not a minisign signature.
+    BadSignature {
+        /// The signature file.
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     #[error(
         "{what} is a legacy minisign signature (algorithm Ed, made with `minisign -l`); only \
          prehashed signatures (ED) are accepted: sign again without -l"
     )]
-    LegacySignature { what: String },
+    /// A legacy (non-prehashed) minisign signature, which is refused.
+    LegacySignature {
+        /// The signature file.
+        what: String,
+    },
     #[error(
         "{what} was signed by key {signed_by}, which is not trusted here (trusted: {trusted}){}",
         fix.as_deref().map(|f| format!("; {f}")).unwrap_or_default()
     )]
+    /// A good signature by a key that is not trusted for this.
     UntrustedKey {
+        /// What was signed (a file, a bundle's manifest).
         what: String,
+        /// The key id the signature names.
         signed_by: String,
+        /// The key ids trusted here, to compare by eye.
         trusted: String,
         /// How to trust a key, in the words of the command at hand (a flag
         /// of `bundle create`, `bundle trust add` for a store); see
@@ -52,9 +72,13 @@ pub enum SigningError {
     #[error(
         "{what} does not verify with trusted key {key_id}: the signed file or the signature was changed ({detail})"
     )]
+    /// The signature does not match the bytes: they or it were changed.
     Invalid {
+        /// What was signed.
         what: String,
+        /// The trusted key the signature names.
         key_id: String,
+        /// minisign's words for the mismatch.
         detail: String,
     },
     #[error(
@@ -64,9 +88,13 @@ pub enum SigningError {
          different checksums or the release was relabelled; do not use it",
         shown(.comment)
     )]
+    /// A good signature of another release's checksums.
     WrongRelease {
+        /// What was signed.
         what: String,
+        /// The release tag expected in the trusted comment.
         tag: String,
+        /// The trusted comment found (untrusted text, escaped when printed).
         comment: String,
     },
 }

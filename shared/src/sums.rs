@@ -5,22 +5,37 @@ use crate::names::{self, UnsafeName};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
+/// Why a checksum file (`SHA256SUMS`) was refused.
 pub enum SumsError {
     #[error("{file} line {line}: expected `<64 hex digits>  <file name>`, found {found:?}")]
+    /// A line that is not `<64 hex digits>  <file name>`.
     BadLine {
+        /// The file, as the caller names it.
         file: String,
+        /// The line's number, from 1.
         line: usize,
+        /// The line as it was (escaped when printed).
         found: String,
     },
     #[error("{file} line {line}")]
+    /// A line whose file name could become a path.
     UnsafeName {
+        /// The file, as the caller names it.
         file: String,
+        /// The line's number, from 1.
         line: usize,
         #[source]
+        /// Why the name is refused.
         source: UnsafeName,
     },
     #[error("{file} lists {name} twice, with different checksums")]
-    Conflict { file: String, name: String },
+    /// The same file listed twice with different checksums.
+    Conflict {
+        /// The file, as the caller names it.
+        file: String,
+        /// The file name listed twice.
+        name: String,
+    },
 }
 
 /// One line of a checksum file.

@@ -36,8 +36,11 @@ pub struct Release {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BuildRef {
+    /// The processor architecture the build runs on (`amd64`, `arm64`).
     pub arch: String,
+    /// Which build of the engine for that architecture (`cuda`, `cpu`, ...), as the recipe table names it.
     pub variant: String,
+    /// The names of the release's assets that make up the build.
     pub assets: Vec<String>,
 }
 
@@ -57,13 +60,16 @@ pub struct ReleaseSignature {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Asset {
+    /// The asset's file name as published: a name, never a path.
     pub name: String,
+    /// Its length in bytes, checked when it is fetched and imported.
     pub size: u64,
     /// sha256 of the bytes: the blob's name.
     pub sha256: String,
     /// What the publisher said, each checked against the bytes.
     pub publisher_digests: Vec<PublisherDigest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The `Content-Type` GitHub served it with, served back the same way.
     pub content_type: Option<String>,
 }
 
@@ -71,6 +77,7 @@ pub struct Asset {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublisherDigest {
+    /// Where the digest came from, which says how it was checked.
     pub source: DigestSource,
     /// Lower-case hex: a sha256 for every source but `git-blob-sha1`.
     pub value: String,
@@ -134,7 +141,9 @@ impl DigestSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RepoKind {
+    /// A model repository (`/api/models/...`).
     Model,
+    /// A dataset repository (`/api/datasets/...`).
     Dataset,
 }
 
@@ -175,6 +184,7 @@ pub enum RefKind {
 #[serde(deny_unknown_fields)]
 pub struct HfRepo {
     #[serde(rename = "type")]
+    /// Whether the repository is a model or a dataset: their URLs differ.
     pub kind: RepoKind,
     /// `org/name`.
     pub id: String,
@@ -188,6 +198,7 @@ pub struct HfRepo {
     /// The globs the files were chosen with; empty means every file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patterns: Vec<String>,
+    /// Every file of the repository at the commit, as the Hub listed it.
     pub files: Vec<HfFile>,
 }
 
@@ -197,6 +208,7 @@ pub struct HfRepo {
 pub struct HfFile {
     /// Path inside the repository.
     pub path: String,
+    /// Its length in bytes, checked when it is fetched and imported.
     pub size: u64,
     /// sha256 of the bytes: the blob's name.
     pub sha256: String,
@@ -206,6 +218,7 @@ pub struct HfFile {
     /// Whether the file is stored in LFS (its publisher digest is then the
     /// LFS sha256, else the git blob sha1).
     pub lfs: bool,
+    /// The Hub's own digests of the file (the LFS sha256 or the git blob sha1), each checked against the bytes.
     pub publisher_digests: Vec<PublisherDigest>,
 }
 

@@ -43,7 +43,9 @@ pub struct Delta {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NeededBlob {
+    /// The blob's sha256: its name in the store.
     pub sha256: String,
+    /// Its length in bytes.
     pub size: u64,
     /// What uses it, as the needing bundle's manifest names it; untrusted
     /// text, escaped when printed.
@@ -85,6 +87,7 @@ pub struct Volumes {
 pub struct Placement {
     /// The whole blob's sha256, as the artifacts list it.
     pub sha256: String,
+    /// The whole blob's length in bytes.
     pub size: u64,
     /// In offset order, covering the blob exactly.
     pub pieces: Vec<Piece>,
@@ -96,7 +99,9 @@ pub struct Placement {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Piece {
+    /// Where the piece starts in its blob.
     pub offset: u64,
+    /// Its length in bytes.
     pub size: u64,
     /// sha256 of the piece's own bytes.
     pub sha256: String,

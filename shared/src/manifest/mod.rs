@@ -110,7 +110,13 @@ pub struct Manifest {
 #[derive(Debug, Error)]
 pub enum ManifestError {
     #[error("manifest.json is {actual} bytes; at most {max} are accepted")]
-    TooLarge { actual: u64, max: u64 },
+    /// Longer than any manifest llmgw writes: refused unread.
+    TooLarge {
+        /// Its length in bytes.
+        actual: u64,
+        /// The most accepted ([`MAX_MANIFEST_BYTES`]).
+        max: u64,
+    },
     /// serde_json's message (the source) may quote the manifest (an
     /// unknown field's name); the chain prints it escaped and cut.
     #[error("manifest.json is not valid JSON of bundle format 1 or 2")]
@@ -119,20 +125,30 @@ pub enum ManifestError {
         "manifest.json is bundle format {found}, and this llmgw reads formats 1 and 2 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
-    UnknownFormat { found: u64 },
+    /// A format this llmgw does not read (a newer one).
+    UnknownFormat {
+        /// The `format_version` it has.
+        found: u64,
+    },
     #[error("manifest.json")]
+    /// A name that could become a path outside the bundle's folder.
     UnsafeName(#[from] UnsafeName),
     #[error(
         "manifest.json: {}: expected {expected}, found \"{}\"",
         crate::shown::shown(.what),
         crate::shown::shown(.found)
     )]
+    /// A field whose value is not of the form its kind has.
     BadValue {
+        /// The field, as the operator reads it (`sha256 of release … asset …`).
         what: String,
+        /// What form it should have.
         expected: &'static str,
+        /// The value found (escaped when printed).
         found: String,
     },
     #[error("manifest.json: {0}")]
+    /// Two parts of the manifest contradict each other; the text names both.
     Inconsistent(String),
 }
 

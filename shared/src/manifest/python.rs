@@ -85,7 +85,9 @@ pub struct PythonIndex {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Resolver {
+    /// The resolver's name (`uv`).
     pub name: String,
+    /// Its version, as it reports it.
     pub version: String,
 }
 
@@ -93,7 +95,9 @@ pub struct Resolver {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlobRef {
+    /// The blob's sha256: its name in the store.
     pub sha256: String,
+    /// Its length in bytes.
     pub size: u64,
 }
 
@@ -101,8 +105,11 @@ pub struct BlobRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AssetRef {
+    /// The GitHub repository that publishes it.
     pub repo: String,
+    /// The release tag it is published under.
     pub tag: String,
+    /// The asset's file name in that release.
     pub name: String,
 }
 
@@ -116,6 +123,7 @@ pub struct PythonFile {
     pub version: String,
     /// The file name as published; a wheel name, never a path.
     pub filename: String,
+    /// Its length in bytes, checked when it is fetched and imported.
     pub size: u64,
     /// sha256 of the bytes: the blob's name.
     pub sha256: String,
@@ -142,6 +150,7 @@ pub struct PythonFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Yanked {
+    /// The reason the index gave for yanking it, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -150,7 +159,11 @@ pub struct Yanked {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetadataFile {
+    /// The sha256 of the metadata file: the blob's name.
     pub sha256: String,
+    /// Its length in bytes.
     pub size: u64,
+    /// The digests the index gave for the metadata file, each checked
+    /// against the bytes.
     pub publisher_digests: Vec<PublisherDigest>,
 }

@@ -20,6 +20,7 @@ pub struct Environment {
     /// `{engine}-{version}-{variant}-{arch}`: the environment's name in a
     /// bundle and on the mirror (`/pypi/{name}/simple/`).
     pub name: String,
+    /// The engine the environment installs (`vllm`, `sglang`).
     pub engine: String,
     /// The engine version the environment installs: the one asked for, or
     /// the older one a GPU generation falls back to (`build.note` says so).

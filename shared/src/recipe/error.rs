@@ -10,11 +10,19 @@ pub enum RecipeError {
     /// run on and cannot: vLLM on a machine with no GPU is not a fault, and
     /// is not reported as one.
     #[error("{reason}")]
-    NotHere { reason: String },
+    NotHere {
+        /// Why, in words for the operator.
+        reason: String,
+    },
 
     /// No recipe has this name.
     #[error("llmgw does not know how to install {engine:?}; it knows {}", .known.join(", "))]
-    UnknownEngine { engine: String, known: Vec<String> },
+    UnknownEngine {
+        /// The name asked for.
+        engine: String,
+        /// The engines the table has, to name in the message.
+        known: Vec<String>,
+    },
 
     /// `builds()` was asked for an engine installed from PyPI.
     #[error(
@@ -23,7 +31,9 @@ pub enum RecipeError {
         .archive_engines.join(", ")
     )]
     FromPyPI {
+        /// The engine asked for.
         engine: String,
+        /// The engines that do have release archives, to name in the message.
         archive_engines: Vec<String>,
     },
 
@@ -35,7 +45,9 @@ pub enum RecipeError {
         .python_engines.join(", ")
     )]
     NotPython {
+        /// The engine asked for.
         engine: String,
+        /// The engines that do have Python environments, to name in the message.
         python_engines: Vec<String>,
     },
 
@@ -45,18 +57,31 @@ pub enum RecipeError {
         "{version:?} is not a version of {engine}: a version is a release name of letters, \
          digits, '.', '-' and '+' that starts with a letter or digit, such as b6123 or 0.20.0"
     )]
-    InvalidVersion { engine: String, version: String },
+    InvalidVersion {
+        /// The engine asked for.
+        engine: String,
+        /// The version given (quoted escaped).
+        version: String,
+    },
 
     /// Every build of the engine was tried against this node and none fits;
     /// `reasons` says why each went.
     #[error("no build of {what} runs on this node: {}", .reasons.join("; "))]
-    NoBuildHere { what: String, reasons: Vec<String> },
+    NoBuildHere {
+        /// The engine and version asked for.
+        what: String,
+        /// Why each build was not taken.
+        reasons: Vec<String>,
+    },
 
     /// A variant chosen for the node names no build there is for it.
     #[error("{what} has no build {variant:?} here; it has {}", .available.join(", "))]
     UnknownVariant {
+        /// The engine and version asked for.
         what: String,
+        /// The variant chosen.
         variant: String,
+        /// The variants there are builds of.
         available: Vec<String>,
     },
 
@@ -67,8 +92,11 @@ pub enum RecipeError {
         .published.join(" and ")
     )]
     UnknownArch {
+        /// The engine asked for.
         engine: String,
+        /// The node's architecture as it named it (empty when unknown).
         arch: String,
+        /// The architectures the engine has builds for.
         published: &'static [&'static str],
     },
 
@@ -78,8 +106,11 @@ pub enum RecipeError {
          the node serves llama.cpp models"
     )]
     NoBuildForGpu {
+        /// The engine asked for.
         engine: String,
+        /// The compute capability of the node's oldest GPU.
         cc: f64,
+        /// The node's architecture.
         arch: String,
     },
 
@@ -87,9 +118,13 @@ pub enum RecipeError {
     /// machine with or without a GPU; `reasons` says why.
     #[error("no build of {engine} {version} for {arch}: {}", .reasons.join("; "))]
     NoBuild {
+        /// The engine asked for.
         engine: String,
+        /// The version asked for.
         version: String,
+        /// The node's architecture.
         arch: String,
+        /// Why each build was not taken.
         reasons: Vec<String>,
     },
 }

@@ -110,6 +110,7 @@ pub struct Build {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub python: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// What uv installs from PyPI into the environment (requirement specifiers).
     pub requirements: Vec<String>,
     /// What `binary` is run with to prove the build works, when --version
     /// is not it.
@@ -130,6 +131,7 @@ pub struct Build {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub extra_index: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// The packages taken from `extra_index` rather than PyPI.
     pub index_packages: Vec<String>,
     /// On a node with an NVIDIA GPU, the installed environment must compute
     /// something on one before the build counts as installed: a build with
@@ -162,10 +164,15 @@ fn is_zero(n: &u32) -> bool {
 /// `tag` whose name starts with `prefix` and ends with `suffix`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wheel {
+    /// The Python project the wheel is of (its normalized name on an index).
     pub project: String,
+    /// The GitHub repository that publishes it.
     pub repo: String,
+    /// The release tag it is published under.
     pub tag: String,
+    /// How the asset's name starts.
     pub prefix: String,
+    /// How the asset's name ends (`.whl` and the tags it is built for).
     pub suffix: String,
 }
 
