@@ -12,5 +12,6 @@ mod s3 {
     mod backend;
     mod gc;
     mod import;
+    mod presigned;
     mod replicas;
 }

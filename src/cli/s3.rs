@@ -104,6 +104,7 @@ pub fn config(url: &str, a: &S3Arg) -> S3Config {
         endpoint: a.s3_endpoint.clone(),
         region: a.s3_region.clone(),
         credentials: None,
+        presign: None,
     }
 }
 

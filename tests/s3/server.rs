@@ -99,6 +99,7 @@ impl S3 {
             endpoint: Some(self.endpoint.clone()),
             region: Some("us-east-1".into()),
             credentials: Some((ACCESS_KEY.into(), SECRET_KEY.into())),
+            presign: None,
         };
         llmgw_mirror::s3::S3Blobs::connect(&cfg, rt.handle().clone()).unwrap()
     }

@@ -75,7 +75,15 @@ pub async fn serve_blob(
         );
     };
     // A store in a bucket: HEAD is answered from the index, GET streams
-    // the object (see `remote_body`).
+    // the object (see `remote_body`) or, with `--blob-delivery presigned`,
+    // is redirected to a short-lived presigned URL (GET only: clients read
+    // metadata from HEAD, and one that follows a redirect keeping HEAD
+    // would be refused by a GET signature).
+    if method == Method::GET
+        && let Some(s3) = store.remote().filter(|s| s.presigns())
+    {
+        return finish(presigned(s3, blob).await);
+    }
     let file = match store.remote() {
         Some(s3) => Source::Remote(s3.clone()),
         None => match open_checked(path, blob).await {
@@ -118,6 +126,39 @@ pub async fn serve_blob(
         );
     }
     finish(r)
+}
+
+/// A 307 to a presigned GET of the blob. The client sends its Range
+/// header on to the object store, which answers it; a client's
+/// Authorization header must not follow (the URL carries its own), which
+/// HTTP clients ensure for a redirect to another host.
+async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Response {
+    let signed = match crate::store::layout::digest(&blob.sha256) {
+        Some(sha) => s3.presigned_get(&sha).await,
+        None => Ok(None),
+    };
+    match signed {
+        Ok(Some(url)) => {
+            let mut r = empty(StatusCode::TEMPORARY_REDIRECT);
+            let h = r.headers_mut();
+            h.insert(header::LOCATION, header_text(&url));
+            // The URL expires: no cache may keep the redirect.
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            r
+        }
+        Ok(None) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "blob address is not a sha256\n",
+        ),
+        Err(e) => {
+            let e = llmgw_shared::chain(&e);
+            tracing::error!(blob = %blob.sha256, error = %e, "cannot presign");
+            text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot presign a URL for blob {} ({e})\n", blob.sha256),
+            )
+        }
+    }
 }
 
 /// Where a blob's bytes come from.

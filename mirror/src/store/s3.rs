@@ -52,6 +52,9 @@ pub struct S3Config {
     /// An access key id and secret, for callers that hold them (a test);
     /// the CLI leaves them to `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`.
     pub credentials: Option<(String, String)>,
+    /// `--blob-delivery presigned`: the S3 endpoint nodes reach (it may
+    /// differ from the one the mirror uses), and how long a URL lasts.
+    pub presign: Option<(String, std::time::Duration)>,
 }
 
 /// The bucket and prefix of an `s3://` URL, checked.
@@ -99,6 +102,9 @@ pub struct S3Blobs {
     url: String,
     prefix: String,
     rt: Handle,
+    /// A client for the public endpoint, used only to sign URLs (signing
+    /// sends nothing), and how long they last.
+    presign: Option<(Arc<AmazonS3>, std::time::Duration)>,
 }
 
 fn remote(op: &'static str, url: String) -> impl FnOnce(object_store::Error) -> StoreError {
@@ -124,12 +130,25 @@ impl S3Blobs {
         if let Some((id, secret)) = &cfg.credentials {
             b = b.with_access_key_id(id).with_secret_access_key(secret);
         }
+        let presign = match &cfg.presign {
+            None => None,
+            Some((public, ttl)) => {
+                let signer = b
+                    .clone()
+                    .with_allow_http(public.starts_with("http://"))
+                    .with_endpoint(public)
+                    .build()
+                    .map_err(remote("configuring", public.clone()))?;
+                Some((Arc::new(signer), *ttl))
+            }
+        };
         let inner = b.build().map_err(remote("configuring", cfg.url.clone()))?;
         Ok(Self {
             inner: Arc::new(inner),
             url: cfg.url.trim_end_matches('/').to_string(),
             prefix,
             rt,
+            presign,
         })
     }
 
@@ -272,6 +291,28 @@ impl S3Blobs {
             .into_stream()
             .map(move |c| c.map_err(remote("reading", url.clone())))
             .boxed())
+    }
+
+    /// Whether GETs of blobs are answered with a redirect to a presigned
+    /// URL ([`S3Blobs::presigned_get`]) rather than streamed.
+    pub fn presigns(&self) -> bool {
+        self.presign.is_some()
+    }
+
+    /// A short-lived presigned GET of a blob on the public endpoint, or
+    /// `None` when presigning is off. Only GET is signed: a HEAD sent to it
+    /// would be refused, which is why the mirror answers HEAD itself.
+    pub async fn presigned_get(&self, sha256: &Sha256) -> Result<Option<String>, StoreError> {
+        use object_store::signer::Signer as _;
+        let Some((signer, ttl)) = &self.presign else {
+            return Ok(None);
+        };
+        let key = layout::blob_key(sha256);
+        signer
+            .signed_url(object_store::signer::Method::GET, &self.path(&key), *ttl)
+            .await
+            .map(|u| Some(u.to_string()))
+            .map_err(remote("signing a URL for", self.key_url(&key)))
     }
 
     /// Hashes `reader` into a multipart upload, completing it only when

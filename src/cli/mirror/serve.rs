@@ -14,6 +14,13 @@ use llmgw_mirror::serve::{ServeConfig, TlsFiles, start, start_remote};
 use crate::cli::StoreArg;
 use crate::cli::help;
 
+/// How a GET of a blob in a bucket is answered.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlobDelivery {
+    Proxy,
+    Presigned,
+}
+
 /// Serve the store to nodes: GitHub releases, the Hugging Face Hub API,
 /// `/v1/index`, `/healthz`, `/readyz` and `/metrics`.
 #[derive(Args, Debug)]
@@ -27,6 +34,19 @@ pub struct ServeArgs {
     /// learns of bundles another import added.
     #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub s3_poll_seconds: u64,
+    /// With --store s3://…: how a GET of a file is answered — `proxy` streams it through
+    /// the mirror (nodes talk to the mirror only, the token applies); `presigned` answers
+    /// 307 to a short-lived presigned URL on --s3-public-endpoint (HEAD and every JSON
+    /// answer still come from the mirror).
+    #[arg(long, value_enum, default_value_t = BlobDelivery::Proxy)]
+    pub blob_delivery: BlobDelivery,
+    /// With --blob-delivery presigned: the S3 endpoint nodes reach, which presigned URLs
+    /// point at (default: --s3-endpoint).
+    #[arg(long, value_name = "URL")]
+    pub s3_public_endpoint: Option<String>,
+    /// With --blob-delivery presigned: how long a presigned URL stays valid.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604800))]
+    pub presign_seconds: u64,
     /// Address and port to listen on: an IP address (0.0.0.0 for every interface) or a
     /// host name that resolves to one (localhost:8080).
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = parse_listen)]
@@ -58,6 +78,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     rt.block_on(async move {
         let s3_url = args.store.s3_url().map(str::to_string);
+        if s3_url.is_none() && args.blob_delivery == BlobDelivery::Presigned {
+            return Err(crate::cli::UsageError(
+                "--blob-delivery presigned needs a store in a bucket (--store s3://BUCKET/PREFIX)"
+                    .into(),
+            )
+            .into());
+        }
         let store = args.store.path;
         let cfg = ServeConfig {
             store: store.clone(),
@@ -78,10 +105,23 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         let running = match s3_url.as_deref() {
             None => start(cfg).await?,
             Some(url) => {
-                let s3 = llmgw_mirror::s3::S3Blobs::connect(
-                    &crate::cli::s3::config(url, &args.s3),
-                    tokio::runtime::Handle::current(),
-                )?;
+                let mut s3cfg = crate::cli::s3::config(url, &args.s3);
+                if args.blob_delivery == BlobDelivery::Presigned {
+                    let public = args
+                        .s3_public_endpoint
+                        .clone()
+                        .or_else(|| args.s3.s3_endpoint.clone())
+                        .ok_or_else(|| {
+                            crate::cli::UsageError(
+                                "--blob-delivery presigned needs --s3-public-endpoint (the S3 \
+                                 URL nodes reach) or --s3-endpoint"
+                                    .into(),
+                            )
+                        })?;
+                    s3cfg.presign = Some((public, Duration::from_secs(args.presign_seconds)));
+                }
+                let s3 =
+                    llmgw_mirror::s3::S3Blobs::connect(&s3cfg, tokio::runtime::Handle::current())?;
                 let (work, _) = crate::cli::s3::work_dir(&args.s3)?;
                 let remote = llmgw_mirror::remote::Remote::new(s3, work);
                 start_remote(cfg, remote, Duration::from_secs(args.s3_poll_seconds)).await?
