@@ -52,6 +52,10 @@ def volume(pod: dict, name: str) -> dict:
     return vols[0]
 
 
+def is_s3(r) -> bool:
+    return r.values.get("store", {}).get("type") == "s3"
+
+
 def all_containers(pod: dict) -> list[dict]:
     return pod.get("initContainers", []) + pod["containers"]
 
@@ -80,7 +84,7 @@ class ChartTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.rendered = {s: Rendered(s, v) for s, v in chartlib.scenarios().items()}
-        assert {"default", "full", "initcontainer-hostpath", "rwx"} <= set(cls.rendered), cls.rendered.keys()
+        assert {"default", "full", "initcontainer-hostpath", "rwx", "s3"} <= set(cls.rendered), cls.rendered.keys()
 
     def each(self) -> list[Rendered]:
         return list(self.rendered.values())
@@ -93,16 +97,39 @@ class ChartTest(unittest.TestCase):
                 self.assertEqual(r.args[:2], ["mirror", "serve"])
                 self.assertNotIn("command", r.mirror, "the image's ENTRYPOINT (llmgw) must stay")
 
+    def check_store(self, r: Rendered, c: dict, where: str = "") -> str:
+        """`c`'s --store is the release's store: the claim mounted there, or the bucket with
+        its credentials from the Secret and a work folder mounted where LLMGW_WORK_DIR says."""
+        store = flag(c["args"], "--store")
+        env = {e["name"]: e for e in c.get("env", [])}
+        self.assertEqual(env["LLMGW_STORE"].get("value"), store, where)
+        if is_s3(r):
+            cfg = r.values["store"]["s3"]
+            self.assertEqual(store, f"s3://{cfg['bucket']}/{cfg['prefix']}", where)
+            self.assertEqual(env["LLMGW_WORK_DIR"]["value"], mount_path(c, "work"), where)
+            self.assertEqual(env["AWS_ENDPOINT_URL"]["value"], cfg["endpoint"], where)
+            self.assertEqual(env["AWS_REGION"]["value"], cfg["region"], where)
+            for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+                ref = env[key]["valueFrom"]["secretKeyRef"]
+                self.assertEqual(ref, {"name": cfg["existingSecret"], "key": key}, where)
+            self.assertNotIn("store", [m["name"] for m in c["volumeMounts"]], where)
+        else:
+            self.assertEqual(store, mount_path(c, "store"), where)
+            self.assertNotIn("AWS_SECRET_ACCESS_KEY", env, where)
+        return store
+
     def test_store_mount_is_the_store_the_command_uses(self):
         for r in self.each():
             with self.subTest(scenario=r.scenario):
-                store = flag(r.args, "--store")
-                self.assertEqual(store, mount_path(r.mirror, "store"))
-                env = {e["name"]: e.get("value") for e in r.mirror.get("env", [])}
-                self.assertEqual(env.get("LLMGW_STORE"), store)
+                self.check_store(r, r.mirror)
+                pvcs = objs(r.docs, "PersistentVolumeClaim")
+                if is_s3(r):
+                    self.assertEqual(pvcs, [], "no claim is created for a store in a bucket")
+                    self.assertEqual(flag(r.args, "--s3-poll-seconds"), str(r.values["store"]["s3"].get("pollSeconds", 5)))
+                    self.assertEqual(volume(r.pod, "work")["emptyDir"]["sizeLimit"], r.values["store"]["s3"].get("workSizeLimit", "1Gi"))
+                    continue
                 claim = r.claim_name()
                 existing = r.values.get("store", {}).get("existingClaim")
-                pvcs = objs(r.docs, "PersistentVolumeClaim")
                 if existing:
                     self.assertEqual(claim, existing)
                     self.assertEqual(pvcs, [], "no claim is created when existingClaim is given")
@@ -220,6 +247,11 @@ class ChartTest(unittest.TestCase):
                 want = sorted(trust.get("existingKeys") or trust.get("keys", {}).keys())
                 for where, pod in self.pods(r):
                     inits = [c for c in pod.get("initContainers", []) if c["name"].startswith("trust-")]
+                    if is_s3(r) and where == "Deployment":
+                        # The bucket's keys are added by the import Job alone: replicas
+                        # starting together would contend for its writer lock.
+                        self.assertEqual(inits, [], where)
+                        continue
                     self.assertEqual(len(inits), len(want), where)
                     if not want:
                         continue
@@ -237,8 +269,7 @@ class ChartTest(unittest.TestCase):
                     for c, key in zip(inits, want):
                         self.assertEqual(c["args"][:3], ["bundle", "trust", "add"], where)
                         self.assertEqual(c["args"][3], f"{mount_path(c, 'trust')}/{key}", where)
-                        self.assertEqual(flag(c["args"], "--store"), mount_path(c, "store"), where)
-                        self.assertEqual(flag(c["args"], "--store"), flag(r.args, "--store"), where)
+                        self.assertEqual(self.check_store(r, c, where), flag(r.args, "--store"), where)
                     # Trust comes first: every trust-* init container precedes an import.
                     names = [c["name"] for c in all_containers(pod)]
                     if "import" in names:
@@ -269,9 +300,12 @@ class ChartTest(unittest.TestCase):
                     args = imp["args"]
                     self.assertEqual(args[:2], ["bundle", "import"])
                     self.assertEqual(flag(args, "--sha256"), bi["sha256"])
-                    self.assertEqual(flag(args, "--store"), mount_path(imp, "store"))
-                    self.assertEqual(flag(args, "--store"), flag(r.args, "--store"))
-                    self.assertEqual(volume(pod, "store")["persistentVolumeClaim"]["claimName"], r.claim_name())
+                    self.assertEqual(self.check_store(r, imp), flag(r.args, "--store"))
+                    if is_s3(r):
+                        size = r.values["store"]["s3"].get("importWorkSizeLimit", "200Gi")
+                        self.assertEqual(volume(pod, "work")["emptyDir"]["sizeLimit"], size, "room for one bundle")
+                    else:
+                        self.assertEqual(volume(pod, "store")["persistentVolumeClaim"]["claimName"], r.claim_name())
                     bundle_dir = mount_path(imp, "bundle")
                     self.assertEqual(args[2], f"{bundle_dir}/{bi['path'].lstrip('/')}")
                     src = volume(pod, "bundle")
@@ -295,7 +329,7 @@ class ChartTest(unittest.TestCase):
                     self.assertFalse(matches(r.deploy["spec"]["selector"]["matchLabels"], pod_labels))
                     self.assertFalse(matches(one(r.docs, "Service")["spec"]["selector"], pod_labels))
                     mode = r.values.get("store", {}).get("accessMode", "ReadWriteOnce")
-                    if mode == "ReadWriteOnce":
+                    if mode == "ReadWriteOnce" and not is_s3(r):
                         (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
                         self.assertEqual(term["topologyKey"], "kubernetes.io/hostname")
                         self.assertEqual(
@@ -308,7 +342,7 @@ class ChartTest(unittest.TestCase):
         for r in self.each():
             with self.subTest(scenario=r.scenario):
                 mode = r.values.get("store", {}).get("accessMode", "ReadWriteOnce")
-                want = "RollingUpdate" if mode == "ReadWriteMany" else "Recreate"
+                want = "RollingUpdate" if mode == "ReadWriteMany" or is_s3(r) else "Recreate"
                 self.assertEqual(r.deploy["spec"]["strategy"]["type"], want)
 
     def test_replicas_are_spread_and_budgeted(self):
@@ -459,6 +493,15 @@ class ChartTest(unittest.TestCase):
         ("budget of zero", {"podDisruptionBudget": {"enabled": True, "maxUnavailable": 0}}, helm_python.HelmValuesError, "/podDisruptionBudget/maxUnavailable"),
         # Cross-value checks in templates/_validate.tpl:
         ("two replicas on a ReadWriteOnce store", {"replicaCount": 2}, helm_python.HelmRenderError, "ReadWriteMany"),
+        ("s3 without a bucket", {"store": {"type": "s3", "s3": {"existingSecret": "s"}}}, helm_python.HelmRenderError, "store.s3.bucket"),
+        ("s3 without credentials", {"store": {"type": "s3", "s3": {"bucket": "bucket1"}}}, helm_python.HelmRenderError, "AWS_ACCESS_KEY_ID"),
+        ("s3 with an import in every replica",
+         {"store": {"type": "s3", "s3": {"bucket": "bucket1", "existingSecret": "s"}},
+          "trust": {"keys": {"k.pub": "untrusted comment: x\nRW" + "A" * 54}},
+          "bundleImport": {"enabled": True, "mode": "initContainer", "sha256": "a" * 64, "path": "b", "source": {"claimName": "b"}}},
+         helm_python.HelmRenderError, "bundleImport.mode: job"),
+        ("unknown store type", {"store": {"type": "nfs"}}, helm_python.HelmValuesError, "/store/type"),
+        ("s3 endpoint without a scheme", {"store": {"s3": {"endpoint": "rgw:7480"}}}, helm_python.HelmValuesError, "/store/s3/endpoint"),
         ("import Job on a ReadWriteOncePod store",
          {"store": {"accessMode": "ReadWriteOncePod"},
           "trust": {"keys": {"k.pub": "untrusted comment: x\nRW" + "A" * 54}},

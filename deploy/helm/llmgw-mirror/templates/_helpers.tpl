@@ -50,6 +50,81 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* Whether the store is in S3-compatible object storage (store.type s3). */}}
+{{- define "llmgw-mirror.s3" -}}
+{{- if eq .Values.store.type "s3" }}true{{- end }}
+{{- end }}
+
+{{/* The --store argument: the mounted claim, or s3://BUCKET/PREFIX. */}}
+{{- define "llmgw-mirror.storeArg" -}}
+{{- if include "llmgw-mirror.s3" . }}
+{{- printf "s3://%s/%s" .Values.store.s3.bucket (trimAll "/" .Values.store.s3.prefix) | trimSuffix "/" }}
+{{- else }}
+{{- .Values.store.mountPath }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment of every container that opens the store. With S3: the server, the region,
+the credentials from the Secret, and the work folder (the bucket's manifests and state
+copied locally; an import stages its bundle there).
+*/}}
+{{- define "llmgw-mirror.storeEnv" -}}
+- name: LLMGW_STORE
+  value: {{ include "llmgw-mirror.storeArg" . | quote }}
+{{- if include "llmgw-mirror.s3" . }}
+{{- with .Values.store.s3.endpoint }}
+- name: AWS_ENDPOINT_URL
+  value: {{ . | quote }}
+{{- end }}
+- name: AWS_REGION
+  value: {{ .Values.store.s3.region | quote }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.store.s3.existingSecret }}
+      key: AWS_ACCESS_KEY_ID
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.store.s3.existingSecret }}
+      key: AWS_SECRET_ACCESS_KEY
+- name: LLMGW_WORK_DIR
+  value: {{ include "llmgw-mirror.workDir" . | quote }}
+{{- end }}
+{{- end }}
+
+{{- define "llmgw-mirror.workDir" -}}/var/lib/llmgw/work{{- end }}
+
+{{/* Where the store (or, with S3, the work folder) is mounted in a container. */}}
+{{- define "llmgw-mirror.storeMount" -}}
+{{- if include "llmgw-mirror.s3" . }}
+- name: work
+  mountPath: {{ include "llmgw-mirror.workDir" . }}
+{{- else }}
+- name: store
+  mountPath: {{ .Values.store.mountPath }}
+{{- end }}
+{{- end }}
+
+{{/*
+The store's volume: the claim, or with S3 an emptyDir for the work folder, sized for what
+the pod does there (`size`: the server's copies of manifests, or one staged bundle).
+Parameters: (list root size).
+*/}}
+{{- define "llmgw-mirror.storeVolume" -}}
+{{- $root := index . 0 }}
+{{- if include "llmgw-mirror.s3" $root }}
+- name: work
+  emptyDir:
+    sizeLimit: {{ index . 1 }}
+{{- else }}
+- name: store
+  persistentVolumeClaim:
+    claimName: {{ include "llmgw-mirror.claimName" $root }}
+{{- end }}
+{{- end }}
+
 {{- define "llmgw-mirror.claimName" -}}
 {{- default (printf "%s-store" (include "llmgw-mirror.fullname" .)) .Values.store.existingClaim }}
 {{- end }}
@@ -107,14 +182,15 @@ Parameters: the root context.
     - add
     - {{ printf "%s/%s" (include "llmgw-mirror.trustDir" $root) $file | quote }}
     - --store
-    - {{ $root.Values.store.mountPath | quote }}
+    - {{ include "llmgw-mirror.storeArg" $root | quote }}
+  env:
+    {{- include "llmgw-mirror.storeEnv" $root | nindent 4 }}
   securityContext:
     {{- toYaml $root.Values.securityContext | nindent 4 }}
   resources:
     {{- toYaml $root.Values.resources | nindent 4 }}
   volumeMounts:
-    - name: store
-      mountPath: {{ $root.Values.store.mountPath }}
+    {{- include "llmgw-mirror.storeMount" $root | nindent 4 }}
     - name: trust
       mountPath: {{ include "llmgw-mirror.trustDir" $root }}
       readOnly: true
@@ -135,14 +211,15 @@ Parameters: the root context.
     - --sha256
     - {{ .Values.bundleImport.sha256 | quote }}
     - --store
-    - {{ .Values.store.mountPath | quote }}
+    - {{ include "llmgw-mirror.storeArg" . | quote }}
+  env:
+    {{- include "llmgw-mirror.storeEnv" . | nindent 4 }}
   securityContext:
     {{- toYaml .Values.securityContext | nindent 4 }}
   resources:
     {{- toYaml (default .Values.resources .Values.bundleImport.resources) | nindent 4 }}
   volumeMounts:
-    - name: store
-      mountPath: {{ .Values.store.mountPath }}
+    {{- include "llmgw-mirror.storeMount" . | nindent 4 }}
     - name: bundle
       mountPath: {{ include "llmgw-mirror.bundleDir" . }}
       readOnly: true
@@ -197,9 +274,7 @@ initContainers:
 containers:
   {{- include "llmgw-mirror.importContainer" . | nindent 2 }}
 volumes:
-  - name: store
-    persistentVolumeClaim:
-      claimName: {{ include "llmgw-mirror.claimName" . }}
+  {{- include "llmgw-mirror.storeVolume" (list . .Values.store.s3.importWorkSizeLimit) | nindent 2 }}
   - name: tmp
     emptyDir:
       sizeLimit: {{ .Values.tmpSizeLimit }}
@@ -213,7 +288,7 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- if eq .Values.store.accessMode "ReadWriteOnce" }}
+{{- if and (not (include "llmgw-mirror.s3" .)) (eq .Values.store.accessMode "ReadWriteOnce") }}
 affinity:
   podAffinity:
     requiredDuringSchedulingIgnoredDuringExecution:

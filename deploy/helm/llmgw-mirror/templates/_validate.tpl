@@ -2,8 +2,18 @@
 Checks across values that values.schema.json cannot express well; each names the fix.
 */}}
 {{- define "llmgw-mirror.validate" -}}
-{{- if and (gt (int .Values.replicaCount) 1) (ne .Values.store.accessMode "ReadWriteMany") }}
-{{- fail (printf "replicaCount is %d but store.accessMode is %s: more than one mirror pod needs a ReadWriteMany store; set replicaCount: 1 or store.accessMode: ReadWriteMany" (int .Values.replicaCount) .Values.store.accessMode) }}
+{{- $s3 := include "llmgw-mirror.s3" . }}
+{{- if and (gt (int .Values.replicaCount) 1) (ne .Values.store.accessMode "ReadWriteMany") (not $s3) }}
+{{- fail (printf "replicaCount is %d but store.accessMode is %s: more than one mirror pod needs a shared store; set store.accessMode: ReadWriteMany, or store.type: s3, or replicaCount: 1" (int .Values.replicaCount) .Values.store.accessMode) }}
+{{- end }}
+{{- if and $s3 (not .Values.store.s3.bucket) }}
+{{- fail "store.type is s3 but store.s3.bucket is empty: name the bucket the store lives in" }}
+{{- end }}
+{{- if and $s3 (not .Values.store.s3.existingSecret) }}
+{{- fail "store.type is s3 but store.s3.existingSecret is empty: name a Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" }}
+{{- end }}
+{{- if and $s3 .Values.bundleImport.enabled (eq .Values.bundleImport.mode "initContainer") }}
+{{- fail "bundleImport.mode initContainer would import from every replica at once into the bucket; with store.type s3 set bundleImport.mode: job" }}
 {{- end }}
 {{- if and .Values.bundleImport.enabled (eq .Values.bundleImport.mode "job") (eq .Values.store.accessMode "ReadWriteOncePod") }}
 {{- fail "bundleImport.mode job cannot mount a ReadWriteOncePod store while the mirror pod holds it; set bundleImport.mode: initContainer" }}
