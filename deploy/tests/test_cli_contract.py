@@ -1,4 +1,5 @@
-"""The chart's commands against the real `llmgw` binary.
+"""The chart's commands against the real `llmgw` binary (and, for the s3 scenario, a real
+S3 server: Garage from $LLMGW_GARAGE, started by `llmgw-fixture --s3 garage`).
 
 The chart hard-codes command lines (`mirror serve --store ... --listen ...`,
 `bundle trust add KEY --store ...`, `bundle import BUNDLE --sha256 HEX --store ...`). This
@@ -18,6 +19,7 @@ The binary: $LLMGW_BIN, else $CARGO_TARGET_DIR/debug/llmgw or target/debug/llmgw
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import socket
 import subprocess
@@ -94,10 +96,14 @@ class Pod:
     def args(self, container: dict) -> list[str]:
         return [self.path(a) for a in container["args"]]
 
-    def env(self, container: dict) -> dict[str, str]:
+    def env(self, container: dict, secrets: dict[str, str] | None = None) -> dict[str, str]:
+        """The container's environment; a value from a Secret's key comes from `secrets`."""
         env = dict(os.environ)
         for e in container.get("env", []):
-            env[e["name"]] = self.path(e["value"])
+            if "valueFrom" in e:
+                env[e["name"]] = (secrets or {})[e["valueFrom"]["secretKeyRef"]["key"]]
+            else:
+                env[e["name"]] = self.path(e["value"])
         return env
 
 
@@ -126,28 +132,8 @@ class CliContractTest(unittest.TestCase):
             self.assertEqual(held, ["BF88CF1F758601FC.pub", "C02C899FF675497C.pub"])
 
             (mirror,) = pod_spec["containers"]
-            args = pod.args(mirror)
-            i = args.index("--listen")
-            host, _, port = args[i + 1].rpartition(":")
-            port = free_port()
-            args[i + 1] = f"{host}:{port}"  # the chart's address, on a port free on this machine
-            log = open(Path(tmp) / "server.log", "w")  # noqa: SIM115 - closed in finally
-            server = subprocess.Popen([str(self.bin), *args], env=pod.env(mirror), stdout=log, stderr=log)
-            try:
-                base = f"http://127.0.0.1:{port}"
-                live, ready = mirror["livenessProbe"]["httpGet"]["path"], mirror["readinessProbe"]["httpGet"]["path"]
-                deadline = time.monotonic() + 30
-                status = None
-                while time.monotonic() < deadline:
-                    self.assertIsNone(server.poll(), f"server exited: {(Path(tmp) / 'server.log').read_text()}")
-                    try:
-                        status = get(base + ready)
-                    except OSError:
-                        status = None
-                    if status == 200:
-                        break
-                    time.sleep(0.2)
-                self.assertEqual(status, 200, "readiness probe path")
+            with self.serving(pod, mirror, Path(tmp)) as base:
+                live = mirror["livenessProbe"]["httpGet"]["path"]
                 # Probes carry no token: they must stay open when a token is required.
                 self.assertEqual(get(base + live), 200, "liveness probe path")
                 token = values["auth"]["token"]
@@ -155,10 +141,38 @@ class CliContractTest(unittest.TestCase):
                 self.assertEqual(get(base + "/v1/index", token), 200)
                 # Prometheus scrapes without the token (the ServiceMonitor sends none).
                 self.assertEqual(get(base + "/metrics"), 200)
+
+    @contextlib.contextmanager
+    def serving(self, pod: Pod, mirror: dict, tmp: Path, secrets: dict[str, str] | None = None):
+        """Runs the mirror container's command on a free port until its readiness probe
+        answers 200; yields its base URL and stops it afterwards."""
+        args = pod.args(mirror)
+        i = args.index("--listen")
+        host, _, _ = args[i + 1].rpartition(":")
+        port = free_port()
+        args[i + 1] = f"{host}:{port}"  # the chart's address, on a port free on this machine
+        log_path = tmp / "server.log"
+        with open(log_path, "w") as log:
+            server = subprocess.Popen([str(self.bin), *args], env=pod.env(mirror, secrets), stdout=log, stderr=log)
+            try:
+                base = f"http://127.0.0.1:{port}"
+                ready = mirror["readinessProbe"]["httpGet"]["path"]
+                deadline = time.monotonic() + 30
+                status = None
+                while time.monotonic() < deadline:
+                    self.assertIsNone(server.poll(), f"server exited: {log_path.read_text()}")
+                    try:
+                        status = get(base + ready)
+                    except OSError:
+                        status = None
+                    if status == 200:
+                        break
+                    time.sleep(0.2)
+                self.assertEqual(status, 200, f"readiness probe path: {log_path.read_text()}")
+                yield base
             finally:
                 server.terminate()
                 server.wait(timeout=10)
-                log.close()
 
     def test_trust_init_containers_then_import(self):
         values = chartlib.scenarios()["full"]
@@ -181,6 +195,64 @@ class CliContractTest(unittest.TestCase):
             # The bundle is not there: a failure (1) that names it, not a usage error (2).
             self.assertEqual(done.returncode, 1, done.stderr)
             self.assertIn(values["bundleImport"]["path"], done.stderr)
+
+    def test_s3_store_against_a_real_s3_server(self):
+        # The s3 scenario's commands against Garage (a real S3 server): the import Job's
+        # trust init containers put the key into the bucket (twice, as a retried pod
+        # would), its import parses, and a replica serves from the bucket.
+        fixture = self.bin.parent / "llmgw-fixture"
+        if not fixture.is_file():
+            raise SystemExit(f"{fixture} does not exist: build it with `cargo build -p llmgw-fixture`")
+        with tempfile.TemporaryDirectory() as tmp:
+            env_file = Path(tmp) / "s3.env"
+            glog = open(Path(tmp) / "garage.log", "w")  # noqa: SIM115 - closed in finally
+            garage = subprocess.Popen(
+                [str(fixture), "--s3", "garage", "--env-file", str(env_file)], stdout=subprocess.DEVNULL, stderr=glog
+            )
+            try:
+                deadline = time.monotonic() + 60
+                while not env_file.exists():
+                    self.assertIsNone(garage.poll(), (Path(tmp) / "garage.log").read_text())
+                    self.assertLess(time.monotonic(), deadline, "Garage did not start")
+                    time.sleep(0.1)
+                fx = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
+                fx = {k: v.strip("'") for k, v in fx.items()}
+                values = chartlib.scenarios()["s3"]
+                values["store"]["s3"].update(
+                    bucket=fx["FX_S3_BUCKET"], endpoint=fx["FX_S3_ENDPOINT"], region=fx["FX_S3_REGION"]
+                )
+                secrets = {"AWS_ACCESS_KEY_ID": fx["FX_S3_ACCESS_KEY"], "AWS_SECRET_ACCESS_KEY": fx["FX_S3_SECRET_KEY"]}
+                docs = chartlib.render(values)
+                (job,) = [d for d in docs if d["kind"] == "Job"]
+                job_spec = job["spec"]["template"]["spec"]
+                (Path(tmp) / "job").mkdir()
+                pod = Pod(Path(tmp) / "job", docs, job_spec)
+                for attempt in ("first run", "rerun"):
+                    for c in job_spec["initContainers"]:
+                        done = self.run_llmgw(pod.args(c), pod.env(c, secrets))
+                        self.assertEqual(done.returncode, 0, f"{attempt}: {c['name']}: {done.stderr}")
+                (imp,) = job_spec["containers"]
+                store = imp["args"][imp["args"].index("--store") + 1]
+                listed = self.run_llmgw(["bundle", "trust", "list", "--store", store, "--json"], pod.env(imp, secrets))
+                self.assertEqual(listed.returncode, 0, listed.stderr)
+                self.assertIn("C02C899FF675497C", listed.stdout, "the key is trusted in the bucket")
+                done = self.run_llmgw(pod.args(imp), pod.env(imp, secrets))
+                # The bundle is not there: a failure (1) that names it, not a usage error (2).
+                self.assertEqual(done.returncode, 1, done.stderr)
+                self.assertIn(values["bundleImport"]["path"], done.stderr)
+
+                (deploy,) = [d for d in docs if d["kind"] == "Deployment"]
+                pod_spec = deploy["spec"]["template"]["spec"]
+                (Path(tmp) / "replica").mkdir()
+                replica = Pod(Path(tmp) / "replica", docs, pod_spec)
+                (mirror,) = pod_spec["containers"]
+                with self.serving(replica, mirror, Path(tmp), secrets) as base:
+                    self.assertEqual(get(base + "/v1/index"), 200)
+                    self.assertEqual(get(base + mirror["livenessProbe"]["httpGet"]["path"]), 200)
+            finally:
+                garage.terminate()
+                garage.wait(timeout=10)
+                glog.close()
 
 
 if __name__ == "__main__":
