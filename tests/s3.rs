@@ -1,8 +1,10 @@
-//! The store in S3-compatible object storage (#16), against a real S3
-//! server, never a mock: s3s-fs (the s3s crate's S3 protocol over a
-//! folder), whose binary `scripts/setup.sh` builds and `scripts/test.sh`
-//! names in `LLMGW_S3S_FS`. Without it these tests fail, saying so.
-//! `s3::server` starts one per test; the other modules are what they show.
+//! The store in S3-compatible object storage (#16), against real S3
+//! servers, never a mock: s3s-fs (the s3s crate's S3 protocol over a
+//! folder) and Garage, started by the fixture's `S3Server` from the
+//! binaries `scripts/setup.sh` builds and `scripts/test.sh` names in
+//! `LLMGW_S3S_FS` and `LLMGW_GARAGE`. Without them these tests fail, saying
+//! so. `s3::server` starts one per test; the other modules are what they
+//! show.
 
 mod bundle_kit;
 

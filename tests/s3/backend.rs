@@ -55,7 +55,36 @@ fn the_lock_object_is_written_once() {
     let held = remote.lock("the first importer").unwrap();
     let err = remote.lock("the second").unwrap_err().to_string();
     assert!(err.contains("the first importer"), "{err}");
-    assert!(err.contains("s3://models/locked/lock"), "{err}");
+    assert!(err.contains(&format!("{}/lock", s3.url("locked"))), "{err}");
     drop(held);
     drop(remote.lock("the second, later").unwrap());
+}
+
+/// The same promises on Garage, the object store sites run on-premises:
+/// the trait's check, the lock object, and an import of a multipart blob.
+#[test]
+fn garage_keeps_the_same_promises() {
+    let s3 = S3::start_kind(llmgw_fixture::S3Kind::Garage);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    llmgw_mirror::conformance::exercise(&s3.blobs("conformance", &rt));
+    let work = tempfile::tempdir().unwrap();
+    let remote = llmgw_mirror::remote::Remote::new(s3.blobs("locked", &rt), work.path());
+    let held = remote.lock("the first importer").unwrap();
+    let err = remote.lock("the second").unwrap_err().to_string();
+    assert!(err.contains("the first importer"), "{err}");
+    drop(held);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (kit, bundle) = super::import::model_bundle(dir.path(), "g", &[9 << 20, 10]);
+    let url = s3.url("site");
+    let o = super::import::import(&s3, &url, &bundle, &kit.sha256());
+    assert!(o.status.success(), "{}", crate::bundle_kit::stderr(&o));
+    for blob in kit.blobs.keys() {
+        let key = format!("blobs/sha256/{}/{blob}", &blob[..2]);
+        assert!(s3.object("site", &key) == kit.blobs[blob], "{key} differs");
+    }
+    assert!(
+        s3.keys("site")
+            .contains(&format!("bundles/{}.json", kit.sha256()))
+    );
 }

@@ -221,37 +221,50 @@ impl Remote {
         Ok(done)
     }
 
-    /// Takes the store's lock object (written only if none is there), so
-    /// one writer at a time works on the store; `what` names the holder
-    /// in the refusal another writer gets.
+    /// Takes the store's lock object, so one writer at a time works on the
+    /// store; `what` names the holder in the refusal another writer gets.
+    ///
+    /// The object is written with `If-None-Match: *` (refused when one is
+    /// there). Not every server honours that header (Garage 2.5 overwrites),
+    /// so the lock is also looked for before, and read back after: a
+    /// writer that finds another's name there backs off. On such a server
+    /// two writers starting within one round trip of each other can both
+    /// pass; the import Job's one-at-a-time rule is what keeps them apart.
     pub fn lock(&self, what: &str) -> Result<RemoteLock, StoreError> {
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let since = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
+            .unwrap_or_default();
         let holder = format!(
-            "{what} (process {} on {}, since Unix time {since})",
+            "{what} (process {} on {}, since Unix time {}.{:09})",
             std::process::id(),
-            host.trim()
+            host.trim(),
+            since.as_secs(),
+            since.subsec_nanos()
         );
-        if self.s3.create_small(LOCK_KEY, holder.into_bytes())? {
-            return Ok(RemoteLock {
-                s3: self.s3.clone(),
-            });
-        }
-        let holder = self
-            .s3
-            .get_small(LOCK_KEY, 4096)
-            .ok()
-            .flatten()
-            .map(|b| String::from_utf8_lossy(&b).escape_debug().to_string())
-            .unwrap_or_else(|| "another writer".into());
-        Err(StoreError::RemoteBusy {
+        let busy = |held: Option<Vec<u8>>| StoreError::RemoteBusy {
             url: self.s3.url().to_string(),
             lock: self.s3.key_url(LOCK_KEY),
-            holder,
-        })
+            holder: held
+                .map(|b| String::from_utf8_lossy(&b).escape_debug().to_string())
+                .unwrap_or_else(|| "another writer".into()),
+        };
+        if let Some(held) = self.s3.get_small(LOCK_KEY, 4096)? {
+            return Err(busy(Some(held)));
+        }
+        if !self
+            .s3
+            .create_small(LOCK_KEY, holder.clone().into_bytes())?
+        {
+            return Err(busy(self.s3.get_small(LOCK_KEY, 4096).ok().flatten()));
+        }
+        match self.s3.get_small(LOCK_KEY, 4096)? {
+            Some(b) if b == holder.as_bytes() => Ok(RemoteLock {
+                s3: self.s3.clone(),
+            }),
+            // Another writer's name is there now: it is the holder.
+            other => Err(busy(other)),
+        }
     }
 }
 

@@ -186,10 +186,14 @@ impl S3Blobs {
         self.rt.block_on(f)
     }
 
-    /// Every object under `dir/` (a store folder's key), with its store
-    /// key, size and time, sorted by key.
+    /// Every object under `dir/` (a store folder's key; `""` for the whole
+    /// store), with its store key, size and time, sorted by key.
     pub fn list_keys(&self, dir: &str) -> Result<Vec<(String, BlobMeta)>, StoreError> {
-        let prefix = self.path(dir);
+        let prefix = match (dir.is_empty(), self.prefix.is_empty()) {
+            (true, true) => ObjPath::default(),
+            (true, false) => ObjPath::from(self.prefix.as_str()),
+            (false, _) => self.path(dir),
+        };
         let mut out = self.block_on(async {
             let mut items = Vec::new();
             let mut s = self.inner.list(Some(&prefix));
