@@ -125,7 +125,14 @@ class ChartTest(unittest.TestCase):
                 pvcs = objs(r.docs, "PersistentVolumeClaim")
                 if is_s3(r):
                     self.assertEqual(pvcs, [], "no claim is created for a store in a bucket")
-                    self.assertEqual(flag(r.args, "--s3-poll-seconds"), str(r.values["store"]["s3"].get("pollSeconds", 5)))
+                    cfg = r.values["store"]["s3"]
+                    self.assertEqual(flag(r.args, "--s3-poll-seconds"), str(cfg.get("pollSeconds", 5)))
+                    if cfg.get("blobDelivery") == "presigned":
+                        self.assertEqual(flag(r.args, "--blob-delivery"), "presigned")
+                        self.assertEqual(flag(r.args, "--s3-public-endpoint"), cfg["publicEndpoint"])
+                        self.assertEqual(flag(r.args, "--presign-seconds"), str(cfg.get("presignSeconds", 300)))
+                    else:
+                        self.assertIsNone(flag(r.args, "--blob-delivery"), "proxy is the server's default")
                     self.assertEqual(volume(r.pod, "work")["emptyDir"]["sizeLimit"], r.values["store"]["s3"].get("workSizeLimit", "1Gi"))
                     continue
                 claim = r.claim_name()
@@ -501,6 +508,10 @@ class ChartTest(unittest.TestCase):
           "bundleImport": {"enabled": True, "mode": "initContainer", "sha256": "a" * 64, "path": "b", "source": {"claimName": "b"}}},
          helm_python.HelmRenderError, "bundleImport.mode: job"),
         ("unknown store type", {"store": {"type": "nfs"}}, helm_python.HelmValuesError, "/store/type"),
+        ("presigned on a volume", {"store": {"s3": {"blobDelivery": "presigned"}}}, helm_python.HelmRenderError, "store.type: s3"),
+        ("presigned without an endpoint",
+         {"store": {"type": "s3", "s3": {"bucket": "bucket1", "existingSecret": "s", "blobDelivery": "presigned"}}},
+         helm_python.HelmRenderError, "store.s3.publicEndpoint"),
         ("s3 endpoint without a scheme", {"store": {"s3": {"endpoint": "rgw:7480"}}}, helm_python.HelmValuesError, "/store/s3/endpoint"),
         ("import Job on a ReadWriteOncePod store",
          {"store": {"accessMode": "ReadWriteOncePod"},

@@ -219,7 +219,8 @@ class CliContractTest(unittest.TestCase):
                 fx = {k: v.strip("'") for k, v in fx.items()}
                 values = chartlib.scenarios()["s3"]
                 values["store"]["s3"].update(
-                    bucket=fx["FX_S3_BUCKET"], endpoint=fx["FX_S3_ENDPOINT"], region=fx["FX_S3_REGION"]
+                    bucket=fx["FX_S3_BUCKET"], endpoint=fx["FX_S3_ENDPOINT"], region=fx["FX_S3_REGION"],
+                    publicEndpoint=fx["FX_S3_ENDPOINT"].replace("127.0.0.1", "localhost"),
                 )
                 secrets = {"AWS_ACCESS_KEY_ID": fx["FX_S3_ACCESS_KEY"], "AWS_SECRET_ACCESS_KEY": fx["FX_S3_SECRET_KEY"]}
                 docs = chartlib.render(values)

@@ -12,6 +12,12 @@ Checks across values that values.schema.json cannot express well; each names the
 {{- if and $s3 (not .Values.store.s3.existingSecret) }}
 {{- fail "store.type is s3 but store.s3.existingSecret is empty: name a Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" }}
 {{- end }}
+{{- if and (eq .Values.store.s3.blobDelivery "presigned") (not $s3) }}
+{{- fail "store.s3.blobDelivery presigned needs store.type: s3 (a store on a volume has no presigned URLs)" }}
+{{- end }}
+{{- if and $s3 (eq .Values.store.s3.blobDelivery "presigned") (not (or .Values.store.s3.publicEndpoint .Values.store.s3.endpoint)) }}
+{{- fail "store.s3.blobDelivery presigned needs store.s3.publicEndpoint: the S3 URL the nodes reach, which presigned URLs point at" }}
+{{- end }}
 {{- if and $s3 .Values.bundleImport.enabled (eq .Values.bundleImport.mode "initContainer") }}
 {{- fail "bundleImport.mode initContainer would import from every replica at once into the bucket; with store.type s3 set bundleImport.mode: job" }}
 {{- end }}
