@@ -67,21 +67,23 @@ pub enum SignerError {
         /// The key file.
         path: PathBuf,
     },
-    #[error("secret key {}: the password is wrong, or the key file is damaged ({detail})", path.display())]
     /// The key did not decrypt with the password given.
+    #[error("secret key {}: the password is wrong, or the key file is damaged", path.display())]
     WrongPassword {
         /// The key file.
         path: PathBuf,
         /// minisign's words for the failure.
-        detail: String,
+        #[source]
+        source: minisign::PError,
     },
-    #[error("signing with key {key_id} failed: {detail}")]
     /// minisign could not sign with the key.
+    #[error("signing with key {key_id} failed")]
     Sign {
         /// The key's id.
         key_id: String,
         /// minisign's words for the failure.
-        detail: String,
+        #[source]
+        source: minisign::PError,
     },
 }
 
@@ -172,9 +174,9 @@ impl SecretKey {
             };
             boxed
                 .into_secret_key(pw)
-                .map_err(|e| SignerError::WrongPassword {
+                .map_err(|source| SignerError::WrongPassword {
                     path: path.to_path_buf(),
-                    detail: e.to_string(),
+                    source,
                 })?
         } else {
             // Not `into_unencrypted_secret_key`: Debian's minisign 0.11 writes
@@ -214,9 +216,9 @@ impl SecretKey {
             Some(&comment),
             Some("signature from minisign secret key"),
         )
-        .map_err(|e| SignerError::Sign {
+        .map_err(|source| SignerError::Sign {
             key_id: self.key_id(),
-            detail: e.to_string(),
+            source,
         })?;
         Ok(sig.into_string())
     }

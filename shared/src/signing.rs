@@ -69,17 +69,19 @@ pub enum SigningError {
         /// [`SigningError::with_fix`].
         fix: Option<String>,
     },
-    #[error(
-        "{what} does not verify with trusted key {key_id}: the signed file or the signature was changed ({detail})"
-    )]
     /// The signature does not match the bytes: they or it were changed.
+    #[error(
+        "{what} does not verify with trusted key {key_id}: the signed file or the signature was \
+         changed"
+    )]
     Invalid {
         /// What was signed.
         what: String,
         /// The trusted key the signature names.
         key_id: String,
         /// minisign's words for the mismatch.
-        detail: String,
+        #[source]
+        source: minisign_verify::Error,
     },
     #[error(
         "{what} verifies, but its signature is for another release: its trusted comment \"{}\" \
@@ -263,10 +265,10 @@ pub fn verify_with_trusted(
     };
     key.key
         .verify(data, &signature.sig, false)
-        .map_err(|e| SigningError::Invalid {
+        .map_err(|source| SigningError::Invalid {
             what: what.to_string(),
             key_id: key.key_id(),
-            detail: e.to_string(),
+            source,
         })?;
     Ok(key.key_id())
 }
