@@ -12,8 +12,9 @@ mod s3 {
     pub mod server;
 
     mod backend;
+    mod cache;
     mod gc;
     mod import;
     mod presigned;
-    mod replicas;
+    pub mod replicas;
 }

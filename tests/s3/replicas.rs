@@ -9,14 +9,18 @@ use super::import::{import, model_bundle};
 use super::server::S3;
 
 /// `llmgw mirror serve --store s3://…` on a free port, stopped when dropped.
-struct Replica {
+pub struct Replica {
     child: Child,
-    url: String,
+    pub url: String,
     _work: tempfile::TempDir,
 }
 
 impl Replica {
     fn start(s3: &S3, store: &str) -> Self {
+        Self::start_with(s3, store, &[])
+    }
+
+    pub fn start_with(s3: &S3, store: &str, extra: &[&str]) -> Self {
         let work = tempfile::tempdir().unwrap();
         let mut child = s3
             .llmgw()
@@ -31,6 +35,7 @@ impl Replica {
             // Behind one Service, replicas are given the one URL nodes use:
             // JSON answers point there, not at each replica's own port.
             .args(["--public-url", "http://mirror.example:8080"])
+            .args(extra)
             .args(["--s3-poll-seconds", "1", "--work-dir"])
             .arg(work.path())
             .env("RUST_LOG", "warn")
@@ -55,7 +60,7 @@ impl Replica {
     }
 
     /// curl: the status line and headers but the date, and the body.
-    fn ask(&self, args: &[&str], path: &str) -> (String, Vec<u8>) {
+    pub fn ask(&self, args: &[&str], path: &str) -> (String, Vec<u8>) {
         let head = tempfile::NamedTempFile::new().unwrap();
         let o = std::process::Command::new("curl")
             .args(["-s", "-D"])
@@ -73,7 +78,7 @@ impl Replica {
         (headers, o.stdout)
     }
 
-    fn wait_for(&self, path: &str, status: &str) {
+    pub fn wait_for(&self, path: &str, status: &str) {
         for _ in 0..100 {
             if self
                 .ask(&[], path)

@@ -85,7 +85,10 @@ pub async fn serve_blob(
         return finish(presigned(s3, blob).await);
     }
     let file = match store.remote() {
-        Some(s3) => Source::Remote(s3.clone()),
+        Some(s3) => match cached(s3, blob, method == Method::GET).await {
+            Some(f) => Source::File(f),
+            None => Source::Remote(s3.clone()),
+        },
         None => match open_checked(path, blob).await {
             Ok(f) => Source::File(f),
             Err(r) => return r,
@@ -159,6 +162,24 @@ async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Response {
             )
         }
     }
+}
+
+/// The replica's cached copy of a blob, opened on the blocking pool; on a
+/// miss, a GET starts filling the cache (once per blob) and is streamed
+/// from the bucket meanwhile.
+async fn cached(s3: &crate::store::s3::S3Blobs, blob: &Blob, fill: bool) -> Option<File> {
+    let cache = s3.cache()?.clone();
+    let sha = crate::store::layout::digest(&blob.sha256)?;
+    let size = blob.size;
+    let (c, h) = (cache.clone(), sha.clone());
+    let hit = tokio::task::spawn_blocking(move || c.open(&h, size))
+        .await
+        .ok()
+        .flatten();
+    if hit.is_none() && fill {
+        cache.fill(s3, &sha, size);
+    }
+    hit
 }
 
 /// Where a blob's bytes come from.

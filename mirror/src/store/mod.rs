@@ -23,6 +23,7 @@ pub mod fs;
 pub mod layout;
 pub mod remote;
 pub mod s3;
+pub mod s3_cache;
 
 use std::path::{Path, PathBuf};
 

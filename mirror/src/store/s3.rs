@@ -105,6 +105,8 @@ pub struct S3Blobs {
     /// A client for the public endpoint, used only to sign URLs (signing
     /// sends nothing), and how long they last.
     presign: Option<(Arc<AmazonS3>, std::time::Duration)>,
+    /// The replica's read-through cache of whole blobs, if any.
+    cache: Option<Arc<super::s3_cache::BlobCache>>,
 }
 
 fn remote(op: &'static str, url: String) -> impl FnOnce(object_store::Error) -> StoreError {
@@ -149,6 +151,7 @@ impl S3Blobs {
             prefix,
             rt,
             presign,
+            cache: None,
         })
     }
 
@@ -295,6 +298,17 @@ impl S3Blobs {
             .into_stream()
             .map(move |c| c.map_err(remote("reading", url.clone())))
             .boxed())
+    }
+
+    /// Serves blobs through a read-through cache in `dir`.
+    pub fn with_cache(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.cache = Some(Arc::new(super::s3_cache::BlobCache::new(dir)));
+        self
+    }
+
+    /// The read-through cache, if any.
+    pub fn cache(&self) -> Option<&Arc<super::s3_cache::BlobCache>> {
+        self.cache.as_ref()
     }
 
     /// Whether GETs of blobs are answered with a redirect to a presigned

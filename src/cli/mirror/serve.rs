@@ -47,6 +47,11 @@ pub struct ServeArgs {
     /// With --blob-delivery presigned: how long a presigned URL stays valid.
     #[arg(long, default_value_t = 300, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604800))]
     pub presign_seconds: u64,
+    /// With --store s3://… and --blob-delivery proxy: a folder this replica keeps whole
+    /// blobs in once read from the bucket (checked against their sha256), so many nodes
+    /// pulling one file cost about one read of it from the bucket.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// Address and port to listen on: an IP address (0.0.0.0 for every interface) or a
     /// host name that resolves to one (localhost:8080).
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = parse_listen)]
@@ -120,8 +125,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                         })?;
                     s3cfg.presign = Some((public, Duration::from_secs(args.presign_seconds)));
                 }
-                let s3 =
+                let mut s3 =
                     llmgw_mirror::s3::S3Blobs::connect(&s3cfg, tokio::runtime::Handle::current())?;
+                if let Some(dir) = &args.cache_dir {
+                    s3 = s3.with_cache(dir);
+                }
                 let (work, _) = crate::cli::s3::work_dir(&args.s3)?;
                 let remote = llmgw_mirror::remote::Remote::new(s3, work);
                 start_remote(cfg, remote, Duration::from_secs(args.s3_poll_seconds)).await?
