@@ -28,16 +28,9 @@ cargo build --release --locked -q -p llmgw -p llmgw-fixture
 BIN=${CARGO_TARGET_DIR:-$PWD/target}/release
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
-WORK=$(mktemp -d /tmp/llmgw-bench-py.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_start py
 
 # The upstream stand-in; its first stdout line is a JSON object of its URLs.
 "$BIN/llmgw-fixture" >"$WORK/fixture.json" 2>"$WORK/fixture.log" &

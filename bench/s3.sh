@@ -30,17 +30,9 @@ cargo build --profile "${PROFILE/debug/dev}" --locked -q -p llmgw -p llmgw-fixtu
 BIN=${CARGO_TARGET_DIR:-$PWD/target}/$PROFILE
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
-WORK=$(mktemp -d /tmp/llmgw-s3-bench.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_for() { for _ in $(seq 300); do curl -sf "$1" >/dev/null && return; sleep 0.1; done; echo "bench: $1 never answered" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_start s3
 
 # --- Garage, and the bundle imported into its bucket
 "$BIN/llmgw-fixture" --s3 garage --env-file "$WORK/s3.env" >/dev/null 2>"$WORK/garage.log" &
@@ -102,9 +94,6 @@ PIDS+=("$!")
 wait_for "http://127.0.0.1:$NPORT/big"
 cat "$ROOT/big" >/dev/null
 
-# wrk's Transfer/sec in GB/s (10^9).
-gbps() { awk '/^Transfer\/sec/ { v=$2; u=v; gsub(/[0-9.]/,"",u); sub(/[A-Za-z]+$/,"",v);
-  m = (u=="GB") ? 1073741824 : (u=="MB") ? 1048576 : (u=="KB") ? 1024 : 1; printf "%.3f", v*m/1e9 }'; }
 run() { wrk -t"$1" -c"$2" -d"${DURATION}s" --timeout 120s "$3"; }
 
 echo "bench: nginx from disk, 32 clients" >&2

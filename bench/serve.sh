@@ -29,17 +29,9 @@ cargo build --release --locked -q -p llmgw
 LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/release/llmgw
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
-WORK=$(mktemp -d /tmp/llmgw-bench.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_start serve
 
 # --- the store: one model repo with a 1 GiB LFS file and a config.json, laid
 # out exactly as `llmgw bundle import` leaves it.
@@ -139,9 +131,6 @@ cmp <(curl -sf "$NGINX/revision.json") "$WORK/revision.json"
 echo "bench: warming the page cache" >&2
 cat "$BLOB" > /dev/null
 
-# wrk's Transfer/sec and Requests/sec, in GB/s (10^9) and req/s.
-gbps() { awk '/^Transfer\/sec/ { v=$2; u=v; gsub(/[0-9.]/,"",u); sub(/[A-Za-z]+$/,"",v);
-  m = (u=="GB") ? 1073741824 : (u=="MB") ? 1048576 : (u=="KB") ? 1024 : 1; printf "%.2f", v*m/1e9 }'; }
 rps() { awk '/^Requests\/sec/ { printf "%.0f", $2 }'; }
 run() { # threads conns url
   wrk -t"$1" -c"$2" -d"${DURATION}s" --timeout 120s "$3"
