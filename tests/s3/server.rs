@@ -13,6 +13,9 @@ pub struct S3 {
     pub server: S3Server,
     pub endpoint: String,
     rt: tokio::runtime::Runtime,
+    /// The commands' temporary folder: a killed import's work folder
+    /// (its staging) goes with the test.
+    scratch: tempfile::TempDir,
 }
 
 impl S3 {
@@ -27,6 +30,7 @@ impl S3 {
             endpoint: server.endpoint.clone(),
             server,
             rt: tokio::runtime::Runtime::new().unwrap(),
+            scratch: tempfile::tempdir().unwrap(),
         }
     }
 
@@ -39,7 +43,9 @@ impl S3 {
     /// as an operator sets them.
     pub fn llmgw(&self) -> Command {
         let mut c = crate::bundle_kit::llmgw();
-        c.envs(self.server.aws_env()).env_remove("LLMGW_WORK_DIR");
+        c.envs(self.server.aws_env())
+            .env_remove("LLMGW_WORK_DIR")
+            .env("TMPDIR", self.scratch.path());
         c
     }
 
