@@ -133,6 +133,12 @@ class ChartTest(unittest.TestCase):
                         self.assertEqual(flag(r.args, "--presign-seconds"), str(cfg.get("presignSeconds", 300)))
                     else:
                         self.assertIsNone(flag(r.args, "--blob-delivery"), "proxy is the server's default")
+                    cache = cfg.get("cache", {})
+                    if cache.get("enabled"):
+                        self.assertEqual(flag(r.args, "--cache-dir"), mount_path(r.mirror, "cache"))
+                        self.assertEqual(volume(r.pod, "cache")["emptyDir"]["sizeLimit"], cache["sizeLimit"])
+                    else:
+                        self.assertIsNone(flag(r.args, "--cache-dir"))
                     self.assertEqual(volume(r.pod, "work")["emptyDir"]["sizeLimit"], r.values["store"]["s3"].get("workSizeLimit", "1Gi"))
                     continue
                 claim = r.claim_name()
@@ -144,6 +150,16 @@ class ChartTest(unittest.TestCase):
                     self.assertEqual([p["metadata"]["name"] for p in pvcs], [claim])
                     mode = r.values.get("store", {}).get("accessMode", "ReadWriteOnce")
                     self.assertEqual(pvcs[0]["spec"]["accessModes"], [mode])
+
+    def test_s3_proxy_with_a_read_through_cache(self):
+        values = {**self.rendered["s3"].values}
+        values["store"] = {**values["store"], "s3": {**values["store"]["s3"], "blobDelivery": "proxy",
+                                                     "cache": {"enabled": True, "sizeLimit": "300Gi"}}}
+        r = Rendered("s3-cache", values)
+        self.check_store(r, r.mirror)
+        self.assertEqual(flag(r.args, "--cache-dir"), mount_path(r.mirror, "cache"))
+        self.assertEqual(volume(r.pod, "cache")["emptyDir"]["sizeLimit"], "300Gi")
+        self.assertIsNone(flag(r.args, "--blob-delivery"))
 
     def test_service_targets_the_port_the_server_listens_on(self):
         for r in self.each():
@@ -508,6 +524,10 @@ class ChartTest(unittest.TestCase):
           "bundleImport": {"enabled": True, "mode": "initContainer", "sha256": "a" * 64, "path": "b", "source": {"claimName": "b"}}},
          helm_python.HelmRenderError, "bundleImport.mode: job"),
         ("unknown store type", {"store": {"type": "nfs"}}, helm_python.HelmValuesError, "/store/type"),
+        ("cache with presigned",
+         {"store": {"type": "s3", "s3": {"bucket": "bucket1", "existingSecret": "s", "endpoint": "http://s3:9000",
+                                         "blobDelivery": "presigned", "cache": {"enabled": True, "sizeLimit": "1Gi"}}}},
+         helm_python.HelmRenderError, "blobDelivery proxy"),
         ("presigned on a volume", {"store": {"s3": {"blobDelivery": "presigned"}}}, helm_python.HelmRenderError, "store.type: s3"),
         ("presigned without an endpoint",
          {"store": {"type": "s3", "s3": {"bucket": "bucket1", "existingSecret": "s", "blobDelivery": "presigned"}}},

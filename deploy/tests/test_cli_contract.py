@@ -250,6 +250,17 @@ class CliContractTest(unittest.TestCase):
                 with self.serving(replica, mirror, Path(tmp), secrets) as base:
                     self.assertEqual(get(base + "/v1/index"), 200)
                     self.assertEqual(get(base + mirror["livenessProbe"]["httpGet"]["path"]), 200)
+
+                # The other delivery: proxy, with the read-through cache.
+                values["store"]["s3"].update(blobDelivery="proxy", cache={"enabled": True, "sizeLimit": "1Gi"})
+                docs = chartlib.render(values)
+                (deploy,) = [d for d in docs if d["kind"] == "Deployment"]
+                pod_spec = deploy["spec"]["template"]["spec"]
+                (Path(tmp) / "cached").mkdir()
+                (mirror,) = pod_spec["containers"]
+                self.assertIn("--cache-dir", mirror["args"])
+                with self.serving(Pod(Path(tmp) / "cached", docs, pod_spec), mirror, Path(tmp), secrets) as base:
+                    self.assertEqual(get(base + "/v1/index"), 200)
             finally:
                 garage.terminate()
                 garage.wait(timeout=10)

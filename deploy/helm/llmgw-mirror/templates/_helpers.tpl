@@ -95,6 +95,7 @@ copied locally; an import stages its bundle there).
 {{- end }}
 
 {{- define "llmgw-mirror.workDir" -}}/var/lib/llmgw/work{{- end }}
+{{- define "llmgw-mirror.cacheDir" -}}/var/cache/llmgw{{- end }}
 
 {{/* Where the store (or, with S3, the work folder) is mounted in a container. */}}
 {{- define "llmgw-mirror.storeMount" -}}

@@ -18,6 +18,9 @@ Checks across values that values.schema.json cannot express well; each names the
 {{- if and $s3 (eq .Values.store.s3.blobDelivery "presigned") (not (or .Values.store.s3.publicEndpoint .Values.store.s3.endpoint)) }}
 {{- fail "store.s3.blobDelivery presigned needs store.s3.publicEndpoint: the S3 URL the nodes reach, which presigned URLs point at" }}
 {{- end }}
+{{- if and .Values.store.s3.cache.enabled (eq .Values.store.s3.blobDelivery "presigned") }}
+{{- fail "store.s3.cache.enabled is for blobDelivery proxy: with presigned the bytes never pass through a replica; turn one of them off" }}
+{{- end }}
 {{- if and $s3 .Values.bundleImport.enabled (eq .Values.bundleImport.mode "initContainer") }}
 {{- fail "bundleImport.mode initContainer would import from every replica at once into the bucket; with store.type s3 set bundleImport.mode: job" }}
 {{- end }}
