@@ -6,14 +6,14 @@
 //! only by a rename of a synced file, then a sync of `bundles/`.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::Sha256;
-use sha2::Digest as _;
 
-use super::backend::{BlobMeta, BlobStore, Put, hex_of};
+use super::backend::{BlobMeta, BlobStore, Put};
+use super::checked_file::write_checked;
 use super::{StoreError, layout};
 use crate::fsutil;
 
@@ -78,45 +78,8 @@ impl BlobStore for FsBlobs {
         let tmp = self.temp_for(sha256);
         let dir = self.root.join(layout::TMP);
         std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-        let written = (|| {
-            let mut out = File::create(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
-            let mut hasher = sha2::Sha256::new();
-            let mut buf = vec![0u8; 1 << 20];
-            let mut n = 0u64;
-            // One byte more than promised is enough to know it is too long.
-            let mut limited = reader.take(size + 1);
-            loop {
-                let k = match limited.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(k) => k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(StoreError::io(&tmp, e)),
-                };
-                hasher.update(&buf[..k]);
-                out.write_all(&buf[..k])
-                    .map_err(|e| StoreError::io(&tmp, e))?;
-                n += k as u64;
-            }
-            let actual = hex_of(hasher);
-            if actual != sha256.as_str() || n != size {
-                return Err(StoreError::BlobMismatch {
-                    key: dest.display().to_string(),
-                    expected: sha256.to_string(),
-                    expected_size: size,
-                    actual,
-                    actual_size: n,
-                });
-            }
-            out.sync_all().map_err(|e| StoreError::io(&tmp, e))
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        let parent = dest.parent().unwrap_or(&self.root).to_path_buf();
-        std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
-        std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
-        fsutil::fsync_dir(&parent)?;
+        let key = dest.display().to_string();
+        write_checked(reader, &tmp, &dest, sha256, size, &key)?;
         Ok(Put::Added)
     }
 

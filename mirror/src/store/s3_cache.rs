@@ -10,17 +10,15 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use llmgw_shared::Sha256;
-use sha2::Digest as _;
 
-use super::backend::{BlobStore, hex_of};
+use super::backend::BlobStore;
+use super::checked_file::write_checked;
 use super::s3::S3Blobs;
 use super::{StoreError, layout};
-use crate::fsutil;
 
 /// Whole blobs copied from the bucket into a local folder.
 #[derive(Debug)]
@@ -76,44 +74,9 @@ impl BlobCache {
         let tmp_dir = self.dir.join(layout::TMP);
         std::fs::create_dir_all(&tmp_dir).map_err(|e| StoreError::io(&tmp_dir, e))?;
         let tmp = tmp_dir.join(format!("{}.{}", sha256, std::process::id()));
-        let written = (|| {
-            let mut reader = s3.read(sha256, 0..size)?.take(size + 1);
-            let mut out = File::create(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
-            let mut hasher = sha2::Sha256::new();
-            let mut buf = vec![0u8; 1 << 20];
-            let mut n = 0u64;
-            loop {
-                let k = match reader.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(k) => k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(StoreError::io(&tmp, e)),
-                };
-                hasher.update(&buf[..k]);
-                out.write_all(&buf[..k])
-                    .map_err(|e| StoreError::io(&tmp, e))?;
-                n += k as u64;
-            }
-            let actual = hex_of(hasher);
-            if actual != sha256.as_str() || n != size {
-                return Err(StoreError::BlobMismatch {
-                    key: s3.key_url(&layout::blob_key(sha256)),
-                    expected: sha256.to_string(),
-                    expected_size: size,
-                    actual,
-                    actual_size: n,
-                });
-            }
-            out.sync_all().map_err(|e| StoreError::io(&tmp, e))
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
+        let mut reader = s3.read(sha256, 0..size)?;
         let dest = self.dir.join(layout::blob_key(sha256));
-        let parent = dest.parent().unwrap_or(&self.dir).to_path_buf();
-        std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
-        std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
-        fsutil::fsync_dir(&parent)
+        let key = s3.key_url(&layout::blob_key(sha256));
+        write_checked(&mut reader, &tmp, &dest, sha256, size, &key)
     }
 }
