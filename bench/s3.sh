@@ -3,6 +3,8 @@
 # S3 server, on this machine), 32 clients downloading one MIB MiB model file with wrk:
 #   - one replica (32 clients on it), and two replicas over the same bucket (16 clients
 #     on each, run at once, summed): the scale-out figure;
+#   - the same bucket with --blob-delivery presigned (wrk on the presigned URL the mirror
+#     redirects to: Garage serving the client itself) and with a filled --cache-dir;
 #   - reference in the same run: nginx serving the same bytes from local disk (sendfile),
 #     which is what one mirror on a local volume is measured against in bench/serve.sh.
 # Every process (Garage, the replicas, wrk, nginx) shares this machine's cores and one
@@ -58,7 +60,19 @@ for r in 1 2; do
   PIDS+=("$!")
   URLS+=("http://127.0.0.1:$port")
 done
-for u in "${URLS[@]}"; do wait_for "$u/readyz"; done
+# A third replica hands downloads out as presigned URLs (the bytes then flow from Garage
+# to the client), and a fourth streams them through a read-through cache of its own.
+port=$(free_port)
+"$BIN/llmgw" mirror serve --store "$STORE" --work-dir "$WORK/replica3" --listen "127.0.0.1:$port" \
+  --blob-delivery presigned --s3-public-endpoint "$FX_S3_ENDPOINT" >/dev/null 2>"$WORK/replica3.log" &
+PIDS+=("$!")
+PRESIGNING=http://127.0.0.1:$port
+port=$(free_port)
+"$BIN/llmgw" mirror serve --store "$STORE" --work-dir "$WORK/replica4" --listen "127.0.0.1:$port" \
+  --cache-dir "$WORK/cache" >/dev/null 2>"$WORK/replica4.log" &
+PIDS+=("$!")
+CACHED=http://127.0.0.1:$port
+for u in "${URLS[@]}" "$PRESIGNING" "$CACHED"; do wait_for "$u/readyz"; done
 BIG_PATH=/bench/big/resolve/main/model-00.safetensors
 for u in "${URLS[@]}"; do
   len=$(curl -sfI "$u$BIG_PATH" | tr -d '\r' | awk 'tolower($1)=="content-length:"{print $2}')
@@ -100,6 +114,14 @@ echo "bench: nginx from disk, 32 clients" >&2
 NGINX_GBPS=$(run 2 32 "http://127.0.0.1:$NPORT/big" | gbps)
 echo "bench: one replica over S3, 32 clients" >&2
 ONE=$(run 2 32 "${URLS[0]}$BIG_PATH" | gbps)
+echo "bench: presigned URL straight from Garage, 32 clients" >&2
+SIGNED=$(curl -s -o /dev/null -w '%{redirect_url}' "$PRESIGNING$BIG_PATH")
+[ -n "$SIGNED" ] || { echo "bench: no redirect from the presigning replica" >&2; cat "$WORK/replica3.log" >&2; exit 1; }
+PRESIGNED=$(run 2 32 "$SIGNED" | gbps)
+echo "bench: one replica with a read-through cache (filled first), 32 clients" >&2
+curl -sf "$CACHED$BIG_PATH" -o /dev/null
+for _ in $(seq 100); do [ -n "$(find "$WORK/cache/blobs" -type f 2>/dev/null)" ] && break; sleep 0.1; done
+CACHED_GBPS=$(run 2 32 "$CACHED$BIG_PATH" | gbps)
 echo "bench: two replicas over S3, 16 clients each, at once" >&2
 run 1 16 "${URLS[0]}$BIG_PATH" >"$WORK/wrk1" &
 w1=$!
@@ -118,6 +140,8 @@ $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, ${DURATION}s per run, one $MIB MiB 
 | nginx, local disk (reference)              | $NGINX_GBPS | 1.00 |
 | 1 mirror replica, S3 store (proxy)         | $ONE | $(ratio "$ONE" "$NGINX_GBPS") |
 | 2 mirror replicas, same S3 store (proxy)   | $TWO | $(ratio "$TWO" "$NGINX_GBPS") |
+| presigned: Garage to the client directly   | $PRESIGNED | $(ratio "$PRESIGNED" "$NGINX_GBPS") |
+| 1 replica, read-through cache filled       | $CACHED_GBPS | $(ratio "$CACHED_GBPS" "$NGINX_GBPS") |
 
 2 replicas / 1 replica: $(ratio "$TWO" "$ONE")x on $(nproc) shared cores.
 TABLE
@@ -125,5 +149,7 @@ if [ -n "${BENCH_RESULTS:-}" ]; then
   {
     printf 's3\t1 replica over S3 vs nginx, 32 clients\t%s GB/s\t%s GB/s\t%s\t\t\t\t%s\n' "$ONE" "$NGINX_GBPS" "$(ratio "$ONE" "$NGINX_GBPS")" "$LOAD"
     printf 's3\t2 replicas over S3 vs 1, 32 clients\t%s GB/s\t%s GB/s\t%s\t\t\t\t%s\n' "$TWO" "$ONE" "$(ratio "$TWO" "$ONE")" "$LOAD"
+    printf 's3\tpresigned vs proxy, 32 clients\t%s GB/s\t%s GB/s\t%s\t\t\t\t%s\n' "$PRESIGNED" "$ONE" "$(ratio "$PRESIGNED" "$ONE")" "$LOAD"
+    printf 's3\tcached proxy vs proxy, 32 clients\t%s GB/s\t%s GB/s\t%s\t\t\t\t%s\n' "$CACHED_GBPS" "$ONE" "$(ratio "$CACHED_GBPS" "$ONE")" "$LOAD"
   } >> "$BENCH_RESULTS"
 fi
