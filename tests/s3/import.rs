@@ -137,7 +137,7 @@ fn a_killed_import_leaves_no_bundle_and_a_rerun_sends_only_what_is_missing() {
     let sent = keys.iter().filter(|k| k.starts_with("blobs/")).count();
 
     // The killed run's lock object is still there: the rerun is refused,
-    // naming it, until it is removed.
+    // naming it, while its lease runs.
     let o = import(&s3, &url, &bundle, &sha);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
@@ -145,7 +145,15 @@ fn a_killed_import_leaves_no_bundle_and_a_rerun_sends_only_what_is_missing() {
         "{}",
         stderr(&o)
     );
-    s3.delete("site", "lock");
+    assert!(
+        stderr(&o).contains("without renewal"),
+        "the refusal says the lock is taken over once not renewed: {}",
+        stderr(&o)
+    );
+    // Nobody renews the killed run's lock: once it has gone a whole lease
+    // without renewal (shortened to 1 s here, 10 minutes by default) the
+    // rerun takes it over by itself, with no object deleted by hand.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
     let o = s3
         .llmgw()
         .args([
@@ -157,9 +165,19 @@ fn a_killed_import_leaves_no_bundle_and_a_rerun_sends_only_what_is_missing() {
         ])
         .args(["--store", &url])
         .env("RUST_LOG", "info")
+        .env("LLMGW_S3_LOCK_LEASE_SECONDS", "1")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("taking over the store's lock object"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !s3.keys("site").iter().any(|k| k == "lock"),
+        "the rerun released the lock it took over"
+    );
     let keys = s3.keys("site");
     assert!(keys.contains(&format!("bundles/{sha}.json")), "{keys:?}");
     for blob in kit.blobs.keys() {

@@ -90,12 +90,15 @@ pub enum StoreError {
     S3Url { url: String, reason: &'static str },
     #[error(
         "the store {url} is busy: {holder} holds its lock object {lock}; wait for it to finish \
-         (if that process is gone for good, delete {lock} and run the command again)"
+         (a holder renews it while it works: if that process is gone, its lock is taken over \
+         once it has gone {lease_seconds} s without renewal; or delete {lock} and run the \
+         command again)"
     )]
     RemoteBusy {
         url: String,
         lock: String,
         holder: String,
+        lease_seconds: u64,
     },
     #[error(
         "{path} is damaged ({reason}); it records the order bundles were imported in: restore it \

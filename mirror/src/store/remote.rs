@@ -242,15 +242,30 @@ impl Remote {
             since.as_secs(),
             since.subsec_nanos()
         );
+        let lease = lock_lease();
         let busy = |held: Option<Vec<u8>>| StoreError::RemoteBusy {
             url: self.s3.url().to_string(),
             lock: self.s3.key_url(LOCK_KEY),
             holder: held
                 .map(|b| String::from_utf8_lossy(&b).escape_debug().to_string())
                 .unwrap_or_else(|| "another writer".into()),
+            lease_seconds: lease.as_secs(),
         };
         if let Some(held) = self.s3.get_small(LOCK_KEY, 4096)? {
-            return Err(busy(Some(held)));
+            // A holder renews its lock every quarter lease; one not renewed
+            // for a whole lease belongs to a process that is gone (killed,
+            // its node lost), so a rerun picks up where it stopped.
+            match self.s3.key_age(LOCK_KEY)? {
+                Some(age) if age > lease => {
+                    tracing::warn!(
+                        holder = %String::from_utf8_lossy(&held).escape_debug(),
+                        age_seconds = age.as_secs(),
+                        "taking over the store's lock object: not renewed for a whole lease"
+                    );
+                    self.s3.delete_key(LOCK_KEY)?;
+                }
+                _ => return Err(busy(Some(held))),
+            }
         }
         if !self
             .s3
@@ -259,23 +274,63 @@ impl Remote {
             return Err(busy(self.s3.get_small(LOCK_KEY, 4096).ok().flatten()));
         }
         match self.s3.get_small(LOCK_KEY, 4096)? {
-            Some(b) if b == holder.as_bytes() => Ok(RemoteLock {
-                s3: self.s3.clone(),
-            }),
+            Some(b) if b == holder.as_bytes() => {
+                Ok(RemoteLock::hold(self.s3.clone(), holder, lease))
+            }
             // Another writer's name is there now: it is the holder.
             other => Err(busy(other)),
         }
     }
 }
 
-/// The store's lock object, deleted when dropped.
+/// How long a lock object stays the holder's without being renewed: 10
+/// minutes, or `$LLMGW_S3_LOCK_LEASE_SECONDS` (the tests shorten it).
+fn lock_lease() -> std::time::Duration {
+    let secs = std::env::var("LLMGW_S3_LOCK_LEASE_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(600);
+    std::time::Duration::from_secs(secs)
+}
+
+/// The store's lock object: renewed every quarter lease by a thread of its
+/// own while held, deleted when dropped.
 #[derive(Debug)]
 pub struct RemoteLock {
     s3: S3Blobs,
+    /// Dropping it stops the renewing thread.
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    renewer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RemoteLock {
+    fn hold(s3: S3Blobs, holder: String, lease: std::time::Duration) -> Self {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let renewing = s3.clone();
+        let renewer = std::thread::spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(lease / 4)
+            {
+                if let Err(e) = renewing.put_small(LOCK_KEY, holder.clone().into_bytes()) {
+                    tracing::error!(error = %e, "cannot renew the store's lock object");
+                }
+            }
+        });
+        RemoteLock {
+            s3,
+            stop: Some(stop),
+            renewer: Some(renewer),
+        }
+    }
 }
 
 impl Drop for RemoteLock {
     fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.renewer.take() {
+            let _ = t.join();
+        }
         if let Err(e) = self.s3.delete_key(LOCK_KEY) {
             tracing::error!(error = %e, "cannot remove the store's lock object");
         }

@@ -265,6 +265,19 @@ impl S3Blobs {
         }
     }
 
+    /// How long ago the object was last written (by the S3 server's clock
+    /// against this machine's), or `None` when it is not there.
+    pub fn key_age(&self, key: &str) -> Result<Option<std::time::Duration>, StoreError> {
+        match self.block_on(self.inner.head(&self.path(key))) {
+            Ok(m) => {
+                let written: std::time::SystemTime = m.last_modified.into();
+                Ok(Some(written.elapsed().unwrap_or_default()))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(remote("looking up", self.key_url(key))(e)),
+        }
+    }
+
     /// Removes an object; one already gone is not an error.
     pub fn delete_key(&self, key: &str) -> Result<(), StoreError> {
         match self.block_on(self.inner.delete(&self.path(key))) {
