@@ -65,16 +65,7 @@ pub fn gc_bucket(
     now: std::time::SystemTime,
     dry_run: bool,
 ) -> Result<GcReport, StoreError> {
-    let bundles = store.read_bundles()?;
-    let mut keep = BTreeSet::new();
-    for (_, m) in &bundles {
-        keep.extend(m.blobs().into_keys());
-    }
-    let mut report = GcReport {
-        dry_run,
-        bundles_kept: bundles.len(),
-        ..GcReport::default()
-    };
+    let (keep, mut report) = named_blobs(store, dry_run)?;
     let name = |sha: &llmgw_shared::Sha256| match store.remote() {
         Some(s3) => PathBuf::from(s3.key_url(&crate::store::layout::blob_key(sha))),
         None => store.blob_file(sha),
@@ -103,19 +94,26 @@ pub fn gc_bucket(
     Ok(report)
 }
 
-/// Drops every blob no held manifest names, and stale staging.
-pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
-    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror gc`")?;
+/// The sha256 of every blob a held manifest names, and a report that
+/// counts the held bundles: where both kinds of store begin.
+fn named_blobs(store: &Store, dry_run: bool) -> Result<(BTreeSet<String>, GcReport), StoreError> {
     let bundles = store.read_bundles()?;
     let mut keep = BTreeSet::new();
     for (_, m) in &bundles {
         keep.extend(m.blobs().into_keys());
     }
-    let mut report = GcReport {
+    let report = GcReport {
         dry_run,
         bundles_kept: bundles.len(),
         ..GcReport::default()
     };
+    Ok((keep, report))
+}
+
+/// Drops every blob no held manifest names, and stale staging.
+pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
+    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror gc`")?;
+    let (keep, mut report) = named_blobs(store, dry_run)?;
     let mut dirs = BTreeSet::new();
     for (name, path) in store.blob_files()? {
         let size = std::fs::symlink_metadata(&path)
