@@ -6,9 +6,10 @@
 //! without sending an Authorization header on.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::import::{import, model_bundle};
+use super::replicas::Replica;
 use super::server::S3;
 
 fn curl(args: &[&str]) -> (String, Vec<u8>) {
@@ -51,48 +52,17 @@ fn get_redirects_to_a_presigned_url_and_head_never_does() {
     // s3s-fs alone does not).
     let strict = Strict::start(&s3.endpoint);
     let public = format!("http://localhost:{}", strict.port);
-    let work = tempfile::tempdir().unwrap();
-    let mut child = s3
-        .llmgw()
-        .args([
-            "mirror",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            &url,
-        ])
-        .args([
+    let replica = Replica::start_with(
+        &s3,
+        &url,
+        &[
             "--blob-delivery",
             "presigned",
             "--s3-public-endpoint",
             &public,
-        ])
-        .arg("--work-dir")
-        .arg(work.path())
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _child = Kill(child);
-    let mirror = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
+        ],
+    );
+    let mirror = &replica.url;
     let file = format!("{mirror}/acme/pre/resolve/main/part-0.bin");
 
     // HEAD: the mirror's own answer, with the size; never a redirect.
@@ -148,7 +118,7 @@ sys.stdout.write(open(path, "rb").read().hex())
     for var in ["LLMGW_VENV", "LLMGW_VENV_HF036"] {
         let cache = dir.path().join(format!("cache-{var}"));
         let o = Command::new(venv_python(var))
-            .args(["-c", script, &mirror])
+            .args(["-c", script, mirror])
             .arg(&cache)
             .env("HF_HOME", dir.path().join(format!("home-{var}")))
             .env("HF_HUB_DISABLE_TELEMETRY", "1")
