@@ -17,4 +17,5 @@ mod s3 {
     mod import;
     mod presigned;
     pub mod replicas;
+    mod verify;
 }

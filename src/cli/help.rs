@@ -119,7 +119,8 @@ pub const REMOVE: &str = "  llmgw mirror remove 3eb9 --store /srv/mirror
   llmgw mirror remove $(cut -d' ' -f1 site.tar.zst.sha256) --store /srv/mirror";
 
 pub const STORE_VERIFY: &str = "  llmgw mirror verify --store /srv/mirror
-  llmgw mirror verify --store /srv/mirror --json";
+  llmgw mirror verify --store /srv/mirror --json
+  llmgw mirror verify --store s3://llmgw/site-a   # every object read back and hashed";
 
 pub const STORE_VERIFY_EXIT_CODES: &str = "\
 Exit codes: 0 every blob and manifest is intact, 1 damage found (each damaged file is named

@@ -8,6 +8,23 @@ use llmgw_fixture::{S3Kind, S3Server};
 use llmgw_mirror::BlobMeta;
 use llmgw_mirror::s3::{S3Blobs, S3Config};
 
+/// Runs `test` on a fresh server of each kind ([`S3Kind::ALL`]: Garage and
+/// s3s-fs), one after the other; a failure names the server it failed on.
+/// A test whose promise one server cannot keep says so where it picks one.
+pub fn on_each(test: impl Fn(&S3)) {
+    for kind in S3Kind::ALL {
+        let s3 = S3::start_kind(kind);
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(&s3))) {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            panic!("on {kind:?}: {what}");
+        }
+    }
+}
+
 /// A running S3 server with one bucket, and a client runtime.
 pub struct S3 {
     pub server: S3Server,
@@ -84,6 +101,12 @@ impl S3 {
             .get_small(key, 1 << 30)
             .unwrap()
             .unwrap_or_else(|| panic!("no object {prefix}/{key}"))
+    }
+
+    /// Writes `bytes` as the object `prefix/key`, a plain PUT: what anyone
+    /// with the bucket's credentials can do behind the mirror's back.
+    pub fn put(&self, prefix: &str, key: &str, bytes: &[u8]) {
+        self.own(prefix).put_small(key, bytes.to_vec()).unwrap();
     }
 
     /// Deletes the object `prefix/key`.

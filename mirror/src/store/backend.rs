@@ -41,6 +41,14 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     /// The bytes `range` of the blob, as a reader.
     fn read(&self, sha256: &Sha256, range: Range<u64>) -> Result<Box<dyn Read + Send>, StoreError>;
 
+    /// Every byte of what is under the blob's key now, whatever its length,
+    /// as a reader that holds at most one chunk in memory: `mirror verify`
+    /// reads a blob so, since damage may have changed its size too.
+    fn read_whole(&self, sha256: &Sha256) -> Result<Box<dyn Read + Send>, StoreError>;
+
+    /// Where the blob is (a file's path, an object's URL), for messages.
+    fn blob_location(&self, sha256: &Sha256) -> String;
+
     /// Stores the blob read from `reader`, hashing it on the way, and makes
     /// it visible only when it is `size` bytes hashing to `sha256`; a blob
     /// already there with that size is not read again.
@@ -53,6 +61,12 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
 
     /// Every blob held, sorted by sha256.
     fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError>;
+
+    /// Whatever lies where blobs are kept but is not one — a name that is
+    /// not a sha256, a blob filed under the wrong two digits, a file that
+    /// is not a plain file — by location ([`BlobStore::blob_location`]'s
+    /// kind), sorted; [`BlobStore::list_blobs`] leaves these out.
+    fn list_strays(&self) -> Result<Vec<String>, StoreError>;
 
     /// Removes a blob; one already gone is not an error.
     fn delete_blob(&self, sha256: &Sha256) -> Result<(), StoreError>;

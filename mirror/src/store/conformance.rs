@@ -32,6 +32,20 @@ pub fn exercise(store: &dyn BlobStore) {
         .read_to_end(&mut part)
         .expect("read range");
     assert_eq!(part, &bytes[1000..1010], "a range reads those bytes");
+    let mut whole = Vec::new();
+    store
+        .read_whole(&sha)
+        .expect("read whole")
+        .read_to_end(&mut whole)
+        .expect("read whole");
+    assert!(whole == bytes, "read_whole reads every byte");
+    assert!(
+        store
+            .blob_location(&sha)
+            .ends_with(&crate::store::layout::blob_key(&sha)),
+        "{}",
+        store.blob_location(&sha)
+    );
     // Held: nothing is read (an empty reader would not hash to it).
     assert_eq!(
         store.put_blob(&sha, size, &mut &[][..]).expect("put again"),
@@ -57,6 +71,10 @@ pub fn exercise(store: &dyn BlobStore) {
         );
     }
 
+    assert!(
+        store.list_strays().expect("list strays").is_empty(),
+        "blobs put through the trait are filed as blobs"
+    );
     let listed = store.list_blobs().expect("list blobs");
     assert_eq!(
         listed

@@ -15,17 +15,26 @@ pub struct VerifyStoreArgs {
     #[command(flatten)]
     pub store: StoreArg,
     #[command(flatten)]
+    pub s3: crate::cli::s3::S3Arg,
+    #[command(flatten)]
     pub output: OutputArg,
 }
 
 pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
-    if let Some(url) = a.store.s3_url() {
-        anyhow::bail!(
-            "`llmgw mirror verify` of a store in a bucket ({url}) is not built yet: it reads \
-             blob files; `llmgw mirror gc --store {url} --dry-run` lists what the bucket holds"
-        );
-    }
-    let store = Store::at(&a.store.path);
+    // A bucket is checked under its lock object, as a folder under its
+    // store lock, so no import, gc or remove changes it during the walk.
+    let session = match a.store.s3_url() {
+        Some(url) => Some(crate::cli::s3::S3Session::open(
+            url,
+            &a.s3,
+            Some("llmgw mirror verify"),
+        )?),
+        None => None,
+    };
+    let store = match &session {
+        Some(s) => s.store(),
+        None => Store::at(&a.store.path),
+    };
     let r = verify_store(&store, &Terminal::new("checking"))?;
     if a.output.json {
         print(&format!("{}\n", serde_json::to_value(&r)?))?;
@@ -54,13 +63,21 @@ pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
         ));
         print(&out)?;
     }
-    if !r.damaged.is_empty() {
-        anyhow::bail!(
+    if r.damaged.is_empty() {
+        return Ok(());
+    }
+    match a.store.s3_url() {
+        Some(url) => anyhow::bail!(
+            "{} damaged object(s) in {url}; delete each damaged object (with any S3 client) and \
+             import again the bundles that carry them: an import of a held bundle puts back only \
+             the blobs the bucket lacks",
+            r.damaged.len()
+        ),
+        None => anyhow::bail!(
             "{} damaged file(s) in {}; remove the damaged blobs and import the bundles that carry \
              them again",
             r.damaged.len(),
             a.store.path.display()
-        );
+        ),
     }
-    Ok(())
 }

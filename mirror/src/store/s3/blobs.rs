@@ -108,6 +108,14 @@ impl BlobStore for S3Blobs {
         self.reader(sha256, Some(range))
     }
 
+    fn read_whole(&self, sha256: &Sha256) -> Result<Box<dyn Read + Send>, StoreError> {
+        self.reader(sha256, None)
+    }
+
+    fn blob_location(&self, sha256: &Sha256) -> String {
+        self.key_url(&layout::blob_key(sha256))
+    }
+
     fn put_blob(
         &self,
         sha256: &Sha256,
@@ -146,6 +154,16 @@ impl BlobStore for S3Blobs {
             .list_keys(layout::BLOBS)?
             .into_iter()
             .filter_map(|(k, m)| layout::blob_of_key(&k).map(|s| (s, m)))
+            .collect())
+    }
+
+    fn list_strays(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .list_keys(layout::BLOBS)?
+            .into_iter()
+            .filter(|(k, _)| layout::blob_of_key(k).is_none())
+            // A key nobody checked: escaped, as it is printed.
+            .map(|(k, _)| self.key_url(&llmgw_shared::shown(&k).to_string()))
             .collect())
     }
 
