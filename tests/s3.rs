@@ -14,6 +14,7 @@ mod s3 {
     mod backend;
     mod cache;
     mod gc;
+    mod have;
     mod import;
     mod presigned;
     pub mod replicas;

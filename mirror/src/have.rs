@@ -54,17 +54,21 @@ pub fn store_id_or_make(store: &Store) -> Result<String, StoreError> {
 
 /// What the store holds: its id (made if missing), the held manifests,
 /// the signed series, and every blob a held manifest names that is in
-/// `blobs/` at its size. A manifest that cannot be read is an error: a
-/// list that left it out would make the next bundle carry its blobs for
-/// nothing, and hide the damage.
+/// `blobs/` (or, for a store in a bucket, in the bucket) at its size. A
+/// manifest that cannot be read is an error: a list that left it out would
+/// make the next bundle carry its blobs for nothing, and hide the damage.
 pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
     let id = store_id_or_make(store)?;
     let mut manifests = Vec::new();
     let mut blobs: BTreeMap<String, u64> = BTreeMap::new();
+    // One listing of the folder (and of the bucket, for a store in one),
+    // not a look-up per blob: a bucket answers a listing a thousand keys a
+    // request.
+    let held = store.held_blobs()?;
     for (sha, m) in crate::state::held_in_order(store)? {
         let m = m?;
         for (b, size) in m.blobs() {
-            if store.has_blob(&b, size) {
+            if held.get(b.as_str()) == Some(&size) {
                 blobs.insert(b, size);
             }
         }

@@ -26,6 +26,7 @@ pub mod remote;
 pub mod s3;
 pub mod s3_cache;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::Sha256;
@@ -239,6 +240,22 @@ impl Store {
         let held =
             |b: &dyn backend::BlobStore| b.head(&h).ok().flatten().is_some_and(|m| m.size == size);
         held(&self.blobs()) || self.remote.as_ref().is_some_and(|s3| held(s3))
+    }
+
+    /// Every blob held, with its size: the folder's and, for a store in a
+    /// bucket, the bucket's (which wins where both have one) — one listing
+    /// each, where [`Store::has_blob`] asks once per blob.
+    pub fn held_blobs(&self) -> Result<BTreeMap<Sha256, u64>, StoreError> {
+        use backend::BlobStore as _;
+        let mut held: BTreeMap<Sha256, u64> = BTreeMap::new();
+        let listings = [
+            Some(self.blobs().list_blobs()?),
+            self.remote.as_ref().map(|s3| s3.list_blobs()).transpose()?,
+        ];
+        for (sha, meta) in listings.into_iter().flatten().flatten() {
+            held.insert(sha, meta.size);
+        }
+        Ok(held)
     }
 
     /// Every file under `blobs/sha256/`, with the name it is filed under

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::Store;
 use llmgw_mirror::StoreLock;
 
 use crate::cli::print;
@@ -13,7 +12,8 @@ use crate::cli::print;
 const HAVE_HELP: &str = "\
 Writes canonical JSON of what the store holds: its id (made once, STORE/state/store-id),
 every held manifest, the highest sequence per signing key and channel, and every blob's
-sha256 and size. Carry it to the connected side for `llmgw bundle create … --have FILE`,
+sha256 and size. A store in a bucket (--store s3://BUCKET/PREFIX, reached with the AWS_*
+variables) is listed under its lock object. Carry it to the connected side for `llmgw bundle create … --have FILE`,
 which then carries only what the store lacks. stdout gets the list's sha256 (recorded in
 the delta as delta.bases). The list needs no signature: a forged one can only make a
 bundle carry more, or import name what is missing.
@@ -31,16 +31,28 @@ pub struct HaveArgs {
 }
 
 pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
-    let store = Store::at(&a.store.path);
-    if !store.bundles_dir().is_dir() {
-        anyhow::bail!(
-            "{} is not a mirror store (no bundles/ folder); give the --store that `llmgw bundle \
-             import` fills",
-            a.store.path.display()
-        );
-    }
-    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
-    let list = llmgw_mirror::have_list(&store)?;
+    // A bucket is worked on under its lock object: the list may make the
+    // store's id, which then goes up with the state.
+    let list = crate::cli::s3::with_store(&a.store, Some("llmgw mirror have"), |store| {
+        let is_store = match a.store.s3_url() {
+            None => store.bundles_dir().is_dir(),
+            // An empty folder is no object: a bucket's store may hold
+            // trusted keys or state and no manifest yet.
+            Some(_) => [store.bundles_dir(), store.trust_dir(), store.state_dir()]
+                .iter()
+                .any(|d| d.is_dir()),
+        };
+        if !is_store {
+            anyhow::bail!(
+                "{} is not a mirror store (no bundles/ folder, or in a bucket no manifest, \
+                 trusted key or state under the prefix); give the --store that `llmgw bundle \
+                 import` fills",
+                a.store.path.display()
+            );
+        }
+        let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
+        Ok(llmgw_mirror::have_list(store)?)
+    })?;
     let bytes = list.to_canonical_json();
     write_whole(&a.out, &bytes)?;
     eprintln!(
