@@ -52,6 +52,16 @@ def volume(pod: dict, name: str) -> dict:
     return vols[0]
 
 
+QUANTITY_UNITS = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+                  "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def cache_bytes(size_limit: str) -> str:
+    """The --cache-size the chart passes for an emptyDir sizeLimit: 90% of it, in bytes."""
+    num = size_limit.rstrip("kKMGTPEi")
+    return str(round(float(num) * QUANTITY_UNITS[size_limit[len(num):]] * 0.9))
+
+
 def is_s3(r) -> bool:
     return r.values.get("store", {}).get("type") == "s3"
 
@@ -137,8 +147,10 @@ class ChartTest(unittest.TestCase):
                     if cache.get("enabled"):
                         self.assertEqual(flag(r.args, "--cache-dir"), mount_path(r.mirror, "cache"))
                         self.assertEqual(volume(r.pod, "cache")["emptyDir"]["sizeLimit"], cache["sizeLimit"])
+                        self.assertEqual(flag(r.args, "--cache-size"), cache_bytes(cache["sizeLimit"]))
                     else:
                         self.assertIsNone(flag(r.args, "--cache-dir"))
+                        self.assertIsNone(flag(r.args, "--cache-size"))
                     self.assertEqual(volume(r.pod, "work")["emptyDir"]["sizeLimit"], r.values["store"]["s3"].get("workSizeLimit", "1Gi"))
                     continue
                 claim = r.claim_name()
@@ -159,6 +171,12 @@ class ChartTest(unittest.TestCase):
         self.check_store(r, r.mirror)
         self.assertEqual(flag(r.args, "--cache-dir"), mount_path(r.mirror, "cache"))
         self.assertEqual(volume(r.pod, "cache")["emptyDir"]["sizeLimit"], "300Gi")
+        # The cache keeps 90% of the emptyDir, so the kubelet never evicts the pod for it.
+        self.assertEqual(flag(r.args, "--cache-size"), str(round(300 * 2**30 * 0.9)))
+        self.assertLess(int(flag(r.args, "--cache-size")), 300 * 2**30)
+        for limit, want in (("1500M", 1_350_000_000), ("2Ti", round(2 * 2**40 * 0.9)), ("1.5Gi", round(1.5 * 2**30 * 0.9))):
+            values["store"]["s3"]["cache"] = {"enabled": True, "sizeLimit": limit}
+            self.assertEqual(flag(Rendered("s3-cache", values).args, "--cache-size"), str(want), limit)
         self.assertIsNone(flag(r.args, "--blob-delivery"))
 
     def test_service_targets_the_port_the_server_listens_on(self):

@@ -17,6 +17,7 @@
 //! this folder ([`fs::FsBlobs`]) or in S3-compatible object storage.
 
 pub mod backend;
+mod cache_lru;
 mod checked_file;
 #[doc(hidden)]
 pub mod conformance;

@@ -6,17 +6,22 @@
 //! rename, after the whole object was read, counted and hashed to that
 //! sha256 and synced; a fill in progress lives under a temporary name in
 //! `tmp/` and is never served. One fill per blob at a time; requests that
-//! miss meanwhile are streamed from the bucket.
+//! miss meanwhile are streamed from the bucket. With a bound
+//! (`--cache-size`), the blobs held and the fills under way never take
+//! more than it ([`super::cache_lru`]): least recently used blobs are
+//! evicted, whole, to make room; a blob larger than the bound is streamed
+//! and never cached.
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use llmgw_shared::Sha256;
 
 use super::backend::BlobStore;
+use super::cache_lru::{Admit, Lru};
 use super::checked_file::write_checked;
+use super::fs::FsBlobs;
 use super::s3::S3Blobs;
 use super::{StoreError, layout};
 
@@ -24,48 +29,117 @@ use super::{StoreError, layout};
 #[derive(Debug)]
 pub struct BlobCache {
     dir: PathBuf,
-    filling: Mutex<HashSet<String>>,
+    lru: Mutex<Lru>,
 }
 
 impl BlobCache {
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self {
-            dir: dir.into(),
-            filling: Mutex::new(HashSet::new()),
+    /// The cache in `dir`, holding at most `limit` bytes when given.
+    /// Blocking: what an earlier run left there (an emptyDir outlives a
+    /// container restart) is counted, oldest first by file time, and
+    /// trimmed to the bound; unfinished fills in `tmp/` are removed.
+    pub fn open_dir(dir: impl Into<PathBuf>, limit: Option<u64>) -> Result<Self, StoreError> {
+        let dir = dir.into();
+        let tmp = dir.join(layout::TMP);
+        match std::fs::remove_dir_all(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(StoreError::io(&tmp, e));
+            }
+            _ => {}
         }
+        let mut found = FsBlobs::at(&dir).list_blobs()?;
+        found.sort_by_key(|(_, m)| m.modified);
+        let mut lru = Lru::new(limit);
+        let mut over = Vec::new();
+        for (sha, meta) in found {
+            over.extend(lru.found(sha, meta.size));
+        }
+        let cache = Self {
+            dir,
+            lru: Mutex::new(lru),
+        };
+        cache.unlink(&over);
+        Ok(cache)
+    }
+
+    /// The bookkeeping; a thread that panicked while holding it left
+    /// nothing half-done that matters more than serving on.
+    fn lru(&self) -> MutexGuard<'_, Lru> {
+        self.lru.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The cached copy of a blob, opened, when it is there whole (its size
-    /// is the manifest's); blocking.
+    /// is the manifest's); a hit counts as a use. Blocking.
     pub fn open(&self, sha256: &Sha256, size: u64) -> Option<File> {
         let f = File::open(self.dir.join(layout::blob_key(sha256))).ok()?;
-        (f.metadata().ok()?.len() == size).then_some(f)
+        (f.metadata().ok()?.len() == size).then(|| {
+            self.lru().touch(sha256);
+            f
+        })
     }
 
-    /// Starts copying a blob into the cache on a thread of its own, unless
-    /// a copy of it is under way.
+    /// Bytes of blobs held and of fills under way.
+    pub fn used(&self) -> u64 {
+        self.lru().used()
+    }
+
+    /// Starts copying a blob into the cache on a thread of its own (after
+    /// evicting what must go to make room), unless a copy of it is under
+    /// way or it cannot be cached now.
     pub fn fill(self: &Arc<Self>, s3: &S3Blobs, sha256: &Sha256, size: u64) {
-        if let Ok(mut f) = self.filling.lock()
-            && !f.insert(sha256.to_string())
-        {
-            return;
-        }
+        let victims = match self.lru().admit(sha256, size) {
+            Admit::Fill { victims } => victims,
+            Admit::Busy | Admit::NoRoom => return,
+            Admit::TooLarge { first } => {
+                if first {
+                    tracing::warn!(
+                        blob = %sha256,
+                        size,
+                        "the blob is larger than the whole --cache-size: it is streamed from \
+                         the bucket on every request and never cached"
+                    );
+                }
+                return;
+            }
+        };
+        let pending = victims.clone();
         let (me, s3, sha) = (self.clone(), s3.clone(), sha256.clone());
         let spawned = std::thread::Builder::new()
             .name("llmgw-cache-fill".into())
             .spawn(move || {
-                if let Err(e) = me.copy(&s3, &sha, size) {
-                    tracing::warn!(blob = %sha, error = %llmgw_shared::chain(&e), "cache fill failed; the blob is streamed from the bucket");
-                }
-                if let Ok(mut f) = me.filling.lock() {
-                    f.remove(sha.as_str());
+                me.unlink(&victims);
+                match me.copy(&s3, &sha, size) {
+                    Ok(()) => me.lru().filled(&sha),
+                    Err(e) => {
+                        tracing::warn!(blob = %sha, error = %llmgw_shared::chain(&e), "cache fill failed; the blob is streamed from the bucket");
+                        me.lru().failed(&sha);
+                    }
                 }
             });
-        if spawned.is_err()
-            && let Ok(mut f) = self.filling.lock()
-        {
-            f.remove(sha256.as_str());
+        if spawned.is_err() {
+            // Nothing was evicted after all: the victims' files stay,
+            // uncounted until the cache is next opened.
+            let mut lru = self.lru();
+            lru.evicted(&pending);
+            lru.failed(sha256);
         }
+    }
+
+    /// Removes evicted blobs' files, then lets them be filled again. A
+    /// blob being served while it is evicted still finishes: on Linux an
+    /// unlinked file stays readable through the descriptor already open
+    /// (the server's body holds one), and its room is freed when that
+    /// closes.
+    fn unlink(&self, victims: &[Sha256]) {
+        for v in victims {
+            let path = self.dir.join(layout::blob_key(v));
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot evict a cached blob");
+                }
+                _ => tracing::debug!(blob = %v, "evicted from the cache"),
+            }
+        }
+        self.lru().evicted(victims);
     }
 
     /// Reads the whole object into `tmp/`, hashing it, and renames it into

@@ -25,8 +25,9 @@ pub enum MirrorCommand {
     Policy(policy::PolicyArgs),
     /// Write what the store holds (have.json) for `bundle create --have`.
     Have(have::HaveArgs),
+    // Boxed: its flags are many, and the other commands' values stay small.
     /// Serve the store to nodes over GitHub-release, Hugging Face Hub and package-index HTTP.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
 }
 
 pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
@@ -37,6 +38,6 @@ pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
         MirrorCommand::Verify(a) => verify::run_verify(a),
         MirrorCommand::Policy(a) => policy::run_policy(a),
         MirrorCommand::Have(a) => have::run_have(a),
-        MirrorCommand::Serve(a) => serve::run(a),
+        MirrorCommand::Serve(a) => serve::run(*a),
     }
 }

@@ -52,6 +52,11 @@ pub struct ServeArgs {
     /// pulling one file cost about one read of it from the bucket.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// With --cache-dir: the most bytes the cache holds (K, M, G, T: powers of 1024). When
+    /// a new blob would pass it, the least recently used blobs are evicted, whole; a blob
+    /// larger than this is streamed from the bucket and never cached. Unbounded when unset.
+    #[arg(long, value_name = "SIZE", requires = "cache_dir", value_parser = parse_cache_size)]
+    pub cache_size: Option<u64>,
     /// Address and port to listen on: an IP address (0.0.0.0 for every interface) or a
     /// host name that resolves to one (localhost:8080).
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT", value_parser = parse_listen)]
@@ -127,8 +132,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 }
                 let mut s3 =
                     llmgw_mirror::s3::S3Blobs::connect(&s3cfg, tokio::runtime::Handle::current())?;
-                if let Some(dir) = &args.cache_dir {
-                    s3 = s3.with_cache(dir);
+                if let Some(dir) = args.cache_dir.clone() {
+                    let limit = args.cache_size;
+                    s3 = tokio::task::spawn_blocking(move || s3.with_cache(&dir, limit))
+                        .await
+                        .context("opening the cache folder")??;
                 }
                 let (work, _) = crate::cli::s3::work_dir(&args.s3)?;
                 let remote = llmgw_mirror::remote::Remote::new(s3, work);
@@ -205,4 +213,10 @@ async fn shutdown_signal() {
     {
         let _ = ctrl_c.await;
     }
+}
+
+/// `--cache-size`: bytes with an optional K, M, G or T suffix, read by the
+/// project's one size parser.
+fn parse_cache_size(text: &str) -> Result<u64, String> {
+    llmgw_bundler::parse_size("--cache-size", text)
 }

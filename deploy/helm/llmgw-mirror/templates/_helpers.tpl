@@ -97,6 +97,24 @@ copied locally; an import stages its bundle there).
 {{- define "llmgw-mirror.workDir" -}}/var/lib/llmgw/work{{- end }}
 {{- define "llmgw-mirror.cacheDir" -}}/var/cache/llmgw{{- end }}
 
+{{/*
+The replica's --cache-size: 90% of store.s3.cache.sizeLimit (a Kubernetes quantity), in
+bytes. The cache counts whole blobs and the fill under way; the margin is for what it does
+not count (the filesystem's own blocks, and an evicted blob still being downloaded, whose
+room is freed when that download ends), so the emptyDir stays under its limit and the
+kubelet never evicts the pod for it.
+*/}}
+{{- define "llmgw-mirror.cacheBytes" -}}
+{{- $q := toString .Values.store.s3.cache.sizeLimit -}}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" $q -}}
+{{- $units := dict "" 1.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 -}}
+{{- $unit := trimPrefix $num $q -}}
+{{- if not (hasKey $units $unit) -}}
+{{- fail (printf "store.s3.cache.sizeLimit %q is not a Kubernetes quantity such as 200Gi" $q) -}}
+{{- end -}}
+{{- printf "%.0f" (mulf (float64 $num) (get $units $unit) 0.9) -}}
+{{- end }}
+
 {{/* Where the store (or, with S3, the work folder) is mounted in a container. */}}
 {{- define "llmgw-mirror.storeMount" -}}
 {{- if include "llmgw-mirror.s3" . }}

@@ -130,10 +130,17 @@ impl S3Blobs {
         self.rt.block_on(f)
     }
 
-    /// Serves blobs through a read-through cache in `dir`.
-    pub fn with_cache(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
-        self.cache = Some(Arc::new(super::s3_cache::BlobCache::new(dir)));
-        self
+    /// Serves blobs through a read-through cache in `dir`, of at most
+    /// `limit` bytes when given. Blocking: what the folder holds is counted
+    /// ([`super::s3_cache::BlobCache::open_dir`]).
+    pub fn with_cache(
+        mut self,
+        dir: impl Into<std::path::PathBuf>,
+        limit: Option<u64>,
+    ) -> Result<Self, StoreError> {
+        let cache = super::s3_cache::BlobCache::open_dir(dir, limit)?;
+        self.cache = Some(Arc::new(cache));
+        Ok(self)
     }
 
     /// The read-through cache, if any.
