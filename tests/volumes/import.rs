@@ -196,6 +196,54 @@ fn missing_damaged_foreign_and_repeated_volumes_are_named() {
     assert_imported(&store, &set, &o);
 }
 
+/// A blob whose chunks all come in one volume, in order, is hashed once as
+/// it streams (its own digest vouches for its chunks); a damaged chunk in
+/// its middle is still named by its entry and digest, and nothing of the
+/// blob is kept from the damaged copy.
+#[test]
+fn a_damaged_chunk_in_the_middle_of_a_blob_in_one_volume_is_named() {
+    let fx = kit::fixture();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // 2 MiB volumes hold the 1 MiB model whole: four chunks, in order.
+    let set = kit::create_sized(&fx, dir, "site", "2M", "256K", &[]);
+    let vols = set.manifest.volumes.as_ref().unwrap();
+    let big = vols
+        .placements
+        .iter()
+        .find(|p| p.pieces.len() == 4)
+        .expect("the 1 MiB model cut into four chunks");
+    let v = big.pieces[0].volume;
+    assert!(big.pieces.iter().all(|x| x.volume == v), "{big:?}");
+    let entry = llmgw_shared::manifest::chunk_entry_name(&big.sha256, 2);
+    let bad = dir.join("bad.tar");
+    std::fs::copy(&set.data[v as usize - 1], &bad).unwrap();
+    kit::damage_entry(&bad, &entry);
+
+    let store = dir.join("store");
+    let mut given: Vec<&PathBuf> = set.data.iter().collect();
+    given[v as usize - 1] = &bad;
+    let o = import(&store, &set.sha256, &given);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["state"], "incomplete", "{j}");
+    assert_eq!(nums(&j["missing_volumes"]), vec![u64::from(v)], "{j}");
+    let report = j["volumes"][v as usize - 1]["report"].as_str().unwrap();
+    assert!(
+        report.contains("DAMAGED")
+            && report.contains(&format!("entry {entry} hashes to sha256"))
+            && report.contains(&format!("expected {}", big.pieces[2].sha256)),
+        "{report}"
+    );
+    let incomplete = j["incomplete_files"].to_string();
+    assert!(incomplete.contains(&big.sha256), "{incomplete}");
+    assert_eq!(held(&store), 0);
+
+    // The good copy completes it, and the store verifies.
+    let o = import(&store, &set.sha256, &[&set.data[v as usize - 1]]);
+    assert_imported(&store, &set, &o);
+}
+
 #[test]
 fn parity_rebuilds_k_lost_volumes_and_names_k_plus_one() {
     let fx = kit::fixture();

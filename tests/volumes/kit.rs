@@ -190,6 +190,19 @@ pub fn flip(path: &Path, at: u64) {
     f.write_all_at(&[b[0] ^ 0x55], at).unwrap();
 }
 
+/// Damages the first byte of entry `name`, leaving the tar readable.
+pub fn damage_entry(path: &Path, name: &str) {
+    let mut a = tar::Archive::new(std::fs::File::open(path).unwrap());
+    let at = a
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| e.path().unwrap().to_string_lossy() == name)
+        .map(|e| e.raw_file_position())
+        .unwrap_or_else(|| panic!("{name} in {}", path.display()));
+    flip(path, at);
+}
+
 /// Damages the first byte of the first piece after the head entries (a
 /// chunk or a whole file), leaving the tar itself readable.
 pub fn damage_first_piece(path: &Path) {

@@ -41,7 +41,7 @@ mod target;
 pub use check::{Outcome, Verified, check_bundle};
 pub use error::VerifyError;
 pub use manifest::{blob_names, read_manifest_unverified};
-pub(crate) use stream::stream_blob_hashed;
+pub(crate) use stream::{stream_blob_hashed, stream_blob_onto};
 pub use target::{BlobSink, HashOnly, Target};
 
 #[cfg(test)]

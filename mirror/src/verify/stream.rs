@@ -54,11 +54,36 @@ pub(crate) fn stream_blob_hashed<E: From<VerifyError> + Send>(
     entry: &str,
     data: &mut dyn Read,
     sink: Option<Box<dyn BlobSink<E>>>,
+    capture: Option<&mut Vec<u8>>,
+    also: Option<Sha256>,
+    progress: &dyn Progress,
+) -> Result<(Sha256, Option<Sha256>), E> {
+    stream_from(entry, data, sink, capture, Sha256::new(), also, progress)
+}
+
+/// [`stream_blob`] with the hash going on from `start` rather than from
+/// nothing, and no other: a chunk of a volume whose blob's hash alone
+/// will vouch for it (see `volumes::stage`) is hashed once, not twice.
+pub(crate) fn stream_blob_onto<E: From<VerifyError> + Send>(
+    entry: &str,
+    data: &mut dyn Read,
+    sink: Option<Box<dyn BlobSink<E>>>,
+    start: Sha256,
+    progress: &dyn Progress,
+) -> Result<Sha256, E> {
+    stream_from(entry, data, sink, None, start, None, progress).map(|(h, _)| h)
+}
+
+fn stream_from<E: From<VerifyError> + Send>(
+    entry: &str,
+    data: &mut dyn Read,
+    sink: Option<Box<dyn BlobSink<E>>>,
     mut capture: Option<&mut Vec<u8>>,
+    start: Sha256,
     mut also: Option<Sha256>,
     progress: &dyn Progress,
 ) -> Result<(Sha256, Option<Sha256>), E> {
-    let mut hasher = Sha256::new();
+    let mut hasher = start;
     let read_err = |source| VerifyError::ReadEntry {
         entry: entry.to_string(),
         source,
@@ -280,6 +305,22 @@ mod tests {
             &Silent,
         );
         assert_eq!(err.unwrap_err(), SinkError::Full(2));
+    }
+
+    #[test]
+    fn onto_goes_on_from_the_state_given_over_every_byte_written() {
+        let before = b"the chunks before this one";
+        let data: Vec<u8> = (0..2 * CHUNK + 5).map(|i| (i % 239) as u8).collect();
+        let mut whole = before.to_vec();
+        whole.extend_from_slice(&data);
+        let mut running = Sha256::new();
+        running.update(before);
+        let (sink, out, finished) = keep(None);
+        let h =
+            stream_blob_onto("x", &mut &data[..], Some(Box::new(sink)), running, &Silent).unwrap();
+        assert_eq!(hex::encode(h.finalize()), llmgw_shared::sha256_hex(&whole));
+        assert_eq!(*out.lock().unwrap(), data);
+        assert!(*finished.lock().unwrap());
     }
 
     #[test]

@@ -44,7 +44,22 @@ pub trait SlotTarget {
     }
     /// The running hash, now over the slot's bytes too (not yet verified).
     fn streamed(&mut self, _slot: Slot, _running: Sha256) {}
+    /// A slot handed out as [`Running::Defer`] streamed: `running` is its
+    /// blob's hash over it. Answers the slots this settles (verified, or
+    /// damaged and why) — none until its blob's last chunk is in.
+    fn deferred(&mut self, _slot: Slot, _running: Sha256) -> Result<Vec<Verdict>, StageError> {
+        Ok(Vec::new())
+    }
+    /// The volume ends: every deferred slot not settled yet is settled now
+    /// (hashed again from where it was written).
+    fn settle(&mut self) -> Result<Vec<Verdict>, StageError> {
+        Ok(Vec::new())
+    }
 }
+
+/// What became of a slot whose check was deferred: verified, or damaged
+/// and why.
+pub type Verdict = Result<Slot, (Slot, String)>;
 
 /// The running hash of a chunked blob, for the chunk streaming now.
 pub enum Running {
@@ -52,6 +67,15 @@ pub enum Running {
     Fresh,
     /// The blob's hash over the chunks before this one, to go on with.
     Continue(Sha256),
+    /// As `Continue`, and every chunk left of the blob comes later in this
+    /// same volume, in order: the chunk goes on the blob's hash only, and
+    /// its own digest is not taken as it streams. The blob's digest, known
+    /// at its last chunk, vouches for every chunk it covers; where it does
+    /// not match (or the volume stops first) each such chunk is hashed
+    /// again from the staging file against its own digest
+    /// ([`SlotTarget::deferred`], [`SlotTarget::settle`]), so a damaged one
+    /// is still named. One SHA-256 pass over the bytes instead of two.
+    Defer(Sha256),
 }
 
 /// Start writing dirty pages back this often, as a plain import does, so
@@ -111,6 +135,16 @@ pub struct VolumeRead {
 }
 
 impl VolumeRead {
+    /// Records what deferred checks came to.
+    fn take(&mut self, settled: Vec<Verdict>) {
+        for v in settled {
+            match v {
+                Ok(slot) => self.ok.push(slot),
+                Err(damaged) => self.damaged.push(damaged),
+            }
+        }
+    }
+
     /// Whether every slot of the volume is verified (now or before).
     pub fn whole(&self) -> bool {
         self.which.is_some()
@@ -255,10 +289,11 @@ pub fn read_volume(
             .begin(want)
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
         progress.blob(&head.path, size);
-        let (carried, fresh) = match target.take_running(want) {
-            Some(Running::Continue(h)) => (Some(h), false),
-            Some(Running::Fresh) => (None, true),
-            None => (None, false),
+        let (carried, fresh, onto) = match target.take_running(want) {
+            Some(Running::Continue(h)) => (Some(h), false, None),
+            Some(Running::Fresh) => (None, true, None),
+            Some(Running::Defer(h)) => (None, false, Some(h)),
+            None => (None, false, None),
         };
         let sink: Option<Box<dyn BlobSink>> = match &dest {
             None => None,
@@ -270,6 +305,24 @@ pub fn read_volume(
                 unflushed: 0,
             })),
         };
+        if let Some(start) = onto {
+            return match crate::verify::stream_blob_onto(&head.path, data, sink, start, progress) {
+                Err(e) => {
+                    let e = llmgw_shared::chain(&e);
+                    out.broken = Some(format!("reading entry {}: {e}", head.path));
+                    out.damaged.push((want, format!("unreadable: {e}")));
+                    Err(Flow::Stop)
+                }
+                Ok(running) => {
+                    out.bytes_read += size;
+                    let settled = target
+                        .deferred(want, running)
+                        .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+                    out.take(settled);
+                    Ok(())
+                }
+            };
+        }
         // A chunk that comes in order also goes on its blob's hash, on a
         // thread of its own beside the chunk's (see stream_blob_hashed).
         let streamed =
@@ -311,6 +364,8 @@ pub fn read_volume(
         }
         Err(Flow::Fatal(e)) => return Err(e),
     }
+    // Chunks whose blob did not end in this volume are checked now.
+    out.take(target.settle().map_err(VolumeError::Stage)?);
     if !seen_manifest {
         return Err(VolumeError::NotAVolume {
             path: path.to_path_buf(),

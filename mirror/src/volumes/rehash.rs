@@ -33,6 +33,21 @@ pub fn hash_file(path: &Path) -> io::Result<String> {
     }
 }
 
+/// The sha256 (hex) of `len` bytes of the file at `path` from `offset`:
+/// a chunk of a blob being assembled, checked on its own.
+pub fn hash_range(path: &Path, offset: u64, len: u64) -> io::Result<String> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut r = llmgw_shared::HashReader::new(f.take(len), Sha256::new());
+    let n = r.drain()?;
+    if n != len {
+        // Cut short: the staging file is not what was written to it.
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(hex::encode(r.into_hasher().finalize()))
+}
+
 type Done = (usize, io::Result<String>);
 
 /// Files to hash, by key (a placement), and their digests once done.

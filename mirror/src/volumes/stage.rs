@@ -10,6 +10,10 @@
 //!   at its offset as it streams. Which chunks in it are verified is what
 //!   `volumes.json` says, and it says so only after the chunk's bytes hashed
 //!   right and were synced. A chunk not listed there is read again.
+//!   "Hashed right" is its own digest, or — for chunks that streamed in
+//!   order onto their blob's hash within one volume — the whole blob's
+//!   publisher digest, which covers them all; where that does not match,
+//!   each is hashed on its own from the `.part` before anything is said.
 //! - `parity-<j>` is a parity shard that hashed to its recorded sha256.
 //! - `volumes.json` is replaced whole (write, sync, rename, sync folder);
 //!   a blob's hash state it carries covers only chunks it lists as
@@ -24,8 +28,8 @@ use sha2::{Digest, Sha256};
 
 use super::error::{StageError, StateError};
 use super::index::{Slot, VolumeIndex, Which};
-use super::read::{Running, SlotTarget};
-use super::rehash::{Rehasher, hash_file};
+use super::read::{Running, SlotTarget, Verdict};
+use super::rehash::{Rehasher, hash_file, hash_range};
 use super::state::{self, Resume, STATE_NAME, VolState};
 use crate::fsutil;
 use crate::store::{Store, StoreError};
@@ -52,6 +56,12 @@ pub struct Stage<'a> {
     running: HashMap<usize, (usize, Sha256)>,
     /// The chunk streaming now, if it is the next due of its blob.
     pending: Option<(Slot, Running)>,
+    /// Chunks that went only onto their blob's running hash
+    /// ([`Running::Defer`]): not verified — nor in the state — until the
+    /// blob's digest vouches for them or each is hashed again.
+    deferred: Vec<Slot>,
+    /// The data volume being read, if it is one.
+    reading: Option<u32>,
     /// Blobs whose chunks all came, not in order: hashed whole from their
     /// `.part` on a thread of their own while the next volume streams.
     rehash: Rehasher,
@@ -84,6 +94,8 @@ impl<'a> Stage<'a> {
             repeated: Vec::new(),
             running,
             pending: None,
+            deferred: Vec::new(),
+            reading: None,
             rehash: Rehasher::default(),
             unsynced: BTreeSet::new(),
             since_save: 0,
@@ -103,6 +115,7 @@ impl<'a> Stage<'a> {
             }
         }
         self.since_save = 0;
+        self.forget_deferred();
         for (from, to) in std::mem::take(&mut self.to_seal) {
             seal(&from, &to).map_err(|e| StoreError::io(&from, e))?;
         }
@@ -163,6 +176,84 @@ impl<'a> Stage<'a> {
         }
     }
 
+    /// Drops chunks left unsettled (a volume that stopped on an error):
+    /// a running hash over a chunk nobody checked must not vouch for it,
+    /// so such a blob is hashed whole from its `.part` in the end, and the
+    /// chunks, not being verified, are read again.
+    fn forget_deferred(&mut self) {
+        for slot in std::mem::take(&mut self.deferred) {
+            if let Slot::Piece { placement, .. } = slot {
+                self.running.remove(&placement);
+            }
+        }
+    }
+
+    /// Whether every chunk of `placement` from `piece` on comes later in
+    /// the data volume being read, in order: then the blob's own digest,
+    /// known before the volume ends, can vouch for them.
+    fn rest_follows(&self, placement: usize, piece: usize) -> bool {
+        let Some(v) = self.reading else {
+            return false;
+        };
+        let order = &self.index.per_volume[v as usize - 1];
+        let chunks = self.index.volumes.placements[placement].pieces.len();
+        let mut after = 0;
+        for i in piece..chunks {
+            match order[after..].iter().position(|&e| e == (placement, i)) {
+                Some(k) => after += k + 1,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Records a chunk as verified: synced before the next save, and named
+    /// in the state by it.
+    fn mark_verified(&mut self, placement: usize, piece: usize) {
+        let p = &self.index.volumes.placements[placement];
+        self.since_save += p.pieces[piece].size;
+        self.unsynced.insert(self.part(&p.sha256));
+        self.state.verified.insert((placement, piece));
+    }
+
+    /// Hashes the deferred chunks of `placement` again from its `.part`,
+    /// each against its own digest: the good ones are verified, the others
+    /// named damaged — and then the blob's running hash, which covers
+    /// them, is dropped (the blob is hashed whole from its `.part` once all
+    /// its chunks are verified).
+    fn settle_placement(&mut self, placement: usize) -> Result<Vec<Verdict>, StageError> {
+        let (mine, rest): (Vec<Slot>, Vec<Slot>) = std::mem::take(&mut self.deferred)
+            .into_iter()
+            .partition(|s| matches!(s, Slot::Piece { placement: p, .. } if *p == placement));
+        self.deferred = rest;
+        let part = self.part(&self.index.volumes.placements[placement].sha256);
+        let mut verdicts = Vec::new();
+        for slot in mine {
+            let Slot::Piece { piece, .. } = slot else {
+                continue;
+            };
+            let want = &self.index.volumes.placements[placement].pieces[piece];
+            let got =
+                hash_range(&part, want.offset, want.size).map_err(|source| StageError::Read {
+                    path: part.clone(),
+                    source,
+                })?;
+            if got == want.sha256 {
+                self.mark_verified(placement, piece);
+                verdicts.push(Ok(slot));
+            } else {
+                let expected = want.sha256.clone();
+                self.running.remove(&placement);
+                let name = self.index.entry_name(slot);
+                verdicts.push(Err((
+                    slot,
+                    format!("entry {name} hashes to sha256 {got}, expected {expected}"),
+                )));
+            }
+        }
+        Ok(verdicts)
+    }
+
     /// Hashes a blob whose chunks are all verified, whole, against its
     /// sha256; on a match syncs it and gives it its staged name.
     pub fn finish_blob(&mut self, placement: usize) -> Result<bool, StageError> {
@@ -217,7 +308,64 @@ impl SlotTarget for Stage<'_> {
         self.pending = Some((slot, Running::Continue(running)));
     }
 
+    fn deferred(&mut self, slot: Slot, running: Sha256) -> Result<Vec<Verdict>, StageError> {
+        let Slot::Piece { placement, piece } = slot else {
+            return Ok(Vec::new());
+        };
+        self.deferred.push(slot);
+        let p = &self.index.volumes.placements[placement];
+        if piece + 1 < p.pieces.len() {
+            self.running.insert(placement, (piece + 1, running));
+            return Ok(Vec::new());
+        }
+        // The blob's last chunk: its digest vouches for every chunk it
+        // covers, or each is checked on its own.
+        let vouched = hex::encode(running.clone().finalize()) == p.sha256;
+        self.running.insert(placement, (piece + 1, running));
+        if !vouched {
+            // A damaged chunk drops the running hash. Where every chunk is
+            // good, the hash carried from before them was wrong: it stays,
+            // so the blob fails whole in `finish_blob` and its volumes are
+            // read again, as for any blob whose chunks match but whole does
+            // not.
+            return self.settle_placement(placement);
+        }
+        let (mine, rest): (Vec<Slot>, Vec<Slot>) = std::mem::take(&mut self.deferred)
+            .into_iter()
+            .partition(|s| matches!(s, Slot::Piece { placement: q, .. } if *q == placement));
+        self.deferred = rest;
+        for s in &mine {
+            if let Slot::Piece { piece, .. } = *s {
+                self.mark_verified(placement, piece);
+            }
+        }
+        Ok(mine.into_iter().map(Ok).collect())
+    }
+
+    fn settle(&mut self) -> Result<Vec<Verdict>, StageError> {
+        let mut placements: Vec<usize> = self
+            .deferred
+            .iter()
+            .filter_map(|s| match s {
+                Slot::Piece { placement, .. } => Some(*placement),
+                Slot::Parity(_) => None,
+            })
+            .collect();
+        placements.sort_unstable();
+        placements.dedup();
+        let mut verdicts = Vec::new();
+        for p in placements {
+            verdicts.extend(self.settle_placement(p)?);
+        }
+        Ok(verdicts)
+    }
+
     fn start(&mut self, which: Which) -> bool {
+        self.forget_deferred();
+        self.reading = match which {
+            Which::Data(v) => Some(v),
+            Which::Parity(_) => None,
+        };
         let whole = match which {
             Which::Data(v) => self.state.whole.contains(&v) || self.volume_done(v),
             Which::Parity(j) => self.state.whole_parity.contains(&j),
@@ -245,7 +393,12 @@ impl SlotTarget for Stage<'_> {
         {
             match self.running.get(&placement) {
                 Some((next, h)) if *next == piece => {
-                    self.pending = Some((slot, Running::Continue(h.clone())));
+                    let how = if self.rest_follows(placement, piece) {
+                        Running::Defer(h.clone())
+                    } else {
+                        Running::Continue(h.clone())
+                    };
+                    self.pending = Some((slot, how));
                 }
                 None if piece == 0 => self.pending = Some((slot, Running::Fresh)),
                 _ => {}
