@@ -1,7 +1,9 @@
 //! One blob's bytes, read once: hashed (and, for the signature files,
 //! captured) on the reading thread while a [`BlobSink`] writes them on
 //! another — and, where a second hash of the same bytes is wanted (a chunk
-//! of a volume also goes on its blob's hash), that one on a third.
+//! of a volume also goes on its blob's hash), that one on a third. A chunk its
+//! blob's hash alone will vouch for goes on that hash only
+//! ([`stream_blob_onto`]).
 //!
 //! Invariant: the digest returned is of exactly the bytes read, all of
 //! them, and the sink (and the second hash) was handed the same bytes in
