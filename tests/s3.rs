@@ -16,6 +16,7 @@ mod s3 {
     mod gc;
     mod have;
     mod import;
+    mod lease;
     mod presigned;
     pub mod replicas;
     mod verify;
