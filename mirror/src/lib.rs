@@ -4,37 +4,74 @@
 mod bundle_reader;
 mod claims;
 mod fsutil;
-pub mod gc;
+mod gc;
 mod have;
-pub mod import;
-pub mod inspect;
+mod import;
+mod inspect;
 mod new_store;
 mod progress;
 mod series;
-pub mod serve;
+mod serve;
 mod signed;
 mod state;
 mod store;
 mod store_verify;
 mod tar_headers;
-pub mod trust;
+mod trust;
 mod unzstd;
-pub mod verify;
-pub mod volumes;
+mod verify;
+mod volumes;
 
-// The face. The command namespaces above are public (`import`, `verify`,
-// `volumes`, `serve`, `trust`, `gc`, `inspect`: what each command of the CLI
-// calls); the plumbing under them is private, and what the CLI and the tests
-// need of it is named here.
+// The face: what the CLI (`src/cli/`) and the integration tests use, and
+// nothing else. Every module is private, so a module's `pub` means "for the
+// rest of this crate" and an item nothing uses is reported as dead code.
+
+// The store on disk: its layout, its lock, and the files written into it.
 pub use fsutil::{StoreLock, read_bounded, write_durable};
-pub use have::have_list;
 pub use new_store::NewStore;
-pub use progress::Terminal;
-pub use series::{Policy, read_head};
-pub use state::held_in_order;
-pub use store::backend::{BlobMeta, BlobStore, Put};
+pub use store::{Store, StoreError};
+
+// The store in a bucket (#16): the blob backends, and the local copy of a
+// bucket's manifests and state that commands work on.
+pub use store::backend::{BlobMeta, BlobStore};
 #[doc(hidden)]
 pub use store::conformance;
-pub use store::fs::FsBlobs;
-pub use store::{Store, StoreError, layout, remote, s3};
+pub use store::remote::{Remote, RemoteLock};
+pub use store::s3::{PART as S3_PART, S3Blobs, S3Config};
+
+// `llmgw bundle import` and `bundle verify`: a bundle checked as it streams,
+// and taken into the store.
+pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
+pub use verify::{HashOnly, Outcome, VerifyError, blob_names, check_bundle};
+
+// The same for a bundle cut into volumes.
+pub use volumes::import::{Progressed, VolumesOutcome, import_volumes};
+pub use volumes::index::Slot;
+pub use volumes::verify::{
+    SetCheck, describe as describe_volume, describe_read as describe_volume_read, is_volume_set,
+    verify_volumes,
+};
+
+// What a store holds: listing, summaries, have-lists, checking, gc.
+pub use gc::{gc, gc_bucket, remove as remove_bundle};
+pub use have::have_list;
+pub use inspect::{Summary, human_bytes, inspect};
+pub use series::{Policy, read_head};
+pub use state::held_in_order;
 pub use store_verify::verify_store;
+
+// `llmgw bundle trust`: the keys a store trusts, by role.
+pub use trust::{
+    Added, Role, TrustError, add as add_trusted_key, load_role as trusted_keys, read_key_file,
+    remove as remove_trusted_key,
+};
+
+// `llmgw mirror serve`.
+pub use serve::cache::MAX_BYTES as CACHE_MAX_BYTES;
+pub use serve::conn::{ConnLimits, default_max_connections};
+pub use serve::state::{AppState, Readiness};
+pub use serve::store_check::Held;
+pub use serve::{Running, ServeConfig, ServeError, TlsFiles, router, start, start_remote};
+
+// Progress lines on a terminal, for the commands that read for long.
+pub use progress::Terminal;

@@ -34,7 +34,7 @@ pub struct Silent;
 impl Progress for Silent {}
 
 /// A bar on stderr when it is a terminal, else a line every
-/// [`LINE_EVERY`] blobs.
+/// `LINE_EVERY` (10) blobs, so a log shows progress without a line per blob.
 pub struct Terminal {
     bar: Mutex<Option<ProgressBar>>,
     tty: bool,

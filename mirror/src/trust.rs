@@ -69,14 +69,9 @@ pub enum Added {
     AlreadyTrusted(String),
 }
 
-/// Every trusted key, sorted by key id. A file that is not a valid key, or
-/// whose name does not match its key, is an error rather than skipped: an
-/// operator should know their trust list is not what they think.
-pub fn load(store: &Store) -> Result<Vec<(PathBuf, PublicKey)>, TrustError> {
-    load_role(store, Role::Release)
-}
-
-/// Every key trusted for `role`, sorted by key id.
+/// Every key trusted for `role`, sorted by key id. A file that is not a
+/// valid key, or whose name does not match its key, is an error rather than
+/// skipped: an operator should know their trust list is not what they think.
 pub fn load_role(store: &Store, role: Role) -> Result<Vec<(PathBuf, PublicKey)>, TrustError> {
     let dir = role.dir(store);
     let entries = match std::fs::read_dir(&dir) {
@@ -126,7 +121,7 @@ pub fn role_keys(store: &Store, role: Role) -> Result<Vec<PublicKey>, TrustError
 pub const MAX_KEY_FILE_BYTES: u64 = 4096;
 
 /// Reads a public key file as the minisign CLI writes it (at most
-/// [`MAX_KEY_FILE_BYTES`] of it).
+/// `MAX_KEY_FILE_BYTES` (4 KiB) of it).
 pub fn read_key_file(path: &Path) -> Result<PublicKey, TrustError> {
     let bytes = fsutil::read_bounded(path, MAX_KEY_FILE_BYTES)?;
     let text = String::from_utf8_lossy(&bytes);

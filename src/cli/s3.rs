@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::remote::{Remote, RemoteLock};
-use llmgw_mirror::s3::{S3Blobs, S3Config};
+use llmgw_mirror::{Remote, RemoteLock};
+use llmgw_mirror::{S3Blobs, S3Config};
 
 use crate::cli::StoreArg;
 

@@ -19,7 +19,7 @@ fn a_large_blob_goes_up_in_parts_and_a_wrong_one_is_never_an_object() {
     let s3 = S3::start();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let blobs = s3.blobs("large", &rt);
-    let part = llmgw_mirror::s3::PART;
+    let part = llmgw_mirror::S3_PART;
     let bytes: Vec<u8> = (0..(2 * part + 12345) as u64)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect();
@@ -51,7 +51,7 @@ fn the_lock_object_is_written_once() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let blobs = s3.blobs("locked", &rt);
     let work = tempfile::tempdir().unwrap();
-    let remote = llmgw_mirror::remote::Remote::new(blobs.clone(), work.path());
+    let remote = llmgw_mirror::Remote::new(blobs.clone(), work.path());
     let held = remote.lock("the first importer").unwrap();
     let err = remote.lock("the second").unwrap_err().to_string();
     assert!(err.contains("the first importer"), "{err}");
@@ -68,7 +68,7 @@ fn garage_keeps_the_same_promises() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     llmgw_mirror::conformance::exercise(&s3.blobs("conformance", &rt));
     let work = tempfile::tempdir().unwrap();
-    let remote = llmgw_mirror::remote::Remote::new(s3.blobs("locked", &rt), work.path());
+    let remote = llmgw_mirror::Remote::new(s3.blobs("locked", &rt), work.path());
     let held = remote.lock("the first importer").unwrap();
     let err = remote.lock("the second").unwrap_err().to_string();
     assert!(err.contains("the first importer"), "{err}");

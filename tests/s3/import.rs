@@ -78,7 +78,7 @@ fn a_second_importer_is_refused_by_the_lock_object_naming_the_first() {
     let dir = tempfile::tempdir().unwrap();
     let (kit, bundle) = model_bundle(dir.path(), "locked", &[1000]);
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let remote = llmgw_mirror::remote::Remote::new(s3.blobs("site", &rt), dir.path().join("w"));
+    let remote = llmgw_mirror::Remote::new(s3.blobs("site", &rt), dir.path().join("w"));
     let _held = remote.lock("an import still running").unwrap();
     let o = import(&s3, &s3.url("site"), &bundle, &kit.sha256());
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

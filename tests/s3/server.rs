@@ -6,7 +6,7 @@ use std::process::Command;
 
 use llmgw_fixture::{S3Kind, S3Server};
 use llmgw_mirror::BlobMeta;
-use llmgw_mirror::s3::{S3Blobs, S3Config};
+use llmgw_mirror::{S3Blobs, S3Config};
 
 /// Runs `test` on a fresh server of each kind ([`S3Kind::ALL`]: Garage and
 /// s3s-fs), one after the other; a failure names the server it failed on.

@@ -126,23 +126,6 @@ pub enum ImportOutcome {
     },
 }
 
-/// Imports the bundle at `bundle` into `store`, if its manifest hashes to
-/// `expected_sha256` and everything else checks out.
-pub fn import(
-    store: &Store,
-    bundle: &Path,
-    expected_sha256: &Sha256,
-    progress: &dyn Progress,
-) -> Result<ImportOutcome, ImportError> {
-    import_with(
-        store,
-        bundle,
-        Some(expected_sha256),
-        &ImportOptions::default(),
-        progress,
-    )
-}
-
 /// Imports the bundle at `bundle` into `store`. `expected_sha256` is the
 /// manifest hash carried apart; without it the bundle must be signed by a
 /// key the store trusts for bundles.

@@ -42,7 +42,6 @@ use axum::Router;
 
 use crate::store::Store;
 pub use error::ServeError;
-pub use request::Req;
 use state::AppState;
 
 /// What `llmgw mirror serve` was asked to do.

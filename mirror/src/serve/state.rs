@@ -104,7 +104,7 @@ fn file_id(path: &std::path::Path) -> Option<FileId> {
 
 impl AppState {
     /// The state, and the thread that reads the store into it: at once,
-    /// then every [`CHECK_EVERY`] until the state is dropped.
+    /// then every `CHECK_EVERY` (100 ms) until the state is dropped.
     pub fn new(
         store: Store,
         token: Option<&str>,

@@ -2,7 +2,7 @@
 //! tests run (the folder's in this crate, the bucket's against a real S3
 //! server in `tests/s3.rs`).
 //!
-//! Invariant: each step asserts a promise of [`super::backend`]; a backend
+//! Invariant: each step asserts a promise of [`BlobStore`](crate::BlobStore); a backend
 //! that passes never shows a blob whose bytes do not hash to its key.
 
 use std::io::Read;

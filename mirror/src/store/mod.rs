@@ -215,7 +215,7 @@ impl Store {
         self.root.join(layout::TMP)
     }
 
-    /// Trusted state kept beside the bundles (see [`crate::state`]).
+    /// Trusted state kept beside the bundles (see the `state` module).
     pub fn state_dir(&self) -> PathBuf {
         self.root.join(layout::STATE)
     }
@@ -290,7 +290,7 @@ impl Store {
     }
 
     /// Where the blob with this sha256 lives: its key
-    /// ([`layout::blob_key`], `blobs/sha256/<first two hex>/<all 64>`, the
+    /// (`layout::blob_key`, `blobs/sha256/<first two hex>/<all 64>`, the
     /// one function that spells it, as cacache's `content_path` is) under
     /// the root. A [`Sha256`] is 64 lower-case hex digits by type, so
     /// nothing else becomes a path.

@@ -53,7 +53,7 @@ pub struct Verified {
 pub enum Outcome {
     Verified(Box<Verified>),
     /// The target stopped the check after the manifest (see
-    /// [`Target::on_manifest`]); only step 1 ran.
+    /// `Target::on_manifest`); only step 1 ran.
     Stopped {
         manifest_sha256: String,
         manifest: Box<Manifest>,

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use llmgw_mirror::Store;
-use llmgw_mirror::serve::{Running, ServeConfig, TlsFiles, start};
+use llmgw_mirror::{Running, ServeConfig, TlsFiles, start};
 use llmgw_shared::manifest::*;
 use llmgw_shared::{git_blob_sha1_hex, lfs_pointer, sha256_hex};
 

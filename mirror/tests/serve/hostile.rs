@@ -7,8 +7,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use llmgw_mirror::serve::cache::MAX_BYTES;
-use llmgw_mirror::serve::conn::ConnLimits;
+use llmgw_mirror::{CACHE_MAX_BYTES as MAX_BYTES, ConnLimits};
 use llmgw_shared::manifest::{Manifest, Release};
 
 use crate::common::*;

@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use llmgw_mirror::serve::start;
+use llmgw_mirror::start;
 use llmgw_shared::manifest::{HfRepo, Manifest, RepoKind};
 use llmgw_shared::sha256_hex;
 

@@ -5,8 +5,7 @@
 use std::time::{Duration, Instant};
 
 use llmgw_mirror::Store;
-use llmgw_mirror::serve::router;
-use llmgw_mirror::serve::state::{AppState, Readiness};
+use llmgw_mirror::{AppState, Readiness, router};
 
 use crate::common::*;
 
@@ -89,7 +88,7 @@ fn an_empty_store_is_ready_and_says_it_holds_nothing() {
     assert!(r.text().contains("holds no bundles yet"), "{}", r.text());
     assert_eq!(
         srv.running.as_ref().unwrap().held,
-        llmgw_mirror::serve::store_check::Held::Empty
+        llmgw_mirror::Held::Empty
     );
 }
 

@@ -8,8 +8,7 @@ use axum::Router;
 use axum::body::Body;
 use http::{Method, Request, StatusCode};
 use llmgw_mirror::Store;
-use llmgw_mirror::serve::router;
-use llmgw_mirror::serve::state::AppState;
+use llmgw_mirror::{AppState, router};
 use tower::ServiceExt;
 
 use crate::common::*;

@@ -19,7 +19,7 @@ pub struct InspectArgs {
 }
 
 pub fn run_inspect(a: InspectArgs) -> anyhow::Result<()> {
-    let s = inspect::inspect(&a.bundle)
+    let s = inspect(&a.bundle)
         .with_context(|| format!("cannot read the manifest of {}", a.bundle.display()))?;
     let note = "UNVERIFIED: this is what the bundle's manifest claims; nothing was checked \
                 against a hash or signature. Compare manifest_sha256 with the hash you were \

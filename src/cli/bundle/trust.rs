@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
 use llmgw_mirror::NewStore;
-use llmgw_mirror::trust::{self, Added, Role};
+use llmgw_mirror::{Added, Role};
 use llmgw_shared::Chain;
 use serde_json::json;
 
@@ -70,16 +70,16 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
     match cmd {
         TrustCommand::Add { key, store, role } => {
             crate::cli::s3::with_store(&store, Some("llmgw bundle trust add"), |store| {
-                let role = trust::Role::from(role);
+                let role = Role::from(role);
                 let made = NewStore::create(store)?;
-                let added = trust::add(store, &key, role)
+                let added = llmgw_mirror::add_trusted_key(store, &key, role)
                     .map_err(|e| anyhow::anyhow!("{}{}", Chain(&e), undo_note(made)))?;
                 match added {
                     Added::New(id) => print(&format!(
                         "trusting key {id} for {} ({})\n",
                         match role {
-                            trust::Role::Release => "llmgw releases",
-                            trust::Role::Bundle => "bundles",
+                            Role::Release => "llmgw releases",
+                            Role::Bundle => "bundles",
                         },
                         role.dir(store).join(format!("{id}.pub")).display()
                     )),
@@ -89,8 +89,8 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
         }
         TrustCommand::List { store, output } => crate::cli::s3::with_store(&store, None, |store| {
             let mut keys = Vec::new();
-            for role in [trust::Role::Release, trust::Role::Bundle] {
-                for (p, k) in trust::load_role(store, role)? {
+            for role in [Role::Release, Role::Bundle] {
+                for (p, k) in llmgw_mirror::trusted_keys(store, role)? {
                     keys.push((p, k, role));
                 }
             }
@@ -115,7 +115,7 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
             store,
             role,
         } => crate::cli::s3::with_store(&store, Some("llmgw bundle trust remove"), |store| {
-            let id = trust::remove(store, &key_id, role.into())?;
+            let id = llmgw_mirror::remove_trusted_key(store, &key_id, role.into())?;
             print(&format!("key {id} is no longer trusted\n"))
         }),
     }

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use llmgw_mirror::Terminal;
-use llmgw_mirror::inspect::Summary;
-use llmgw_mirror::trust;
-use llmgw_mirror::verify::{self, HashOnly, Outcome};
+use llmgw_mirror::{HashOnly, Outcome, Summary};
 use llmgw_shared::Sha256;
 use serde_json::json;
 
@@ -38,23 +36,24 @@ pub struct VerifyArgs {
 }
 
 pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
-    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+    if llmgw_mirror::is_volume_set(&a.bundle) {
         return super::import::volumes::run_verify(&a.bundle, a.sha256.as_str(), a.output.json);
     }
     let bundle = a.bundle[0].clone();
     let keys = a
         .trust
         .iter()
-        .map(|p| trust::read_key_file(p))
+        .map(|p| llmgw_mirror::read_key_file(p))
         .collect::<Result<Vec<_>, _>>()?;
     let progress = Terminal::new("verifying");
-    let outcome = verify::check_bundle(&bundle, a.sha256.as_str(), &keys, &mut HashOnly, &progress)
-        .map_err(|e| {
-            let e = e.with_trust_fix(
+    let outcome =
+        llmgw_mirror::check_bundle(&bundle, a.sha256.as_str(), &keys, &mut HashOnly, &progress)
+            .map_err(|e| {
+                let e = e.with_trust_fix(
                 "if you trust that key, give its public key file with --trust KEY.pub (repeatable)",
             );
-            anyhow::Error::new(e).context(format!("bundle {} refused", bundle.display()))
-        })?;
+                anyhow::Error::new(e).context(format!("bundle {} refused", bundle.display()))
+            })?;
     let Outcome::Verified(v) = outcome else {
         anyhow::bail!("the check stopped early");
     };

@@ -3,8 +3,7 @@
 
 use clap::Args;
 use llmgw_mirror::Store;
-use llmgw_mirror::gc;
-use llmgw_mirror::inspect::human_bytes;
+use llmgw_mirror::human_bytes;
 
 use crate::cli::help::{self, EXIT_CODES};
 use crate::cli::{OutputArg, StoreArg, print};
@@ -29,11 +28,11 @@ pub struct GcArgs {
 
 pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
     let r = match a.store.s3_url() {
-        None => gc::gc(&Store::at(&a.store.path), a.dry_run)?,
+        None => llmgw_mirror::gc(&Store::at(&a.store.path), a.dry_run)?,
         Some(url) => {
             let session = crate::cli::s3::S3Session::open(url, &a.s3, Some("llmgw mirror gc"))?;
             let grace = std::time::Duration::from_secs(a.grace_hours.saturating_mul(3600));
-            gc::gc_bucket(
+            llmgw_mirror::gc_bucket(
                 &session.store(),
                 session.remote.s3(),
                 grace,

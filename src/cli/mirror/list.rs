@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::inspect::Summary;
+use llmgw_mirror::Summary;
 use llmgw_shared::Chain;
 
 use crate::cli::help;

@@ -1,7 +1,6 @@
 //! `llmgw mirror remove`: stops serving a bundle (its blobs stay until gc).
 
 use clap::Args;
-use llmgw_mirror::gc;
 
 use crate::cli::help::{self, EXIT_CODES};
 use crate::cli::{StoreArg, print};
@@ -17,7 +16,7 @@ pub struct RemoveArgs {
 
 pub fn run_remove(a: RemoveArgs) -> anyhow::Result<()> {
     crate::cli::s3::with_store(&a.store, Some("llmgw mirror remove"), |store| {
-        let id = gc::remove(store, &a.sha256)?;
+        let id = llmgw_mirror::remove_bundle(store, &a.sha256)?;
         print(&format!(
             "bundle {id} removed from the mirror; run `llmgw mirror gc` to free its blobs\n"
         ))

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::serve::conn::{ConnLimits, default_max_connections};
-use llmgw_mirror::serve::store_check::Held;
-use llmgw_mirror::serve::{ServeConfig, TlsFiles, start, start_remote};
+use llmgw_mirror::{ConnLimits, Held, default_max_connections};
+use llmgw_mirror::{ServeConfig, TlsFiles, start, start_remote};
 
 use crate::cli::StoreArg;
 use crate::cli::help;
@@ -131,7 +130,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                     s3cfg.presign = Some((public, Duration::from_secs(args.presign_seconds)));
                 }
                 let mut s3 =
-                    llmgw_mirror::s3::S3Blobs::connect(&s3cfg, tokio::runtime::Handle::current())?;
+                    llmgw_mirror::S3Blobs::connect(&s3cfg, tokio::runtime::Handle::current())?;
                 if let Some(dir) = args.cache_dir.clone() {
                     let limit = args.cache_size;
                     s3 = tokio::task::spawn_blocking(move || s3.with_cache(&dir, limit))
@@ -139,7 +138,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                         .context("opening the cache folder")??;
                 }
                 let (work, _) = crate::cli::s3::work_dir(&args.s3)?;
-                let remote = llmgw_mirror::remote::Remote::new(s3, work);
+                let remote = llmgw_mirror::Remote::new(s3, work);
                 start_remote(cfg, remote, Duration::from_secs(args.s3_poll_seconds)).await?
             }
         };

@@ -39,7 +39,7 @@ impl Default for ConnLimits {
 /// listener, the store's folders and manifests.
 const FD_RESERVE: u64 = 64;
 
-/// Half of what the process may open beyond [`FD_RESERVE`] (a connection
+/// Half of what the process may open beyond `FD_RESERVE` (64; a connection
 /// and the blob it sends), between 16 and 10 000.
 pub fn default_max_connections() -> usize {
     // No soft limit (`None`) is as good as the most we would use.

@@ -13,7 +13,7 @@
 //! backlog. Each of these events is logged.
 //!
 //! The limits are enforced on the TCP stream itself (under TLS), where every
-//! byte in and out is seen: [`Tracked`] records progress, a reaper task
+//! byte in and out is seen: [`Tracked`](stream::Tracked) records progress, a reaper task
 //! checks the clocks and closes a stalled stream by failing its next read or
 //! write, which ends the connection in hyper.
 
@@ -21,4 +21,4 @@ mod conns;
 mod stream;
 
 pub use conns::{ConnLimits, Conns, default_max_connections, spawn_reaper};
-pub use stream::{ConnAddr, Listener, Tracked};
+pub use stream::{ConnAddr, Listener};

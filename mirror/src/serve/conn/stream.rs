@@ -21,7 +21,13 @@ use super::conns::{Activity, Conns, LOG_EVERY, NONE};
 /// The listen address as `axum_server` sees it: accepting goes through the
 /// cap.
 #[derive(Debug, Clone, Copy)]
-pub struct ConnAddr(pub SocketAddr);
+pub struct ConnAddr(
+    #[expect(
+        dead_code,
+        reason = "axum_server hands the peer over; only Debug shows it"
+    )]
+    SocketAddr,
+);
 
 impl axum_server::Address for ConnAddr {
     type Stream = Tracked;

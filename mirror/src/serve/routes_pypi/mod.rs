@@ -25,9 +25,6 @@ use super::respond;
 use super::route::{Route, Routed};
 use decide::Outcome;
 
-pub use accept::{Format, choose};
-pub use render::escape;
-
 /// `/pypi/…`; `segs` are the raw segments after `pypi`.
 pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
     let accept = req

@@ -11,8 +11,8 @@ use clap::Args;
 use llmgw_mirror::NewStore;
 use llmgw_mirror::Store;
 use llmgw_mirror::Terminal;
-use llmgw_mirror::import::{self, ImportOutcome, ImportReport};
-use llmgw_mirror::inspect::{Summary, human_bytes};
+use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
+use llmgw_mirror::{Summary, human_bytes};
 use llmgw_shared::Sha256;
 use llmgw_shared::{Chain, chain};
 use serde_json::json;
@@ -77,27 +77,25 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
     }
     let store = Store::at(&a.store.path);
     let progress = Terminal::new("importing");
-    let opts = import::ImportOptions {
+    let opts = ImportOptions {
         allow_rollback: a.allow_rollback,
         now: now()?,
     };
-    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+    if llmgw_mirror::is_volume_set(&a.bundle) {
         return volumes::run_import(&store, &a, &opts, &progress);
     }
     let bundle = a.bundle[0].clone();
     let made = NewStore::create(&store)?;
-    let outcome = match import::import_with(&store, &bundle, a.sha256.as_ref(), &opts, &progress) {
+    let outcome = match import_with(&store, &bundle, a.sha256.as_ref(), &opts, &progress) {
         Ok(o) => o,
         Err(e) => {
             let written = need_out(&e, a.need_out.as_deref())?;
             let e = match e {
-                import::ImportError::Verify(v) => {
-                    import::ImportError::Verify(v.with_trust_fix(format!(
-                        "if you trust that key, add it with `llmgw bundle trust add KEY.pub \
+                ImportError::Verify(v) => ImportError::Verify(v.with_trust_fix(format!(
+                    "if you trust that key, add it with `llmgw bundle trust add KEY.pub \
                          --store {}`",
-                        a.store.path.display()
-                    )))
-                }
+                    a.store.path.display()
+                ))),
                 other => other,
             };
             let undone = undo_note(made);
@@ -118,7 +116,7 @@ fn run_import_s3(url: &str, a: &ImportArgs) -> anyhow::Result<()> {
     let session = crate::cli::s3::S3Session::open(url, &a.s3, Some("llmgw bundle import"))?;
     let store = session.store();
     let progress = Terminal::new("importing");
-    let opts = import::ImportOptions {
+    let opts = ImportOptions {
         allow_rollback: a.allow_rollback,
         now: now()?,
     };
@@ -130,34 +128,33 @@ fn run_import_s3(url: &str, a: &ImportArgs) -> anyhow::Result<()> {
             .with_context(|| format!("publishing the import to {url}"))
             .map(|pushed| tracing::info!(?pushed, "published to the bucket"))
     };
-    if llmgw_mirror::volumes::verify::is_volume_set(&a.bundle) {
+    if llmgw_mirror::is_volume_set(&a.bundle) {
         // A set taken in over several runs keeps its staging in the work
         // folder (keep it with --work-dir); what was published goes up.
         let taken = volumes::run_import(&store, a, &opts, &progress);
         publish()?;
         return taken;
     }
-    let outcome =
-        match import::import_with(&store, &a.bundle[0], a.sha256.as_ref(), &opts, &progress) {
-            Ok(o) => o,
-            Err(e) => {
-                let written = need_out(&e, a.need_out.as_deref())?;
-                anyhow::bail!(
-                    "import of {} into {url} refused: {}{written}",
-                    a.bundle[0].display(),
-                    Chain(&e)
-                );
-            }
-        };
+    let outcome = match import_with(&store, &a.bundle[0], a.sha256.as_ref(), &opts, &progress) {
+        Ok(o) => o,
+        Err(e) => {
+            let written = need_out(&e, a.need_out.as_deref())?;
+            anyhow::bail!(
+                "import of {} into {url} refused: {}{written}",
+                a.bundle[0].display(),
+                Chain(&e)
+            );
+        }
+    };
     publish()?;
     print_outcome(std::path::Path::new(url), a.output.json, outcome)
 }
 
 /// `--need-out`: when a delta was refused for blobs the store lacks, writes
 /// the need-list there; returns what to add to the refusal.
-pub fn need_out(e: &import::ImportError, path: Option<&std::path::Path>) -> anyhow::Result<String> {
+pub fn need_out(e: &ImportError, path: Option<&std::path::Path>) -> anyhow::Result<String> {
     match (e, path) {
-        (import::ImportError::Prerequisites(need), Some(p)) => {
+        (ImportError::Prerequisites(need), Some(p)) => {
             crate::cli::mirror::have::write_whole(p, &need.to_canonical_json())?;
             Ok(format!("\nthe missing blobs are listed in {}", p.display()))
         }
@@ -303,6 +300,6 @@ pub fn now() -> anyhow::Result<u64> {
                 ))
                 .into()
             }),
-        _ => Ok(llmgw_mirror::import::ImportOptions::default().now),
+        _ => Ok(ImportOptions::default().now),
     }
 }

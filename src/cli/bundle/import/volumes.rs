@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use llmgw_mirror::Terminal;
-use llmgw_mirror::volumes::index::Slot;
-use llmgw_mirror::volumes::verify::{self, SetCheck};
+use llmgw_mirror::{Progressed, SetCheck, Slot};
 use llmgw_shared::manifest::Manifest;
 use serde_json::json;
 
@@ -48,13 +47,13 @@ fn list(v: &[u32]) -> String {
 
 pub fn run_verify(paths: &[PathBuf], sha256: &str, json_out: bool) -> anyhow::Result<()> {
     let progress = Terminal::new("verifying");
-    let set = verify::verify_volumes(paths, sha256, &progress).context("volumes refused")?;
-    let names = llmgw_mirror::verify::blob_names(&set.manifest);
+    let set = llmgw_mirror::verify_volumes(paths, sha256, &progress).context("volumes refused")?;
+    let names = llmgw_mirror::blob_names(&set.manifest);
     let name = |s: Slot| slot_name(&set.manifest, &names, s);
     let lines: Vec<String> = set
         .volumes
         .iter()
-        .map(|c| verify::describe(set.count, c, &name))
+        .map(|c| llmgw_mirror::describe_volume(set.count, c, &name))
         .collect();
     let passed = set.all_passed();
     if json_out {
@@ -126,27 +125,27 @@ fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Value {
 pub fn run_import(
     store: &llmgw_mirror::Store,
     a: &super::ImportArgs,
-    opts: &llmgw_mirror::import::ImportOptions,
+    opts: &llmgw_mirror::ImportOptions,
     progress: &Terminal,
 ) -> anyhow::Result<()> {
-    use llmgw_mirror::volumes::import::{self as vimport, VolumesOutcome};
-    let outcome = match vimport::import_volumes(store, &a.bundle, a.sha256.as_ref(), opts, progress)
-    {
-        Ok(o) => o,
-        Err(e) => {
-            let written = super::need_out(&e, a.need_out.as_deref())?;
-            if !written.is_empty() {
-                // Said before the refusal, which main prints last.
-                eprintln!("{}", written.trim_start());
+    use llmgw_mirror::VolumesOutcome;
+    let outcome =
+        match llmgw_mirror::import_volumes(store, &a.bundle, a.sha256.as_ref(), opts, progress) {
+            Ok(o) => o,
+            Err(e) => {
+                let written = super::need_out(&e, a.need_out.as_deref())?;
+                if !written.is_empty() {
+                    // Said before the refusal, which main prints last.
+                    eprintln!("{}", written.trim_start());
+                }
+                return Err(anyhow::Error::new(e).context("import of volumes refused"));
             }
-            return Err(anyhow::Error::new(e).context("import of volumes refused"));
-        }
-    };
+        };
     let (p, published) = match outcome {
         VolumesOutcome::Published { progress, outcome } => (progress, Some(outcome)),
         VolumesOutcome::Incomplete(p) => (p, None),
     };
-    let names = llmgw_mirror::verify::blob_names(&p.manifest);
+    let names = llmgw_mirror::blob_names(&p.manifest);
     let name = |s: Slot| slot_name(&p.manifest, &names, s);
     let lines = taken_lines(&p, &name);
     let refused = p.refused_any();
@@ -169,10 +168,7 @@ pub fn run_import(
     Ok(())
 }
 
-fn taken_lines(
-    p: &llmgw_mirror::volumes::import::Progressed,
-    name: &dyn Fn(Slot) -> String,
-) -> Vec<String> {
+fn taken_lines(p: &Progressed, name: &dyn Fn(Slot) -> String) -> Vec<String> {
     let mut out = Vec::new();
     for t in &p.taken {
         let line = match &t.result {
@@ -182,7 +178,7 @@ fn taken_lines(
                 t.path.display(),
                 r.which.map_or("the volume".into(), |w| w.label())
             ),
-            Ok(_) => verify::describe_read(p.count, &t.path, &t.result, false, name),
+            Ok(_) => llmgw_mirror::describe_volume_read(p.count, &t.path, &t.result, false, name),
         };
         out.push(line);
     }
@@ -194,7 +190,7 @@ fn taken_lines(
     out
 }
 
-fn incomplete_text(p: &llmgw_mirror::volumes::import::Progressed, lines: &[String]) -> String {
+fn incomplete_text(p: &Progressed, lines: &[String]) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out.push_str(&format!(
@@ -254,10 +250,7 @@ fn incomplete_text(p: &llmgw_mirror::volumes::import::Progressed, lines: &[Strin
     out
 }
 
-fn incomplete_json(
-    p: &llmgw_mirror::volumes::import::Progressed,
-    lines: &[String],
-) -> serde_json::Value {
+fn incomplete_json(p: &Progressed, lines: &[String]) -> serde_json::Value {
     json!({
         "state": "incomplete",
         "manifest_sha256": p.manifest_sha256,
