@@ -10,6 +10,7 @@ mod volumes {
 
     mod create;
     mod import;
+    mod large;
     mod parity;
     mod resume;
     mod state;

@@ -1,64 +1,11 @@
 //! `bundle import VOLUME…`: any subset, any order, several runs; what each
 //! run reports; refusals; parity rebuilds.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::PathBuf;
 
 use crate::bundle_kit::{llmgw, snapshot, stderr, stdout};
 
-use super::kit::{self, Set, create, s};
-
-fn import(store: &Path, sha: &str, files: &[&PathBuf]) -> Output {
-    let mut c = llmgw();
-    c.args([
-        "bundle",
-        "import",
-        "--json",
-        "--store",
-        s(store),
-        "--sha256",
-        sha,
-    ]);
-    c.args(files.iter().map(|p| s(p)));
-    c.output().unwrap()
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
-}
-
-fn nums(v: &serde_json::Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect()
-}
-
-fn held(store: &Path) -> usize {
-    std::fs::read_dir(store.join("bundles"))
-        .map(|r| r.count())
-        .unwrap_or(0)
-}
-
-/// The store serves the bundle: `mirror verify` finds every blob intact.
-fn assert_imported(store: &Path, set: &Set, o: &Output) {
-    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
-    let j = json(o);
-    assert_eq!(j["status"], "imported", "{j}");
-    assert_eq!(j["manifest_sha256"], set.sha256.as_str());
-    let v = llmgw()
-        .args(["mirror", "verify", "--store", s(store)])
-        .output()
-        .unwrap();
-    assert!(v.status.success(), "{}", stderr(&v));
-    assert!(
-        std::fs::read_dir(store.join("tmp"))
-            .unwrap()
-            .next()
-            .is_none()
-    );
-}
+use super::kit::{self, assert_imported, create, held, import, json, nums, s};
 
 #[test]
 fn any_order_over_three_runs_from_usb_and_disc() {

@@ -219,3 +219,56 @@ pub fn damage_first_piece(path: &Path) {
         .expect("a piece");
     flip(path, at);
 }
+
+/// `bundle import --json` of these volume files into `store`.
+pub fn import(store: &Path, sha: &str, files: &[&PathBuf]) -> Output {
+    let mut c = bundle_kit::llmgw();
+    c.args([
+        "bundle",
+        "import",
+        "--json",
+        "--store",
+        s(store),
+        "--sha256",
+        sha,
+    ]);
+    c.args(files.iter().map(|p| s(p)));
+    c.output().unwrap()
+}
+
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+pub fn nums(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+pub fn held(store: &Path) -> usize {
+    std::fs::read_dir(store.join("bundles"))
+        .map(|r| r.count())
+        .unwrap_or(0)
+}
+
+/// The store serves the bundle: `mirror verify` finds every blob intact.
+pub fn assert_imported(store: &Path, set: &Set, o: &Output) {
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
+    let j = json(o);
+    assert_eq!(j["status"], "imported", "{j}");
+    assert_eq!(j["manifest_sha256"], set.sha256.as_str());
+    let v = bundle_kit::llmgw()
+        .args(["mirror", "verify", "--store", s(store)])
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", stderr(&v));
+    assert!(
+        std::fs::read_dir(store.join("tmp"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
+}
