@@ -75,6 +75,7 @@ impl StoreLock {
         })
     }
 
+    /// The lock file held, for a message that names what is busy.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -14,19 +14,32 @@ use serde::Serialize;
 
 use crate::verify::{self, VerifyError};
 
+/// A bundle in brief, from its manifest alone: what `bundle inspect`,
+/// `bundle import` and `mirror list` print, as text or (serialized) JSON.
+/// Nothing here is verified by making it; only the caller knows whether the
+/// manifest was.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// The bundle's identity: the sha256 of its `manifest.json`.
     pub manifest_sha256: String,
+    /// When the bundle says it was made (RFC 3339); shown, never trusted.
     pub created: String,
+    /// The llmgw that made it (`llmgw 0.1.0`).
     pub tool: String,
+    /// The architectures it was made for.
     pub arches: Vec<String>,
+    /// One line per release carried.
     pub releases: Vec<ReleaseSummary>,
+    /// One line per model or dataset snapshot carried.
     pub repos: Vec<RepoSummary>,
     /// Format 2: the Python environments, each served as its own index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub python_envs: Vec<EnvSummary>,
+    /// What the bundle lacks, and why (recorded at create).
     pub gaps: Vec<GapSummary>,
+    /// Distinct blobs the manifest names.
     pub blobs: usize,
+    /// Their bytes.
     pub bytes: u64,
     /// Format 2: a delta or a repair bundle, and what it relies on.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,6 +127,7 @@ pub struct GapSummary {
 }
 
 impl Summary {
+    /// The summary of manifest `m`, whose sha256 is `manifest_sha256`.
     pub fn of(manifest_sha256: &str, m: &Manifest) -> Self {
         Self {
             manifest_sha256: manifest_sha256.to_string(),

@@ -1,6 +1,8 @@
 //! The air-gapped half of llmgw offline: the mirror store, importing and
 //! checking bundles into it, and serving it to nodes over HTTP.
 
+#![deny(missing_docs)]
+
 mod bundle_reader;
 mod claims;
 mod fsutil;
@@ -29,7 +31,7 @@ mod volumes;
 // The store on disk: its layout, its lock, and the files written into it.
 pub use fsutil::{StoreLock, read_bounded, write_durable};
 pub use new_store::NewStore;
-pub use store::{Store, StoreError};
+pub use store::Store;
 
 // The store in a bucket (#16): the blob backends, and the local copy of a
 // bucket's manifests and state that commands work on.
@@ -42,7 +44,7 @@ pub use store::s3::{PART as S3_PART, S3Blobs, S3Config};
 // `llmgw bundle import` and `bundle verify`: a bundle checked as it streams,
 // and taken into the store.
 pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
-pub use verify::{HashOnly, Outcome, VerifyError, blob_names, check_bundle};
+pub use verify::{HashOnly, Outcome, blob_names, check_bundle};
 
 // The same for a bundle cut into volumes.
 pub use volumes::import::{Progressed, VolumesOutcome, import_volumes};
@@ -62,7 +64,7 @@ pub use store_verify::verify_store;
 
 // `llmgw bundle trust`: the keys a store trusts, by role.
 pub use trust::{
-    Added, Role, TrustError, add as add_trusted_key, load_role as trusted_keys, read_key_file,
+    Added, Role, add as add_trusted_key, load_role as trusted_keys, read_key_file,
     remove as remove_trusted_key,
 };
 
@@ -71,7 +73,7 @@ pub use serve::cache::MAX_BYTES as CACHE_MAX_BYTES;
 pub use serve::conn::{ConnLimits, default_max_connections};
 pub use serve::state::{AppState, Readiness};
 pub use serve::store_check::Held;
-pub use serve::{Running, ServeConfig, ServeError, TlsFiles, router, start, start_remote};
+pub use serve::{Running, ServeConfig, TlsFiles, router, start, start_remote};
 
 // Progress lines on a terminal, for the commands that read for long.
 pub use progress::Terminal;

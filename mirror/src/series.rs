@@ -256,8 +256,10 @@ pub fn signature_file_name(manifest_sha256: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
+    /// Refuse a bundle no trusted bundle key signed, even with its sha256.
     #[serde(default)]
     pub require_signature: bool,
+    /// Refuse a bundle past its `expires`, rather than warn.
     #[serde(default)]
     pub enforce_expiry: bool,
 }
@@ -266,10 +268,14 @@ const POLICY_FILE: &str = "policy.json";
 const SERIES_FILE: &str = "series.json";
 
 impl Policy {
+    /// The policy in `STORE/state/policy.json`; a missing file is the
+    /// default (nothing required), an unreadable one an error.
     pub fn load(store: &Store) -> Result<Self, StoreError> {
         load_json(store, POLICY_FILE)
     }
 
+    /// Writes `policy.json` durably (temp file, fsync, rename), so a crash
+    /// leaves the old policy or the new one, never half of it.
     pub fn save(&self, store: &Store) -> Result<(), StoreError> {
         save_json(store, POLICY_FILE, self)
     }

@@ -46,6 +46,7 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role as the CLI and messages spell it.
     pub fn name(self) -> &'static str {
         match self {
             Role::Release => "release",
@@ -65,7 +66,9 @@ impl Role {
 /// What `trust add` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Added {
+    /// The key, by this key id, is trusted now.
     New(String),
+    /// A key of this id was already trusted for the role: nothing written.
     AlreadyTrusted(String),
 }
 

@@ -18,23 +18,31 @@ use crate::store::StoreError;
 use crate::trust::TrustError;
 use crate::verify::VerifyError;
 
-/// Why an import failed: the bundle refused ([`VerifyError`]), or the
+/// Why an import failed: the bundle refused (`VerifyError`), or the
 /// store, the staging folder or the commit failed.
 #[derive(Debug, Error)]
 pub enum ImportError {
+    /// The bundle itself was refused: nothing of it was taken.
     #[error(transparent)]
     Verify(#[from] VerifyError),
+    /// Reading or writing the store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The store's trusted keys could not be read.
     #[error(transparent)]
     Trust(#[from] TrustError),
+    /// The last step, making the bundle visible, failed and was rolled back.
     #[error(
         "the bundle verified, but adding it to the store failed; the store was left as \
          before (blobs added by this run were removed)"
     )]
     Commit(#[source] StoreError),
+    /// The bundle gives a name (a tag, a file path) other bytes than a held
+    /// bundle does.
     #[error(transparent)]
     Claim(#[from] ClaimError),
+    /// The bundle's signed series refuses it (rollback, equivocation,
+    /// expiry), or the series state could not be read.
     #[error(transparent)]
     Series(#[from] SeriesError),
     /// A delta whose prerequisites the store lacks: refused before
@@ -44,29 +52,45 @@ pub enum ImportError {
     /// Writing the staging folder failed; nothing was committed.
     #[error("{}", stage_message(path, source))]
     Stage {
+        /// The file or folder being written.
         path: PathBuf,
+        /// What the filesystem said.
         #[source]
         source: io::Error,
     },
+    /// The blobs to stage do not fit on the store's filesystem: refused
+    /// before writing any.
     #[error(
         "not enough free space to import: {needed} bytes of blobs must be staged under {path}, \
          and its filesystem has {available} bytes free; free space (or run `llmgw mirror gc`) \
          and import again; the store is unchanged"
     )]
     NoSpace {
+        /// The staging folder.
         path: PathBuf,
+        /// Bytes the blobs not yet held take.
         needed: u64,
+        /// Bytes free on its filesystem.
         available: u64,
     },
     /// A blob the manifest names is not a sha256 (the manifest's own check
     /// refuses that first: a guard).
     #[error("not a sha256: {sha256}")]
-    NotSha256 { sha256: String },
+    NotSha256 {
+        /// The name as the manifest gave it.
+        sha256: String,
+    },
     /// The staging's own bookkeeping broke: a bug, not the bundle's fault.
     #[error("staged blob {sha256} was not written")]
-    NotWritten { sha256: String },
+    NotWritten {
+        /// The blob the bookkeeping expected on disk.
+        sha256: String,
+    },
+    /// A blob sink was written to after it was finished: a bug.
     #[error("write after finish")]
     WriteAfterFinish,
+    /// The thread that syncs staged blobs died: a bug, and the import stops
+    /// rather than commit blobs not known to be on disk.
     #[error("the staging sync thread panicked")]
     SyncerPanicked,
     /// `bundle import` of volumes was given none.
@@ -78,6 +102,8 @@ pub enum ImportError {
     /// Writing what the volumes brought into the staging folder stopped.
     #[error(transparent)]
     VolumeStage(#[from] crate::volumes::error::StageError),
+    /// The staging folder's record of verified volumes (`volumes.json`) is
+    /// unreadable or not this bundle's.
     #[error(transparent)]
     VolumeState(#[from] crate::volumes::error::StateError),
 }

@@ -92,18 +92,25 @@ impl Default for ImportOptions {
 /// What an import did, and what it proved.
 #[derive(Debug, Clone)]
 pub struct ImportReport {
+    /// The bundle's identity: the sha256 of its `manifest.json`.
     pub manifest_sha256: String,
+    /// The manifest as verified and now held in `bundles/`.
     pub manifest: Manifest,
+    /// How the bundle came (directory, `.tar`, `.tar.zst`).
     pub format: BundleFormat,
     /// `(release, key id)` of each signed release.
     pub signatures: Vec<(String, String)>,
+    /// Blobs read from the bundle and hashed by this run.
     pub blobs_hashed: usize,
+    /// Their bytes.
     pub bytes_hashed: u64,
     /// Verified earlier: already in the store, or staged by a killed run.
     pub blobs_at_hand: usize,
+    /// Their bytes.
     pub bytes_at_hand: u64,
     /// New files in `blobs/`.
     pub blobs_added: usize,
+    /// Their bytes: what the store grew by.
     pub bytes_added: u64,
     /// Bundles the store holds now.
     pub bundles_held: usize,
@@ -118,10 +125,13 @@ pub struct ImportReport {
 /// How an import ended.
 #[derive(Debug, Clone)]
 pub enum ImportOutcome {
+    /// The bundle is held now; what was checked and added.
     Imported(Box<ImportReport>),
     /// The bundle, and every blob it names, was already held: nothing done.
     AlreadyHeld {
+        /// The bundle's manifest sha256.
         manifest_sha256: String,
+        /// Bundles the store holds (unchanged).
         bundles_held: usize,
     },
 }

@@ -47,12 +47,17 @@ use state::AppState;
 /// What `llmgw mirror serve` was asked to do.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
+    /// The store folder served; it must exist and look like a store.
     pub store: PathBuf,
+    /// Where to listen (port 0: any free port, see [`Running::addr`]).
     pub listen: SocketAddr,
     /// The URL clients reach this server at, for URLs in JSON answers;
     /// else taken from `X-Forwarded-Proto`/`X-Forwarded-Host`, else `Host`.
     pub public_url: Option<String>,
+    /// Serve HTTPS with these files, else plain HTTP.
     pub tls: Option<TlsFiles>,
+    /// A file holding the bearer token every request must carry; none
+    /// means no token is asked for.
     pub token_file: Option<PathBuf>,
     /// How many connections, and how long each may stall.
     pub limits: conn::ConnLimits,
@@ -61,14 +66,19 @@ pub struct ServeConfig {
 /// PEM files for TLS.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
+    /// The certificate chain.
     pub cert: PathBuf,
+    /// Its private key.
     pub key: PathBuf,
 }
 
 /// A running server.
 pub struct Running {
+    /// The address bound (the real port when 0 was asked for).
     pub addr: SocketAddr,
+    /// `http` or `https`.
     pub scheme: &'static str,
+    /// What every request answers from, shared with the server.
     pub state: Arc<AppState>,
     /// What the store held when the server started.
     pub held: store_check::Held,

@@ -39,6 +39,7 @@ pub const CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// What the server needs to answer a request.
 pub struct AppState {
+    /// The store the index is read from and blobs are opened in.
     pub store: Store,
     /// The index requests answer from; replaced whole, never edited.
     index: ArcSwap<Index>,
@@ -54,7 +55,9 @@ pub struct AppState {
     _stop: mpsc::Sender<()>,
     /// JSON answers already built from the current index.
     pub json_cache: super::cache::JsonCache,
+    /// The counters every answer updates.
     pub metrics: Metrics,
+    /// What `/metrics` renders: the counters above, registered once.
     pub registry: Registry,
     /// sha256 of the bearer token, when one is required.
     pub token_sha256: Option<[u8; 32]>,
@@ -68,7 +71,10 @@ pub struct AppState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Readiness {
     /// The store was read; it holds this many bundles.
-    Ready { bundles: usize },
+    Ready {
+        /// Bundles in the index.
+        bundles: usize,
+    },
     /// The first read has not finished.
     Reading,
     /// The store could not be read, for this reason; tried again.

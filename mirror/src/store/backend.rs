@@ -19,6 +19,7 @@ use super::StoreError;
 /// What a backend knows of a blob without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlobMeta {
+    /// Its length in bytes.
     pub size: u64,
     /// When it was written (an object's `last_modified`, a file's mtime).
     pub modified: Option<SystemTime>,

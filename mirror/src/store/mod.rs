@@ -195,22 +195,27 @@ impl Store {
         Ok(())
     }
 
+    /// The store folder, as given.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// `blobs/`: verified blobs only, each named by its sha256.
     pub fn blobs_dir(&self) -> PathBuf {
         self.root.join(layout::BLOBS)
     }
 
+    /// `bundles/`: the held manifests, each written last at its import.
     pub fn bundles_dir(&self) -> PathBuf {
         self.root.join(layout::BUNDLES)
     }
 
+    /// `trust/`: the public keys the store trusts, by role.
     pub fn trust_dir(&self) -> PathBuf {
         self.root.join(layout::TRUST)
     }
 
+    /// `tmp/`: staging, never served; `mirror gc` empties it.
     pub fn tmp_dir(&self) -> PathBuf {
         self.root.join(layout::TMP)
     }

@@ -74,6 +74,8 @@ pub struct Pushed {
 }
 
 impl Remote {
+    /// The bucket of `s3`, worked on through the folder `work` (made as
+    /// needed; nothing is copied until [`Remote::pull`]).
     pub fn new(s3: S3Blobs, work: impl Into<PathBuf>) -> Self {
         Self {
             s3,
@@ -82,10 +84,13 @@ impl Remote {
         }
     }
 
+    /// The bucket.
     pub fn s3(&self) -> &S3Blobs {
         &self.s3
     }
 
+    /// The local folder that holds the copy of the small files: a store
+    /// folder to everything that reads one.
     pub fn work(&self) -> &Path {
         &self.work
     }

@@ -51,11 +51,14 @@ pub struct Verified {
 /// How a check ended.
 #[derive(Debug)]
 pub enum Outcome {
+    /// Every step ran and passed: what was checked.
     Verified(Box<Verified>),
     /// The target stopped the check after the manifest (see
     /// `Target::on_manifest`); only step 1 ran.
     Stopped {
+        /// The sha256 the manifest hashed to (as expected, or signed).
         manifest_sha256: String,
+        /// The manifest, which passed its own checks.
         manifest: Box<Manifest>,
     },
 }

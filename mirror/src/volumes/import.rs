@@ -45,17 +45,25 @@ pub struct Incomplete {
 /// Where a bundle's volumes stand after a run.
 #[derive(Debug)]
 pub struct Progressed {
+    /// The bundle's identity: the sha256 of its `manifest.json`.
     pub manifest_sha256: String,
+    /// Its manifest, whose `volumes` say where every piece goes.
     pub manifest: Manifest,
+    /// Data volumes in the set.
     pub count: u32,
+    /// Parity volumes in the set.
     pub parity_count: usize,
+    /// Each volume given to this run, and what came of it.
     pub taken: Vec<Taken>,
     /// Volumes offered again although already taken in.
     pub repeated: Vec<Which>,
     /// Data volumes whose every piece is verified.
     pub whole: BTreeSet<u32>,
+    /// Parity volumes (numbered from 0) whose shard is staged.
     pub whole_parity: BTreeSet<usize>,
+    /// Blobs not yet whole, and how much of each is missing.
     pub incomplete: Vec<Incomplete>,
+    /// The bytes still missing over all of them.
     pub bytes_needed: u64,
     /// Data volumes rebuilt from parity in this run.
     pub rebuilt: Vec<u32>,
@@ -71,10 +79,12 @@ impl Progressed {
         )
     }
 
+    /// Data volumes (numbered from 1) not yet whole: what to bring next.
     pub fn missing(&self) -> Vec<u32> {
         self.lacking().0
     }
 
+    /// Parity volumes (numbered from 0) not yet whole.
     pub fn missing_parity(&self) -> Vec<usize> {
         self.lacking().1
     }
@@ -92,7 +102,9 @@ impl Progressed {
 pub enum VolumesOutcome {
     /// Every blob was there: the bundle was imported (or was held).
     Published {
+        /// Where the volumes stood when the last blob was staged.
         progress: Box<Progressed>,
+        /// What the import of the staged bundle did.
         outcome: ImportOutcome,
     },
     /// Accepted so far; more volumes are needed.

@@ -34,9 +34,12 @@ impl Which {
 pub enum Slot {
     /// Piece `piece` of placement `placement`.
     Piece {
+        /// Index into the manifest's `volumes.placements` (one per blob).
         placement: usize,
+        /// Index into that placement's `pieces`.
         piece: usize,
     },
+    /// Parity shard `j` (from 0), the only entry of parity volume `j`.
     Parity(usize),
 }
 

@@ -32,13 +32,19 @@ pub struct VolumeCheck {
 /// Every volume given, and what the set adds up to.
 #[derive(Debug)]
 pub struct SetCheck {
+    /// The bundle's identity, as given and as the manifest hashed to.
     pub manifest_sha256: String,
+    /// Its manifest, read from the first volume that carried it.
     pub manifest: Manifest,
+    /// One verdict per path given, in the order given.
     pub volumes: Vec<VolumeCheck>,
+    /// Data volumes in the set.
     pub count: u32,
+    /// Parity volumes in the set.
     pub parity_count: usize,
-    /// Whole data volumes, and whole parity volumes (0-based).
+    /// Data volumes (numbered from 1) given whole: every piece passed.
     pub whole: BTreeSet<u32>,
+    /// Parity volumes (numbered from 0) given whole.
     pub whole_parity: BTreeSet<usize>,
 }
 

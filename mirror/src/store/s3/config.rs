@@ -16,6 +16,8 @@ pub struct S3Config {
     /// The server's URL (`http://rgw.example:8080`); path-style requests
     /// are always used, as on-site servers (Ceph RGW, Garage, MinIO) want.
     pub endpoint: Option<String>,
+    /// The signing region; unset, `AWS_REGION` or the client's default
+    /// (on-site servers mostly accept any).
     pub region: Option<String>,
     /// An access key id and secret, for callers that hold them (a test);
     /// the CLI leaves them to `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`.

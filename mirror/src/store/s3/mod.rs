@@ -132,7 +132,7 @@ impl S3Blobs {
 
     /// Serves blobs through a read-through cache in `dir`, of at most
     /// `limit` bytes when given. Blocking: what the folder holds is counted
-    /// ([`super::s3_cache::BlobCache::open_dir`]).
+    /// (`BlobCache::open_dir`).
     pub fn with_cache(
         mut self,
         dir: impl Into<std::path::PathBuf>,
