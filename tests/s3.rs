@@ -3,8 +3,8 @@
 //! folder) and Garage, started by the fixture's `S3Server` from the
 //! binaries `scripts/setup.sh` builds and `scripts/test.sh` names in
 //! `LLMGW_S3S_FS` and `LLMGW_GARAGE`. Without them these tests fail, saying
-//! so. `s3::server` starts one per test; the other modules are what they
-//! show.
+//! so. Every test runs on both servers in turn (`s3::server::on_each`); the
+//! other modules are what they show.
 
 mod bundle_kit;
 

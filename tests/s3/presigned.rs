@@ -10,7 +10,7 @@ use std::process::Command;
 
 use super::import::{import, model_bundle};
 use super::replicas::Replica;
-use super::server::S3;
+use super::server::on_each;
 
 fn curl(args: &[&str]) -> (String, Vec<u8>) {
     let head = tempfile::NamedTempFile::new().unwrap();
@@ -38,109 +38,110 @@ fn venv_python(var: &str) -> PathBuf {
 
 #[test]
 fn get_redirects_to_a_presigned_url_and_head_never_does() {
-    let s3 = S3::start();
-    let dir = tempfile::tempdir().unwrap();
-    let url = s3.url("pre");
-    let (kit, bundle) = model_bundle(dir.path(), "pre", &[3 << 20, 77]);
-    let o = import(&s3, &url, &bundle, &kit.sha256());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let big = kit.blobs[&kit.manifest.repos[0].files[0].sha256].clone();
+    on_each(|s3| {
+        let dir = tempfile::tempdir().unwrap();
+        let url = s3.url("pre");
+        let (kit, bundle) = model_bundle(dir.path(), "pre", &[3 << 20, 77]);
+        let o = import(s3, &url, &bundle, &kit.sha256());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let big = kit.blobs[&kit.manifest.repos[0].files[0].sha256].clone();
 
-    // Nodes reach the S3 server as `localhost`, the mirror as 127.0.0.1,
-    // through a strict front that refuses any request with an
-    // Authorization header (as AWS refuses a second auth mechanism;
-    // s3s-fs alone does not).
-    let strict = Strict::start(&s3.endpoint);
-    let public = format!("http://localhost:{}", strict.port);
-    let replica = Replica::start_with(
-        &s3,
-        &url,
-        &[
-            "--blob-delivery",
-            "presigned",
-            "--s3-public-endpoint",
-            &public,
-        ],
-    );
-    let mirror = &replica.url;
-    let file = format!("{mirror}/acme/pre/resolve/main/part-0.bin");
+        // Nodes reach the S3 server as `localhost`, the mirror as 127.0.0.1,
+        // through a strict front that refuses any request with an
+        // Authorization header (as AWS refuses a second auth mechanism;
+        // s3s-fs alone does not).
+        let strict = Strict::start(&s3.endpoint);
+        let public = format!("http://localhost:{}", strict.port);
+        let replica = Replica::start_with(
+            s3,
+            &url,
+            &[
+                "--blob-delivery",
+                "presigned",
+                "--s3-public-endpoint",
+                &public,
+            ],
+        );
+        let mirror = &replica.url;
+        let file = format!("{mirror}/acme/pre/resolve/main/part-0.bin");
 
-    // HEAD: the mirror's own answer, with the size; never a redirect.
-    let (h, _) = curl(&["-I", &file]);
-    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
-    assert!(h.contains(&format!("content-length: {}", big.len())), "{h}");
-    assert!(!h.to_ascii_lowercase().contains("location:"), "{h}");
+        // HEAD: the mirror's own answer, with the size; never a redirect.
+        let (h, _) = curl(&["-I", &file]);
+        assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+        assert!(h.contains(&format!("content-length: {}", big.len())), "{h}");
+        assert!(!h.to_ascii_lowercase().contains("location:"), "{h}");
 
-    // GET: 307 to the public endpoint, signed, not cacheable.
-    let (h, _) = curl(&[&file]);
-    assert!(h.starts_with("HTTP/1.1 307"), "{h}");
-    let location = h
-        .lines()
-        .find_map(|l| l.strip_prefix("location: "))
-        .unwrap_or_else(|| panic!("no location in {h}"))
-        .trim()
-        .to_string();
-    assert!(
-        location.starts_with(&format!("{public}/{}/pre/blobs/sha256/", s3.server.bucket)),
-        "{location}"
-    );
-    assert!(location.contains("X-Amz-Signature="), "{location}");
-    assert!(h.contains("cache-control: no-store"), "{h}");
+        // GET: 307 to the public endpoint, signed, not cacheable.
+        let (h, _) = curl(&[&file]);
+        assert!(h.starts_with("HTTP/1.1 307"), "{h}");
+        let location = h
+            .lines()
+            .find_map(|l| l.strip_prefix("location: "))
+            .unwrap_or_else(|| panic!("no location in {h}"))
+            .trim()
+            .to_string();
+        assert!(
+            location.starts_with(&format!("{public}/{}/pre/blobs/sha256/", s3.server.bucket)),
+            "{location}"
+        );
+        assert!(location.contains("X-Amz-Signature="), "{location}");
+        assert!(h.contains("cache-control: no-store"), "{h}");
 
-    // Followed: the bytes, whole and by range.
-    let (_, body) = curl(&["-L", &file]);
-    assert!(body == big, "the redirected download differs");
-    let (h, body) = curl(&["-L", "-r", "100-199", &file]);
-    assert!(h.contains("HTTP/1.1 206"), "{h}");
-    assert!(body == big[100..200], "the redirected range differs");
+        // Followed: the bytes, whole and by range.
+        let (_, body) = curl(&["-L", &file]);
+        assert!(body == big, "the redirected download differs");
+        let (h, body) = curl(&["-L", "-r", "100-199", &file]);
+        assert!(h.contains("HTTP/1.1 206"), "{h}");
+        assert!(body == big[100..200], "the redirected range differs");
 
-    // The strict front refuses a presigned URL that also carries an
-    // Authorization header; a client following the redirect with its
-    // token would fail there.
-    let (h, _) = curl(&["-H", "Authorization: Bearer node-token", &location]);
-    assert!(h.starts_with("HTTP/1.1 400"), "{h}");
-    let (h, _) = curl(&["-L", "-H", "Authorization: Bearer node-token", &file]);
-    assert!(
-        h.contains("HTTP/1.1 200"),
-        "curl sent its token across origins: {h}"
-    );
-    let refused = strict.refused();
+        // The strict front refuses a presigned URL that also carries an
+        // Authorization header; a client following the redirect with its
+        // token would fail there.
+        let (h, _) = curl(&["-H", "Authorization: Bearer node-token", &location]);
+        assert!(h.starts_with("HTTP/1.1 400"), "{h}");
+        let (h, _) = curl(&["-L", "-H", "Authorization: Bearer node-token", &file]);
+        assert!(
+            h.contains("HTTP/1.1 200"),
+            "curl sent its token across origins: {h}"
+        );
+        let refused = strict.refused();
 
-    // The real huggingface_hub clients, old and new, follow the redirect
-    // across origins and check what they got.
-    let script = r#"
+        // The real huggingface_hub clients, old and new, follow the redirect
+        // across origins and check what they got.
+        let script = r#"
 import sys
 from huggingface_hub import hf_hub_download
 url, cache = sys.argv[1:3]
 path = hf_hub_download("acme/pre", "part-0.bin", revision="main", cache_dir=cache, endpoint=url)
 sys.stdout.write(open(path, "rb").read().hex())
 "#;
-    for var in ["LLMGW_VENV", "LLMGW_VENV_HF036"] {
-        let cache = dir.path().join(format!("cache-{var}"));
-        let o = Command::new(venv_python(var))
-            .args(["-c", script, mirror])
-            .arg(&cache)
-            .env("HF_HOME", dir.path().join(format!("home-{var}")))
-            .env("HF_HUB_DISABLE_TELEMETRY", "1")
-            .env("HF_TOKEN", "node-token")
-            .env_remove("HF_ENDPOINT")
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{var}: {}",
-            String::from_utf8_lossy(&o.stderr)
+        for var in ["LLMGW_VENV", "LLMGW_VENV_HF036"] {
+            let cache = dir.path().join(format!("cache-{var}"));
+            let o = Command::new(venv_python(var))
+                .args(["-c", script, mirror])
+                .arg(&cache)
+                .env("HF_HOME", dir.path().join(format!("home-{var}")))
+                .env("HF_HUB_DISABLE_TELEMETRY", "1")
+                .env("HF_TOKEN", "node-token")
+                .env_remove("HF_ENDPOINT")
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{var}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(
+                o.stdout == hex::encode(&big).into_bytes(),
+                "{var}: the download differs"
+            );
+        }
+        assert_eq!(
+            strict.refused(),
+            refused,
+            "a client forwarded its token to S3"
         );
-        assert!(
-            o.stdout == hex::encode(&big).into_bytes(),
-            "{var}: the download differs"
-        );
-    }
-    assert_eq!(
-        strict.refused(),
-        refused,
-        "a client forwarded its token to S3"
-    );
+    });
 }
 
 /// A loopback front for the S3 server that refuses (400) any request

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
 use super::import::{import, model_bundle};
-use super::server::S3;
+use super::server::{S3, on_each};
 
 /// `llmgw mirror serve --store s3://…` on a free port, stopped when dropped.
 pub struct Replica {
@@ -102,58 +102,59 @@ impl Drop for Replica {
 
 #[test]
 fn two_replicas_answer_byte_for_byte_alike_and_learn_new_bundles() {
-    let s3 = S3::start();
-    let dir = tempfile::tempdir().unwrap();
-    let url = s3.url("shared");
-    let (kit, bundle) = model_bundle(dir.path(), "first", &[10 << 20, 999]);
-    let o = import(&s3, &url, &bundle, &kit.sha256());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    on_each(|s3| {
+        let dir = tempfile::tempdir().unwrap();
+        let url = s3.url("shared");
+        let (kit, bundle) = model_bundle(dir.path(), "first", &[10 << 20, 999]);
+        let o = import(s3, &url, &bundle, &kit.sha256());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
-    let a = Replica::start(&s3, &url);
-    let b = Replica::start(&s3, &url);
-    let file = "/acme/first/resolve/main/part-0.bin";
-    let big = &kit.blobs[&kit.manifest.repos[0].files[0].sha256];
-    for r in [&a, &b] {
-        r.wait_for("/v1/index", "200");
-    }
-    for (args, path) in [
-        (&[][..], "/v1/index"),
-        (&[][..], "/api/models/acme/first"),
-        (&["-I"][..], file),
-        (&[][..], file),
-        (&["-r", "1000-1999999"][..], file),
-        (&["-r", "-10"][..], file),
-        (&[][..], "/acme/first/resolve/main/part-1.bin"),
-        (&[][..], "/acme/first/resolve/main/nothing-here"),
-    ] {
-        let (ha, ba) = a.ask(args, path);
-        let (hb, bb) = b.ask(args, path);
-        assert_eq!(ha, hb, "{args:?} {path}: headers differ");
-        assert!(ba == bb, "{args:?} {path}: bodies differ");
-        if path == file && args.is_empty() {
-            assert!(ha.starts_with("HTTP/1.1 200"), "{ha}");
-            assert!(ba == *big, "the whole file differs from the blob");
+        let a = Replica::start(s3, &url);
+        let b = Replica::start(s3, &url);
+        let file = "/acme/first/resolve/main/part-0.bin";
+        let big = &kit.blobs[&kit.manifest.repos[0].files[0].sha256];
+        for r in [&a, &b] {
+            r.wait_for("/v1/index", "200");
         }
-        if args.first() == Some(&"-r") && args[1].starts_with("1000") {
-            assert!(ha.starts_with("HTTP/1.1 206"), "{ha}");
-            assert!(ba == big[1000..2_000_000], "the range differs");
+        for (args, path) in [
+            (&[][..], "/v1/index"),
+            (&[][..], "/api/models/acme/first"),
+            (&["-I"][..], file),
+            (&[][..], file),
+            (&["-r", "1000-1999999"][..], file),
+            (&["-r", "-10"][..], file),
+            (&[][..], "/acme/first/resolve/main/part-1.bin"),
+            (&[][..], "/acme/first/resolve/main/nothing-here"),
+        ] {
+            let (ha, ba) = a.ask(args, path);
+            let (hb, bb) = b.ask(args, path);
+            assert_eq!(ha, hb, "{args:?} {path}: headers differ");
+            assert!(ba == bb, "{args:?} {path}: bodies differ");
+            if path == file && args.is_empty() {
+                assert!(ha.starts_with("HTTP/1.1 200"), "{ha}");
+                assert!(ba == *big, "the whole file differs from the blob");
+            }
+            if args.first() == Some(&"-r") && args[1].starts_with("1000") {
+                assert!(ha.starts_with("HTTP/1.1 206"), "{ha}");
+                assert!(ba == big[1000..2_000_000], "the range differs");
+            }
+            if args == ["-I"] {
+                assert!(
+                    ha.contains(&format!("content-length: {}", big.len())),
+                    "{ha}"
+                );
+            }
         }
-        if args == ["-I"] {
-            assert!(
-                ha.contains(&format!("content-length: {}", big.len())),
-                "{ha}"
-            );
-        }
-    }
 
-    // A bundle imported while both run is served by both.
-    let (kit2, bundle2) = model_bundle(dir.path(), "second", &[4321]);
-    let o = import(&s3, &url, &bundle2, &kit2.sha256());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let second = "/acme/second/resolve/main/part-0.bin";
-    for r in [&a, &b] {
-        r.wait_for(second, "200");
-    }
-    assert_eq!(a.ask(&[], "/v1/index"), b.ask(&[], "/v1/index"));
-    assert!(a.ask(&[], second).1 == kit2.blobs[&kit2.manifest.repos[0].files[0].sha256]);
+        // A bundle imported while both run is served by both.
+        let (kit2, bundle2) = model_bundle(dir.path(), "second", &[4321]);
+        let o = import(s3, &url, &bundle2, &kit2.sha256());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let second = "/acme/second/resolve/main/part-0.bin";
+        for r in [&a, &b] {
+            r.wait_for(second, "200");
+        }
+        assert_eq!(a.ask(&[], "/v1/index"), b.ask(&[], "/v1/index"));
+        assert!(a.ask(&[], second).1 == kit2.blobs[&kit2.manifest.repos[0].files[0].sha256]);
+    });
 }

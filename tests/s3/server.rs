@@ -1,6 +1,6 @@
-//! A real S3 server for one test — the fixture's [`S3Server`]: s3s-fs by
-//! default, Garage where a test runs on both — and the `llmgw` commands and
-//! a client pointed at it.
+//! A real S3 server for one test — the fixture's [`S3Server`], Garage and
+//! s3s-fs in turn ([`on_each`]) — and the `llmgw` commands and a client
+//! pointed at it.
 
 use std::process::Command;
 
@@ -36,11 +36,6 @@ pub struct S3 {
 }
 
 impl S3 {
-    /// s3s-fs.
-    pub fn start() -> Self {
-        Self::start_kind(S3Kind::S3sFs)
-    }
-
     pub fn start_kind(kind: S3Kind) -> Self {
         let server = S3Server::start(kind).unwrap_or_else(|e| panic!("{e}"));
         Self {
