@@ -27,8 +27,12 @@ use crate::plan::Plan;
 /// `--have`, `--base`, `--need` (flags only, like the series flags).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct DeltaSpec {
+    /// Have-lists (`mirror have --out`): blobs a site holds are left out.
     pub have: Vec<PathBuf>,
+    /// Manifests of bundles a site holds: their blobs are left out too.
     pub base: Vec<PathBuf>,
+    /// A need-list (`bundle import --need-out`): make a repair bundle of
+    /// exactly its blobs; refused together with `have` or `base`.
     pub need: Option<PathBuf>,
 }
 

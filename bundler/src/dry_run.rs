@@ -77,6 +77,9 @@ pub struct DryRun {
     pub gaps: Vec<llmgw_shared::manifest::Gap>,
 }
 
+/// Plans `spec` as a real run would (the same `plan_request`), asking the
+/// upstreams but downloading nothing large and writing nothing, and says
+/// what the bundle would carry and what it would leave out.
 pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, CreateError> {
     let delivery = spec.delta.load()?;
     let request = crate::request::Request::of(spec)?;

@@ -4,12 +4,15 @@
 //! content-addressed, reproducible bundle (directory, `.tar` or `.tar.zst`)
 //! whose manifest sha256 is its identity.
 //!
-//! One module, one job: [`spec`] (what to bundle), [`http`] (requests,
-//! redirects, credentials, retries), [`github`], [`llmgw_release`],
-//! [`engines`], [`python`] and [`hub`] (the sources), [`fetch`] and [`cache`] (verified,
-//! resumable downloads), [`pieces`] (downloads in a tar bundle's order),
-//! [`space`] (free space), [`writer`] (the bundle),
-//! [`progress`], [`report`], and [`create`] which runs them in order.
+//! One module, one job: `spec` (what to bundle, its settings layered),
+//! `http` (requests, redirects, credentials, retries), `github`,
+//! `llmgw_release`, `engines`, `python` and `hub` (the sources), `fetch` and
+//! `cache` (verified, resumable downloads), `pieces` (downloads in a tar
+//! bundle's order), `space` (free space), `writer` and `volumes` (the
+//! bundle), `progress`, `report`, and `create` which runs them in order
+//! (plan, fetch, write). All are private; the face is the list below.
+
+#![deny(missing_docs)]
 
 mod cache;
 mod create;
@@ -41,11 +44,10 @@ mod writer;
 // uses is reported as dead code.
 pub use create::{Options, create};
 pub use delta::DeltaSpec;
-pub use dry_run::{DryRun, dry_run};
+pub use dry_run::dry_run;
 pub use error::CreateError;
 pub use http::{RetryPolicy, Token};
 pub use progress::{Mode, Progress};
-pub use report::CreateReport;
 pub use series::SeriesSpec;
 pub use sign::sign_bundle;
 pub use spec::{CreateSettings, CreateSpec, SpecEnv};

@@ -18,6 +18,8 @@ pub enum Mode {
     Quiet,
 }
 
+/// What a run shows while it fetches and writes, in the [`Mode`] chosen;
+/// clones share one display.
 #[derive(Clone)]
 pub struct Progress {
     inner: Arc<Inner>,
@@ -30,6 +32,8 @@ struct Inner {
 }
 
 impl Progress {
+    /// A display in `mode`; bars draw on stderr, never stdout (which holds
+    /// `--json` output).
     pub fn new(mode: Mode) -> Self {
         let (multi, total) = if mode == Mode::Bars {
             let m = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
@@ -51,6 +55,7 @@ impl Progress {
         }
     }
 
+    /// The mode it was made with.
     pub fn mode(&self) -> Mode {
         self.inner.mode
     }

@@ -26,9 +26,11 @@ use crate::writer::Format;
 /// How a run behaves, apart from what it bundles.
 #[derive(Clone)]
 pub struct Options {
+    /// Where the run reports what it fetches and writes.
     pub progress: Progress,
     /// `HF_TOKEN`: sent to the Hub's origin only, never written.
     pub hf_token: Option<Token>,
+    /// How often a failed request is tried again, and how long between.
     pub retry: RetryPolicy,
     /// `SOURCE_DATE_EPOCH`: the time the manifest records and the tar
     /// entries carry. Without it the manifest records now and tar

@@ -28,15 +28,21 @@ pub enum CreateError {
     /// request itself is wrong, e.g. an unknown engine or a bad version).
     #[error("--engine {engine}={version}")]
     Recipe {
+        /// The engine as given (`llamacpp`).
         engine: String,
+        /// The version as given (`b6123`).
         version: String,
+        /// Why the table refuses it.
         #[source]
         error: Box<RecipeError>,
     },
 
+    /// Reading or writing a local file (the cache, the bundle, a list).
     #[error("{}", path.display())]
     Io {
+        /// The file or folder.
         path: PathBuf,
+        /// What the filesystem said.
         #[source]
         error: std::io::Error,
     },
@@ -51,7 +57,10 @@ pub enum CreateError {
          choose another --out",
         path.display()
     )]
-    Busy { path: PathBuf },
+    Busy {
+        /// The lock file beside the bundle.
+        path: PathBuf,
+    },
 
     /// A release does not have an asset the recipe (or SHA256SUMS) names.
     #[error(
@@ -60,15 +69,24 @@ pub enum CreateError {
          (the gap is recorded in the manifest)"
     )]
     MissingAsset {
+        /// The release's repository (`owner/name`).
         repo: String,
+        /// The release's tag.
         tag: String,
+        /// The file name asked for.
         asset: String,
+        /// The assets the release has, listed for the message.
         have: String,
     },
 
     /// The release itself does not exist.
     #[error("{what}: {detail}")]
-    MissingRelease { what: String, detail: String },
+    MissingRelease {
+        /// The release asked for (`ggml-org/llama.cpp b6123`).
+        what: String,
+        /// What the upstream answered.
+        detail: String,
+    },
 
     /// An asset has no digest from its publisher: nothing unverified is carried.
     #[error(
@@ -76,8 +94,11 @@ pub enum CreateError {
          {asset}.sha256 sidecar), so it cannot be verified and is not carried"
     )]
     NoPublisherDigest {
+        /// The release's repository.
         repo: String,
+        /// The release's tag.
         tag: String,
+        /// The asset without a digest.
         asset: String,
     },
 
@@ -86,16 +107,26 @@ pub enum CreateError {
         "{what}: {first_source} says sha256 {first} but {second_source} says {second}; refusing it"
     )]
     DigestConflict {
+        /// The file.
         what: String,
+        /// Where the first digest came from (a digest source's name).
         first_source: String,
+        /// The first digest (hex).
         first: String,
+        /// Where the second came from.
         second_source: String,
+        /// The second digest (hex).
         second: String,
     },
 
     /// A publisher digest is not of a shape this project understands.
     #[error("{what}: {detail}")]
-    BadDigest { what: String, detail: String },
+    BadDigest {
+        /// The file the digest is for.
+        what: String,
+        /// What is wrong with it.
+        detail: String,
+    },
 
     /// The bytes downloaded are not the bytes the publisher vouched for.
     #[error(
@@ -103,28 +134,38 @@ pub enum CreateError {
          got {actual}; the file was discarded"
     )]
     WrongBytes {
+        /// The file.
         what: String,
+        /// The digest checked (`sha256`, `git blob sha1`).
         algorithm: &'static str,
+        /// The publisher's digest (hex).
         expected: String,
+        /// The digest of the bytes received (hex).
         actual: String,
     },
 
     /// The download is not the size the publisher listed.
     #[error("{what}: expected {expected} bytes, the server sent {actual}; the file was discarded")]
     WrongSize {
+        /// The file.
         what: String,
+        /// The size the publisher listed, in bytes.
         expected: u64,
+        /// The bytes the server sent.
         actual: u64,
     },
 
     /// llmgw's release signature did not check out.
     #[error("{what}")]
     Signature {
+        /// What was signed (llmgw's `SHA256SUMS` of a release).
         what: String,
+        /// Why the signature was refused.
         #[source]
         error: Box<SigningError>,
     },
 
+    /// llmgw's `SHA256SUMS` could not be read as one.
     #[error(transparent)]
     Sums(#[from] SumsError),
 
@@ -135,9 +176,13 @@ pub enum CreateError {
     /// The Hub answered with something that is not the JSON asked for.
     #[error("{what}: {url} is not a Hub {expected}")]
     HubAnswer {
+        /// What was asked for (a repository at a revision).
         what: String,
+        /// The URL that answered.
         url: String,
+        /// The kind of answer expected (`revision object`, `tree listing`).
         expected: &'static str,
+        /// Why the JSON did not parse as that.
         #[source]
         error: serde_json::Error,
     },

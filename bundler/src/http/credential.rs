@@ -9,6 +9,8 @@ use reqwest::Url;
 pub struct Token(pub(super) String);
 
 impl Token {
+    /// The token, trimmed; `None` when nothing is left, so an empty
+    /// `HF_TOKEN` sends no `Authorization` at all.
     pub fn new(value: String) -> Option<Self> {
         let v = value.trim().to_string();
         (!v.is_empty()).then_some(Self(v))

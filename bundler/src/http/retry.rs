@@ -9,6 +9,7 @@ pub struct RetryPolicy {
     pub attempts: u32,
     /// The wait before the second attempt; it doubles each time.
     pub first_backoff: Duration,
+    /// The longest wait between two attempts, however often it doubled.
     pub max_backoff: Duration,
 }
 

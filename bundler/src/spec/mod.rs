@@ -89,22 +89,39 @@ pub struct RepoSpec {
 /// Everything one run of `bundle create` is to do, checked.
 #[derive(Debug, Clone)]
 pub struct CreateSpec {
+    /// The bundle to write: a `.tar`, a `.tar.zst` or a directory (or the
+    /// name volumes are numbered after).
     pub out: PathBuf,
+    /// Node architectures to carry builds for, checked against the recipe
+    /// table.
     pub arches: Vec<String>,
+    /// llmgw's own release to carry, with the keys its `SHA256SUMS` must
+    /// verify against.
     pub llmgw: Option<LlmgwSpec>,
+    /// Engine releases to carry, each an engine of the recipe table at a
+    /// version.
     pub engines: Vec<EngineSpec>,
+    /// Hub models and datasets to carry, each at a revision.
     pub repos: Vec<RepoSpec>,
+    /// The GitHub-style API engine releases are asked of, without a
+    /// trailing `/`.
     pub github_api: String,
+    /// The Hugging Face Hub, without a trailing `/`.
     pub hf_endpoint: String,
+    /// The download cache folder.
     pub cache: PathBuf,
     /// Whether the cache was asked for (`--cache` or the spec's `cache`):
     /// then a `.tar` or `.tar.zst` run keeps every blob it downloads there
     /// too, at the cost of writing it twice; else only what costs nothing.
     pub keep_in_cache: bool,
+    /// Downloads at once (at least 1).
     pub jobs: usize,
     /// The zstd level of a `.tar.zst`.
     pub zstd_level: i32,
+    /// An asset missing from its release is recorded as a gap in the
+    /// manifest instead of failing the run.
     pub allow_missing: bool,
+    /// Signing and the series: key, channel, sequence, expiry.
     pub series: crate::series::SeriesSpec,
     /// What the site holds or lacks: a delta or a repair bundle.
     pub delta: crate::delta::DeltaSpec,
@@ -120,6 +137,7 @@ pub struct CreateSpec {
     pub manylinux: String,
     /// GitHub's raw file server (`--github-raw`), for uv's interpreter list.
     pub github_raw: String,
+    /// Plan and report only: nothing large is downloaded, no bundle written.
     pub dry_run: bool,
     /// `--volume-size`: volumes instead of one bundle.
     pub volumes: Option<crate::volumes::VolumeSpec>,

@@ -20,33 +20,55 @@ use crate::error::CreateError;
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CreateSettings {
+    /// `--out`: the bundle to write (`.tar`, `.tar.zst`, or a directory).
     pub out: Option<PathBuf>,
-    /// Each may hold a comma-separated list.
+    /// `--arch`: node architectures. Each may hold a comma-separated list.
     pub arch: Vec<String>,
+    /// `--llmgw VERSION`: llmgw's own release to carry (needs `trust`).
     pub llmgw: Option<String>,
+    /// `--llmgw-repo OWNER/NAME`: where llmgw's releases are published.
     pub llmgw_repo: Option<String>,
+    /// `--llmgw-api URL`: the GitHub-compatible API of that server.
     pub llmgw_api: Option<String>,
+    /// `--trust KEY.pub`: keys llmgw's `SHA256SUMS` must be signed by.
     pub trust: Vec<PathBuf>,
+    /// `--engine NAME=VERSION`: engines of the recipe table.
     pub engines: Vec<String>,
+    /// `--model ORG/NAME[@REV][:PATTERNS]`: Hub models.
     pub models: Vec<String>,
+    /// `--dataset`: Hub datasets, as `models`.
     pub datasets: Vec<String>,
+    /// `--github-api URL`: where engine releases are asked for.
     pub github_api: Option<String>,
+    /// `--hf-endpoint URL`: the Hub (`HF_ENDPOINT` is the layer below).
     pub hf_endpoint: Option<String>,
+    /// `--cache DIR`: the download cache; giving it also keeps a tar run's
+    /// blobs there.
     pub cache: Option<PathBuf>,
+    /// `--jobs N`: downloads at once.
     pub jobs: Option<usize>,
+    /// `--zstd-level N`: 1 to 19, for a `.tar.zst`.
     pub zstd_level: Option<i32>,
+    /// `--allow-missing`: a missing asset becomes a gap, not a failure.
     pub allow_missing: bool,
     /// `NAME=REQ[,REQ…]`, each a site's own Python environment.
     pub python_envs: Vec<String>,
+    /// `--pypi URL`: the simple API packages come from.
     pub pypi: Option<String>,
     /// `NAME=URL`, each overriding an index the recipe names.
     pub indexes: Vec<String>,
+    /// `--uv PATH`: the uv that resolves environments.
     pub uv: Option<PathBuf>,
+    /// `--manylinux 2_28`: the glibc tag nodes' wheels must fit.
     pub manylinux: Option<String>,
+    /// `--github-raw URL`: GitHub's raw file server, for uv's interpreter
+    /// list.
     pub github_raw: Option<String>,
     /// `--volume-size`, `--chunk-size`, `--parity`: write volumes.
     pub volume_size: Option<String>,
+    /// `--chunk-size`: blobs larger than this are cut into chunks.
     pub chunk_size: Option<String>,
+    /// `--parity K`: K parity volumes, so any K lost volumes are rebuilt.
     pub parity: Option<u32>,
     /// `--spec FILE`: the file layer under this one (flag only).
     #[serde(skip)]
