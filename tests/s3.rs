@@ -7,6 +7,11 @@
 //! other modules are what they show.
 
 mod bundle_kit;
+// Volume sets made with the real `bundle create`, as tests/volumes.rs
+// makes them; these tests use some of its helpers.
+#[allow(dead_code)]
+#[path = "volumes/kit.rs"]
+mod volume_kit;
 
 mod s3 {
     pub mod server;
@@ -20,4 +25,5 @@ mod s3 {
     mod presigned;
     pub mod replicas;
     mod verify;
+    mod volumes;
 }

@@ -29,9 +29,13 @@ pub struct S3Arg {
     #[arg(long, env = "AWS_REGION", value_name = "REGION")]
     pub s3_region: Option<String>,
     /// With --store s3://…: the local folder the store's manifests and state are copied
-    /// into (and an import stages its bundle in: room for one bundle); a fresh temporary
-    /// folder when unset. Keep it between runs so a stopped import does not read again
-    /// what it verified.
+    /// into (and an import stages its bundle in: room for one bundle). When unset, a
+    /// command that writes to the bucket (import, gc, trust add/remove, remove, policy,
+    /// have, verify) uses a folder of its own for that store, the same on every run:
+    /// $XDG_CACHE_HOME/llmgw/s3/HASH (else ~/.cache/…; HASH of the store URL and the
+    /// endpoint), so a stopped import, or a volume set taken in over several runs, picks
+    /// up where it stopped; `mirror serve` and the commands that only read use a fresh
+    /// temporary folder.
     #[arg(long, env = "LLMGW_WORK_DIR", value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
 }
@@ -63,7 +67,7 @@ impl S3Session {
             .build()
             .context("starting the async runtime")?;
         let s3 = S3Blobs::connect(&config(url, a), rt.handle().clone())?;
-        let (work, work_is_temp) = work_dir(a)?;
+        let (work, work_is_temp) = work_dir(url, a, writer.is_some())?;
         let mut remote = Remote::new(s3, work);
         let lock = writer.map(|w| remote.lock(w)).transpose()?;
         remote
@@ -108,22 +112,58 @@ pub fn config(url: &str, a: &S3Arg) -> S3Config {
     }
 }
 
-/// `--work-dir`, or a new temporary folder (and whether it is one).
-pub fn work_dir(a: &S3Arg) -> anyhow::Result<(PathBuf, bool)> {
-    if let Some(d) = &a.work_dir {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-        return Ok((d.clone(), false));
-    }
-    let d = std::env::temp_dir().join(format!(
-        "llmgw-s3-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
+/// `--work-dir`; else, when `durable` (a command that writes to the
+/// bucket, under its lock object, so one process at a time), the store's
+/// own folder under the user's cache folder ([`durable_work_dir`]); else a
+/// new temporary folder. Answers whether it is a temporary one (removed
+/// when the session ends).
+pub fn work_dir(url: &str, a: &S3Arg, durable: bool) -> anyhow::Result<(PathBuf, bool)> {
+    let (d, temp) = match (
+        &a.work_dir,
+        durable.then(|| durable_work_dir(url, a)).flatten(),
+    ) {
+        (Some(d), _) => (d.clone(), false),
+        (None, Some(d)) => {
+            tracing::info!(work_dir = %d.display(), "the store's work folder (keep it: a stopped import resumes from it)");
+            (d, false)
+        }
+        (None, None) => {
+            let d = std::env::temp_dir().join(format!(
+                "llmgw-s3-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0)
+            ));
+            (d, true)
+        }
+    };
     std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-    Ok((d, true))
+    Ok((d, temp))
+}
+
+/// The work folder a store in a bucket keeps between runs when no
+/// `--work-dir` is given: `$XDG_CACHE_HOME/llmgw/s3/<hash>` (else
+/// `$HOME/.cache/llmgw/s3/<hash>`), the hash the first 32 hex digits of
+/// the sha256 of the store URL (without a trailing `/`) and the endpoint,
+/// so the same store reached the same way always finds its folder, and two
+/// stores never share one. `None` when neither variable names a folder.
+pub fn durable_work_dir(url: &str, a: &S3Arg) -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let root = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))?;
+    let key = format!(
+        "{}\n{}",
+        url.trim_end_matches('/'),
+        a.s3_endpoint.as_deref().unwrap_or("")
+    );
+    let hash = llmgw_shared::sha256_hex(key.as_bytes());
+    Some(root.join("llmgw").join("s3").join(&hash[..32]))
 }
 
 impl S3Arg {
@@ -140,8 +180,8 @@ impl S3Arg {
 }
 
 /// Runs `f` on the store `--store` names: a folder as it is; a bucket
-/// (reached with the `AWS_*` variables, worked on in `LLMGW_WORK_DIR` or a
-/// temporary folder) through its work folder — and when `writer` names the
+/// (reached with the `AWS_*` variables, worked on in `LLMGW_WORK_DIR` or
+/// the folder [`work_dir`] picks) through its work folder — and when `writer` names the
 /// command, under the store's lock object, publishing what `f` changed once
 /// it succeeded.
 pub fn with_store<T>(

@@ -30,8 +30,8 @@ pub struct S3 {
     pub server: S3Server,
     pub endpoint: String,
     rt: tokio::runtime::Runtime,
-    /// The commands' temporary folder: a killed import's work folder
-    /// (its staging) goes with the test.
+    /// The commands' temporary and cache folder: a killed import's work
+    /// folder (its staging) goes with the test.
     scratch: tempfile::TempDir,
 }
 
@@ -57,8 +57,16 @@ impl S3 {
         let mut c = crate::bundle_kit::llmgw();
         c.envs(self.server.aws_env())
             .env_remove("LLMGW_WORK_DIR")
-            .env("TMPDIR", self.scratch.path());
+            .env("TMPDIR", self.scratch.path())
+            // A writer's work folder kept between runs goes there too,
+            // never into the user's own cache folder.
+            .env("XDG_CACHE_HOME", self.scratch.path());
         c
+    }
+
+    /// The folder `XDG_CACHE_HOME` names for the `llmgw` commands.
+    pub fn cache_home(&self) -> &std::path::Path {
+        self.scratch.path()
     }
 
     /// A client of the store at `prefix`, its requests on `rt`.

@@ -137,7 +137,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                         .await
                         .context("opening the cache folder")??;
                 }
-                let (work, _) = crate::cli::s3::work_dir(&args.s3)?;
+                let (work, _) = crate::cli::s3::work_dir(url, &args.s3, false)?;
                 let remote = llmgw_mirror::Remote::new(s3, work);
                 start_remote(cfg, remote, Duration::from_secs(args.s3_poll_seconds)).await?
             }

@@ -130,7 +130,9 @@ fn run_import_s3(url: &str, a: &ImportArgs) -> anyhow::Result<()> {
     };
     if llmgw_mirror::is_volume_set(&a.bundle) {
         // A set taken in over several runs keeps its staging in the work
-        // folder (keep it with --work-dir); what was published goes up.
+        // folder (kept between runs: --work-dir, or the store's own folder
+        // under the cache folder, `cli::s3::work_dir`); what was published
+        // goes up.
         let taken = volumes::run_import(&store, a, &opts, &progress);
         publish()?;
         return taken;
