@@ -12,8 +12,6 @@
 //! bundle), `progress`, `report`, and `create` which runs them in order
 //! (plan, fetch, write). All are private; the face is the list below.
 
-#![deny(missing_docs)]
-
 mod cache;
 mod create;
 mod delta;

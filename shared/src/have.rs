@@ -56,7 +56,8 @@ pub enum ListError {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HaveList {
-    /// [`HAVE_KIND`].
+    /// Always `llmgw-have`, so a need-list (or any other JSON) is never
+    /// read as a have-list.
     pub kind: String,
     /// The list's format, so a newer llmgw's list is refused rather than misread.
     pub format_version: u32,
@@ -88,7 +89,7 @@ pub struct HeldSeries {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NeedList {
-    /// [`NEED_KIND`].
+    /// Always `llmgw-need`, so a have-list is never read as a need-list.
     pub kind: String,
     /// The list's format, so a newer llmgw's list is refused rather than misread.
     pub format_version: u32,

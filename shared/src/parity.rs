@@ -1,7 +1,7 @@
 //! The parity of a volume set, as both sides compute it: the data shard of
 //! a volume is its pieces' bytes concatenated and zero-padded to the
 //! shard size; shards are coded in stripes of
-//! [`PARITY_STRIPE`](crate::manifest::PARITY_STRIPE) bytes, each stripe one
+//! [`PARITY_STRIPE`] bytes, each stripe one
 //! Reed–Solomon code (GF(2^16), `reed-solomon-simd`) over the same bytes of
 //! every data shard.
 //!

@@ -35,7 +35,8 @@ pub fn shown(text: &str) -> Shown<'_> {
 
 /// Wraps a whole message that may quote untrusted text (a JSON parser's
 /// error naming an unknown field, say): escaped like [`shown`], cut at
-/// [`MAX_SHOWN_MESSAGE_CHARS`].
+/// `MAX_SHOWN_MESSAGE_CHARS` (2000) characters, so a hostile message cannot
+/// flood a terminal or a log.
 pub fn shown_message(text: &str) -> Shown<'_> {
     Shown {
         text,
@@ -46,7 +47,8 @@ pub fn shown_message(text: &str) -> Shown<'_> {
 /// Characters that change how the text around them is laid out or hide
 /// themselves: bidi embeddings, overrides, isolates and marks, zero-width
 /// characters, line and paragraph separators, the byte-order mark. Names
-/// refuse them ([`crate::names`]) and [`shown`] escapes them.
+/// refuse them ([`check_file_name`](crate::check_file_name) and its kin)
+/// and [`shown`] escapes them.
 pub fn is_invisible_or_bidi(c: char) -> bool {
     matches!(c,
         '\u{061C}'                      // Arabic letter mark
