@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use bundle_kit::{assert_refused, llmgw, snapshot, stderr, stdout};
 use llmgw_fixture::{Fixture, FixtureOptions};
 use llmgw_shared::manifest::Manifest;
-use llmgw_shared::{HaveList, NeedList};
+use llmgw_shared::{HaveList, NeedList, Sha256};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -62,12 +62,12 @@ fn tar_entries(bundle: &Path) -> Vec<String> {
 }
 
 /// The blobs a tar carries: sha256 -> size, with the manifest's sizes.
-fn carried(bundle: &Path, m: &Manifest) -> BTreeMap<String, u64> {
+fn carried(bundle: &Path, m: &Manifest) -> BTreeMap<Sha256, u64> {
     let all = m.blobs();
     tar_entries(bundle)
         .iter()
         .filter_map(|e| e.strip_prefix("blobs/sha256/"))
-        .map(|sha| (sha.to_string(), all[sha]))
+        .map(|sha| (sha.parse().unwrap(), all[sha]))
         .collect()
 }
 
@@ -196,14 +196,14 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
         );
     }
     assert!(text.contains("planned (delta)"), "{text}");
-    let non_lfs: Vec<String> = base_m
+    let non_lfs: Vec<Sha256> = base_m
         .repos
         .iter()
         .flat_map(|r| &r.files)
         .filter(|f| !f.lfs)
         .map(|f| f.sha256.clone())
         .collect();
-    let held_known: Vec<(String, u64)> = base_m
+    let held_known: Vec<(Sha256, u64)> = base_m
         .blobs()
         .into_iter()
         .filter(|(sha, _)| !non_lfs.contains(sha))
@@ -254,7 +254,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
     assert_eq!(carried(&delta, &dm), new_blobs, "only the new blobs travel");
     let d = dm.delta.clone().unwrap();
     assert_eq!(d.bases, vec![have_sha.clone()]);
-    let prereqs: BTreeMap<String, u64> = d
+    let prereqs: BTreeMap<Sha256, u64> = d
         .prerequisites
         .iter()
         .map(|p| (p.sha256.clone(), p.size))
@@ -336,13 +336,13 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
     );
     let uses = llmgw_shared::blob_uses(&dm);
     for (sha, size) in &prereqs {
-        for u in &uses[sha] {
+        for u in &uses[sha.as_str()] {
             let line = format!("  {u} (sha256 {sha}, {size} bytes)");
             assert!(err.contains(&line), "{line:?} not in: {err}");
         }
     }
     let need_list = NeedList::from_json_bytes(&std::fs::read(&need).unwrap()).unwrap();
-    let needed: BTreeMap<String, u64> = need_list
+    let needed: BTreeMap<Sha256, u64> = need_list
         .blobs
         .iter()
         .map(|b| (b.sha256.clone(), b.size))
@@ -429,7 +429,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
 
     // A need-list naming a blob this request does not plan is refused.
     let mut odd = need_list.clone();
-    odd.blobs[0].sha256 = "e".repeat(64);
+    odd.blobs[0].sha256 = "e".repeat(64).parse().unwrap();
     let odd_path = dir.join("odd.json");
     std::fs::write(&odd_path, odd.to_canonical_json()).unwrap();
     let o = create(

@@ -69,7 +69,7 @@ fn kit(sequence: u64, tag: &str, commit: &str, expires_in: u64) -> (Kit, String,
         assets: vec![Asset {
             name: "llama-bin-ubuntu-x64.tar.gz".into(),
             size: body.len() as u64,
-            sha256: sha.clone(),
+            sha256: sha.parse().unwrap(),
             publisher_digests: vec![PublisherDigest {
                 source: DigestSource::GithubAssetDigest,
                 value: sha.clone(),
@@ -204,7 +204,7 @@ fn main_and_latest_follow_the_highest_sequence_and_metrics_report_freshness() {
     server.wait_for("/readyz", 200);
     let expect = (
         c2.to_string(),
-        String::from_utf8(k2.blobs[&k2.manifest.repos[0].files[0].sha256].clone()).unwrap(),
+        String::from_utf8(k2.blobs[k2.manifest.repos[0].files[0].sha256.as_str()].clone()).unwrap(),
         "b6200".to_string(),
         body2.clone(),
     );

@@ -18,23 +18,23 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::is_sha256_hex;
-use llmgw_shared::{HashReader, StreamHasher};
+use llmgw_shared::{GitOid, HashReader, Sha256, StreamHasher};
 
 /// What a download must hash to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Expect {
     /// A sha256 the publisher gave.
-    Sha256(String),
+    Sha256(Sha256),
     /// Only a git blob sha1 (a small file of a Hugging Face repository).
-    GitBlobSha1(String),
+    GitBlobSha1(GitOid),
 }
 
 impl Expect {
     /// The digest's hex, which names the partial file.
     pub fn key(&self) -> &str {
         match self {
-            Expect::Sha256(h) | Expect::GitBlobSha1(h) => h,
+            Expect::Sha256(h) => h,
+            Expect::GitBlobSha1(g) => g,
         }
     }
 
@@ -77,16 +77,12 @@ impl Cache {
     }
 
     /// The sha256 a cached file is known by, if the cache has it (unchecked).
-    pub fn known_sha256(&self, expect: &Expect) -> Option<String> {
+    pub fn known_sha256(&self, expect: &Expect) -> Option<Sha256> {
         let sha = match expect {
             Expect::Sha256(h) => h.clone(),
             Expect::GitBlobSha1(g) => {
-                let text = fs::read_to_string(self.root.join("git-sha1").join(g)).ok()?;
-                let t = text.trim().to_string();
-                if !is_sha256_hex(&t) {
-                    return None;
-                }
-                t
+                let text = fs::read_to_string(self.root.join("git-sha1").join(g.as_str())).ok()?;
+                Sha256::parse_exact("cached sha256", text.trim()).ok()?
             }
         };
         self.blob_path(&sha).is_file().then_some(sha)
@@ -104,7 +100,7 @@ impl Cache {
 
     /// A cached file for `expect` of `size` bytes, hashed again to prove it
     /// is still what it was; a damaged one is removed and `None` returned.
-    pub fn reuse(&self, expect: &Expect, size: u64) -> io::Result<Option<(String, PathBuf)>> {
+    pub fn reuse(&self, expect: &Expect, size: u64) -> io::Result<Option<(Sha256, PathBuf)>> {
         let Some(sha) = self.known_sha256(expect) else {
             return Ok(None);
         };
@@ -120,7 +116,7 @@ impl Cache {
             && d.sha256 == sha
             && match expect {
                 Expect::Sha256(h) => &d.sha256 == h,
-                Expect::GitBlobSha1(g) => d.git_blob_sha1.as_deref() == Some(g.as_str()),
+                Expect::GitBlobSha1(g) => d.git_blob_sha1.as_ref() == Some(g),
             };
         if ok {
             Ok(Some((sha, path)))
@@ -137,7 +133,7 @@ impl Cache {
 
     /// Moves a verified file into `blobs/`, read-only, and remembers the
     /// git blob sha1 it answers to when that is how it was asked for.
-    pub fn commit(&self, from: &Path, sha256: &str, expect: &Expect) -> io::Result<PathBuf> {
+    pub fn commit(&self, from: &Path, sha256: &Sha256, expect: &Expect) -> io::Result<PathBuf> {
         let to = self.blob_path(sha256);
         let mut perm = fs::metadata(from)?.permissions();
         perm.set_readonly(true);
@@ -146,15 +142,15 @@ impl Cache {
         if let Expect::GitBlobSha1(g) = expect {
             let tmp = self.root.join("git-sha1").join(format!("{g}.tmp"));
             fs::write(&tmp, format!("{sha256}\n"))?;
-            fs::rename(&tmp, self.root.join("git-sha1").join(g))?;
+            fs::rename(&tmp, self.root.join("git-sha1").join(g.as_str()))?;
         }
         Ok(to)
     }
 
     /// Stores small bytes already in memory and verified (a signed
     /// checksum file, its signature) so the writer finds them like the rest.
-    pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<(String, PathBuf)> {
-        let sha = llmgw_shared::sha256_hex(bytes);
+    pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<(Sha256, PathBuf)> {
+        let sha = Sha256::of(bytes);
         let to = self.blob_path(&sha);
         if !to.is_file() {
             let tmp = self.root.join("partial").join(format!("{sha}.put"));
@@ -175,19 +171,18 @@ fn make_writable(path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmgw_shared::{git_blob_sha1_hex, sha256_hex};
 
     #[test]
     fn commit_then_reuse_then_rot() {
         let dir = tempfile::tempdir().unwrap();
         let c = Cache::open(dir.path()).unwrap();
         let body = b"hello\n";
-        let e = Expect::GitBlobSha1(git_blob_sha1_hex(body));
+        let e = Expect::GitBlobSha1(GitOid::of_blob(body));
         assert_eq!(c.bytes_present(&e, 6), 0);
         let p = c.partial_path(&e);
         fs::write(&p, body).unwrap();
         assert_eq!(c.bytes_present(&e, 6), 6);
-        let sha = sha256_hex(body);
+        let sha = Sha256::of(body);
         c.commit(&p, &sha, &e).unwrap();
         assert_eq!(c.known_sha256(&e).as_deref(), Some(sha.as_str()));
         let (got, path) = c.reuse(&e, 6).unwrap().unwrap();

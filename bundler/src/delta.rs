@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{BlobRef, Delta, MAX_MANIFEST_BYTES, Manifest};
 use llmgw_shared::shown;
-use llmgw_shared::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList};
+use llmgw_shared::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList, Sha256};
 
 use crate::cache::Expect;
 use crate::error::CreateError;
@@ -45,14 +45,14 @@ pub enum Delivery {
     /// Carry what the site lacks.
     Delta {
         /// sha256 -> size of every blob the lists name.
-        held: BTreeMap<String, u64>,
+        held: BTreeMap<Sha256, u64>,
         /// The sha256 of each list's file, for `delta.bases`.
-        bases: Vec<String>,
+        bases: Vec<Sha256>,
         /// The signed series the site follows (from have-lists).
         series: Vec<HeldSeries>,
     },
     /// Carry exactly what an import found missing.
-    Repair { need: NeedList, sha256: String },
+    Repair { need: NeedList, sha256: Sha256 },
 }
 
 impl DeltaSpec {
@@ -70,7 +70,7 @@ impl DeltaSpec {
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let need = NeedList::from_json_bytes(&bytes)
                 .map_err(|e| bad_list(path, "a need-list (`bundle import --need-out`)", &e))?;
-            let sha256 = llmgw_shared::sha256_hex(&bytes);
+            let sha256 = Sha256::of(&bytes);
             return Ok(Delivery::Repair { need, sha256 });
         }
         if self.have.is_empty() && self.base.is_empty() {
@@ -85,14 +85,14 @@ impl DeltaSpec {
                 .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", &e))?;
             held.extend(list.blob_map());
             series.extend(list.series);
-            bases.push(llmgw_shared::sha256_hex(&bytes));
+            bases.push(Sha256::of(&bytes));
         }
         for path in &self.base {
             let bytes = read_list(path, MAX_MANIFEST_BYTES)?;
             let m = Manifest::from_json_bytes(&bytes)
                 .map_err(|e| bad_list(path, "a bundle manifest (manifest.json)", &e))?;
             held.extend(m.blobs());
-            bases.push(llmgw_shared::sha256_hex(&bytes));
+            bases.push(Sha256::of(&bytes));
         }
         Ok(Delivery::Delta {
             held,
@@ -272,7 +272,7 @@ mod tests {
 
     #[test]
     fn lists_decide_what_is_skipped_by_sha256_and_size() {
-        let sha = "b".repeat(64);
+        let sha: Sha256 = "b".repeat(64).parse().unwrap();
         let d = Delivery::Delta {
             held: BTreeMap::from([(sha.clone(), 5)]),
             bases: vec![],
@@ -283,7 +283,7 @@ mod tests {
             !d.skips(&Expect::Sha256(sha.clone()), 6),
             "another size is other content"
         );
-        assert!(!d.skips(&Expect::GitBlobSha1("c".repeat(40)), 5));
+        assert!(!d.skips(&Expect::GitBlobSha1("c".repeat(40).parse().unwrap()), 5));
         assert!(!Delivery::Full.skips(&Expect::Sha256(sha), 5));
     }
 }

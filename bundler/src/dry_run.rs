@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use llmgw_shared::Sha256;
 use serde::Serialize;
 
 use crate::cache::{Cache, Expect};
@@ -95,7 +96,7 @@ fn report(
     delivery: &Delivery,
     cache: &Cache,
 ) -> DryRun {
-    let skips = |sha: &str, size: u64| delivery.skips(&Expect::Sha256(sha.to_string()), size);
+    let skips = |sha: &Sha256, size: u64| delivery.skips(&Expect::Sha256(sha.clone()), size);
     let mut sources = Vec::new();
     for r in &plan.releases {
         let mut s = source(format!("release {} {}", r.repo, r.tag));
@@ -118,7 +119,9 @@ fn report(
         for f in &r.files {
             s.files += 1;
             s.bytes += f.size;
-            if !f.lfs || !skips(&f.sha256, f.size) {
+            // A file known by its git blob sha1 only is counted as carried:
+            // its sha256 is not known before it is fetched.
+            if f.lfs_sha256.as_ref().is_none_or(|sha| !skips(sha, f.size)) {
                 s.carry_files += 1;
                 s.carry_bytes += f.size;
             }
@@ -126,7 +129,7 @@ fn report(
         sources.push(s);
     }
 
-    let mut all: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut all: BTreeMap<&Sha256, u64> = BTreeMap::new();
     let mut held = Count::default();
     let mut fetch = Count::default();
     let mut carry = Count::default();
@@ -167,7 +170,7 @@ fn report(
             "repair",
             need.blobs
                 .iter()
-                .filter(|b| all.get(b.sha256.as_str()) != Some(&b.size))
+                .filter(|b| all.get(&b.sha256) != Some(&b.size))
                 .map(|b| {
                     let uses: Vec<String> = b
                         .uses

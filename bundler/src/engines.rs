@@ -133,8 +133,7 @@ pub async fn plan(
             missing.push(name);
             continue;
         };
-        let digests = github::publisher_digests(http, &release, &eb.repo, a).await?;
-        let sha = digests[0].value.clone();
+        let (sha, digests) = github::publisher_digests(http, &release, &eb.repo, a).await?;
         plan.download(Download {
             label: format!("{} {tag} {name}", eb.repo),
             url: a.browser_download_url.clone(),

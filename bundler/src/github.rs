@@ -10,7 +10,7 @@
 use llmgw_shared::manifest::{DigestSource, PublisherDigest};
 use llmgw_shared::parse_sidecar;
 use llmgw_shared::url::SEGMENT;
-use llmgw_shared::{check_file_name, check_ref_name, check_repo_id, is_sha256_hex};
+use llmgw_shared::{Sha256, check_file_name, check_ref_name, check_repo_id};
 use percent_encoding::utf8_percent_encode;
 use serde::Deserialize;
 
@@ -101,14 +101,13 @@ pub async fn fetch_release(
 
 /// GitHub's `digest` of an asset as lower-case hex: `None` when absent or
 /// null, an error when present but not a sha256.
-pub fn github_digest(repo: &str, tag: &str, a: &AssetJson) -> Result<Option<String>, CreateError> {
+pub fn github_digest(repo: &str, tag: &str, a: &AssetJson) -> Result<Option<Sha256>, CreateError> {
     let Some(d) = a.digest.as_deref().map(str::trim).filter(|d| !d.is_empty()) else {
         return Ok(None);
     };
     let hex = d
         .strip_prefix("sha256:")
-        .map(str::to_ascii_lowercase)
-        .filter(|h| is_sha256_hex(h));
+        .and_then(|h| Sha256::parse_exact("digest", &h.to_ascii_lowercase()).ok());
     match hex {
         Some(h) => Ok(Some(h)),
         None => Err(CreateError::BadDigest {
@@ -119,19 +118,20 @@ pub fn github_digest(repo: &str, tag: &str, a: &AssetJson) -> Result<Option<Stri
 }
 
 /// Every digest the publisher gives for `asset`, checked against each
-/// other; the first is what the bytes must hash to.
+/// other, and the sha256 they agree on: what the bytes must hash to.
 pub async fn publisher_digests(
     http: &Http,
     release: &ReleaseJson,
     repo: &str,
     asset: &AssetJson,
-) -> Result<Vec<PublisherDigest>, CreateError> {
+) -> Result<(Sha256, Vec<PublisherDigest>), CreateError> {
     let tag = &release.tag_name;
     let mut out = Vec::new();
-    if let Some(h) = github_digest(repo, tag, asset)? {
+    let mut agreed = github_digest(repo, tag, asset)?;
+    if let Some(h) = &agreed {
         out.push(PublisherDigest {
             source: DigestSource::GithubAssetDigest,
-            value: h,
+            value: h.to_string(),
         });
     }
     let sidecar_name = format!("{}.sha256", asset.name);
@@ -141,30 +141,31 @@ pub async fn publisher_digests(
             .await?;
         let text = String::from_utf8_lossy(&body);
         let h = parse_sidecar(&format!("{repo} {tag} {sidecar_name}"), &text)?;
-        if let Some(first) = out.first()
-            && first.value != h
+        if let Some(first) = &agreed
+            && *first != h
         {
             return Err(CreateError::DigestConflict {
                 what: format!("{repo} {tag} {}", asset.name),
                 first_source: "GitHub's asset digest".into(),
-                first: first.value.clone(),
+                first: first.to_string(),
                 second_source: sidecar_name,
-                second: h,
+                second: h.into(),
             });
         }
         out.push(PublisherDigest {
             source: DigestSource::Sha256Sidecar,
-            value: h,
+            value: h.to_string(),
         });
+        agreed.get_or_insert(h);
     }
-    if out.is_empty() {
+    let Some(sha256) = agreed else {
         return Err(CreateError::NoPublisherDigest {
             repo: repo.to_string(),
             tag: tag.clone(),
             asset: asset.name.clone(),
         });
-    }
-    Ok(out)
+    };
+    Ok((sha256, out))
 }
 
 #[cfg(test)]
@@ -185,7 +186,7 @@ mod tests {
     fn digest_shapes() {
         let h = "A".repeat(64);
         let got = github_digest("o/r", "t", &asset("a", Some(&format!("sha256:{h}")))).unwrap();
-        assert_eq!(got, Some("a".repeat(64)));
+        assert_eq!(got.as_deref(), Some("a".repeat(64).as_str()));
         assert_eq!(github_digest("o/r", "t", &asset("a", None)).unwrap(), None);
         let err = github_digest("o/r", "t", &asset("a", Some("md5:abc"))).unwrap_err();
         assert!(err.to_string().contains("o/r t a"), "{err}");

@@ -8,9 +8,9 @@
 //! matches `/`, so `*.gguf` finds GGUF files in sub-folders too.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest, RefKind, RepoKind};
+use llmgw_shared::manifest::{RefKind, RepoKind};
 use llmgw_shared::url::{PATH, SEGMENT};
-use llmgw_shared::{check_relative_path, is_sha1_hex, is_sha256_hex};
+use llmgw_shared::{GitOid, Sha256, check_relative_path, is_sha1_hex};
 use percent_encoding::utf8_percent_encode;
 use reqwest::Url;
 use serde::Deserialize;
@@ -19,7 +19,7 @@ use crate::cache::Expect;
 use crate::error::CreateError;
 use crate::fetch::Download;
 use crate::http::{Http, HttpError, link_next};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlannedFile, PlannedRepo};
 use crate::spec::RepoSpec;
 
 /// A tree page larger than this is refused (the Hub's are up to 1000 entries).
@@ -131,11 +131,11 @@ pub async fn plan(
     let rev: RevisionJson = serde_json::from_slice(&body)
         .map_err(|e| CreateError::hub_answer(&w, &url, "revision object", e))?;
     let commit = rev.sha.unwrap_or_default().to_ascii_lowercase();
-    if !is_sha1_hex(&commit) {
+    let Ok(commit) = GitOid::parse_exact("commit", &commit) else {
         return Err(CreateError::Hub(format!(
             "{w}: the Hub's revision answer has no 40-hex commit `sha` (found {commit:?})"
         )));
-    }
+    };
 
     let ref_kind = ref_kind(http, endpoint, have_token, spec, &commit).await?;
 
@@ -203,12 +203,12 @@ pub async fn plan(
             continue;
         }
         let oid = e.oid.clone().unwrap_or_default().to_ascii_lowercase();
-        if !is_sha1_hex(&oid) {
+        let Ok(oid) = GitOid::parse_exact("git oid", &oid) else {
             return Err(CreateError::Hub(format!(
                 "{w}: {}: the tree gives no 40-hex git oid (found {oid:?})",
                 e.path
             )));
-        }
+        };
         let label = format!("{} {}", spec.id, e.path);
         let url = format!(
             "{endpoint}/{}{}/resolve/{commit}/{}",
@@ -219,12 +219,12 @@ pub async fn plan(
         let file = match &e.lfs {
             Some(lfs) => {
                 let sha = lfs.oid.trim_start_matches("sha256:").to_ascii_lowercase();
-                if !is_sha256_hex(&sha) {
+                let Ok(sha) = Sha256::parse_exact("LFS oid", &sha) else {
                     return Err(CreateError::Hub(format!(
                         "{w}: {}: its LFS oid {:?} is not a sha256",
                         e.path, lfs.oid
                     )));
-                }
+                };
                 if lfs.size != e.size {
                     return Err(CreateError::Hub(format!(
                         "{w}: {}: the tree lists size {} but LFS size {}",
@@ -238,16 +238,11 @@ pub async fn plan(
                     expect: Expect::Sha256(sha.clone()),
                     denied_hint: Some(denied.clone()),
                 });
-                HfFile {
+                PlannedFile {
                     path: e.path.clone(),
                     size: lfs.size,
-                    sha256: sha.clone(),
                     git_oid: oid,
-                    lfs: true,
-                    publisher_digests: vec![PublisherDigest {
-                        source: DigestSource::HfLfsSha256,
-                        value: sha,
-                    }],
+                    lfs_sha256: Some(sha),
                 }
             }
             None => {
@@ -258,17 +253,12 @@ pub async fn plan(
                     expect: Expect::GitBlobSha1(oid.clone()),
                     denied_hint: Some(denied.clone()),
                 });
-                HfFile {
+                // Its sha256 is known once the bytes are fetched and hashed.
+                PlannedFile {
                     path: e.path.clone(),
                     size: e.size,
-                    // Known once the bytes are fetched and hashed.
-                    sha256: String::new(),
-                    git_oid: oid.clone(),
-                    lfs: false,
-                    publisher_digests: vec![PublisherDigest {
-                        source: DigestSource::GitBlobSha1,
-                        value: oid,
-                    }],
+                    git_oid: oid,
+                    lfs_sha256: None,
                 }
             }
         };
@@ -304,7 +294,7 @@ pub async fn plan(
         }
         return Err(CreateError::Hub(format!("{w}: {reason}")));
     }
-    plan.repos.push(HfRepo {
+    plan.repos.push(PlannedRepo {
         kind: spec.kind,
         id: spec.id.clone(),
         revision: spec.revision.clone(),

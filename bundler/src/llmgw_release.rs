@@ -180,7 +180,7 @@ pub async fn plan(
         let a = release.asset(name).cloned();
         let mut digests = vec![PublisherDigest {
             source: DigestSource::MinisignVerified,
-            value: sha.clone(),
+            value: sha.to_string(),
         }];
         if let Some(a) = &a
             && let Some(gh) = github::github_digest(&spec.repo, &tag, a)?
@@ -195,7 +195,7 @@ pub async fn plan(
             )?;
             digests.push(PublisherDigest {
                 source: DigestSource::GithubAssetDigest,
-                value: gh,
+                value: gh.into(),
             });
         }
         plan.stored.push((sha.clone(), path, bytes.len() as u64));
@@ -236,7 +236,7 @@ pub async fn plan(
         };
         let mut digests = vec![PublisherDigest {
             source: DigestSource::Sha256Sums,
-            value: line.sha256.clone(),
+            value: line.sha256.to_string(),
         }];
         if let Some(gh) = github::github_digest(&spec.repo, &tag, a)? {
             check_same(
@@ -249,7 +249,7 @@ pub async fn plan(
             )?;
             digests.push(PublisherDigest {
                 source: DigestSource::GithubAssetDigest,
-                value: gh,
+                value: gh.into(),
             });
         }
         plan.download(Download {

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use llmgw_shared::manifest::{Gap, HfRepo, PythonEnv, Release};
+use llmgw_shared::manifest::{
+    DigestSource, Gap, HfFile, HfRepo, PublisherDigest, PythonEnv, RefKind, Release, RepoKind,
+};
+use llmgw_shared::{GitOid, Sha256};
 
 use crate::cache::Expect;
 use crate::fetch::Download;
@@ -13,9 +16,9 @@ use crate::fetch::Download;
 #[derive(Debug, Default)]
 pub struct Plan {
     pub releases: Vec<Release>,
-    /// Files known only by their git blob sha1 have an empty `sha256`
-    /// until they are fetched.
-    pub repos: Vec<HfRepo>,
+    /// Hub repositories: a file known only by its git blob sha1 becomes a
+    /// manifest entry once it is fetched and its sha256 known.
+    pub repos: Vec<PlannedRepo>,
     pub gaps: Vec<Gap>,
     /// Python environments, resolved and checked (their files are among
     /// `downloads`, their locks and `.metadata` files among `stored`).
@@ -25,7 +28,93 @@ pub struct Plan {
     index: BTreeMap<Expect, usize>,
     /// Small verified files already put in the cache (llmgw's signed
     /// SHA256SUMS and its signature): sha256 and path.
-    pub stored: Vec<(String, PathBuf, u64)>,
+    pub stored: Vec<(Sha256, PathBuf, u64)>,
+}
+
+/// A Hub repository pinned to a commit, as planned: an [`HfRepo`] whose
+/// files' sha256 is not all known yet.
+#[derive(Debug)]
+pub struct PlannedRepo {
+    /// Whether the repository is a model or a dataset.
+    pub kind: RepoKind,
+    /// `org/name`.
+    pub id: String,
+    /// The revision asked for.
+    pub revision: String,
+    /// Whether the revision is a branch, a tag or a commit.
+    pub ref_kind: Option<RefKind>,
+    /// The commit it resolved to.
+    pub commit: GitOid,
+    /// The globs the files were chosen with.
+    pub patterns: Vec<String>,
+    /// The files chosen.
+    pub files: Vec<PlannedFile>,
+}
+
+/// A file of a Hub repository, as planned.
+#[derive(Debug)]
+pub struct PlannedFile {
+    /// Path inside the repository.
+    pub path: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// The git blob sha1 the Hub lists as its `oid`.
+    pub git_oid: GitOid,
+    /// For an LFS file, the sha256 the Hub gives; for another file none:
+    /// its sha256 is learnt by fetching it.
+    pub lfs_sha256: Option<Sha256>,
+}
+
+impl PlannedRepo {
+    /// The manifest's entry, once every file's sha256 is known: `fetched`
+    /// answers with what a file known only by its git blob sha1 hashed to.
+    /// `Err` names the first such file it has no answer for.
+    pub fn into_repo(self, fetched: impl Fn(&GitOid) -> Option<Sha256>) -> Result<HfRepo, String> {
+        let files = self
+            .files
+            .into_iter()
+            .map(|f| f.into_file(&fetched))
+            .collect::<Result<_, _>>()?;
+        Ok(HfRepo {
+            kind: self.kind,
+            id: self.id,
+            revision: self.revision,
+            ref_kind: self.ref_kind,
+            commit: self.commit.into(),
+            patterns: self.patterns,
+            files,
+        })
+    }
+}
+
+impl PlannedFile {
+    fn into_file(self, fetched: &impl Fn(&GitOid) -> Option<Sha256>) -> Result<HfFile, String> {
+        let (sha256, lfs, digest) = match self.lfs_sha256 {
+            Some(sha) => {
+                let digest = PublisherDigest {
+                    source: DigestSource::HfLfsSha256,
+                    value: sha.to_string(),
+                };
+                (sha, true, digest)
+            }
+            None => {
+                let sha = fetched(&self.git_oid).ok_or_else(|| self.path.clone())?;
+                let digest = PublisherDigest {
+                    source: DigestSource::GitBlobSha1,
+                    value: self.git_oid.to_string(),
+                };
+                (sha, false, digest)
+            }
+        };
+        Ok(HfFile {
+            path: self.path,
+            size: self.size,
+            sha256,
+            git_oid: self.git_oid,
+            lfs,
+            publisher_digests: vec![digest],
+        })
+    }
 }
 
 impl Plan {

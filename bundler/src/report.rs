@@ -52,7 +52,7 @@ pub struct Artifact {
     pub kind: &'static str,
     /// `owner/repo tag name`, or `type id@commit path`.
     pub what: String,
-    pub sha256: String,
+    pub sha256: llmgw_shared::Sha256,
     pub size: u64,
     pub publisher_digests: Vec<DigestSource>,
 }

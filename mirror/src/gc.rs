@@ -96,7 +96,10 @@ pub fn gc_bucket(
 
 /// The sha256 of every blob a held manifest names, and a report that
 /// counts the held bundles: where both kinds of store begin.
-fn named_blobs(store: &Store, dry_run: bool) -> Result<(BTreeSet<String>, GcReport), StoreError> {
+fn named_blobs(
+    store: &Store,
+    dry_run: bool,
+) -> Result<(BTreeSet<llmgw_shared::Sha256>, GcReport), StoreError> {
     let bundles = store.read_bundles()?;
     let mut keep = BTreeSet::new();
     for (_, m) in &bundles {
@@ -119,7 +122,8 @@ pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
         let size = std::fs::symlink_metadata(&path)
             .map(|m| m.len())
             .unwrap_or(0);
-        if keep.contains(&name) && store.blob_path(&name).as_deref() == Some(path.as_path()) {
+        if keep.contains(name.as_str()) && store.blob_path(&name).as_deref() == Some(path.as_path())
+        {
             report.blobs_kept += 1;
             report.bytes_kept += size;
             continue;

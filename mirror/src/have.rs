@@ -60,7 +60,7 @@ pub fn store_id_or_make(store: &Store) -> Result<String, StoreError> {
 pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
     let id = store_id_or_make(store)?;
     let mut manifests = Vec::new();
-    let mut blobs: BTreeMap<String, u64> = BTreeMap::new();
+    let mut blobs: BTreeMap<llmgw_shared::Sha256, u64> = BTreeMap::new();
     // One listing of the folder (and of the bucket, for a store in one),
     // not a look-up per blob: a bucket answers a listing a thousand keys a
     // request.
@@ -106,7 +106,7 @@ pub fn missing_prerequisites(m: &Manifest, have: impl Fn(&str, u64) -> bool) -> 
         .map(|p| NeededBlob {
             sha256: p.sha256.clone(),
             size: p.size,
-            uses: uses.get(&p.sha256).cloned().unwrap_or_default(),
+            uses: uses.get(p.sha256.as_str()).cloned().unwrap_or_default(),
         })
         .collect()
 }

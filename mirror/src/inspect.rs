@@ -54,7 +54,7 @@ pub struct DeltaSummary {
     pub prerequisite_bytes: u64,
     /// The sha256 of each have-list, base manifest or need-list it was
     /// planned against.
-    pub bases: Vec<String>,
+    pub bases: Vec<llmgw_shared::Sha256>,
     /// A repair bundle's blobs (it serves nothing by itself).
     pub repairs: usize,
 }
@@ -189,13 +189,13 @@ impl Summary {
     /// manifest can claim anything (this text is printed before or without
     /// any check).
     pub fn to_text(&self) -> String {
-        let list = |items: &[String]| {
+        fn list(items: &[impl AsRef<str>]) -> String {
             items
                 .iter()
-                .map(|i| shown(i).to_string())
+                .map(|i| shown(i.as_ref()).to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        };
+        }
         let mut s = String::new();
         let _ = writeln!(s, "bundle {}", self.manifest_sha256);
         let _ = writeln!(

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use llmgw_shared::manifest::{ManifestError, Release};
 use llmgw_shared::shown;
 use llmgw_shared::signing::{self, PublicKey, SigningError};
-use llmgw_shared::{SumsError, parse_sha256sums};
+use llmgw_shared::{Sha256, SumsError, parse_sha256sums};
 use thiserror::Error;
 
 /// A signature or checksum file larger than this is refused unread: real
@@ -81,7 +81,7 @@ pub struct SignedRelease {
     pub key_id: String,
     /// Every file the signed `SHA256SUMS` lists, by name, with its sha256;
     /// plus `SHA256SUMS` and its signature themselves.
-    pub listed: BTreeMap<String, String>,
+    pub listed: BTreeMap<String, Sha256>,
 }
 
 impl SignedRelease {
@@ -99,10 +99,10 @@ pub(crate) struct Pending {
     tag: String,
     sums_name: String,
     minisig_name: String,
-    pub sums_sha: String,
-    pub minisig_sha: String,
+    pub sums_sha: Sha256,
+    pub minisig_sha: Sha256,
     claimed_key: String,
-    assets: Vec<(String, String)>,
+    assets: Vec<(String, Sha256)>,
     sums: Option<Vec<u8>>,
     minisig: Option<Vec<u8>>,
     proven: Option<SignedRelease>,
@@ -226,7 +226,7 @@ impl Pending {
                         release,
                         asset: name.clone(),
                         sums: format!("sha256 {}", l.sha256),
-                        manifest: sha.clone(),
+                        manifest: sha.to_string(),
                     });
                 }
                 None => {
@@ -234,12 +234,12 @@ impl Pending {
                         release,
                         asset: name.clone(),
                         sums: "nothing (the asset is not listed)".into(),
-                        manifest: sha.clone(),
+                        manifest: sha.to_string(),
                     });
                 }
             }
         }
-        let mut listed: BTreeMap<String, String> =
+        let mut listed: BTreeMap<String, Sha256> =
             lines.into_iter().map(|l| (l.name, l.sha256)).collect();
         listed.insert(self.sums_name.clone(), self.sums_sha.clone());
         listed.insert(self.minisig_name.clone(), self.minisig_sha.clone());

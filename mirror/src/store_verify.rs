@@ -126,7 +126,7 @@ pub fn verify_store(store: &Store, progress: &dyn Progress) -> Result<StoreRepor
         let problem = match held.get(sha.as_str()) {
             // Hashing above already names a damaged blob; a size that
             // differs and still hashes right cannot happen.
-            Some(m) if m.size == *size || bad.contains(sha) => continue,
+            Some(m) if m.size == *size || bad.contains(sha.as_str()) => continue,
             Some(m) => format!("is {} bytes, a held manifest declares {size}", m.size),
             None => "is missing, but a held manifest names it; import again a bundle that \
                      carries it"

@@ -11,6 +11,8 @@ use std::io::{self, Read};
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
+use crate::ids::{self, GitOid};
+
 /// sha256 of a byte slice, as 64 lower-case hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -22,6 +24,15 @@ pub fn git_blob_sha1_hex(bytes: &[u8]) -> String {
     let mut h = GitBlobHasher::new(bytes.len() as u64);
     h.update(bytes);
     h.finalize_hex()
+}
+
+impl GitOid {
+    /// The git blob id of content (`git hash-object`).
+    pub fn of_blob(bytes: &[u8]) -> Self {
+        let mut h = GitBlobHasher::new(bytes.len() as u64);
+        h.update(bytes);
+        h.finalize()
+    }
 }
 
 /// A streaming git blob sha1: git hashes a header with the length first, so
@@ -45,6 +56,11 @@ impl GitBlobHasher {
     pub fn finalize_hex(self) -> String {
         hex::encode(self.0.finalize())
     }
+
+    /// The blob id.
+    pub fn finalize(self) -> GitOid {
+        GitOid::from_bytes(&self.0.finalize().into())
+    }
 }
 
 /// sha256 and, optionally, the git blob sha1 of the same stream.
@@ -57,10 +73,10 @@ pub struct StreamHasher {
 /// What a [`StreamHasher`] saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamDigest {
-    /// The sha256 of every byte seen, in lower-case hex: the blob's name.
-    pub sha256: String,
+    /// The sha256 of every byte seen: the blob's name.
+    pub sha256: ids::Sha256,
     /// The git blob sha1 (`blob <len>\0` and the bytes), when one was asked for: what the Hub lists as a file's `oid`.
-    pub git_blob_sha1: Option<String>,
+    pub git_blob_sha1: Option<GitOid>,
     /// How many bytes were seen.
     pub len: u64,
 }
@@ -107,8 +123,8 @@ impl StreamHasher {
     /// The digests of everything seen.
     pub fn finalize(self) -> StreamDigest {
         StreamDigest {
-            sha256: hex::encode(self.sha256.finalize()),
-            git_blob_sha1: self.git.map(GitBlobHasher::finalize_hex),
+            sha256: ids::Sha256::from_bytes(&self.sha256.finalize().into()),
+            git_blob_sha1: self.git.map(GitBlobHasher::finalize),
             len: self.len,
         }
     }
@@ -235,7 +251,10 @@ mod tests {
         }
         let d = h.finalize();
         assert_eq!(d.sha256, sha256_hex(&data));
-        assert_eq!(d.git_blob_sha1, Some(git_blob_sha1_hex(&data)));
+        assert_eq!(
+            d.git_blob_sha1.as_deref(),
+            Some(git_blob_sha1_hex(&data).as_str())
+        );
         assert_eq!(d.len, data.len() as u64);
     }
 
@@ -249,7 +268,10 @@ mod tests {
         assert_eq!(r.len(), data.len() as u64);
         let d = r.into_hasher().finalize();
         assert_eq!(d.sha256, sha256_hex(&data));
-        assert_eq!(d.git_blob_sha1, Some(git_blob_sha1_hex(&data)));
+        assert_eq!(
+            d.git_blob_sha1.as_deref(),
+            Some(git_blob_sha1_hex(&data).as_str())
+        );
         let mut r = HashReader::new(&b"abc"[..], Sha256::new());
         r.drain().unwrap();
         assert_eq!(

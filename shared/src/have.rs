@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::manifest::{BlobRef, Manifest, NeededBlob};
-use crate::names;
+use crate::{Sha256, names};
 
 /// The `kind` of a have-list.
 pub const HAVE_KIND: &str = "llmgw-have";
@@ -151,7 +151,7 @@ impl HaveList {
     }
 
     /// Blob sha256 -> size.
-    pub fn blob_map(&self) -> BTreeMap<String, u64> {
+    pub fn blob_map(&self) -> BTreeMap<Sha256, u64> {
         self.blobs
             .iter()
             .map(|b| (b.sha256.clone(), b.size))
@@ -306,7 +306,7 @@ mod tests {
 
     fn blob(c: char, size: u64) -> BlobRef {
         BlobRef {
-            sha256: c.to_string().repeat(64),
+            sha256: c.to_string().repeat(64).parse().unwrap(),
             size,
         }
     }

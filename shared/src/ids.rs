@@ -14,20 +14,29 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::names::{self, UnsafeName};
 
-/// A hex digest refused: not the number of hex digits expected.
+/// A hex digest refused: not the number of hex digits expected (or, read
+/// from a file this project wrote, not in lower case).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{what}: expected {digits} hex digits, found \"{}\"", crate::shown::shown(.found))]
+#[error(
+    "{what}: expected {digits} {}hex digits, found \"{}\"",
+    if *.lower_case { "lower-case " } else { "" },
+    crate::shown::shown(.found)
+)]
 pub struct BadHex {
     /// What the value is ("manifest sha256", "--sha256", ...).
     pub what: String,
     /// How many hex digits the value should have.
     pub digits: usize,
+    /// Whether only lower case was accepted: a value read back from JSON
+    /// this project wrote is taken exactly as written, so its bytes and
+    /// the value agree.
+    pub lower_case: bool,
     /// The value given, as it was (escaped when printed).
     pub found: String,
 }
 
 macro_rules! hex_id {
-    ($(#[$doc:meta])* $name:ident, $digits:expr) => {
+    ($(#[$doc:meta])* $name:ident, $digits:expr, $human:expr) => {
         $(#[$doc])*
         #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(String);
@@ -47,6 +56,26 @@ macro_rules! hex_id {
                     Err(BadHex {
                         what: what.to_string(),
                         digits: $digits,
+                        lower_case: false,
+                        found: text.to_string(),
+                    })
+                }
+            }
+
+            /// Checks `text` as written by this project: exactly the
+            /// lower-case hex digits, nothing around them. What JSON
+            /// (a manifest, a have-list) is read with, so a value never
+            /// differs from the bytes that carried it.
+            pub fn parse_exact(what: &str, text: &str) -> Result<Self, BadHex> {
+                if text.len() == $digits
+                    && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                {
+                    Ok(Self(text.to_string()))
+                } else {
+                    Err(BadHex {
+                        what: what.to_string(),
+                        digits: $digits,
+                        lower_case: true,
                         found: text.to_string(),
                     })
                 }
@@ -79,6 +108,32 @@ macro_rules! hex_id {
             type Err = BadHex;
             fn from_str(s: &str) -> Result<Self, BadHex> {
                 Self::parse(stringify!($name), s)
+            }
+        }
+
+        /// Reads as the text it is; only making one is checked.
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
             }
         }
 
@@ -127,7 +182,7 @@ macro_rules! hex_id {
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let text = String::deserialize(d)?;
-                Self::parse(stringify!($name), &text).map_err(serde::de::Error::custom)
+                Self::parse_exact($human, &text).map_err(serde::de::Error::custom)
             }
         }
     };
@@ -136,14 +191,16 @@ macro_rules! hex_id {
 hex_id!(
     /// A sha256 digest: 64 lower-case hex digits.
     Sha256,
-    64
+    64,
+    "sha256"
 );
 
 hex_id!(
     /// A git object id (sha1): 40 lower-case hex digits; a blob's is the
     /// sha1 of `blob <len>\0` and its bytes, a tree's that of its entries.
     GitOid,
-    40
+    40,
+    "git object id"
 );
 
 impl Sha256 {
@@ -255,6 +312,15 @@ mod tests {
         let back: GitOid = serde_json::from_str(&json).unwrap();
         assert_eq!(back, g);
         assert!(serde_json::from_str::<Sha256>("\"x\"").is_err());
+        // Read back exactly as written: no upper case, nothing around it.
+        for bad in ["A".repeat(40), format!(" {}", "a".repeat(40))] {
+            let e = serde_json::from_str::<GitOid>(&format!("\"{bad}\"")).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("git object id: expected 40 lower-case hex digits"),
+                "{e}"
+            );
+        }
         let mut m = std::collections::BTreeMap::new();
         m.insert(Sha256::of(b"a"), 1);
         assert_eq!(m.get(Sha256::of(b"a").as_str()), Some(&1));

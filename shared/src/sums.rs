@@ -1,6 +1,7 @@
 //! `SHA256SUMS` files and `<asset>.sha256` sidecars, as `sha256sum` writes
 //! them: `<64 hex> <space or *><name>` per line.
 
+use crate::Sha256;
 use crate::names::{self, UnsafeName};
 use thiserror::Error;
 
@@ -41,7 +42,7 @@ pub enum SumsError {
 /// One line of a checksum file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SumLine {
-    pub sha256: String,
+    pub sha256: Sha256,
     pub name: String,
 }
 
@@ -60,10 +61,7 @@ pub fn parse_sha256sums(file: &str, text: &str) -> Result<Vec<SumLine>, SumsErro
             found: line.chars().take(120).collect(),
         };
         let (hex, rest) = line.split_once(char::is_whitespace).ok_or_else(bad)?;
-        let hex = hex.to_ascii_lowercase();
-        if !names::is_sha256_hex(&hex) {
-            return Err(bad());
-        }
+        let hex = Sha256::parse_exact("sha256", &hex.to_ascii_lowercase()).map_err(|_| bad())?;
         let name = rest.trim_start_matches([' ', '\t']);
         let name = name.strip_prefix('*').unwrap_or(name);
         names::check_file_name("file name", name).map_err(|source| SumsError::UnsafeName {
@@ -90,21 +88,18 @@ pub fn parse_sha256sums(file: &str, text: &str) -> Result<Vec<SumLine>, SumsErro
 
 /// The digest in a cargo-dist `<asset>.sha256` sidecar: the first token of
 /// its first non-empty line.
-pub fn parse_sidecar(file: &str, text: &str) -> Result<String, SumsError> {
+pub fn parse_sidecar(file: &str, text: &str) -> Result<Sha256, SumsError> {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let hex = line
         .split_whitespace()
         .next()
         .unwrap_or("")
         .to_ascii_lowercase();
-    if !names::is_sha256_hex(&hex) {
-        return Err(SumsError::BadLine {
-            file: file.to_string(),
-            line: 1,
-            found: line.chars().take(120).collect(),
-        });
-    }
-    Ok(hex)
+    Sha256::parse_exact("sha256", &hex).map_err(|_| SumsError::BadLine {
+        file: file.to_string(),
+        line: 1,
+        found: line.chars().take(120).collect(),
+    })
 }
 
 #[cfg(test)]

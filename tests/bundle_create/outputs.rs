@@ -43,7 +43,7 @@ fn happy_path_tar_is_complete_verified_and_read_by_real_tools() {
     assert_eq!(blobs.len(), m.blobs().len());
     for b in &blobs {
         assert_eq!(&sha256_file(&x.join("blobs/sha256").join(b)), b);
-        assert!(m.blobs().contains_key(b));
+        assert!(m.blobs().contains_key(b.as_str()));
     }
     assert_eq!(listed.lines().count(), 1 + blobs.len());
 

@@ -16,7 +16,7 @@ use llmgw_shared::manifest::{
     RepoKind,
 };
 use llmgw_shared::signing::PublicKey;
-use llmgw_shared::{git_blob_sha1_hex, sha256_hex};
+use llmgw_shared::{GitOid, sha256_hex};
 
 mod server;
 #[allow(unused_imports)]
@@ -97,10 +97,8 @@ impl Kit {
         let file = HfFile {
             path: path.into(),
             size: body.len() as u64,
-            sha256: sha.clone(),
-            git_oid: git_blob_sha1_hex(
-                llmgw_shared::lfs_pointer(&sha, body.len() as u64).as_bytes(),
-            ),
+            sha256: sha.parse().unwrap(),
+            git_oid: GitOid::of_blob(llmgw_shared::lfs_pointer(&sha, body.len() as u64).as_bytes()),
             lfs: true,
             publisher_digests: digest(DigestSource::HfLfsSha256, &sha),
         };
@@ -144,7 +142,7 @@ impl Kit {
             list.push(Asset {
                 name: name.into(),
                 size: body.len() as u64,
-                sha256: sha.clone(),
+                sha256: sha.parse().unwrap(),
                 publisher_digests: digest(DigestSource::GithubAssetDigest, &sha),
                 content_type: None,
             });

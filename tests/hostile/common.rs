@@ -119,7 +119,7 @@ pub fn unsigned_release(
         list.push(Asset {
             name: (*name).into(),
             size: body.len() as u64,
-            sha256: sha.clone(),
+            sha256: sha.parse().unwrap(),
             publisher_digests: vec![PublisherDigest {
                 source: DigestSource::GithubAssetDigest,
                 value: sha.clone(),

@@ -104,5 +104,5 @@ pub fn model_sha(k: &Kit) -> String {
         .find(|f| f.path == "model.gguf")
         .unwrap()
         .sha256
-        .clone()
+        .to_string()
 }

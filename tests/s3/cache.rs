@@ -15,7 +15,7 @@ fn a_blob_read_once_is_served_from_the_replicas_cache() {
         let o = import(s3, &url, &bundle, &kit.sha256());
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let sha = kit.manifest.repos[0].files[0].sha256.clone();
-        let big = kit.blobs[&sha].clone();
+        let big = kit.blobs[sha.as_str()].clone();
         let cache = tempfile::tempdir().unwrap();
         let r = Replica::start_with(s3, &url, &["--cache-dir", cache.path().to_str().unwrap()]);
         let file = "/acme/c/resolve/main/part-0.bin";
@@ -97,7 +97,10 @@ fn a_bounded_cache_keeps_the_most_recently_used_blob_and_serves_one_being_evicte
         let get = |i: usize| {
             let (h, body) = r.ask(&[], &path(i));
             assert!(h.starts_with("HTTP/1.1 200"), "{h}");
-            assert!(body == kit.blobs[&files[i].sha256], "part-{i} differs");
+            assert!(
+                body == kit.blobs[files[i].sha256.as_str()],
+                "part-{i} differs"
+            );
         };
         let holds = |sha: &str| cached(cache.path(), sha).exists();
 
@@ -111,7 +114,7 @@ fn a_bounded_cache_keeps_the_most_recently_used_blob_and_serves_one_being_evicte
         get(0);
         until("A cached again and B evicted", || holds(a) && !holds(b));
         get(0);
-        assert!(std::fs::read(cached(cache.path(), a)).unwrap() == kit.blobs[a]);
+        assert!(std::fs::read(cached(cache.path(), a)).unwrap() == kit.blobs[a.as_str()]);
 
         // Larger than the whole bound: served whole, never cached.
         get(2);
@@ -139,7 +142,7 @@ fn a_bounded_cache_keeps_the_most_recently_used_blob_and_serves_one_being_evicte
         );
         assert!(slow.wait().unwrap().success());
         assert!(
-            std::fs::read(&slow_out).unwrap() == kit.blobs[a],
+            std::fs::read(&slow_out).unwrap() == kit.blobs[a.as_str()],
             "the download of an evicted blob differs"
         );
         assert!(

@@ -44,7 +44,7 @@ fn get_redirects_to_a_presigned_url_and_head_never_does() {
         let (kit, bundle) = model_bundle(dir.path(), "pre", &[3 << 20, 77]);
         let o = import(s3, &url, &bundle, &kit.sha256());
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let big = kit.blobs[&kit.manifest.repos[0].files[0].sha256].clone();
+        let big = kit.blobs[kit.manifest.repos[0].files[0].sha256.as_str()].clone();
 
         // Nodes reach the S3 server as `localhost`, the mirror as 127.0.0.1,
         // through a strict front that refuses any request with an

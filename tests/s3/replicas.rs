@@ -120,7 +120,7 @@ fn two_replicas_answer_byte_for_byte_alike_and_learn_new_bundles() {
         let a = Replica::start(s3, &url);
         let b = Replica::start(s3, &url);
         let file = "/acme/first/resolve/main/part-0.bin";
-        let big = &kit.blobs[&kit.manifest.repos[0].files[0].sha256];
+        let big = &kit.blobs[kit.manifest.repos[0].files[0].sha256.as_str()];
         for r in [&a, &b] {
             r.wait_for("/v1/index", "200");
         }
@@ -163,6 +163,8 @@ fn two_replicas_answer_byte_for_byte_alike_and_learn_new_bundles() {
             r.wait_for(second, "200");
         }
         assert_eq!(a.ask(&[], "/v1/index"), b.ask(&[], "/v1/index"));
-        assert!(a.ask(&[], second).1 == kit2.blobs[&kit2.manifest.repos[0].files[0].sha256]);
+        assert!(
+            a.ask(&[], second).1 == kit2.blobs[kit2.manifest.repos[0].files[0].sha256.as_str()]
+        );
     });
 }

@@ -47,7 +47,7 @@ fn a_bucket_verifies_and_a_blob_changed_behind_the_mirrors_back_is_named() {
         // added where blobs are kept.
         let files = &kit.manifest.repos[0].files;
         let (changed, gone) = (&files[1].sha256, &files[2].sha256);
-        let other = vec![b'x'; kit.blobs[changed].len()];
+        let other = vec![b'x'; kit.blobs[changed.as_str()].len()];
         s3.put("checked", &key(changed), &other);
         s3.delete("checked", &key(gone));
         s3.put("checked", "blobs/sha256/ab/notes.txt", b"hand-made");
@@ -98,7 +98,7 @@ fn a_bucket_verifies_and_a_blob_changed_behind_the_mirrors_back_is_named() {
         s3.delete("checked", "blobs/sha256/ab/notes.txt");
         let o = import(s3, &url, &bundle, &kit.sha256());
         assert!(o.status.success(), "{}", stderr(&o));
-        assert!(s3.object("checked", &key(changed)) == kit.blobs[changed]);
+        assert!(s3.object("checked", &key(changed)) == kit.blobs[changed.as_str()]);
         let o = verify(s3, &url, false);
         assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
         assert!(stdout(&o).contains("all intact"), "{}", stdout(&o));

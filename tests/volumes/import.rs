@@ -183,7 +183,7 @@ fn a_damaged_chunk_in_the_middle_of_a_blob_in_one_volume_is_named() {
         "{report}"
     );
     let incomplete = j["incomplete_files"].to_string();
-    assert!(incomplete.contains(&big.sha256), "{incomplete}");
+    assert!(incomplete.contains(big.sha256.as_str()), "{incomplete}");
     assert_eq!(held(&store), 0);
 
     // The good copy completes it, and the store verifies.

@@ -73,7 +73,9 @@ fn a_5_gib_blob_crosses_fat32_volumes_and_imports_in_reverse_order() {
         .sum();
     assert!(j["bytes_needed"].as_u64().unwrap() >= missing_in_1, "{j}");
     assert!(
-        j["incomplete_files"].to_string().contains(&big.sha256),
+        j["incomplete_files"]
+            .to_string()
+            .contains(big.sha256.as_str()),
         "{j}"
     );
 

@@ -82,7 +82,7 @@ pub(super) async fn fetch_first(
 
 type Parts = (
     Vec<llmgw_shared::manifest::Release>,
-    Vec<llmgw_shared::manifest::HfRepo>,
+    Vec<crate::plan::PlannedRepo>,
     Vec<llmgw_shared::manifest::Gap>,
     Vec<llmgw_shared::manifest::PythonEnv>,
 );
@@ -96,26 +96,27 @@ fn plan_into_parts(plan: &mut Plan) -> Parts {
     )
 }
 
-/// The manifest, with the sha256 of every file known only by its git blob
-/// sha1 filled in from what its bytes hashed to.
+/// The manifest, each file known only by its git blob sha1 entered with
+/// the sha256 its fetched bytes hashed to.
 fn build_manifest(
     spec: &CreateSpec,
     opts: &Options,
     series: &Series,
-    (releases, mut repos, gaps, python_envs): Parts,
+    (releases, planned, gaps, python_envs): Parts,
     by_expect: &BTreeMap<&Expect, &Fetched>,
 ) -> Result<Manifest, CreateError> {
-    for r in &mut repos {
-        for f in &mut r.files {
-            if f.lfs {
-                continue;
-            }
-            let e = Expect::GitBlobSha1(f.git_oid.clone());
-            let got = by_expect.get(&e).ok_or_else(|| {
-                CreateError::Hub(format!("{} {}: fetched but not recorded", r.id, f.path))
-            })?;
-            f.sha256 = got.sha256.clone();
-        }
+    let fetched = |oid: &llmgw_shared::GitOid| {
+        by_expect
+            .get(&Expect::GitBlobSha1(oid.clone()))
+            .map(|f| f.sha256.clone())
+    };
+    let mut repos = Vec::with_capacity(planned.len());
+    for r in planned {
+        let id = r.id.clone();
+        let repo = r
+            .into_repo(fetched)
+            .map_err(|path| CreateError::Hub(format!("{id} {path}: fetched but not recorded")))?;
+        repos.push(repo);
     }
     let created = opts
         .source_date_epoch

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{MANIFEST_NAME, Manifest};
 
 use crate::cache::{Cache, Expect};
@@ -167,7 +168,7 @@ impl WriteCtx<'_> {
             }
         }
         let mtime = self.opts.source_date_epoch.unwrap_or(0);
-        let blob_list: Vec<(String, u64)> = manifest.carried_blobs().into_iter().collect();
+        let blob_list: Vec<(Sha256, u64)> = manifest.carried_blobs().into_iter().collect();
         let sig = self.series.sign(&manifest, &bytes)?;
         let layout = Arc::new(
             Layout::new(&bytes, sig.as_deref(), &blob_list, mtime)
@@ -253,7 +254,7 @@ fn sources(
     let mut net = Vec::new();
     for (k, (sha, size)) in layout.blobs.iter().enumerate() {
         let have = std::mem::replace(&mut found.have[k], Have::None);
-        let d = downloads.remove(sha);
+        let d = downloads.remove(sha.as_str());
         let label = d
             .as_ref()
             .map_or_else(|| format!("blob {sha}"), |d| d.label.clone());

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use llmgw_shared::{HashReader, StreamDigest, StreamHasher};
+use llmgw_shared::{HashReader, Sha256, StreamDigest, StreamHasher};
 use tokio::sync::mpsc;
 
 use crate::cache::{Cache, Expect};
@@ -48,7 +48,7 @@ pub struct Download {
 /// A download done (or found in the cache).
 #[derive(Debug, Clone)]
 pub struct Fetched {
-    pub sha256: String,
+    pub sha256: Sha256,
     pub size: u64,
     pub path: PathBuf,
     /// Bytes that came over the network in this run.
@@ -265,10 +265,10 @@ pub async fn fetch_one(
         });
     }
     let (ok, actual) = match &d.expect {
-        Expect::Sha256(h) => (&digest.sha256 == h, digest.sha256.clone()),
+        Expect::Sha256(h) => (&digest.sha256 == h, digest.sha256.to_string()),
         Expect::GitBlobSha1(g) => {
-            let a = digest.git_blob_sha1.clone().unwrap_or_default();
-            (&a == g, a)
+            let a = digest.git_blob_sha1.as_ref();
+            (a == Some(g), a.map(ToString::to_string).unwrap_or_default())
         }
     };
     if !ok {

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::DigestSource;
 
 use super::lock::LockedPackage;
@@ -28,7 +29,7 @@ pub enum Origin {
         filename: String,
         url: String,
         size: u64,
-        sha256: String,
+        sha256: Sha256,
     },
 }
 
@@ -43,12 +44,12 @@ pub struct CheckedFile {
     /// `None` when neither the publisher nor the lock gives one; the caller
     /// asks the server.
     pub size: Option<u64>,
-    pub sha256: String,
+    pub sha256: Sha256,
     pub requires_python: Option<String>,
     pub yanked: Option<String>,
     pub upload_time: Option<String>,
     /// The `.metadata` file's URL and the publisher's sha256 of it.
-    pub metadata: Option<(String, String)>,
+    pub metadata: Option<(String, Sha256)>,
     /// The index URL, or `github:owner/repo@tag` (audit only).
     pub origin: String,
     pub digest_source: DigestSource,
@@ -91,7 +92,7 @@ pub fn check(
                         source: DigestSource::GithubAssetDigest,
                         filename: filename.clone(),
                         url: url.clone(),
-                        sha256: Some(sha256.clone()),
+                        sha256: Some(sha256.to_string()),
                         size: Some(*size),
                         requires_python: None,
                         yanked: None,
@@ -131,7 +132,11 @@ pub fn check(
                 Origin::Index(i) => format!("{i}/{}/", normalize(&p.name)),
                 Origin::Github { repo, tag, .. } => format!("GitHub's release {tag} of {repo}"),
             };
-            let Some(sha) = pf.sha256.clone().filter(|h| llmgw_shared::is_sha256_hex(h)) else {
+            let publisher_sha256 = pf
+                .sha256
+                .as_deref()
+                .and_then(|h| Sha256::parse_exact("sha256", h).ok());
+            let Some(sha) = publisher_sha256 else {
                 if allow_missing {
                     out.gaps.push((
                         format!("{env} {}", f.filename),
@@ -155,7 +160,7 @@ pub fn check(
             if let Some(l) = &f.sha256
                 && *l != sha
             {
-                return Err(disagree("sha256", l.clone(), sha));
+                return Err(disagree("sha256", l.clone(), sha.into()));
             }
             if let (Some(l), Some(s)) = (f.size, pf.size)
                 && l != s
@@ -163,9 +168,9 @@ pub fn check(
                 return Err(disagree("size", l.to_string(), s.to_string()));
             }
             let metadata = match &pf.core_metadata {
-                Some(Some(h)) if llmgw_shared::is_sha256_hex(h) => {
-                    Some((format!("{}.metadata", pf.url), h.clone()))
-                }
+                Some(Some(h)) => Sha256::parse_exact("core-metadata sha256", h)
+                    .ok()
+                    .map(|h| (format!("{}.metadata", pf.url), h)),
                 _ => None,
             };
             out.files.push(CheckedFile {
@@ -268,7 +273,7 @@ mod tests {
             c.files[0].metadata,
             Some((
                 "https://files.example/six-1.0-py3-none-any.whl.metadata".into(),
-                "c".repeat(64)
+                "c".repeat(64).parse().unwrap()
             ))
         );
         assert_eq!(c.files[1].digest_source, DigestSource::IndexUrlFragment);

@@ -27,7 +27,7 @@ pub struct EnvSummary {
 pub struct FileSummary {
     pub filename: String,
     pub size: u64,
-    pub sha256: String,
+    pub sha256: llmgw_shared::Sha256,
     pub origin: String,
 }
 

@@ -33,7 +33,7 @@ pub struct Interpreter {
     /// The asset name, decoded: `cpython-3.12.14+20260924-x86_64-…tar.gz`.
     pub asset: String,
     /// uv's sha256 of it.
-    pub sha256: String,
+    pub sha256: llmgw_shared::Sha256,
 }
 
 #[derive(Deserialize)]
@@ -133,8 +133,7 @@ pub fn pick(metadata: &[u8], python: &str, arch: &str) -> Result<Interpreter, Py
     let sha256 = e
         .sha256
         .as_deref()
-        .map(str::to_ascii_lowercase)
-        .filter(|h| llmgw_shared::is_sha256_hex(h))
+        .and_then(|h| llmgw_shared::Sha256::parse_exact("sha256", &h.to_ascii_lowercase()).ok())
         .ok_or_else(|| err(format!("{key}: uv's list gives no sha256 for it")))?;
     Ok(Interpreter {
         key: key.clone(),

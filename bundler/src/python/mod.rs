@@ -69,7 +69,7 @@ pub struct Ctx<'a> {
 pub struct PlannedFile {
     pub file: check::CheckedFile,
     pub size: u64,
-    pub metadata_blob: Option<(String, u64)>,
+    pub metadata_blob: Option<(llmgw_shared::Sha256, u64)>,
 }
 
 /// An environment as planned.
@@ -79,7 +79,7 @@ pub struct PlannedEnv {
     pub platform: String,
     pub resolver_version: String,
     /// The lock blob: sha256 and size.
-    pub lock: (String, u64),
+    pub lock: (llmgw_shared::Sha256, u64),
     /// The interpreter in the carried python-build-standalone release;
     /// `None` only in a dry run that could not check it.
     pub interpreter: Option<interpreter::Interpreter>,
@@ -281,16 +281,16 @@ async fn fetch_metadata(
     ctx: &Ctx<'_>,
     filename: &str,
     url: &str,
-    sha: &str,
-) -> Result<(String, u64), CreateError> {
+    sha: &llmgw_shared::Sha256,
+) -> Result<(llmgw_shared::Sha256, u64), CreateError> {
     let (body, _) = ctx.http.get_small(url, None, MAX_METADATA_FILE).await?;
-    let got = llmgw_shared::sha256_hex(&body);
-    if got != sha {
+    let got = llmgw_shared::Sha256::of(&body);
+    if got != *sha {
         return Err(CreateError::WrongBytes {
             what: format!("{filename}.metadata"),
             algorithm: "sha256 (core-metadata)",
             expected: sha.to_string(),
-            actual: got,
+            actual: got.into(),
         });
     }
     let (sha, _) = ctx
@@ -341,19 +341,19 @@ async fn interpreters(
                 i.asset
             ))
         })?;
-        let mut digests =
+        let (github_sha256, mut digests) =
             github::publisher_digests(ctx.http, &release, interpreter::PBS_REPO, asset).await?;
-        if digests[0].value != i.sha256 {
+        if github_sha256 != i.sha256 {
             return Err(err(format!(
                 "{}: uv {uv_version}'s download-metadata.json says sha256 {} but GitHub's \
-                 release says {}; uv on the nodes would refuse it, so it is not carried",
-                i.asset, i.sha256, digests[0].value
+                 release says {github_sha256}; uv on the nodes would refuse it, so it is not carried",
+                i.asset, i.sha256
             ))
             .into());
         }
         digests.push(llmgw_shared::manifest::PublisherDigest {
             source: llmgw_shared::manifest::DigestSource::UvDownloadMetadata,
-            value: i.sha256.clone(),
+            value: i.sha256.to_string(),
         });
         plan.download(Download {
             label: format!("{} {} {}", interpreter::PBS_REPO, i.tag, i.asset),

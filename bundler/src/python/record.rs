@@ -90,13 +90,13 @@ pub fn python_env(e: &PlannedEnv, pypi: &str) -> PythonEnv {
                         size: *size,
                         publisher_digests: vec![PublisherDigest {
                             source: DigestSource::PypiCoreMetadata,
-                            value: sha.clone(),
+                            value: sha.to_string(),
                         }],
                     }),
                     origin: c.origin.clone(),
                     publisher_digests: vec![PublisherDigest {
                         source: c.digest_source,
-                        value: c.sha256.clone(),
+                        value: c.sha256.to_string(),
                     }],
                 }
             })

@@ -165,8 +165,7 @@ async fn fetch_wheel(
             have: release.names_for_message(),
         });
     };
-    let digests = github::publisher_digests(ctx.http, &release, &w.repo, asset).await?;
-    let sha = digests[0].value.clone();
+    let (sha, _) = github::publisher_digests(ctx.http, &release, &w.repo, asset).await?;
     let d = Download {
         label: format!("{} {} {}", w.repo, w.tag, asset.name),
         url: asset.browser_download_url.clone(),

@@ -26,6 +26,7 @@ pub mod write;
 
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{MANIFEST_NAME, Manifest, Parity, Volumes};
 
 use crate::error::CreateError;
@@ -181,7 +182,7 @@ pub fn write(
     {
         manifest.created = old.created;
     }
-    let mut carried: Vec<(String, u64)> = manifest.blobs().into_iter().collect();
+    let mut carried: Vec<(Sha256, u64)> = manifest.blobs().into_iter().collect();
     if let Some(d) = &manifest.delta {
         carried.retain(|(sha, _)| !d.prerequisites.iter().any(|p| &p.sha256 == sha));
     }
@@ -200,42 +201,19 @@ pub fn write(
         }
     }
     let chunk = spec.chunk();
-    let placeholder = "0".repeat(64);
 
     // Plan with room for the head; grow the room until the manifest fits.
     let mut room = HEAD_ROOM_STEP;
-    let packing = loop {
-        let packing =
+    let cut = loop {
+        let cut =
             plan::pack(&carried, spec.volume_size, chunk, room).map_err(CreateError::Usage)?;
-        let mut trial = manifest.clone();
-        let mut placements = packing.placements.clone();
-        for p in &mut placements {
-            for piece in &mut p.pieces {
-                piece.sha256 = placeholder.clone();
-            }
-        }
-        trial.volumes = Some(Volumes {
-            count: packing.volumes.len() as u32,
-            volume_size: spec.volume_size,
-            chunk_size: chunk,
-            placements,
-            parity: (spec.parity > 0).then(|| Parity {
-                shard_size: u64::MAX,
-                shards: vec![placeholder.clone(); spec.parity as usize],
-            }),
-        });
-        let bytes = trial.to_canonical_json();
-        let sig = series.sign(&trial, &bytes)?;
-        let need = plan::entry_cost(bytes.len() as u64)
-            + sig
-                .as_ref()
-                .map_or(0, |s| plan::entry_cost(s.len() as u64 + 512));
+        let need = head_len(&manifest, &cut, spec, chunk, series)?;
         if need <= room {
-            break packing;
+            break cut;
         }
         room = need.div_ceil(HEAD_ROOM_STEP) * HEAD_ROOM_STEP;
     };
-    let count = packing.volumes.len();
+    let count = cut.volumes.len();
     progress.line(&format!(
         "{count} volumes of at most {} bytes, chunks of {chunk} bytes{}: hashing the chunks",
         spec.volume_size,
@@ -245,12 +223,7 @@ pub fn write(
             String::new()
         }
     ));
-    let mut placements = packing.placements.clone();
-    write::hash_pieces(&mut placements, &path_of).map_err(|e| CreateError::io(out, e))?;
-    let packing = plan::Packing {
-        placements,
-        volumes: packing.volumes,
-    };
+    let packing = write::hash_pieces(cut, &path_of)?;
 
     let shards = if spec.parity > 0 {
         progress.line(&format!("computing {} parity volumes", spec.parity));
@@ -281,11 +254,7 @@ pub fn write(
         // volumes, then the parity volumes with their shard's sha256).
         let mut bodies = Vec::new();
         for (v, list) in packing.volumes.iter().enumerate() {
-            bodies.push((
-                volume_path(out, v + 1, count)?,
-                write::Body::Data(list),
-                None,
-            ));
+            bodies.push((volume_path(out, v + 1, count)?, write::Body::Data(list)));
         }
         if let Some(s) = &shards {
             for (j, shard) in s.files.iter().enumerate() {
@@ -293,23 +262,16 @@ pub fn write(
                     index: j,
                     shard,
                     size: s.shard_size,
+                    sha256: &s.sha256[j],
                 };
                 let path = parity_path(out, j + 1, s.files.len())?;
-                bodies.push((path, body, Some(s.sha256[j].as_str())));
+                bodies.push((path, body));
             }
         }
         let mut planned = Vec::new();
-        for (path, body, shard_sha) in &bodies {
-            let segs = write::segments(
-                &bytes,
-                sig.as_deref(),
-                mtime,
-                &packing,
-                body,
-                &path_of,
-                *shard_sha,
-            )
-            .map_err(|e| CreateError::io(out, e))?;
+        for (path, body) in &bodies {
+            let segs = write::segments(&bytes, sig.as_deref(), mtime, &packing, body, &path_of)
+                .map_err(|e| CreateError::io(out, e))?;
             planned.push((path.clone(), segs));
         }
         let sha = llmgw_shared::sha256_hex(&bytes);
@@ -358,19 +320,46 @@ pub fn write(
 
 /// Refuses, before anything is downloaded, a chunk size no volume can
 /// hold (the largest file's first piece must fit beside the manifest).
+/// The bytes the head entries (the manifest and its signature, with their
+/// tar headers) take once `cut` is in the manifest. Measured on a copy that
+/// is never written: the pieces' and parity shards' digests are not known
+/// before the chunks are hashed, so each stands in as the blob's own
+/// sha256 (for a shard, that of nothing) — every sha256 is written as 64
+/// hex digits, so the copy is as long as the manifest will be, and its
+/// signature (made only to be measured) as long as the real one.
+fn head_len(
+    manifest: &Manifest,
+    cut: &plan::Cut,
+    spec: &VolumeSpec,
+    chunk: u64,
+    series: &crate::series::Series,
+) -> Result<u64, CreateError> {
+    let mut measured = manifest.clone();
+    measured.volumes = Some(Volumes {
+        count: cut.volumes.len() as u32,
+        volume_size: spec.volume_size,
+        chunk_size: chunk,
+        placements: cut.placements(|_, b, _| b.sha256.clone()),
+        parity: (spec.parity > 0).then(|| Parity {
+            shard_size: u64::MAX,
+            shards: vec![Sha256::of(b""); spec.parity as usize],
+        }),
+    });
+    let bytes = measured.to_canonical_json();
+    let sig = series.sign(&measured, &bytes)?;
+    Ok(plan::entry_cost(bytes.len() as u64)
+        + sig
+            .as_ref()
+            .map_or(0, |s| plan::entry_cost(s.len() as u64 + 512)))
+}
+
 pub fn check_fits(spec: &VolumeSpec, sizes: impl Iterator<Item = u64>) -> Result<(), CreateError> {
     let Some(max) = sizes.max() else {
         return Ok(());
     };
-    let what = format!("(the largest file, {max} bytes)");
-    plan::pack(
-        &[(what, max)],
-        spec.volume_size,
-        spec.chunk(),
-        HEAD_ROOM_STEP,
-    )
-    .map(|_| ())
-    .map_err(CreateError::Usage)
+    let what = format!("blob (the largest file, {max} bytes)");
+    plan::check_fits(&what, max, spec.volume_size, spec.chunk(), HEAD_ROOM_STEP)
+        .map_err(CreateError::Usage)
 }
 
 /// The files beside `out` named as volumes of its set

@@ -12,8 +12,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::Sha256;
 use llmgw_shared::parity::{self, Segment, ShardReader};
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 
 use super::plan::Packing;
 use crate::error::CreateError;
@@ -21,7 +22,7 @@ use crate::error::CreateError;
 /// The parity shards of a packing.
 pub struct Shards {
     pub shard_size: u64,
-    pub sha256: Vec<String>,
+    pub sha256: Vec<Sha256>,
     /// Temporary files holding them, in order.
     pub files: Vec<PathBuf>,
 }
@@ -69,7 +70,7 @@ pub fn compute(
             .map(|f| File::create(f).map(|f| BufWriter::with_capacity(1 << 20, f)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| CreateError::io(out, e))?;
-        let mut hashers: Vec<Sha256> = (0..k).map(|_| Sha256::new()).collect();
+        let mut hashers: Vec<sha2::Sha256> = (0..k).map(|_| sha2::Sha256::new()).collect();
         let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); count];
         for (_, len) in parity::stripes(shard_size) {
             for (r, b) in readers.iter_mut().zip(bufs.iter_mut()) {
@@ -89,7 +90,7 @@ pub fn compute(
         }
         Ok(hashers
             .into_iter()
-            .map(|h| hex::encode(h.finalize()))
+            .map(|h| Sha256::from_bytes(&h.finalize().into()))
             .collect::<Vec<_>>())
     })();
     match result {

@@ -9,6 +9,7 @@
 //! a large chunk that does not fit leaves room for the small files after
 //! it. Within a volume, pieces keep that order: placement order.
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{Piece, Placement};
 
 /// A tar entry's header, and the two zero blocks that end a tar.
@@ -20,7 +21,78 @@ pub fn entry_cost(size: u64) -> u64 {
     BLOCK + size.div_ceil(BLOCK) * BLOCK
 }
 
-/// The packing: the placements (piece sha256s still empty) and, per
+/// Where the pieces go, before any is hashed: per blob, its pieces'
+/// places; per volume, its pieces as (blob index, piece index) in tar
+/// order. [`Cut::placements`] makes the manifest's placements of it once
+/// the pieces' digests are known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    pub blobs: Vec<CutBlob>,
+    pub volumes: Vec<Vec<(usize, usize)>>,
+}
+
+/// A carried blob and where its pieces are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutBlob {
+    pub sha256: Sha256,
+    pub size: u64,
+    pub pieces: Vec<Slot>,
+}
+
+/// A piece's place: its stretch of the blob and its volume (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub offset: u64,
+    pub size: u64,
+    pub volume: u32,
+}
+
+impl Cut {
+    /// The manifest's placements, piece `i` of blob `b` (the `k`th)
+    /// hashing to `digest(k, b, i)`.
+    pub fn placements(&self, digest: impl Fn(usize, &CutBlob, usize) -> Sha256) -> Vec<Placement> {
+        self.blobs
+            .iter()
+            .enumerate()
+            .map(|(k, b)| Placement {
+                sha256: b.sha256.clone(),
+                size: b.size,
+                pieces: b
+                    .pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| Piece {
+                        offset: s.offset,
+                        size: s.size,
+                        sha256: digest(k, b, i),
+                        volume: s.volume,
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// The data of volume `v` (0-based): its pieces' sizes summed.
+    #[cfg(test)]
+    pub fn data_len(&self, v: usize) -> u64 {
+        self.volumes[v]
+            .iter()
+            .map(|&(p, i)| self.blobs[p].pieces[i].size)
+            .sum()
+    }
+
+    /// The tar file size of volume `v` with head entries of `head` bytes.
+    #[cfg(test)]
+    pub fn file_len(&self, v: usize, head: u64) -> u64 {
+        head + self.volumes[v]
+            .iter()
+            .map(|&(p, i)| entry_cost(self.blobs[p].pieces[i].size))
+            .sum::<u64>()
+            + TRAILER
+    }
+}
+
+/// The packing, every piece hashed: the manifest's placements and, per
 /// volume, its pieces as (placement index, piece index) in tar order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Packing {
@@ -36,28 +108,28 @@ impl Packing {
             .map(|&(p, i)| self.placements[p].pieces[i].size)
             .sum()
     }
-
-    /// The tar file size of volume `v` with head entries of `head` bytes.
-    #[cfg(test)]
-    pub fn file_len(&self, v: usize, head: u64) -> u64 {
-        head + self.volumes[v]
-            .iter()
-            .map(|&(p, i)| entry_cost(self.placements[p].pieces[i].size))
-            .sum::<u64>()
-            + TRAILER
-    }
 }
 
-/// Packs `blobs` (sha256, size; sorted, distinct) into volumes of at most
-/// `volume_size` bytes, keeping `head_room` bytes of each for the head
-/// entries. Fails, saying why, when a piece cannot fit an empty volume.
-pub fn pack(
-    blobs: &[(String, u64)],
+/// Whether a blob of `size` bytes (`what`) can be packed at all: its
+/// largest piece fits an empty volume beside the head entries.
+pub fn check_fits(
+    what: &str,
+    size: u64,
     volume_size: u64,
     chunk_size: u64,
     head_room: u64,
-) -> Result<Packing, String> {
-    let capacity = (volume_size / BLOCK * BLOCK)
+) -> Result<(), String> {
+    let capacity = capacity(volume_size, head_room)?;
+    if size > 0 {
+        check_piece(what, chunk_size.min(size), volume_size, capacity)?;
+    }
+    Ok(())
+}
+
+/// The bytes of pieces (with their tar headers) a volume holds beside the
+/// head entries and the end of the tar.
+fn capacity(volume_size: u64, head_room: u64) -> Result<u64, String> {
+    (volume_size / BLOCK * BLOCK)
         .checked_sub(head_room + TRAILER)
         .filter(|c| *c > BLOCK)
         .ok_or_else(|| {
@@ -65,33 +137,50 @@ pub fn pack(
                 "--volume-size {volume_size}: a volume must hold the manifest ({head_room} bytes \
                  with its tar headers) and at least one piece; choose a larger size"
             )
-        })?;
-    let mut placements = Vec::with_capacity(blobs.len());
+        })
+}
+
+/// A piece of `n` bytes of `what` fits an empty volume.
+fn check_piece(what: &str, n: u64, volume_size: u64, capacity: u64) -> Result<(), String> {
+    if entry_cost(n) > capacity {
+        return Err(format!(
+            "{what} needs pieces of {n} bytes, and a volume of {volume_size} bytes \
+             holds at most {capacity} bytes of pieces beside the manifest; give a smaller \
+             --chunk-size (at most {}) or a larger --volume-size",
+            capacity - BLOCK
+        ));
+    }
+    Ok(())
+}
+
+/// Packs `blobs` (sha256, size; sorted, distinct) into volumes of at most
+/// `volume_size` bytes, keeping `head_room` bytes of each for the head
+/// entries. Fails, saying why, when a piece cannot fit an empty volume.
+pub fn pack(
+    blobs: &[(Sha256, u64)],
+    volume_size: u64,
+    chunk_size: u64,
+    head_room: u64,
+) -> Result<Cut, String> {
+    let capacity = capacity(volume_size, head_room)?;
+    let mut cut = Vec::with_capacity(blobs.len());
     let mut todo: Vec<(usize, usize, u64)> = Vec::new();
     for (sha, size) in blobs {
-        let p = placements.len();
+        let p = cut.len();
         let mut pieces = Vec::new();
         let mut offset = 0;
         while offset < *size {
             let n = chunk_size.min(size - offset);
-            if entry_cost(n) > capacity {
-                return Err(format!(
-                    "blob {sha} needs pieces of {n} bytes, and a volume of {volume_size} bytes \
-                     holds at most {capacity} bytes of pieces beside the manifest; give a smaller \
-                     --chunk-size (at most {}) or a larger --volume-size",
-                    capacity - BLOCK
-                ));
-            }
+            check_piece(&format!("blob {sha}"), n, volume_size, capacity)?;
             todo.push((p, pieces.len(), entry_cost(n)));
-            pieces.push(Piece {
+            pieces.push(Slot {
                 offset,
                 size: n,
-                sha256: String::new(),
                 volume: 0,
             });
             offset += n;
         }
-        placements.push(Placement {
+        cut.push(CutBlob {
             sha256: sha.clone(),
             size: *size,
             pieces,
@@ -106,7 +195,7 @@ pub fn pack(
             if cost <= free {
                 free -= cost;
                 here.push((p, i));
-                placements[p].pieces[i].volume = v;
+                cut[p].pieces[i].volume = v;
                 false
             } else {
                 true
@@ -121,8 +210,8 @@ pub fn pack(
     if u32::try_from(volumes.len()).is_err() {
         return Err("more than 2^32 volumes: choose a larger --volume-size".into());
     }
-    Ok(Packing {
-        placements,
+    Ok(Cut {
+        blobs: cut,
         volumes,
     })
 }
@@ -131,11 +220,11 @@ pub fn pack(
 mod tests {
     use super::*;
 
-    fn blobs(sizes: &[u64]) -> Vec<(String, u64)> {
+    fn blobs(sizes: &[u64]) -> Vec<(Sha256, u64)> {
         sizes
             .iter()
             .enumerate()
-            .map(|(i, s)| (format!("{i:064x}"), *s))
+            .map(|(i, s)| (format!("{i:064x}").parse().unwrap(), *s))
             .collect()
     }
 
@@ -144,7 +233,7 @@ mod tests {
         // Capacity 8192 − 1024 − 1024 = 6144 bytes of entries.
         let b = blobs(&[10_000, 100, 0, 3000]);
         let p = pack(&b, 8192, 4096, 1024).unwrap();
-        let big = &p.placements[0];
+        let big = &p.blobs[0];
         assert_eq!(
             big.pieces
                 .iter()
@@ -152,10 +241,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(0, 4096), (4096, 4096), (8192, 1808)]
         );
-        assert!(
-            p.placements[2].pieces.is_empty(),
-            "an empty blob has no piece"
-        );
+        assert!(p.blobs[2].pieces.is_empty(), "an empty blob has no piece");
         // Volume 1: chunk 0 (4608), then chunk 1 does not fit, the
         // 1808-byte chunk does not either (2560 > 1536), the 100-byte blob does.
         assert_eq!(p.volumes[0], vec![(0, 0), (1, 0)]);
@@ -164,7 +250,7 @@ mod tests {
         for (v, list) in p.volumes.iter().enumerate() {
             assert!(p.file_len(v, 1024) <= 8192);
             for &(pl, i) in list {
-                assert_eq!(p.placements[pl].pieces[i].volume as usize, v + 1);
+                assert_eq!(p.blobs[pl].pieces[i].volume as usize, v + 1);
             }
         }
         assert_eq!(p.data_len(2), 1808 + 3000);
@@ -178,8 +264,8 @@ mod tests {
         let fat = crate::volumes::size::FAT_MAX_FILE;
         let b = blobs(&[5 << 30, 3 << 30, 1000]);
         let p = pack(&b, fat, 1 << 30, 64 << 10).unwrap();
-        assert_eq!(p.placements[0].pieces.len(), 5);
-        assert_eq!(p.placements[1].pieces.len(), 3);
+        assert_eq!(p.blobs[0].pieces.len(), 5);
+        assert_eq!(p.blobs[1].pieces.len(), 3);
         assert_eq!(p.volumes.len(), 3, "{:?}", p.volumes);
         for v in 0..p.volumes.len() {
             assert!(
@@ -188,7 +274,7 @@ mod tests {
             );
         }
         let spread: std::collections::BTreeSet<u32> =
-            p.placements[0].pieces.iter().map(|x| x.volume).collect();
+            p.blobs[0].pieces.iter().map(|x| x.volume).collect();
         assert!(spread.len() > 1, "the 5 GiB blob spans volumes");
     }
 

@@ -339,7 +339,6 @@ pub fn check_earlier(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sha2::{Digest, Sha256};
 
     /// A plan of a head, one piece of `src` (bytes 100..700), padding and
     /// an end, and the file it plans.
@@ -355,7 +354,7 @@ mod tests {
                 from,
                 offset: 100,
                 size: 600,
-                sha256: hex::encode(Sha256::digest(piece)),
+                sha256: llmgw_shared::Sha256::of(piece),
             },
             Seg::Bytes(vec![0u8; 424]),
         ];

@@ -11,10 +11,12 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{Placement, blob_entry_name, chunk_entry_name, parity_entry_name};
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 
-use super::plan::Packing;
+use super::plan::{Cut, Packing};
+use crate::error::CreateError;
 use crate::writer::{header, sync_parent, write_head};
 
 const BUF: usize = 1 << 20;
@@ -29,38 +31,43 @@ pub fn piece_entry(p: &Placement, i: usize) -> String {
 }
 
 /// Hashes every chunk of the blobs cut into several pieces, reading each
-/// blob's file once. Whole blobs keep their own (verified) sha256.
-pub fn hash_pieces(
-    placements: &mut [Placement],
-    path_of: &dyn Fn(&str) -> PathBuf,
-) -> io::Result<()> {
+/// blob's file once, and gives the packing with every piece's sha256.
+/// A whole blob is its own piece and keeps its own (verified) sha256.
+pub fn hash_pieces(cut: Cut, path_of: &dyn Fn(&str) -> PathBuf) -> Result<Packing, CreateError> {
     let mut buf = vec![0u8; BUF];
-    for p in placements.iter_mut() {
-        if p.pieces.len() == 1 {
-            p.pieces[0].sha256 = p.sha256.clone();
-            continue;
+    let mut chunks: Vec<Vec<Sha256>> = Vec::with_capacity(cut.blobs.len());
+    for b in &cut.blobs {
+        let mut digests = Vec::new();
+        if b.pieces.len() > 1 {
+            let path = path_of(&b.sha256);
+            let mut f = File::open(&path).map_err(|e| CreateError::io(&path, e))?;
+            for piece in &b.pieces {
+                digests.push(
+                    sha256_of_next(&mut f, piece.size, &mut buf)
+                        .map_err(|e| CreateError::io(&path, e))?,
+                );
+            }
         }
-        if p.pieces.is_empty() {
-            continue;
-        }
-        let path = path_of(&p.sha256);
-        let mut f = File::open(&path)?;
-        for piece in &mut p.pieces {
-            piece.sha256 = sha256_of_next(&mut f, piece.size, &mut buf)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        }
+        chunks.push(digests);
     }
-    Ok(())
+    let placements = cut.placements(|k, b, i| match b.pieces.len() {
+        1 => b.sha256.clone(),
+        _ => chunks[k][i].clone(),
+    });
+    Ok(Packing {
+        placements,
+        volumes: cut.volumes,
+    })
 }
 
-/// The sha256 (hex) of the next `n` bytes of `r`.
-pub(super) fn sha256_of_next(r: &mut dyn Read, n: u64, buf: &mut [u8]) -> io::Result<String> {
-    let mut h = Sha256::new();
+/// The sha256 of the next `n` bytes of `r`.
+pub(super) fn sha256_of_next(r: &mut dyn Read, n: u64, buf: &mut [u8]) -> io::Result<Sha256> {
+    let mut h = sha2::Sha256::new();
     copy_exact(r, n, buf, |b| {
         h.update(b);
         Ok(())
     })?;
-    Ok(hex::encode(h.finalize()))
+    Ok(Sha256::from_bytes(&h.finalize().into()))
 }
 
 /// Reads exactly `n` bytes from `r` into `sink`, in buffer-sized pieces.
@@ -89,11 +96,13 @@ pub(super) fn copy_exact(
 pub enum Body<'a> {
     /// Data volume: these pieces, in order.
     Data(&'a [(usize, usize)]),
-    /// Parity volume `j` (0-based): its shard, from this file.
+    /// Parity volume `j` (0-based): its shard, from this file, and the
+    /// shard's sha256.
     Parity {
         index: usize,
         shard: &'a Path,
         size: u64,
+        sha256: &'a Sha256,
     },
 }
 
@@ -108,7 +117,7 @@ pub enum Seg {
         from: PathBuf,
         offset: u64,
         size: u64,
-        sha256: String,
+        sha256: Sha256,
     },
 }
 
@@ -121,12 +130,11 @@ pub fn segments(
     packing: &Packing,
     body: &Body<'_>,
     path_of: &dyn Fn(&str) -> PathBuf,
-    expect_parity: Option<&str>,
 ) -> io::Result<Vec<Seg>> {
     let mut head = Vec::new();
     write_head(&mut head, manifest, signature, mtime)?;
     let mut out = vec![Seg::Bytes(head)];
-    let mut entry = |name: String, from: PathBuf, offset: u64, size: u64, sha256: String| {
+    let mut entry = |name: String, from: PathBuf, offset: u64, size: u64, sha256: Sha256| {
         out.push(Seg::Bytes(header(&name, size, mtime)?.as_bytes().to_vec()));
         out.push(Seg::Piece {
             name,
@@ -155,12 +163,17 @@ pub fn segments(
                 )?;
             }
         }
-        Body::Parity { index, shard, size } => entry(
+        Body::Parity {
+            index,
+            shard,
+            size,
+            sha256,
+        } => entry(
             parity_entry_name(*index),
             shard.to_path_buf(),
             0,
             *size,
-            expect_parity.unwrap_or_default().to_string(),
+            (*sha256).clone(),
         )?,
     }
     out.push(Seg::Bytes(vec![0u8; 1024]));
@@ -204,7 +217,7 @@ pub fn write_volume(
                 } => {
                     let mut f = File::open(from)?;
                     f.seek(SeekFrom::Start(*offset))?;
-                    let mut h = Sha256::new();
+                    let mut h = sha2::Sha256::new();
                     copy_exact(&mut f, *size, &mut buf, |b| {
                         h.update(b);
                         w.write_all(b)

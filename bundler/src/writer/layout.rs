@@ -16,6 +16,7 @@
 
 use std::io;
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::BLOB_DIR;
 
 /// The most uncompressed bytes in one zstd frame of a `.tar.zst`.
@@ -65,7 +66,7 @@ impl Entry {
 pub struct Layout {
     pub entries: Vec<Entry>,
     /// The blobs, sorted by sha256: (sha256, size).
-    pub blobs: Vec<(String, u64)>,
+    pub blobs: Vec<(Sha256, u64)>,
     /// The bytes of the head entries (the manifest, its signature).
     pub heads: Vec<Vec<u8>>,
 }
@@ -79,7 +80,7 @@ impl Layout {
     pub fn new(
         manifest: &[u8],
         signature: Option<&[u8]>,
-        blobs: &[(String, u64)],
+        blobs: &[(Sha256, u64)],
         mtime: u64,
     ) -> io::Result<Self> {
         let mut blobs = blobs.to_vec();
@@ -182,7 +183,10 @@ mod tests {
 
     #[test]
     fn offsets_and_segments() {
-        let blobs = vec![("bb".repeat(32), 10 << 20), ("aa".repeat(32), 512)];
+        let blobs = vec![
+            ("bb".repeat(32).parse().unwrap(), 10 << 20),
+            ("aa".repeat(32).parse().unwrap(), 512),
+        ];
         let l = Layout::new(b"{}\n", None, &blobs, 0).unwrap();
         assert_eq!(l.entries.len(), 4);
         assert_eq!(l.blobs[0].0, "aa".repeat(32));

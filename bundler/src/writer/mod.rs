@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use std::io::Write;
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{BLOB_DIR, MANIFEST_NAME, SIGNATURE_NAME};
 
 pub use layout::header;
@@ -73,7 +74,7 @@ impl Format {
 /// One blob to write.
 #[derive(Debug, Clone)]
 pub struct Blob {
-    pub sha256: String,
+    pub sha256: Sha256,
     pub size: u64,
     pub path: PathBuf,
 }
@@ -225,7 +226,7 @@ fn write_dir(
         fs::write(tmp.join(name), bytes)?;
     }
     for b in blobs {
-        let to = blob_dir.join(&b.sha256);
+        let to = blob_dir.join(b.sha256.as_str());
         let n = fs::metadata(&b.path)?.len();
         if n != b.size {
             return Err(size_changed(b, n));

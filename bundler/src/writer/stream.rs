@@ -261,8 +261,12 @@ impl Stream<'_> {
     /// before it came from the same stream in the killed run); `None` when
     /// it does not hold them.
     #[allow(clippy::type_complexity)]
-    fn tee(&self, sha: &str, off: u64) -> Result<Option<(PathBuf, BufWriter<File>)>, CreateError> {
-        let path = self.cache.partial_path(&Expect::Sha256(sha.to_string()));
+    fn tee(
+        &self,
+        sha: &llmgw_shared::Sha256,
+        off: u64,
+    ) -> Result<Option<(PathBuf, BufWriter<File>)>, CreateError> {
+        let path = self.cache.partial_path(&Expect::Sha256(sha.clone()));
         let ioe = |e| CreateError::io(&path, e);
         let f = OpenOptions::new()
             .create(true)

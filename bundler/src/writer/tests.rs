@@ -41,8 +41,8 @@ fn blobs(dir: &Path) -> Vec<Blob> {
         &vec![7u8; 70_000],
         &big,
     ] {
-        let sha = sha256_hex(body);
-        let p = dir.join(&sha);
+        let sha = llmgw_shared::Sha256::of(body);
+        let p = dir.join(sha.as_str());
         fs::write(&p, body).unwrap();
         out.push(Blob {
             sha256: sha,
@@ -86,7 +86,7 @@ fn write(
 ) -> Result<(), CreateError> {
     let cache_dir = out.parent().unwrap().join("cache");
     let cache = Cache::open(&cache_dir).unwrap();
-    let list: Vec<(String, u64)> = bl.iter().map(|b| (b.sha256.clone(), b.size)).collect();
+    let list: Vec<(Sha256, u64)> = bl.iter().map(|b| (b.sha256.clone(), b.size)).collect();
     let layout = Arc::new(Layout::new(b"{}\n", None, &list, mtime).unwrap());
     let temp = TempBundle::open(out, zstd.is_some())?;
     let mut found = temp.scan(&layout)?;

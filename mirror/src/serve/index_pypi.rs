@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::{AssetRef, Manifest, PYTHON_ENGINE, Yanked};
-use llmgw_shared::pep503_normalize;
+use llmgw_shared::{Sha256, pep503_normalize};
 
 use super::index::entries::{Blob, natural_cmp};
 
@@ -83,7 +83,7 @@ pub struct Interpreter {
     pub repo: String,
     pub tag: String,
     pub name: String,
-    pub sha256: String,
+    pub sha256: Sha256,
     /// `install_only_stripped` is preferred over `install_only`.
     pub stripped: bool,
 }
@@ -113,13 +113,14 @@ impl PypiIndex {
             }
             for r in m.releases.iter().filter(|r| r.engine == PYTHON_ENGINE) {
                 for a in &r.assets {
-                    let Some(mut i) = parse_standalone_name(&a.name) else {
+                    let held = Held {
+                        repo: r.repo.clone(),
+                        tag: r.tag.clone(),
+                        sha256: a.sha256.clone(),
+                    };
+                    let Some(i) = parse_standalone_name(&a.name, held) else {
                         continue;
                     };
-                    i.build = r.tag.clone();
-                    i.repo = r.repo.clone();
-                    i.tag = r.tag.clone();
-                    i.sha256 = a.sha256.clone();
                     let key = i.key();
                     let better = match out.interpreters.get(&key) {
                         None => true,
@@ -221,7 +222,7 @@ fn py_env(bundle: &str, env: &llmgw_shared::manifest::PythonEnv) -> PyEnv {
 /// `cpython-3.12.12+20251014-x86_64-unknown-linux-gnu-install_only_stripped.tar.gz`.
 /// Only the Linux `install_only` archives uv installs from are taken; the
 /// build date is left for the caller (it is the release tag).
-pub fn parse_standalone_name(name: &str) -> Option<Interpreter> {
+pub fn parse_standalone_name(name: &str, held: Held) -> Option<Interpreter> {
     let rest = name.strip_prefix("cpython-")?;
     let (rest, stripped) = if let Some(r) = rest.strip_suffix("-install_only_stripped.tar.gz") {
         (r, true)
@@ -265,23 +266,40 @@ pub fn parse_standalone_name(name: &str) -> Option<Interpreter> {
         family: family.to_string(),
         arch_variant,
         libc: libc.to_string(),
-        build: String::new(),
-        repo: String::new(),
-        tag: String::new(),
+        build: held.tag.clone(),
+        repo: held.repo,
+        tag: held.tag,
         name: name.to_string(),
-        sha256: String::new(),
+        sha256: held.sha256,
         stripped,
     })
+}
+
+/// Where an interpreter archive is held: the release entry that carries
+/// it (its tag is python-build-standalone's build date) and its bytes.
+pub struct Held {
+    pub repo: String,
+    pub tag: String,
+    pub sha256: Sha256,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn held() -> Held {
+        Held {
+            repo: "astral-sh/python-build-standalone".into(),
+            tag: "20251014".into(),
+            sha256: Sha256::of(b"archive"),
+        }
+    }
+
     #[test]
     fn standalone_names() {
         let i = parse_standalone_name(
             "cpython-3.12.12+20251014-x86_64-unknown-linux-gnu-install_only_stripped.tar.gz",
+            held(),
         )
         .unwrap();
         assert_eq!((i.major, i.minor, i.patch), (3, 12, 12));
@@ -289,6 +307,7 @@ mod tests {
         assert!(i.stripped);
         let i = parse_standalone_name(
             "cpython-3.14.0rc1+20250808-x86_64_v3-unknown-linux-musl-install_only.tar.gz",
+            held(),
         )
         .unwrap();
         assert_eq!(i.prerelease, "rc1");
@@ -296,6 +315,7 @@ mod tests {
         assert!(!i.stripped);
         let a = parse_standalone_name(
             "cpython-3.12.12+20251014-aarch64-unknown-linux-gnu-install_only_stripped.tar.gz",
+            held(),
         )
         .unwrap();
         assert_eq!(a.key(), "cpython-3.12.12-linux-aarch64-gnu");
@@ -306,7 +326,7 @@ mod tests {
             "cpython-3.12.12+20251014-x86_64_v9-unknown-linux-gnu-install_only.tar.gz",
             "SHA256SUMS",
         ] {
-            assert_eq!(parse_standalone_name(other), None, "{other}");
+            assert_eq!(parse_standalone_name(other, held()), None, "{other}");
         }
     }
 }

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 use llmgw_shared::signing::PublicKey;
 
@@ -263,7 +264,7 @@ fn conclude<T: Target + ?Sized>(
         let bytes: u64 = gated
             .blobs
             .iter()
-            .filter(|(sha, _)| elsewhere.contains(sha.as_str()) && !seen.contains(*sha))
+            .filter(|(sha, _)| elsewhere.contains(sha.as_str()) && !seen.contains(sha.as_str()))
             .map(|(_, s)| s)
             .sum();
         unchecked.push(format!(
@@ -276,7 +277,9 @@ fn conclude<T: Target + ?Sized>(
         .blobs
         .iter()
         .filter(|(sha, size)| {
-            !seen.contains(*sha) && !target.have(sha, **size) && !elsewhere.contains(sha.as_str())
+            !seen.contains(sha.as_str())
+                && !target.have(sha, **size)
+                && !elsewhere.contains(sha.as_str())
         })
         .map(|(sha, _)| format!("{} ({})", sha, name_of(&gated.names, sha)))
         .collect();
@@ -289,7 +292,10 @@ fn conclude<T: Target + ?Sized>(
         return Err(VerifyError::Missing { count, list });
     }
     let proven = signatures.settle(&elsewhere, &mut unchecked)?;
-    let not_read = gated.blobs.iter().filter(|(sha, _)| !seen.contains(*sha));
+    let not_read = gated
+        .blobs
+        .iter()
+        .filter(|(sha, _)| !seen.contains(sha.as_str()));
     let (blobs_not_read, bytes_not_read) = not_read.fold((0, 0), |(n, b), (_, s)| (n + 1, b + s));
     Ok(Verified {
         manifest_sha256: gated.sha256,
@@ -306,6 +312,6 @@ fn conclude<T: Target + ?Sized>(
     })
 }
 
-fn name_of<'a>(names: &'a BTreeMap<String, String>, sha: &str) -> &'a str {
+fn name_of<'a>(names: &'a BTreeMap<Sha256, String>, sha: &str) -> &'a str {
     names.get(sha).map_or("", String::as_str)
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest};
 
 use super::error::VerifyError;
@@ -21,9 +22,9 @@ pub(crate) struct Gated {
     pub bytes: Vec<u8>,
     pub manifest: Manifest,
     /// Every blob it names, with its size.
-    pub blobs: BTreeMap<String, u64>,
+    pub blobs: BTreeMap<Sha256, u64>,
     /// A human name for each blob (see [`blob_names`]).
-    pub names: BTreeMap<String, String>,
+    pub names: BTreeMap<Sha256, String>,
 }
 
 /// Step 1 on the first entry: `head` and its bytes `data`.
@@ -65,7 +66,7 @@ fn read_bounded(head: &EntryHead, data: &mut dyn Read) -> Result<Vec<u8>, Verify
 
 /// A human name for each blob the manifest names: the first thing that
 /// uses it ("ggml-org/llama.cpp b6123 llama-…tar.gz", "acme/tiny config.json").
-pub fn blob_names(m: &Manifest) -> BTreeMap<String, String> {
+pub fn blob_names(m: &Manifest) -> BTreeMap<Sha256, String> {
     let mut out = BTreeMap::new();
     for r in &m.releases {
         for a in &r.assets {

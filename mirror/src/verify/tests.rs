@@ -26,8 +26,8 @@ fn manifest() -> Manifest {
         files: vec![HfFile {
             path: "config.json".into(),
             size: CONFIG.len() as u64,
-            sha256: sha256_hex(CONFIG),
-            git_oid: git_blob_sha1_hex(CONFIG),
+            sha256: llmgw_shared::Sha256::of(CONFIG),
+            git_oid: llmgw_shared::GitOid::of_blob(CONFIG),
             lfs: false,
             publisher_digests: vec![PublisherDigest {
                 source: DigestSource::GitBlobSha1,

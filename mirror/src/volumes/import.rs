@@ -38,7 +38,7 @@ pub struct Taken {
 #[derive(Debug, Clone, Serialize)]
 pub struct Incomplete {
     pub name: String,
-    pub sha256: String,
+    pub sha256: Sha256,
     pub bytes_missing: u64,
 }
 

@@ -199,7 +199,7 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
             return Err(StageError::RebuiltMismatch {
                 volume: v,
                 got,
-                expected: want.clone(),
+                expected: want.to_string(),
             });
         }
         let f = files

@@ -100,8 +100,8 @@ pub fn hf_file(path: &str, body: &[u8], lfs: bool) -> HfFile {
     HfFile {
         path: path.into(),
         size: body.len() as u64,
-        sha256: sha,
-        git_oid,
+        sha256: sha.parse().unwrap(),
+        git_oid: git_oid.parse().unwrap(),
         lfs,
         publisher_digests: vec![digest],
     }
@@ -112,7 +112,7 @@ pub fn asset(name: &str, body: &[u8]) -> Asset {
     Asset {
         name: name.into(),
         size: body.len() as u64,
-        sha256: sha.clone(),
+        sha256: sha.parse().unwrap(),
         publisher_digests: vec![PublisherDigest {
             source: DigestSource::GithubAssetDigest,
             value: sha,

@@ -44,14 +44,14 @@ pub fn env_file(
             version: version.into(),
             filename: filename.into(),
             size: body.len() as u64,
-            sha256: sha.clone(),
+            sha256: sha.parse().unwrap(),
             requires_python: None,
             yanked: None,
             upload_time: Some("2025-10-14T09:30:00.123456Z".into()),
             metadata: metadata.as_ref().map(|m| {
                 let msha = sha256_hex(m);
                 MetadataFile {
-                    sha256: msha.clone(),
+                    sha256: msha.parse().unwrap(),
                     size: m.len() as u64,
                     publisher_digests: digest(DigestSource::PypiCoreMetadata, &msha),
                 }
@@ -111,7 +111,7 @@ pub fn env(name: &str, arch: &str, files: &[EnvFile], lock: &[u8]) -> PythonEnv 
             version: "0.13.9".into(),
         },
         lock: BlobRef {
-            sha256: sha256_hex(lock),
+            sha256: sha256_hex(lock).parse().unwrap(),
             size: lock.len() as u64,
         },
         interpreter: Some(AssetRef {
@@ -146,7 +146,7 @@ pub fn interpreter_release(archives: &[(String, Vec<u8>)]) -> Release {
                 Asset {
                     name: n.clone(),
                     size: b.len() as u64,
-                    sha256: sha.clone(),
+                    sha256: sha.parse().unwrap(),
                     publisher_digests: digest(DigestSource::UvDownloadMetadata, &sha),
                     content_type: Some("application/gzip".into()),
                 }

@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{GitOid, Sha256};
+
 /// One release of one repository, and the assets of it that were carried.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -65,7 +67,7 @@ pub struct Asset {
     /// Its length in bytes, checked when it is fetched and imported.
     pub size: u64,
     /// sha256 of the bytes: the blob's name.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// What the publisher said, each checked against the bytes.
     pub publisher_digests: Vec<PublisherDigest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,10 +213,10 @@ pub struct HfFile {
     /// Its length in bytes, checked when it is fetched and imported.
     pub size: u64,
     /// sha256 of the bytes: the blob's name.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// The git blob sha1 the Hub lists as the file's `oid`: of the content,
     /// or for an LFS file of its pointer.
-    pub git_oid: String,
+    pub git_oid: GitOid,
     /// Whether the file is stored in LFS (its publisher digest is then the
     /// LFS sha256, else the git blob sha1).
     pub lfs: bool,

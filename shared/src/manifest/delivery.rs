@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::BLOB_DIR;
 use super::python::BlobRef;
+use crate::Sha256;
 
 /// The second entry of a signed bundle: a minisign signature over the exact
 /// bytes of `manifest.json`, kept in the store as `bundles/<sha>.json.minisig`.
@@ -29,7 +30,7 @@ pub struct Delta {
     /// What the bundler planned against: the sha256 of each have-list
     /// (`mirror have`) or base manifest (`--base`), for the audit trail.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bases: Vec<String>,
+    pub bases: Vec<Sha256>,
     /// A repair bundle (`bundle create --need`): blobs another bundle
     /// relies on, carried for the store to hold and named by nothing else
     /// in this manifest, so this bundle serves nothing by itself.
@@ -44,7 +45,7 @@ pub struct Delta {
 #[serde(deny_unknown_fields)]
 pub struct NeededBlob {
     /// The blob's sha256: its name in the store.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// Its length in bytes.
     pub size: u64,
     /// What uses it, as the needing bundle's manifest names it; untrusted
@@ -86,7 +87,7 @@ pub struct Volumes {
 #[serde(deny_unknown_fields)]
 pub struct Placement {
     /// The whole blob's sha256, as the artifacts list it.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// The whole blob's length in bytes.
     pub size: u64,
     /// In offset order, covering the blob exactly.
@@ -104,7 +105,7 @@ pub struct Piece {
     /// Its length in bytes.
     pub size: u64,
     /// sha256 of the piece's own bytes.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// The data volume it is in (1-based).
     pub volume: u32,
 }
@@ -124,7 +125,7 @@ pub struct Parity {
     /// rounded up to an even number of bytes), coded in [`PARITY_STRIPE`]s.
     pub shard_size: u64,
     /// sha256 of each parity shard, in order.
-    pub shards: Vec<String>,
+    pub shards: Vec<Sha256>,
 }
 
 /// Parity is computed stripe by stripe: bytes `[s·STRIPE, (s+1)·STRIPE)` of

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::Sha256;
 use crate::names::UnsafeName;
 
 pub use artifacts::{
@@ -252,7 +253,7 @@ impl Manifest {
     }
 
     /// Every blob the manifest names, with its size.
-    pub fn blobs(&self) -> BTreeMap<String, u64> {
+    pub fn blobs(&self) -> BTreeMap<Sha256, u64> {
         let mut out = BTreeMap::new();
         for r in &self.releases {
             for a in &r.assets {
@@ -289,7 +290,7 @@ impl Manifest {
 
     /// The blobs the bundle itself carries: every blob the manifest names
     /// but the delta's prerequisites.
-    pub fn carried_blobs(&self) -> BTreeMap<String, u64> {
+    pub fn carried_blobs(&self) -> BTreeMap<Sha256, u64> {
         let mut out = self.blobs();
         if let Some(delta) = &self.delta {
             for p in &delta.prerequisites {

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::PublisherDigest;
+use crate::Sha256;
 
 /// One resolved environment: `vllm-0.20.1-cu13-amd64`, `site-arm64`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,7 +97,7 @@ pub struct Resolver {
 #[serde(deny_unknown_fields)]
 pub struct BlobRef {
     /// The blob's sha256: its name in the store.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// Its length in bytes.
     pub size: u64,
 }
@@ -126,7 +127,7 @@ pub struct PythonFile {
     /// Its length in bytes, checked when it is fetched and imported.
     pub size: u64,
     /// sha256 of the bytes: the blob's name.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// The file's `requires-python`, as the index gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires_python: Option<String>,
@@ -160,7 +161,7 @@ pub struct Yanked {
 #[serde(deny_unknown_fields)]
 pub struct MetadataFile {
     /// The sha256 of the metadata file: the blob's name.
-    pub sha256: String,
+    pub sha256: Sha256,
     /// Its length in bytes.
     pub size: u64,
     /// The digests the index gave for the metadata file, each checked

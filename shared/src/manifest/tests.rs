@@ -2,14 +2,14 @@ use super::*;
 use crate::digest::{git_blob_sha1_hex, sha256_hex};
 
 fn asset(name: &str, body: &[u8]) -> Asset {
-    let sha = sha256_hex(body);
+    let sha = Sha256::of(body);
     Asset {
         name: name.into(),
         size: body.len() as u64,
         sha256: sha.clone(),
         publisher_digests: vec![PublisherDigest {
             source: DigestSource::GithubAssetDigest,
-            value: sha,
+            value: sha.into(),
         }],
         content_type: None,
     }
@@ -40,8 +40,8 @@ fn sample() -> Manifest {
         files: vec![HfFile {
             path: "config.json".into(),
             size: 2,
-            sha256: sha256_hex(b"{}"),
-            git_oid: git_blob_sha1_hex(b"{}"),
+            sha256: Sha256::of(b"{}"),
+            git_oid: git_blob_sha1_hex(b"{}").parse().unwrap(),
             lfs: false,
             publisher_digests: vec![PublisherDigest {
                 source: DigestSource::GitBlobSha1,
@@ -150,7 +150,7 @@ fn python_env(arch: &str) -> PythonEnv {
             version: "0.9.5".into(),
         },
         lock: BlobRef {
-            sha256: sha256_hex(lock),
+            sha256: Sha256::of(lock),
             size: lock.len() as u64,
         },
         interpreter: None,
@@ -162,12 +162,12 @@ fn python_env(arch: &str) -> PythonEnv {
             version: "0.20.1".into(),
             filename: "vllm-0.20.1-cp38-abi3-manylinux_2_28_x86_64.whl".into(),
             size: wheel.len() as u64,
-            sha256: sha256_hex(wheel),
+            sha256: Sha256::of(wheel),
             requires_python: Some(">=3.10".into()),
             yanked: None,
             upload_time: None,
             metadata: Some(MetadataFile {
-                sha256: sha256_hex(meta),
+                sha256: Sha256::of(meta),
                 size: meta.len() as u64,
                 publisher_digests: vec![digest(DigestSource::PypiCoreMetadata, meta)],
             }),
@@ -229,7 +229,7 @@ fn format_2_inconsistencies_are_refused() {
     let mut m = sample();
     m.delta = Some(Delta {
         prerequisites: vec![BlobRef {
-            sha256: "a".repeat(64),
+            sha256: "a".repeat(64).parse().unwrap(),
             size: 1,
         }],
         bases: vec![],
@@ -243,7 +243,7 @@ fn format_2_inconsistencies_are_refused() {
 
     // A repair bundle names blobs only, never something to serve.
     let repair = NeededBlob {
-        sha256: "b".repeat(64),
+        sha256: "b".repeat(64).parse().unwrap(),
         size: 3,
         uses: vec!["model acme/tiny config.json".into()],
     };
@@ -392,3 +392,43 @@ fn refusals_quote_untrusted_text_escaped_and_cut() {
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
     assert!(err.len() < 4_000, "{} bytes", err.len());
 }
+
+/// The typed digests (`Sha256`, `GitOid`) are written as the same lower-case
+/// hex strings the manifest always had, so a manifest's bytes — and so the
+/// bundle's identity — do not change: read and written again, a format 1
+/// and a format 2 manifest are the same bytes.
+#[test]
+fn typed_digests_keep_the_bytes() {
+    let mut v1 = sample();
+    v1.format_version = 1;
+    let mut v2 = sample();
+    v2.channel = Some("stable".into());
+    v2.sequence = Some(3);
+    v2.repos[0].ref_kind = Some(RefKind::Tag);
+    v2.python_envs = vec![python_env("amd64")];
+    v2.delta = Some(Delta {
+        prerequisites: vec![BlobRef {
+            sha256: Sha256::of(b"aaa"),
+            size: 3,
+        }],
+        bases: vec![Sha256::of(b"have")],
+        repairs: vec![],
+    });
+    for (m, text) in [(v1, FORMAT_1_TEXT), (v2, FORMAT_2_TEXT)] {
+        let bytes = m.to_canonical_json();
+        assert_eq!(String::from_utf8_lossy(&bytes), text);
+        let back = Manifest::from_json_bytes(text.as_bytes()).unwrap();
+        assert_eq!(back.to_canonical_json(), text.as_bytes());
+    }
+    // Read exactly as written, as before the digests were typed: an
+    // upper-case digest is refused, not quietly lower-cased.
+    let sha = Sha256::of(b"aaa");
+    let upper = FORMAT_1_TEXT.replacen(sha.as_str(), &sha.to_ascii_uppercase(), 1);
+    let err = crate::chain(&Manifest::from_json_bytes(upper.as_bytes()).unwrap_err());
+    assert!(err.contains("64 lower-case hex digits"), "{err}");
+}
+
+/// A format 1 manifest, byte for byte as llmgw writes it.
+const FORMAT_1_TEXT: &str = include_str!("samples/format-1.json");
+/// A format 2 manifest, byte for byte as llmgw writes it.
+const FORMAT_2_TEXT: &str = include_str!("samples/format-2.json");

@@ -1,5 +1,7 @@
 //! The checks every manifest passes before anything trusts it: safe names,
-//! well-formed digests that agree with the bytes' own, no artifact listed
+//! publisher digests that agree with the bytes' own (the bytes' own are
+//! well formed by type: [`Sha256`], [`crate::GitOid`], checked as they
+//! were read), no artifact listed
 //! twice, one size per sha256, and the format-2 parts only in format 2.
 //!
 //! Invariant: a manifest that passes [`Manifest::validate`] names nothing
@@ -14,24 +16,23 @@ use super::artifacts::{HfRepo, PublisherDigest, Release};
 use super::delivery::{Delta, Volumes};
 use super::python::{BlobRef, PythonEnv};
 use super::{LLMGW_ENGINE, Manifest, ManifestError};
-use crate::names;
 use crate::time::parse_rfc3339_utc;
+use crate::{Sha256, names};
 
 /// One size per sha256 across the whole manifest, remembering who claimed
 /// it first so a contradiction names both.
 #[derive(Default)]
-struct Claims(BTreeMap<String, (u64, String)>);
+struct Claims(BTreeMap<Sha256, (u64, String)>);
 
 impl Claims {
-    fn claim(&mut self, sha: &str, size: u64, who: String) -> Result<(), ManifestError> {
-        check_sha256(&format!("sha256 of {who}"), sha)?;
+    fn claim(&mut self, sha: &Sha256, size: u64, who: String) -> Result<(), ManifestError> {
         match self.0.get(sha) {
             Some((other, first)) if *other != size => Err(ManifestError::Inconsistent(format!(
                 "{who} and {first} have the same sha256 {sha} but sizes {size} and {other}"
             ))),
             Some(_) => Ok(()),
             None => {
-                self.0.insert(sha.to_string(), (size, who));
+                self.0.insert(sha.clone(), (size, who));
                 Ok(())
             }
         }
@@ -202,13 +203,6 @@ fn validate_repos(repos: &[HfRepo], claims: &mut Claims) -> Result<(), ManifestE
                     "{who} is listed twice"
                 )));
             }
-            if !names::is_sha1_hex(&f.git_oid) {
-                return Err(ManifestError::BadValue {
-                    what: format!("git_oid of {who}"),
-                    expected: "40 lower-case hex digits",
-                    found: f.git_oid.clone(),
-                });
-            }
             let git = (!f.lfs).then_some(f.git_oid.as_str());
             check_digests(&who, &f.publisher_digests, &f.sha256, git)?;
             claims.claim(&f.sha256, f.size, who)?;
@@ -327,9 +321,6 @@ fn validate_delta(delta: &Delta, claims: &Claims) -> Result<(), ManifestError> {
             )));
         }
     }
-    for b in &delta.bases {
-        check_sha256("delta base", b)?;
-    }
     Ok(())
 }
 
@@ -363,7 +354,6 @@ fn validate_volumes(
         }
         let mut offset = 0u64;
         for piece in &p.pieces {
-            check_sha256(&format!("a piece of {}", p.sha256), &piece.sha256)?;
             if piece.offset != offset || piece.size == 0 {
                 return Err(ManifestError::Inconsistent(format!(
                     "the pieces of blob {} do not cover it in order (a piece at {} where {} was due)",
@@ -392,16 +382,10 @@ fn validate_volumes(
             )));
         }
     }
-    if let Some(parity) = &volumes.parity {
-        for s in &parity.shards {
-            check_sha256("parity shard", s)?;
-        }
-    }
     Ok(())
 }
 
 fn check_named(blob: &BlobRef, claims: &Claims, what: &str) -> Result<(), ManifestError> {
-    check_sha256(what, &blob.sha256)?;
     match claims.0.get(&blob.sha256) {
         Some((size, _)) if *size == blob.size => Ok(()),
         Some((size, who)) => Err(ManifestError::Inconsistent(format!(
@@ -423,18 +407,6 @@ fn check_time(what: &str, value: &str) -> Result<(), ManifestError> {
             expected: "a UTC time like 2026-12-03T08:19:47Z",
             found: value.to_string(),
         }),
-    }
-}
-
-pub(super) fn check_sha256(what: &str, value: &str) -> Result<(), ManifestError> {
-    if names::is_sha256_hex(value) {
-        Ok(())
-    } else {
-        Err(ManifestError::BadValue {
-            what: what.to_string(),
-            expected: "64 lower-case hex digits",
-            found: value.to_string(),
-        })
     }
 }
 

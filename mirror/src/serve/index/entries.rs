@@ -7,9 +7,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use llmgw_shared::TreeItem;
 use llmgw_shared::lfs_pointer;
 use llmgw_shared::manifest::RepoKind;
+use llmgw_shared::{GitOid, Sha256, TreeItem};
 
 /// A bundle held, as `/v1/index` lists it.
 #[derive(Debug, Clone)]
@@ -23,7 +23,7 @@ pub struct BundleInfo {
 /// A blob and how big it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Blob {
-    pub sha256: String,
+    pub sha256: Sha256,
     pub size: u64,
 }
 
@@ -58,7 +58,7 @@ pub struct HubFile {
     pub path: String,
     pub blob: Blob,
     /// git blob sha1: of the content, or of the LFS pointer.
-    pub git_oid: String,
+    pub git_oid: GitOid,
     pub lfs: bool,
 }
 
@@ -279,10 +279,10 @@ mod tests {
         let mk = |p: &str, oid: &str| HubFile {
             path: p.into(),
             blob: Blob {
-                sha256: String::new(),
+                sha256: Sha256::of(b""),
                 size: 0,
             },
-            git_oid: oid.into(),
+            git_oid: oid.parse().unwrap(),
             lfs: false,
         };
         let mut files = BTreeMap::new();

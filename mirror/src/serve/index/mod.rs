@@ -41,7 +41,7 @@ pub struct Index {
     /// By (kind, lower-case `org/name`).
     pub repos: HashMap<(RepoKind, String), HubRepo>,
     /// Every blob named, with its size.
-    pub blobs: BTreeMap<String, u64>,
+    pub blobs: BTreeMap<llmgw_shared::Sha256, u64>,
     /// Python environments and interpreters.
     pub pypi: super::index_pypi::PypiIndex,
     /// By lower-case `owner/repo`: the tag `latest` names where a signed
@@ -246,8 +246,8 @@ mod tests {
             files: vec![HfFile {
                 path: "w.bin".into(),
                 size: 1,
-                sha256: sha.clone(),
-                git_oid: "b".repeat(40),
+                sha256: sha.parse().unwrap(),
+                git_oid: "b".repeat(40).parse().unwrap(),
                 lfs: true,
                 publisher_digests: vec![PublisherDigest {
                     source: DigestSource::HfLfsSha256,

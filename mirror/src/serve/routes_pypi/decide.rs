@@ -150,12 +150,12 @@ mod tests {
             version: version.into(),
             filename: filename.into(),
             size: 10,
-            sha256: format!("{seed:02x}").repeat(32),
+            sha256: format!("{seed:02x}").repeat(32).parse().unwrap(),
             requires_python: None,
             yanked: None,
             upload_time: None,
             metadata: Some(MetadataFile {
-                sha256: format!("{:02x}", seed + 100).repeat(32),
+                sha256: format!("{:02x}", seed + 100).repeat(32).parse().unwrap(),
                 size: 5,
                 publisher_digests: vec![],
             }),
@@ -177,7 +177,7 @@ mod tests {
                 version: "0.13.9".into(),
             },
             lock: BlobRef {
-                sha256: "ff".repeat(32),
+                sha256: "ff".repeat(32).parse().unwrap(),
                 size: 3,
             },
             interpreter: None,

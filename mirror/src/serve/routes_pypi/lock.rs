@@ -10,7 +10,7 @@
 
 use std::io::Read;
 
-use llmgw_shared::shown;
+use llmgw_shared::{Sha256, shown};
 use thiserror::Error;
 use toml::{Table, Value};
 
@@ -29,7 +29,7 @@ pub enum LockError {
     )]
     Read {
         env: String,
-        sha256: String,
+        sha256: Sha256,
         #[source]
         source: std::io::Error,
     },
@@ -43,8 +43,8 @@ pub enum LockError {
     )]
     Damaged {
         env: String,
-        expected: String,
-        actual: String,
+        expected: Sha256,
+        actual: Sha256,
     },
     #[error("the lock of environment {env} is not a PEP 751 pylock.toml")]
     Parse {
@@ -113,7 +113,7 @@ fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
             .and_then(|f| f.take(MAX_LOCK_BYTES + 1).read_to_end(&mut bytes))
             .map_err(read_err)?;
     }
-    let actual = llmgw_shared::sha256_hex(&bytes);
+    let actual = Sha256::of(&bytes);
     if actual != env.lock.sha256 {
         return Err(LockError::Damaged {
             env: env.name.clone(),
@@ -228,7 +228,7 @@ fn point_at_mirror(
             env: env.name.clone(),
             file: name,
             lock: sha.to_string(),
-            held: held.blob.sha256.clone(),
+            held: held.blob.sha256.to_string(),
         });
     }
     file.remove("path");

@@ -14,7 +14,7 @@ use super::print;
 /// A piece as an operator knows it: the file it belongs to, and which chunk.
 pub fn slot_name(
     m: &Manifest,
-    names: &std::collections::BTreeMap<String, String>,
+    names: &std::collections::BTreeMap<llmgw_shared::Sha256, String>,
     s: Slot,
 ) -> String {
     let Some(v) = &m.volumes else {
@@ -26,7 +26,7 @@ pub fn slot_name(
             let what = names
                 .get(&pl.sha256)
                 .cloned()
-                .unwrap_or_else(|| pl.sha256.clone());
+                .unwrap_or_else(|| pl.sha256.to_string());
             if pl.pieces.len() == 1 {
                 what
             } else {
