@@ -118,29 +118,37 @@ pub fn config(url: &str, a: &S3Arg) -> S3Config {
 /// new temporary folder. Answers whether it is a temporary one (removed
 /// when the session ends).
 pub fn work_dir(url: &str, a: &S3Arg, durable: bool) -> anyhow::Result<(PathBuf, bool)> {
-    let (d, temp) = match (
-        &a.work_dir,
-        durable.then(|| durable_work_dir(url, a)).flatten(),
-    ) {
-        (Some(d), _) => (d.clone(), false),
-        (None, Some(d)) => {
-            tracing::info!(work_dir = %d.display(), "the store's work folder (keep it: a stopped import resumes from it)");
-            (d, false)
+    if let Some(d) = &a.work_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        return Ok((d.clone(), false));
+    }
+    if let Some(d) = durable.then(|| durable_work_dir(url, a)).flatten() {
+        match std::fs::create_dir_all(&d) {
+            Ok(()) => {
+                tracing::info!(work_dir = %d.display(), "the store's work folder (kept: a stopped import resumes from it)");
+                return Ok((d, false));
+            }
+            // A home folder that cannot be written (a container's) is no
+            // reason to fail: the command works as it did before, in a
+            // temporary folder, and says what that costs.
+            Err(e) => tracing::warn!(
+                work_dir = %d.display(),
+                error = %e,
+                "cannot make the store's work folder; using a temporary one, so a stopped import \
+                 will not resume from it: give --work-dir"
+            ),
         }
-        (None, None) => {
-            let d = std::env::temp_dir().join(format!(
-                "llmgw-s3-{}-{}",
-                std::process::id(),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0)
-            ));
-            (d, true)
-        }
-    };
+    }
+    let d = std::env::temp_dir().join(format!(
+        "llmgw-s3-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
     std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-    Ok((d, temp))
+    Ok((d, true))
 }
 
 /// The work folder a store in a bucket keeps between runs when no

@@ -49,3 +49,31 @@ fn a_volume_set_taken_in_over_two_runs_needs_no_work_dir() {
         assert!(o.status.success(), "{}", stderr(&o));
     });
 }
+
+/// A cache folder that cannot be made (here a file is in its way, as a
+/// read-only home is in a container) does not stop a writer: it works in a
+/// temporary folder, as before, and says a stopped import will not resume.
+#[test]
+fn a_cache_folder_that_cannot_be_made_falls_back_to_a_temporary_one() {
+    on_each(|s3| {
+        let dir = tempfile::tempdir().unwrap();
+        let (kit, bundle) = super::import::model_bundle(dir.path(), "t", &[300]);
+        let in_the_way = dir.path().join("not-a-folder");
+        std::fs::write(&in_the_way, b"a file").unwrap();
+        let url = s3.url("fallback");
+        let o = s3
+            .llmgw()
+            .args(["bundle", "import", s(&bundle), "--sha256", &kit.sha256()])
+            .args(["--store", &url])
+            .env("XDG_CACHE_HOME", &in_the_way)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("give --work-dir"), "{}", stderr(&o));
+        assert!(
+            s3.keys("fallback")
+                .contains(&format!("bundles/{}.json", kit.sha256()))
+        );
+    });
+}
