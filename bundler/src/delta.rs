@@ -69,7 +69,7 @@ impl DeltaSpec {
             }
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let need = NeedList::from_json_bytes(&bytes)
-                .map_err(|e| bad_list(path, "a need-list (`bundle import --need-out`)", &e))?;
+                .map_err(|e| bad_list(path, "a need-list (`bundle import --need-out`)", e))?;
             let sha256 = Sha256::of(&bytes);
             return Ok(Delivery::Repair { need, sha256 });
         }
@@ -82,7 +82,7 @@ impl DeltaSpec {
         for path in &self.have {
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let list = HaveList::from_json_bytes(&bytes)
-                .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", &e))?;
+                .map_err(|e| bad_list(path, "a have-list (`llmgw mirror have`)", e))?;
             held.extend(list.blob_map());
             series.extend(list.series);
             bases.push(Sha256::of(&bytes));
@@ -90,7 +90,7 @@ impl DeltaSpec {
         for path in &self.base {
             let bytes = read_list(path, MAX_MANIFEST_BYTES)?;
             let m = Manifest::from_json_bytes(&bytes)
-                .map_err(|e| bad_list(path, "a bundle manifest (manifest.json)", &e))?;
+                .map_err(|e| bad_list(path, "a bundle manifest (manifest.json)", e))?;
             held.extend(m.blobs());
             bases.push(Sha256::of(&bytes));
         }
@@ -216,18 +216,24 @@ impl Delivery {
     }
 }
 
-fn bad_list(path: &Path, what: &str, e: &(dyn std::error::Error + 'static)) -> CreateError {
-    CreateError::Usage(format!(
-        "{}: expected {what}: {}",
-        path.display(),
-        llmgw_shared::shown_message(&llmgw_shared::chain(e))
-    ))
+fn bad_list(
+    path: &Path,
+    what: &'static str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> CreateError {
+    CreateError::NotAList {
+        path: path.to_path_buf(),
+        what,
+        error: Box::new(e),
+    }
 }
 
 /// Reads at most `max` bytes of `path`; a longer file is refused.
 fn read_list(path: &Path, max: u64) -> Result<Vec<u8>, CreateError> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| CreateError::Usage(format!("{}: cannot read it: {e}", path.display())))?;
+    let f = std::fs::File::open(path).map_err(|error| CreateError::ListUnreadable {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let mut bytes = Vec::new();
     f.take(max + 1)
         .read_to_end(&mut bytes)
@@ -285,5 +291,36 @@ mod tests {
         );
         assert!(!d.skips(&Expect::GitBlobSha1("c".repeat(40).parse().unwrap()), 5));
         assert!(!Delivery::Full.skips(&Expect::Sha256(sha), 5));
+    }
+
+    /// A list that cannot be read, or is not a list, is a usage error
+    /// (exit code 2) naming the file, with the cause after it, once.
+    #[test]
+    fn a_wrong_list_is_a_usage_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none.json");
+        let load = |p: &Path| {
+            DeltaSpec {
+                have: vec![p.to_path_buf()],
+                ..DeltaSpec::default()
+            }
+            .load()
+            .unwrap_err()
+        };
+        let e = load(&missing);
+        assert!(e.is_usage());
+        let text = llmgw_shared::chain(&e);
+        let want = format!("{}: cannot read it: ", missing.display());
+        assert!(text.starts_with(&want), "{text}");
+        let junk = dir.path().join("junk.json");
+        std::fs::write(&junk, b"{}").unwrap();
+        let e = load(&junk);
+        assert!(e.is_usage());
+        let text = llmgw_shared::chain(&e);
+        let want = format!(
+            "{}: expected a have-list (`llmgw mirror have`): ",
+            junk.display()
+        );
+        assert!(text.starts_with(&want), "{text}");
     }
 }

@@ -11,6 +11,7 @@ use llmgw_shared::manifest::{
 use llmgw_shared::{GitOid, Sha256};
 
 use crate::cache::Expect;
+use crate::error::CreateError;
 use crate::fetch::Download;
 
 #[derive(Debug, Default)]
@@ -68,13 +69,18 @@ pub struct PlannedFile {
 impl PlannedRepo {
     /// The manifest's entry, once every file's sha256 is known: `fetched`
     /// answers with what a file known only by its git blob sha1 hashed to.
-    /// `Err` names the first such file it has no answer for.
-    pub fn into_repo(self, fetched: impl Fn(&GitOid) -> Option<Sha256>) -> Result<HfRepo, String> {
-        let files = self
-            .files
-            .into_iter()
-            .map(|f| f.into_file(&fetched))
-            .collect::<Result<_, _>>()?;
+    pub fn into_repo(
+        self,
+        fetched: impl Fn(&GitOid) -> Option<Sha256>,
+    ) -> Result<HfRepo, CreateError> {
+        let mut files = Vec::with_capacity(self.files.len());
+        for f in self.files {
+            let path = f.path.clone();
+            let file = f.into_file(&fetched).ok_or_else(|| {
+                CreateError::Hub(format!("{} {path}: fetched but not recorded", self.id))
+            })?;
+            files.push(file);
+        }
         Ok(HfRepo {
             kind: self.kind,
             id: self.id,
@@ -88,7 +94,9 @@ impl PlannedRepo {
 }
 
 impl PlannedFile {
-    fn into_file(self, fetched: &impl Fn(&GitOid) -> Option<Sha256>) -> Result<HfFile, String> {
+    /// `None` for a file known only by its git blob sha1 that `fetched`
+    /// has no sha256 for.
+    fn into_file(self, fetched: &impl Fn(&GitOid) -> Option<Sha256>) -> Option<HfFile> {
         let (sha256, lfs, digest) = match self.lfs_sha256 {
             Some(sha) => {
                 let digest = PublisherDigest {
@@ -98,7 +106,7 @@ impl PlannedFile {
                 (sha, true, digest)
             }
             None => {
-                let sha = fetched(&self.git_oid).ok_or_else(|| self.path.clone())?;
+                let sha = fetched(&self.git_oid)?;
                 let digest = PublisherDigest {
                     source: DigestSource::GitBlobSha1,
                     value: self.git_oid.to_string(),
@@ -106,7 +114,7 @@ impl PlannedFile {
                 (sha, false, digest)
             }
         };
-        Ok(HfFile {
+        Some(HfFile {
             path: self.path,
             size: self.size,
             sha256,

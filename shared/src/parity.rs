@@ -27,6 +27,27 @@ pub struct Segment {
     pub len: u64,
 }
 
+/// A segment's file could not be opened or read: the message names the
+/// file, the cause says why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", path.display())]
+pub struct SegmentError {
+    /// The file of the segment.
+    pub path: PathBuf,
+    /// Why it could not be read.
+    #[source]
+    pub source: io::Error,
+}
+
+impl SegmentError {
+    fn of(seg: &Segment) -> impl FnOnce(io::Error) -> Self + '_ {
+        move |source| Self {
+            path: seg.path.clone(),
+            source,
+        }
+    }
+}
+
 /// Reads a shard: front to back, stripe by stripe ([`ShardReader::fill`]),
 /// or any stripe on its own ([`ShardReader::read_at`]) — the segments'
 /// bytes in order, then zeros. At most one file is open at a time.
@@ -64,7 +85,7 @@ impl ShardReader {
 
     /// Fills `buf` with the shard's bytes from `start` on (zeros past its
     /// data), wherever the sequential reading stands.
-    pub fn read_at(&mut self, start: u64, buf: &mut [u8]) -> io::Result<()> {
+    pub fn read_at(&mut self, start: u64, buf: &mut [u8]) -> Result<(), SegmentError> {
         use std::os::unix::fs::FileExt;
         buf.fill(0);
         let end = start + buf.len() as u64;
@@ -82,26 +103,24 @@ impl ShardReader {
             if a >= b {
                 continue;
             }
-            if self.at_file.as_ref().map(|(i, _)| *i) != Some(k) {
-                let f = File::open(&seg.path).map_err(|e| {
-                    io::Error::new(e.kind(), format!("{}: {e}", seg.path.display()))
-                })?;
-                self.at_file = Some((k, f));
-            }
-            let Some((_, f)) = &self.at_file else {
-                return Err(io::Error::other("no file"));
+            let f = match &self.at_file {
+                Some((i, f)) if *i == k => f,
+                _ => {
+                    let f = File::open(&seg.path).map_err(SegmentError::of(seg))?;
+                    &self.at_file.insert((k, f)).1
+                }
             };
             f.read_exact_at(
                 &mut buf[(a - start) as usize..(b - start) as usize],
                 seg.offset + (a - at),
             )
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", seg.path.display())))?;
+            .map_err(SegmentError::of(seg))?;
         }
         Ok(())
     }
 
     /// Fills `buf` with the next bytes of the shard (zeros past its data).
-    pub fn fill(&mut self, buf: &mut [u8]) -> io::Result<()> {
+    pub fn fill(&mut self, buf: &mut [u8]) -> Result<(), SegmentError> {
         let mut at = 0;
         while at < buf.len() {
             let Some(seg) = self.segs.get(self.idx) else {
@@ -114,20 +133,18 @@ impl ShardReader {
                 self.file = None;
                 continue;
             }
-            if self.file.is_none() {
-                let mut f = File::open(&seg.path).map_err(|e| {
-                    io::Error::new(e.kind(), format!("{}: {e}", seg.path.display()))
-                })?;
-                f.seek(SeekFrom::Start(seg.offset + self.done_in_seg))?;
-                self.file = Some(f);
-            }
+            let f = match &mut self.file {
+                Some(f) => f,
+                None => {
+                    let mut f = File::open(&seg.path).map_err(SegmentError::of(seg))?;
+                    f.seek(SeekFrom::Start(seg.offset + self.done_in_seg))
+                        .map_err(SegmentError::of(seg))?;
+                    self.file.insert(f)
+                }
+            };
             let want = ((seg.len - self.done_in_seg) as usize).min(buf.len() - at);
-            let f = self
-                .file
-                .as_mut()
-                .ok_or_else(|| io::Error::other("no file"))?;
             f.read_exact(&mut buf[at..at + want])
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", seg.path.display())))?;
+                .map_err(SegmentError::of(seg))?;
             at += want;
             self.done_in_seg += want as u64;
         }
@@ -184,6 +201,31 @@ pub fn decode(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file that cannot be read is named, its cause after it.
+    #[test]
+    fn an_unreadable_segment_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let gone = d.path().join("gone");
+        let seg = Segment {
+            path: gone.clone(),
+            offset: 0,
+            len: 4,
+        };
+        let mut buf = [0u8; 4];
+        for e in [
+            ShardReader::new(vec![seg.clone()])
+                .fill(&mut buf)
+                .unwrap_err(),
+            ShardReader::new(vec![seg])
+                .read_at(0, &mut buf)
+                .unwrap_err(),
+        ] {
+            assert_eq!(e.path, gone);
+            assert_eq!(e.to_string(), gone.display().to_string());
+            assert_eq!(e.source.kind(), io::ErrorKind::NotFound);
+        }
+    }
 
     #[test]
     fn any_k_lost_shards_come_back() {

@@ -110,14 +110,10 @@ fn build_manifest(
             .get(&Expect::GitBlobSha1(oid.clone()))
             .map(|f| f.sha256.clone())
     };
-    let mut repos = Vec::with_capacity(planned.len());
-    for r in planned {
-        let id = r.id.clone();
-        let repo = r
-            .into_repo(fetched)
-            .map_err(|path| CreateError::Hub(format!("{id} {path}: fetched but not recorded")))?;
-        repos.push(repo);
-    }
+    let repos = planned
+        .into_iter()
+        .map(|r| r.into_repo(fetched))
+        .collect::<Result<Vec<_>, _>>()?;
     let created = opts
         .source_date_epoch
         .unwrap_or_else(llmgw_shared::build_time_unix);

@@ -13,9 +13,11 @@ use thiserror::Error;
 
 mod python;
 mod space;
+mod volumes;
 
 pub use python::{LockError, PythonError};
 pub use space::{Short, Shortfall};
+pub use volumes::{PackError, SizeError};
 
 /// Everything that can stop a bundle from being made.
 #[derive(Debug, Error)]
@@ -45,6 +47,76 @@ pub enum CreateError {
         /// What the filesystem said.
         #[source]
         error: std::io::Error,
+    },
+
+    /// A list given with `--have`, `--base` or `--need` cannot be read
+    /// (exit code 2: the flag names a file that is not there).
+    #[error("{}: cannot read it", path.display())]
+    ListUnreadable {
+        /// The list named by the flag.
+        path: PathBuf,
+        /// Why it could not be opened.
+        #[source]
+        error: std::io::Error,
+    },
+
+    /// A list given with `--have`, `--base` or `--need` is not the kind of
+    /// file the flag takes (exit code 2).
+    #[error("{}: expected {what}", path.display())]
+    NotAList {
+        /// The file named by the flag.
+        path: PathBuf,
+        /// What the flag takes: ``a have-list (`llmgw mirror have`)``.
+        what: &'static str,
+        /// The list's or the manifest's own refusal.
+        #[source]
+        error: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// A size flag's value is not a size (exit code 2).
+    #[error(transparent)]
+    Size(#[from] SizeError),
+
+    /// The volumes asked for cannot hold the bundle (exit code 2).
+    #[error(transparent)]
+    Pack(#[from] PackError),
+
+    /// A cached file changed between planning the volumes and writing them.
+    #[error(
+        "{} (entry {entry}) hashes to {got} now, not {planned} as when it was planned: the file \
+         changed; run again",
+        from.display()
+    )]
+    PieceChanged {
+        /// The cached file the piece is read from.
+        from: PathBuf,
+        /// The piece's tar entry.
+        entry: String,
+        /// What the piece hashes to now.
+        got: llmgw_shared::Sha256,
+        /// What it hashed to when the volumes were planned.
+        planned: llmgw_shared::Sha256,
+    },
+
+    /// A volume file appeared while the volumes were being written: another
+    /// run's, left alone.
+    #[error(
+        "{} appeared while the volumes were being written; not replacing it",
+        path.display()
+    )]
+    VolumeAppeared {
+        /// The volume file.
+        path: PathBuf,
+    },
+
+    /// A file a parity volume is computed from could not be read.
+    #[error("computing the parity volumes of {}", out.display())]
+    Parity {
+        /// The bundle being written.
+        out: PathBuf,
+        /// Which file could not be read, and why.
+        #[source]
+        error: llmgw_shared::parity::SegmentError,
     },
 
     /// An upstream answered in a way that cannot be used.
@@ -214,7 +286,13 @@ impl CreateError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            CreateError::Usage(_) | CreateError::Recipe { .. } | CreateError::Key(_)
+            CreateError::Usage(_)
+                | CreateError::Recipe { .. }
+                | CreateError::Key(_)
+                | CreateError::ListUnreadable { .. }
+                | CreateError::NotAList { .. }
+                | CreateError::Size(_)
+                | CreateError::Pack(_)
         )
     }
 

@@ -60,11 +60,10 @@ impl VolumeSpec {
             }
             return Ok(None);
         };
-        let volume_size = size::parse("--volume-size", vs).map_err(CreateError::Usage)?;
+        let volume_size = size::parse("--volume-size", vs)?;
         let chunk_size = chunk_size
             .map(|c| size::parse("--chunk-size", c))
-            .transpose()
-            .map_err(CreateError::Usage)?;
+            .transpose()?;
         let fat32 = vs.trim().eq_ignore_ascii_case("fat32");
         if let Some(c) = chunk_size
             && fat32
@@ -205,8 +204,7 @@ pub fn write(
     // Plan with room for the head; grow the room until the manifest fits.
     let mut room = HEAD_ROOM_STEP;
     let cut = loop {
-        let cut =
-            plan::pack(&carried, spec.volume_size, chunk, room).map_err(CreateError::Usage)?;
+        let cut = plan::pack(&carried, spec.volume_size, chunk, room)?;
         let need = head_len(&manifest, &cut, spec, chunk, series)?;
         if need <= room {
             break cut;
@@ -293,8 +291,7 @@ pub fn write(
             if let Some(replace) = todo.get(dest) {
                 progress.line(&format!("writing {}", dest.display()));
                 let (temp, tmp) = crate::writer::temp::open_locked(dest)?;
-                write::write_volume(dest, temp, &tmp, segs, *replace)
-                    .map_err(|e| CreateError::io(dest, e))?;
+                write::write_volume(dest, temp, &tmp, segs, *replace)?;
             }
             files.push(dest.clone());
         }
@@ -358,8 +355,13 @@ pub fn check_fits(spec: &VolumeSpec, sizes: impl Iterator<Item = u64>) -> Result
         return Ok(());
     };
     let what = format!("blob (the largest file, {max} bytes)");
-    plan::check_fits(&what, max, spec.volume_size, spec.chunk(), HEAD_ROOM_STEP)
-        .map_err(CreateError::Usage)
+    Ok(plan::check_fits(
+        &what,
+        max,
+        spec.volume_size,
+        spec.chunk(),
+        HEAD_ROOM_STEP,
+    )?)
 }
 
 /// The files beside `out` named as volumes of its set

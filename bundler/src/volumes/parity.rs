@@ -75,7 +75,10 @@ pub fn compute(
         for (_, len) in parity::stripes(shard_size) {
             for (r, b) in readers.iter_mut().zip(bufs.iter_mut()) {
                 b.resize(len, 0);
-                r.fill(b).map_err(|e| CreateError::io(out, e))?;
+                r.fill(b).map_err(|error| CreateError::Parity {
+                    out: out.to_path_buf(),
+                    error,
+                })?;
             }
             let rec = parity::encode(&bufs, k)
                 .map_err(|e| CreateError::io(out, std::io::Error::other(e)))?;

@@ -10,6 +10,8 @@
 //! it. Within a volume, pieces keep that order: placement order.
 
 use llmgw_shared::Sha256;
+
+use crate::error::PackError;
 use llmgw_shared::manifest::{Piece, Placement};
 
 /// A tar entry's header, and the two zero blocks that end a tar.
@@ -118,7 +120,7 @@ pub fn check_fits(
     volume_size: u64,
     chunk_size: u64,
     head_room: u64,
-) -> Result<(), String> {
+) -> Result<(), PackError> {
     let capacity = capacity(volume_size, head_room)?;
     if size > 0 {
         check_piece(what, chunk_size.min(size), volume_size, capacity)?;
@@ -128,27 +130,25 @@ pub fn check_fits(
 
 /// The bytes of pieces (with their tar headers) a volume holds beside the
 /// head entries and the end of the tar.
-fn capacity(volume_size: u64, head_room: u64) -> Result<u64, String> {
+fn capacity(volume_size: u64, head_room: u64) -> Result<u64, PackError> {
     (volume_size / BLOCK * BLOCK)
         .checked_sub(head_room + TRAILER)
         .filter(|c| *c > BLOCK)
-        .ok_or_else(|| {
-            format!(
-                "--volume-size {volume_size}: a volume must hold the manifest ({head_room} bytes \
-                 with its tar headers) and at least one piece; choose a larger size"
-            )
+        .ok_or(PackError::NoRoom {
+            volume_size,
+            head_room,
         })
 }
 
 /// A piece of `n` bytes of `what` fits an empty volume.
-fn check_piece(what: &str, n: u64, volume_size: u64, capacity: u64) -> Result<(), String> {
+fn check_piece(what: &str, n: u64, volume_size: u64, capacity: u64) -> Result<(), PackError> {
     if entry_cost(n) > capacity {
-        return Err(format!(
-            "{what} needs pieces of {n} bytes, and a volume of {volume_size} bytes \
-             holds at most {capacity} bytes of pieces beside the manifest; give a smaller \
-             --chunk-size (at most {}) or a larger --volume-size",
-            capacity - BLOCK
-        ));
+        return Err(PackError::PieceTooLarge {
+            what: what.to_string(),
+            piece: n,
+            volume_size,
+            capacity,
+        });
     }
     Ok(())
 }
@@ -161,7 +161,7 @@ pub fn pack(
     volume_size: u64,
     chunk_size: u64,
     head_room: u64,
-) -> Result<Cut, String> {
+) -> Result<Cut, PackError> {
     let capacity = capacity(volume_size, head_room)?;
     let mut cut = Vec::with_capacity(blobs.len());
     let mut todo: Vec<(usize, usize, u64)> = Vec::new();
@@ -208,7 +208,7 @@ pub fn pack(
         volumes.push(Vec::new());
     }
     if u32::try_from(volumes.len()).is_err() {
-        return Err("more than 2^32 volumes: choose a larger --volume-size".into());
+        return Err(PackError::TooMany);
     }
     Ok(Cut {
         blobs: cut,
@@ -280,9 +280,13 @@ mod tests {
 
     #[test]
     fn a_piece_larger_than_a_volume_is_refused_with_the_numbers() {
-        let e = pack(&blobs(&[10_000]), 8192, 8192, 1024).unwrap_err();
+        let e = pack(&blobs(&[10_000]), 8192, 8192, 1024)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--chunk-size"), "{e}");
-        let e = pack(&blobs(&[1]), 2048, 8192, 1024).unwrap_err();
+        let e = pack(&blobs(&[1]), 2048, 8192, 1024)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--volume-size"), "{e}");
     }
 }

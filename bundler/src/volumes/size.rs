@@ -9,6 +9,8 @@
 use std::io;
 use std::path::Path;
 
+use crate::error::SizeError;
+
 /// The largest file FAT32 holds: 4 GiB − 1.
 pub const FAT_MAX_FILE: u64 = (4 << 30) - 1;
 
@@ -27,7 +29,7 @@ pub const PRESETS: [(&str, u64); 5] = [
 ];
 
 /// Parses `4G`, `700M`, `65536`, or a preset name.
-pub fn parse(flag: &str, text: &str) -> Result<u64, String> {
+pub fn parse(flag: &str, text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
     let lower = t.to_ascii_lowercase();
     if let Some((_, n)) = PRESETS.iter().find(|(name, _)| *name == lower) {
@@ -40,12 +42,9 @@ pub fn parse(flag: &str, text: &str) -> Result<u64, String> {
         Some(b't') => (&lower[..lower.len() - 1], 40),
         _ => (lower.as_str(), 0),
     };
-    let bad = || {
-        format!(
-            "{flag} {t:?}: expected bytes with an optional K, M, G or T suffix (powers of 1024), \
-             or one of {}",
-            PRESETS.map(|p| p.0).join(", ")
-        )
+    let bad = || SizeError::NotASize {
+        flag: flag.to_string(),
+        text: t.to_string(),
     };
     if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad());
@@ -53,7 +52,10 @@ pub fn parse(flag: &str, text: &str) -> Result<u64, String> {
     let n: u64 = digits.parse().map_err(|_| bad())?;
     let n = n.checked_mul(1u64 << shift).ok_or_else(bad)?;
     if n == 0 {
-        return Err(format!("{flag} {t:?}: must be above zero"));
+        return Err(SizeError::Zero {
+            flag: flag.to_string(),
+            text: t.to_string(),
+        });
     }
     Ok(n)
 }
@@ -78,7 +80,7 @@ mod tests {
         assert_eq!(parse("--volume-size", "dvd5"), Ok(4_700_000_000));
         assert_eq!(parse("--volume-size", "bd50"), Ok(50_000_000_000));
         for bad in ["", "K", "1.5G", "-1", "12Q", "0", "99999999999999999999G"] {
-            let e = parse("--volume-size", bad).unwrap_err();
+            let e = parse("--volume-size", bad).unwrap_err().to_string();
             assert!(e.contains("--volume-size"), "{bad}: {e}");
         }
     }

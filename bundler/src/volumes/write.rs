@@ -200,14 +200,15 @@ pub fn write_volume(
     tmp: &Path,
     segs: &[Seg],
     replace: bool,
-) -> io::Result<()> {
+) -> Result<(), CreateError> {
     let result = (|| {
-        temp.set_len(0)?;
+        let to_tmp = |e| CreateError::io(tmp, e);
+        temp.set_len(0).map_err(to_tmp)?;
         let mut w = BufWriter::with_capacity(BUF, &temp);
         let mut buf = vec![0u8; BUF];
         for seg in segs {
             match seg {
-                Seg::Bytes(b) => w.write_all(b)?,
+                Seg::Bytes(b) => w.write_all(b).map_err(to_tmp)?,
                 Seg::Piece {
                     name,
                     from,
@@ -215,26 +216,28 @@ pub fn write_volume(
                     size,
                     sha256,
                 } => {
-                    let mut f = File::open(from)?;
-                    f.seek(SeekFrom::Start(*offset))?;
+                    let from_file = |e| CreateError::io(from, e);
+                    let mut f = File::open(from).map_err(from_file)?;
+                    f.seek(SeekFrom::Start(*offset)).map_err(from_file)?;
                     let mut h = sha2::Sha256::new();
                     copy_exact(&mut f, *size, &mut buf, |b| {
                         h.update(b);
                         w.write_all(b)
                     })
-                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
-                    let got = hex::encode(h.finalize());
+                    .map_err(from_file)?;
+                    let got = Sha256::from_bytes(&h.finalize().into());
                     if got != *sha256 {
-                        return Err(io::Error::other(format!(
-                            "{} (entry {name}) hashes to {got} now, not {sha256} as when it was \
-                             planned: the file changed; run again",
-                            from.display()
-                        )));
+                        return Err(CreateError::PieceChanged {
+                            from: from.clone(),
+                            entry: name.clone(),
+                            got,
+                            planned: sha256.clone(),
+                        });
                     }
                 }
             }
         }
-        w.into_inner().map_err(|e| e.into_error())?;
+        w.into_inner().map_err(|e| to_tmp(e.into_error()))?;
         Ok(())
     })();
     if let Err(e) = result {
@@ -243,15 +246,11 @@ pub fn write_volume(
     }
     if dest.exists() && !replace {
         let _ = fs::remove_file(tmp);
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!(
-                "{} appeared while the volumes were being written; not replacing it",
-                dest.display()
-            ),
-        ));
+        return Err(CreateError::VolumeAppeared {
+            path: dest.to_path_buf(),
+        });
     }
-    fs::rename(tmp, dest)?;
+    fs::rename(tmp, dest).map_err(|e| CreateError::io(dest, e))?;
     sync_parent(dest);
     Ok(())
 }

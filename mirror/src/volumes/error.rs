@@ -78,7 +78,7 @@ pub enum StageError {
     #[error("opening a staged file again for the writer")]
     Reopen(#[source] io::Error),
     #[error("reading the staged pieces of the data volumes for a rebuild from parity")]
-    ReadShards(#[source] io::Error),
+    ReadShards(#[source] llmgw_shared::parity::SegmentError),
     #[error("reading parity shard {shard}")]
     ReadParity {
         /// 1-based, as the operator counts parity volumes.
