@@ -66,12 +66,15 @@ pub enum RecipeError {
 
     /// Every build of the engine was tried against this node and none fits;
     /// `reasons` says why each went.
-    #[error("no build of {what} runs on this node: {}", .reasons.join("; "))]
+    #[error(
+        "no build of {what} runs on this node: {}",
+        .reasons.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
     NoBuildHere {
         /// The engine and version asked for.
         what: String,
         /// Why each build was not taken.
-        reasons: Vec<String>,
+        reasons: Vec<Misfit>,
     },
 
     /// A variant chosen for the node names no build there is for it.
@@ -143,4 +146,31 @@ fn or_unknown(s: &str) -> &str {
     } else {
         s
     }
+}
+
+/// Why one build does not fit a node's NVIDIA side.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Misfit {
+    /// The node's driver is older than the build needs.
+    #[error("{what} needs NVIDIA driver {need} or newer; this node has {have}")]
+    Driver {
+        /// The build.
+        what: String,
+        /// The oldest driver major version it runs on.
+        need: u64,
+        /// The node's driver version, as it reported it.
+        have: String,
+    },
+    /// The node's oldest GPU is older than the build has kernels for.
+    #[error(
+        "{what} has kernels for compute capability {need:.1} and newer; this node has {have:.1}"
+    )]
+    Capability {
+        /// The build.
+        what: String,
+        /// The lowest compute capability it has kernels for.
+        need: f64,
+        /// The compute capability of the node's oldest GPU.
+        have: f64,
+    },
 }

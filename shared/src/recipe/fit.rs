@@ -10,7 +10,7 @@
 //! - Which GPUs a build has kernels for is the build's own list, not what its
 //!   CUDA supports.
 
-use super::{Build, Host, RecipeError, leading_int};
+use super::{Build, Host, Misfit, RecipeError, leading_int};
 
 pub(super) const MIN_DRIVER_FOR_CUDA13: u64 = 580;
 pub(super) const MIN_DRIVER_FOR_CUDA12: u64 = 525;
@@ -45,21 +45,23 @@ impl GpuNeeds {
     /// Why `h` cannot run the build called `what`, or `Ok`. An unknown
     /// driver version or capability refuses nothing: the installer still
     /// checks the build computes on the GPU.
-    pub(super) fn fits(&self, what: &str, h: &Host) -> Result<(), String> {
+    pub(super) fn fits(&self, what: &str, h: &Host) -> Result<(), Misfit> {
         let driver = h.driver().unwrap_or("");
         let major = leading_int(driver);
         if self.driver > 0 && major > 0 && major < self.driver {
-            return Err(format!(
-                "{what} needs NVIDIA driver {} or newer; this node has {driver}",
-                self.driver
-            ));
+            return Err(Misfit::Driver {
+                what: what.to_string(),
+                need: self.driver,
+                have: driver.to_string(),
+            });
         }
         let (need, have) = (tenths(self.cc), tenths(h.min_compute_capability));
         if need > 0 && have > 0 && have < need {
-            return Err(format!(
-                "{what} has kernels for compute capability {:.1} and newer; this node has {:.1}",
-                self.cc, h.min_compute_capability
-            ));
+            return Err(Misfit::Capability {
+                what: what.to_string(),
+                need: self.cc,
+                have: h.min_compute_capability,
+            });
         }
         Ok(())
     }

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use environments::{Environment, environments};
-pub use error::RecipeError;
+pub use error::{Misfit, RecipeError};
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;
 
