@@ -165,7 +165,7 @@ fn a_damaged_chunk_in_the_middle_of_a_blob_in_one_volume_is_named() {
     let entry = llmgw_shared::manifest::chunk_entry_name(&big.sha256, 2);
     let bad = dir.join("bad.tar");
     std::fs::copy(&set.data[v as usize - 1], &bad).unwrap();
-    kit::damage_entry(&bad, &entry);
+    kit::damage_entry(&bad, &entry, 0);
 
     let store = dir.join("store");
     let mut given: Vec<&PathBuf> = set.data.iter().collect();

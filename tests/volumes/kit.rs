@@ -190,8 +190,8 @@ pub fn flip(path: &Path, at: u64) {
     f.write_all_at(&[b[0] ^ 0x55], at).unwrap();
 }
 
-/// Damages the first byte of entry `name`, leaving the tar readable.
-pub fn damage_entry(path: &Path, name: &str) {
+/// Damages byte `skip` of entry `name`'s data, leaving the tar readable.
+pub fn damage_entry(path: &Path, name: &str, skip: u64) {
     let mut a = tar::Archive::new(std::fs::File::open(path).unwrap());
     let at = a
         .entries()
@@ -200,7 +200,7 @@ pub fn damage_entry(path: &Path, name: &str) {
         .find(|e| e.path().unwrap().to_string_lossy() == name)
         .map(|e| e.raw_file_position())
         .unwrap_or_else(|| panic!("{name} in {}", path.display()));
-    flip(path, at);
+    flip(path, at + skip);
 }
 
 /// Damages the first byte of the first piece after the head entries (a

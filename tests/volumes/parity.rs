@@ -5,22 +5,13 @@
 //! comes whole.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use llmgw_fixture::{Fixture, FixtureOptions};
 use llmgw_shared::manifest::{PARITY_STRIPE, blob_entry_name, chunk_entry_name};
 
 use crate::bundle_kit::{llmgw, stderr, stdout};
 
-use super::kit::{self, Set, s};
-
-fn import(store: &Path, sha: &str, files: &[&PathBuf]) -> Output {
-    let mut c = llmgw();
-    c.args(["bundle", "import", "--json", "--store", s(store)]);
-    c.args(["--sha256", sha]);
-    c.args(files.iter().map(|p| s(p)));
-    c.output().unwrap()
-}
+use super::kit::{self, Set, import, nums, s};
 
 /// A piece of a data volume: its tar entry, and the stripes of the
 /// volume's shard it covers.
@@ -59,24 +50,8 @@ fn layout(set: &Set) -> Vec<Vec<Placed>> {
 /// A copy of `from` with one byte of entry `entry` flipped.
 fn damaged_copy(from: &Path, entry: &str, to: PathBuf) -> PathBuf {
     std::fs::copy(from, &to).unwrap();
-    let mut a = tar::Archive::new(std::fs::File::open(&to).unwrap());
-    let at = a
-        .entries()
-        .unwrap()
-        .map(|e| e.unwrap())
-        .find(|e| e.path().unwrap().to_string_lossy() == entry)
-        .map(|e| e.raw_file_position())
-        .unwrap_or_else(|| panic!("{entry} in {}", from.display()));
-    kit::flip(&to, at + 7);
+    kit::damage_entry(&to, entry, 7);
     to
-}
-
-fn nums(v: &serde_json::Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect()
 }
 
 #[test]
