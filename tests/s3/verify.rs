@@ -102,5 +102,25 @@ fn a_bucket_verifies_and_a_blob_changed_behind_the_mirrors_back_is_named() {
         let o = verify(s3, &url, false);
         assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
         assert!(stdout(&o).contains("all intact"), "{}", stdout(&o));
+
+        // A key someone else chose, with a terminal escape in it: named,
+        // never printed raw (the S3 layer percent-encodes what a path may
+        // not hold; `shown` would escape anything left).
+        let hostile = "blobs/sha256/ab/\u{1b}[2Jred";
+        s3.put("checked", hostile, b"hand-made");
+        let o = verify(s3, &url, false);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            !out.contains('\u{1b}') && !stderr(&o).contains('\u{1b}'),
+            "{out:?}"
+        );
+        assert!(
+            out.contains(&format!(
+                "DAMAGED {url}/blobs/sha256/ab/%1B%5B2Jred: is not a blob"
+            )),
+            "{out}"
+        );
+        s3.delete("checked", hostile);
     });
 }
