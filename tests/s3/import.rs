@@ -4,7 +4,7 @@
 //! rerun completes it, sending only what the bucket lacks.
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 
 use super::server::{S3, on_each};
 use crate::bundle_kit::*;
@@ -23,18 +23,19 @@ pub fn model_bundle(dir: &Path, name: &str, sizes: &[usize]) -> (Kit, std::path:
     (kit, p)
 }
 
+/// `llmgw bundle import BUNDLE --sha256 SHA --store URL`, to run as the
+/// test needs (waited for, spawned, with a lease of its own).
+pub fn import_cmd(s3: &S3, url: &str, bundle: &Path, sha: &str) -> Command {
+    let mut c = s3.llmgw();
+    c.args(["bundle", "import"])
+        .arg(bundle)
+        .args(["--sha256", sha, "--store", url]);
+    c
+}
+
+/// [`import_cmd`], run to its end.
 pub fn import(s3: &S3, url: &str, bundle: &Path, sha: &str) -> Output {
-    s3.llmgw()
-        .args([
-            "bundle",
-            "import",
-            bundle.to_str().unwrap(),
-            "--sha256",
-            sha,
-        ])
-        .args(["--store", url])
-        .output()
-        .unwrap()
+    import_cmd(s3, url, bundle, sha).output().unwrap()
 }
 
 #[test]
@@ -97,16 +98,7 @@ fn a_killed_import_leaves_no_bundle_and_a_rerun_sends_only_what_is_missing() {
         let (kit, bundle) = model_bundle(dir.path(), "big", &[24 << 20, 24 << 20, 24 << 20]);
         let sha = kit.sha256();
         let url = s3.url("site");
-        let mut child = s3
-            .llmgw()
-            .args([
-                "bundle",
-                "import",
-                bundle.to_str().unwrap(),
-                "--sha256",
-                &sha,
-            ])
-            .args(["--store", &url])
+        let mut child = import_cmd(s3, &url, &bundle, &sha)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -156,16 +148,7 @@ fn a_killed_import_leaves_no_bundle_and_a_rerun_sends_only_what_is_missing() {
         // without renewal (shortened to 1 s here, 10 minutes by default) the
         // rerun takes it over by itself, with no object deleted by hand.
         std::thread::sleep(std::time::Duration::from_millis(2500));
-        let o = s3
-            .llmgw()
-            .args([
-                "bundle",
-                "import",
-                bundle.to_str().unwrap(),
-                "--sha256",
-                &sha,
-            ])
-            .args(["--store", &url])
+        let o = import_cmd(s3, &url, &bundle, &sha)
             .env("RUST_LOG", "info")
             .env("LLMGW_S3_LOCK_LEASE_SECONDS", "1")
             .output()

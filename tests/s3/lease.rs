@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use super::import::{import, model_bundle};
+use super::import::{import, import_cmd, model_bundle};
 use super::server::{S3, on_each};
 use crate::bundle_kit::*;
 
@@ -29,11 +29,7 @@ fn a_long_import_renews_its_lock_and_a_second_one_is_refused_meanwhile() {
     on_each(|s3| {
         let url = s3.url("leased");
         let started = Instant::now();
-        let mut first = s3
-            .llmgw()
-            .args(["bundle", "import", bundle.to_str().unwrap(), "--sha256"])
-            .arg(kit.sha256())
-            .args(["--store", &url])
+        let mut first = import_cmd(s3, &url, &bundle, &kit.sha256())
             .env("LLMGW_S3_LOCK_LEASE_SECONDS", "1")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -68,16 +64,7 @@ fn a_long_import_renews_its_lock_and_a_second_one_is_refused_meanwhile() {
 
         // A second import, with the same one-second lease: a lock not
         // renewed for a whole lease would be taken over; this one is not.
-        let o = s3
-            .llmgw()
-            .args([
-                "bundle",
-                "import",
-                other_bundle.to_str().unwrap(),
-                "--sha256",
-            ])
-            .arg(other.sha256())
-            .args(["--store", &url])
+        let o = import_cmd(s3, &url, &other_bundle, &other.sha256())
             .env("LLMGW_S3_LOCK_LEASE_SECONDS", "1")
             .output()
             .unwrap();
