@@ -134,11 +134,10 @@ pub async fn plan(
             what: who.clone(),
             error: Box::new(signing::SigningError::BadSignature {
                 what: name.to_string(),
-                reason: format!(
-                    "the release has no {name}, so it is not signed and is not carried; \
-                     the release has: {}",
-                    release.names_for_message()
-                ),
+                reason: signing::SignatureFault::Absent {
+                    name: name.to_string(),
+                    release_has: release.names_for_message(),
+                },
             }),
         })
     };

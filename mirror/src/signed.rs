@@ -198,7 +198,7 @@ impl Pending {
         let sig_text = std::str::from_utf8(sig_bytes).map_err(|_| {
             signing(SigningError::BadSignature {
                 what: self.minisig_name.clone(),
-                reason: "it is not text".into(),
+                reason: signing::SignatureFault::NotText,
             })
         })?;
         let sig = signing::Signature::parse(&self.minisig_name, sig_text).map_err(signing)?;

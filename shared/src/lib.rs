@@ -38,7 +38,7 @@ pub use names::{
     is_sha256_hex, pep503_normalize, repo_key,
 };
 pub use shown::{is_invisible_or_bidi, shown, shown_message};
-pub use signer::{Password, SecretKey, SignerError};
+pub use signer::{Password, SecretKey, SecretKeyFault, SignerError};
 pub use space::{FreeSpace, free_space, is_fat};
 pub use sums::{SumsError, parse_sha256sums, parse_sidecar};
 pub use time::{build_time_unix, parse_rfc3339_utc, rfc3339_utc};

@@ -54,8 +54,10 @@ pub enum SignerError {
     BadKey {
         /// The key file.
         path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
+        /// What is wrong with it (said in the message; its own cause, if
+        /// any, follows in the chain).
+        #[source]
+        reason: SecretKeyFault,
     },
     #[error(
         "secret key {} is encrypted and no password is available: set LLMGW_SIGN_PASSWORD, or \
@@ -87,6 +89,46 @@ pub enum SignerError {
     },
 }
 
+/// What is wrong with a secret key file: part of the message of
+/// [`SignerError::BadKey`]; minisign's or a decoder's own words are this
+/// fault's source, not its text.
+#[derive(Debug, Error)]
+pub enum SecretKeyFault {
+    /// The file is not UTF-8.
+    #[error("it is not text")]
+    NotText,
+    /// The file is larger than any minisign key.
+    #[error("it is over {MAX_SECRET_KEY_BYTES} bytes; minisign's are about 230")]
+    TooLarge,
+    /// Only comments, or nothing.
+    #[error("it has no key line")]
+    NoKeyLine,
+    /// The key line does not decode.
+    #[error("the key line is not base64")]
+    NotBase64(#[source] base64::DecodeError),
+    /// A public key given where the secret one belongs.
+    #[error("it is a public key (KEY.pub); give the secret key `minisign -G` wrote beside it")]
+    PublicKey,
+    /// The key is for another algorithm.
+    #[error("the key algorithm is not Ed25519 (Ed)")]
+    NotEd25519,
+    /// The key names a key derivation minisign does not write.
+    #[error("its key derivation is neither scrypt nor none")]
+    KeyDerivation,
+    /// minisign itself refuses the key.
+    #[error("minisign cannot read it")]
+    Rejected(#[source] minisign::PError),
+    /// The public half does not verify what the secret half signs.
+    #[error("its secret and public halves disagree")]
+    HalvesDisagree(#[source] minisign::PError),
+    /// The public half cannot be written as a public key file.
+    #[error("its public half is not a usable public key")]
+    PublicHalf(#[source] minisign::PError),
+    /// The public half, written out, is not read back as one.
+    #[error("its public half is not a usable public key")]
+    PublicHalfText(#[source] crate::signing::SigningError),
+}
+
 /// A decrypted secret key, ready to sign, with its public half.
 pub struct SecretKey {
     sk: minisign::SecretKey,
@@ -116,7 +158,7 @@ impl SecretKey {
                 if e.kind() == std::io::ErrorKind::InvalidData {
                     SignerError::BadKey {
                         path: path.to_path_buf(),
-                        reason: "it is not text".into(),
+                        reason: SecretKeyFault::NotText,
                     }
                 } else {
                     io(e)
@@ -127,42 +169,37 @@ impl SecretKey {
 
     /// Decodes a secret key file's text; `path` names it in errors.
     pub fn parse(path: &Path, text: &str, password: Password) -> Result<Self, SignerError> {
-        let bad = |reason: String| SignerError::BadKey {
+        let bad = |reason: SecretKeyFault| SignerError::BadKey {
             path: path.to_path_buf(),
             reason,
         };
         if text.len() as u64 > MAX_SECRET_KEY_BYTES {
-            return Err(bad(format!(
-                "it is over {MAX_SECRET_KEY_BYTES} bytes; minisign's are about 230"
-            )));
+            return Err(bad(SecretKeyFault::TooLarge));
         }
         let line = text
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty() && !l.starts_with("untrusted comment:"))
-            .ok_or_else(|| bad("it has no key line".into()))?;
+            .ok_or_else(|| bad(SecretKeyFault::NoKeyLine))?;
         let raw = BASE64
             .decode(line)
-            .map_err(|e| bad(format!("the key line is not base64 ({e})")))?;
+            .map_err(|e| bad(SecretKeyFault::NotBase64(e)))?;
         if raw.len() == 42 {
-            return Err(bad(
-                "it is a public key (KEY.pub); give the secret key `minisign -G` wrote beside it"
-                    .into(),
-            ));
+            return Err(bad(SecretKeyFault::PublicKey));
         }
         // sig_alg "Ed", kdf_alg ("Sc" scrypt, or 0 0 for `-W`), chk_alg "B2".
         if raw.len() < 6 || &raw[..2] != b"Ed" {
-            return Err(bad("the key algorithm is not Ed25519 (Ed)".into()));
+            return Err(bad(SecretKeyFault::NotEd25519));
         }
         let encrypted = match &raw[2..4] {
             b"Sc" => true,
             [0, 0] => false,
-            _ => return Err(bad("its key derivation is neither scrypt nor none".into())),
+            _ => return Err(bad(SecretKeyFault::KeyDerivation)),
         };
         let sk = if encrypted {
             let boxed =
                 minisign::SecretKeyBox::from_string(&format!("untrusted comment: llmgw\n{line}\n"))
-                    .map_err(|e| bad(e.to_string()))?;
+                    .map_err(|e| bad(SecretKeyFault::Rejected(e)))?;
             let pw = match password {
                 Password::Given(p) => Some(p),
                 Password::Prompt => None,
@@ -182,16 +219,20 @@ impl SecretKey {
             // Not `into_unencrypted_secret_key`: Debian's minisign 0.11 writes
             // `-W` keys with a zero checksum, which the crate calls corrupted.
             // The self-test below checks the key's halves agree instead.
-            minisign::SecretKey::from_bytes(&raw).map_err(|e| bad(e.to_string()))?
+            minisign::SecretKey::from_bytes(&raw).map_err(|e| bad(SecretKeyFault::Rejected(e)))?
         };
-        let pk = minisign::PublicKey::from_secret_key(&sk).map_err(|e| bad(e.to_string()))?;
+        let pk = minisign::PublicKey::from_secret_key(&sk)
+            .map_err(|e| bad(SecretKeyFault::Rejected(e)))?;
         // `sign` with the public half verifies what it made: a damaged key
         // is refused here, not discovered by whoever verifies the bundle.
         minisign::sign(Some(&pk), &sk, Cursor::new(b"llmgw key check"), None, None)
-            .map_err(|e| bad(format!("its secret and public halves disagree ({e})")))?;
-        let pk_text = pk.to_box().map_err(|e| bad(e.to_string()))?.into_string();
+            .map_err(|e| bad(SecretKeyFault::HalvesDisagree(e)))?;
+        let pk_text = pk
+            .to_box()
+            .map_err(|e| bad(SecretKeyFault::PublicHalf(e)))?
+            .into_string();
         let public = PublicKey::parse(&path.display().to_string(), &pk_text)
-            .map_err(|e| bad(e.to_string()))?;
+            .map_err(|e| bad(SecretKeyFault::PublicHalfText(e)))?;
         Ok(Self { sk, pk, public })
     }
 
@@ -312,6 +353,16 @@ mod tests {
         .unwrap();
         let err = SecretKey::load(&path, Password::Unavailable).unwrap_err();
         assert!(err.to_string().contains("halves disagree"), "{err}");
+        // minisign's words for it are the cause, said once after the message.
+        let SignerError::BadKey {
+            reason: SecretKeyFault::HalvesDisagree(why),
+            ..
+        } = &err
+        else {
+            panic!("{err:?}")
+        };
+        let line = crate::chain(&err);
+        assert!(line.ends_with(&format!("): {why}")), "{line}");
         std::fs::write(&path, vec![b'a'; 5000]).unwrap();
         let err = SecretKey::load(&path, Password::Unavailable).unwrap_err();
         assert!(err.to_string().contains("over 4096 bytes"), "{err}");

@@ -32,16 +32,20 @@ pub enum SigningError {
     BadPublicKey {
         /// Where the key came from (a file, a flag).
         what: String,
-        /// What is wrong with it.
-        reason: String,
+        /// What is wrong with it (said in the message; its own cause, if
+        /// any, follows in the chain).
+        #[source]
+        reason: KeyFault,
     },
     #[error("{what} is not a minisign signature: {reason}")]
     /// The file is not a minisign signature.
     BadSignature {
         /// The signature file.
         what: String,
-        /// What is wrong with it.
-        reason: String,
+        /// What is wrong with it (said in the message; its own cause, if
+        /// any, follows in the chain).
+        #[source]
+        reason: SignatureFault,
     },
     #[error(
         "{what} is a legacy minisign signature (algorithm Ed, made with `minisign -l`); only \
@@ -101,6 +105,64 @@ pub enum SigningError {
     },
 }
 
+/// What is wrong with a public key file: part of the message of
+/// [`SigningError::BadPublicKey`]; a decoder's own words are this fault's
+/// source, not its text.
+#[derive(Debug, Error)]
+pub enum KeyFault {
+    /// Only comments, or nothing.
+    #[error("it has no key line")]
+    NoKeyLine,
+    /// The key line does not decode.
+    #[error("the key line is not base64")]
+    NotBase64(#[source] base64::DecodeError),
+    /// The decoded key has the wrong size.
+    #[error("the key is {0} bytes, not 42")]
+    Length(usize),
+    /// The key is for another algorithm.
+    #[error("the key algorithm is not Ed25519 (Ed)")]
+    NotEd25519,
+    /// minisign itself refuses the key.
+    #[error("minisign cannot read it")]
+    Rejected(#[source] minisign_verify::Error),
+}
+
+/// What is wrong with a signature file: part of the message of
+/// [`SigningError::BadSignature`]; a decoder's own words are this fault's
+/// source, not its text.
+#[derive(Debug, Error)]
+pub enum SignatureFault {
+    /// The file is not UTF-8.
+    #[error("it is not text")]
+    NotText,
+    /// The signature line is missing.
+    #[error("it has fewer than 4 lines")]
+    TooFewLines,
+    /// The signature line does not decode.
+    #[error("the signature line is not base64")]
+    NotBase64(#[source] base64::DecodeError),
+    /// The decoded signature has the wrong size.
+    #[error("the signature is {0} bytes, not 74")]
+    Length(usize),
+    /// The signature is for another algorithm.
+    #[error("its algorithm is neither ED nor Ed")]
+    Algorithm,
+    /// minisign itself refuses the signature.
+    #[error("minisign cannot read it")]
+    Rejected(#[source] minisign_verify::Error),
+    /// A release carries no signature file at all.
+    #[error(
+        "the release has no {name}, so it is not signed and is not carried; the release has: \
+         {release_has}"
+    )]
+    Absent {
+        /// The signature file's name.
+        name: String,
+        /// The release's asset names, to compare by eye.
+        release_has: String,
+    },
+}
+
 impl SigningError {
     /// The same error; an untrusted key's now says how to trust one with
     /// the command at hand (`--trust KEY.pub`, `llmgw bundle trust add`).
@@ -141,26 +203,26 @@ impl PublicKey {
     /// Reads a public key file's text (`what` names it in errors). The
     /// untrusted comment line is optional and ignored: it is not signed.
     pub fn parse(what: &str, text: &str) -> Result<Self, SigningError> {
-        let bad = |reason: &str| SigningError::BadPublicKey {
+        let bad = |reason: KeyFault| SigningError::BadPublicKey {
             what: what.to_string(),
-            reason: reason.to_string(),
+            reason,
         };
         let line = text
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty() && !l.starts_with("untrusted comment:"))
-            .ok_or_else(|| bad("it has no key line"))?;
+            .ok_or_else(|| bad(KeyFault::NoKeyLine))?;
         let raw = BASE64
             .decode(line)
-            .map_err(|e| bad(&format!("the key line is not base64 ({e})")))?;
+            .map_err(|e| bad(KeyFault::NotBase64(e)))?;
         if raw.len() != 42 {
-            return Err(bad(&format!("the key is {} bytes, not 42", raw.len())));
+            return Err(bad(KeyFault::Length(raw.len())));
         }
         if &raw[..2] != b"Ed" {
-            return Err(bad("the key algorithm is not Ed25519 (Ed)"));
+            return Err(bad(KeyFault::NotEd25519));
         }
-        let key =
-            minisign_verify::PublicKey::from_base64(line).map_err(|e| bad(&format!("{e}")))?;
+        let key = minisign_verify::PublicKey::from_base64(line)
+            .map_err(|e| bad(KeyFault::Rejected(e)))?;
         let mut id = [0u8; 8];
         id.copy_from_slice(&raw[2..10]);
         Ok(Self {
@@ -200,7 +262,7 @@ impl std::fmt::Debug for Signature {
 impl Signature {
     /// Reads a signature file's text. Legacy signatures are refused here.
     pub fn parse(what: &str, text: &str) -> Result<Self, SigningError> {
-        let bad = |reason: String| SigningError::BadSignature {
+        let bad = |reason: SignatureFault| SigningError::BadSignature {
             what: what.to_string(),
             reason,
         };
@@ -208,12 +270,12 @@ impl Signature {
             .lines()
             .nth(1)
             .map(str::trim)
-            .ok_or_else(|| bad("it has fewer than 4 lines".into()))?;
+            .ok_or_else(|| bad(SignatureFault::TooFewLines))?;
         let raw = BASE64
             .decode(line)
-            .map_err(|e| bad(format!("the signature line is not base64 ({e})")))?;
+            .map_err(|e| bad(SignatureFault::NotBase64(e)))?;
         if raw.len() != 74 {
-            return Err(bad(format!("the signature is {} bytes, not 74", raw.len())));
+            return Err(bad(SignatureFault::Length(raw.len())));
         }
         match &raw[..2] {
             b"ED" => {}
@@ -222,9 +284,10 @@ impl Signature {
                     what: what.to_string(),
                 });
             }
-            _ => return Err(bad("its algorithm is neither ED nor Ed".into())),
+            _ => return Err(bad(SignatureFault::Algorithm)),
         }
-        let sig = minisign_verify::Signature::decode(text).map_err(|e| bad(format!("{e}")))?;
+        let sig = minisign_verify::Signature::decode(text)
+            .map_err(|e| bad(SignatureFault::Rejected(e)))?;
         let mut id = [0u8; 8];
         id.copy_from_slice(&raw[2..10]);
         Ok(Self { id, sig })
@@ -433,6 +496,28 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn a_decoders_words_are_the_cause_said_once() {
+        let err = PublicKey::parse("k.pub", "untrusted comment: x\nnot base64!\n").unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains(": the key line is not base64; expected"),
+            "{msg}"
+        );
+        let line = crate::chain(&err);
+        let cause = base64::DecodeError::InvalidByte(3, b' ').to_string();
+        assert!(line.ends_with(&format!("): {cause}")), "{line}");
+        assert_eq!(line.matches(&cause).count(), 1, "{line}");
+        let err = Signature::parse("s.minisig", "c\n!!!!\n").unwrap_err();
+        let line = crate::chain(&err);
+        assert!(
+            line.starts_with(
+                "s.minisig is not a minisign signature: the signature line is not base64: "
+            ),
+            "{line}"
+        );
     }
 
     #[test]
