@@ -87,11 +87,10 @@ pub async fn fetch_release(
         Err(HttpError::Status { status: 404, .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let rel: ReleaseJson = serde_json::from_slice(&body).map_err(|e| {
-        CreateError::Http(HttpError::Protocol {
-            url: url.clone(),
-            detail: format!("not a GitHub-style release object: {e}"),
-        })
+    let rel: ReleaseJson = serde_json::from_slice(&body).map_err(|source| HttpError::Json {
+        url: url.clone(),
+        expected: "a GitHub-style release object",
+        source,
     })?;
     for a in &rel.assets {
         check_file_name("release asset name", &a.name)?;

@@ -166,8 +166,11 @@ pub async fn plan(
         let mut page: Vec<TreeEntry> = serde_json::from_slice(&body)
             .map_err(|e| CreateError::hub_answer(&w, &page_url, "tree listing", e))?;
         entries.append(&mut page);
-        let base =
-            Url::parse(&page_url).map_err(|e| CreateError::Hub(format!("{page_url}: {e}")))?;
+        let base = Url::parse(&page_url).map_err(|source| HttpError::BadUrl {
+            url: page_url.clone(),
+            what: "not a URL",
+            source,
+        })?;
         next = link_next(&headers, &base).map(|u| u.to_string());
         if let Some(n) = &next
             && seen.contains(n)
@@ -362,12 +365,16 @@ fn glob_set(spec: &RepoSpec) -> Result<Option<GlobSet>, CreateError> {
         let g = GlobBuilder::new(p)
             .literal_separator(false)
             .build()
-            .map_err(|e| CreateError::Usage(format!("glob {p:?}: {e}")))?;
+            .map_err(|error| CreateError::Glob {
+                pattern: p.clone(),
+                error,
+            })?;
         b.add(g);
     }
-    b.build()
-        .map(Some)
-        .map_err(|e| CreateError::Usage(format!("globs {:?}: {e}", spec.patterns)))
+    b.build().map(Some).map_err(|error| CreateError::Glob {
+        pattern: spec.patterns.join(","),
+        error,
+    })
 }
 
 #[cfg(test)]

@@ -26,6 +26,17 @@ pub enum CreateError {
     #[error("{0}")]
     Usage(String),
 
+    /// A file pattern (`REPO:GLOB`) does not compile (exit code 2).
+    #[error("glob {pattern:?}")]
+    Glob {
+        /// The pattern as given (patterns joined with `,` when it is the
+        /// set that does not build).
+        pattern: String,
+        /// globset's words for what is wrong with it.
+        #[source]
+        error: globset::Error,
+    },
+
     /// The recipe table has no build for what was asked (exit code 2: the
     /// request itself is wrong, e.g. an unknown engine or a bad version).
     #[error("--engine {engine}={version}")]
@@ -287,6 +298,7 @@ impl CreateError {
         matches!(
             self,
             CreateError::Usage(_)
+                | CreateError::Glob { .. }
                 | CreateError::Recipe { .. }
                 | CreateError::Key(_)
                 | CreateError::ListUnreadable { .. }

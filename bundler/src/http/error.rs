@@ -5,6 +5,10 @@ use thiserror::Error;
 
 use super::redact;
 
+/// Why a URL does not parse: `url::ParseError`, named through reqwest's
+/// `Url` so that the crate needs no dependency of its own on `url`.
+pub type UrlError = <Url as std::str::FromStr>::Err;
+
 /// Why a request failed.
 #[derive(Debug, Error)]
 pub enum HttpError {
@@ -25,6 +29,31 @@ pub enum HttpError {
     },
     #[error("{url}: {detail}")]
     Protocol { url: String, detail: String },
+    /// A URL, given or sent by the server (a redirect's Location), does
+    /// not parse; `what` says which.
+    #[error("{url}: {what}")]
+    BadUrl {
+        url: String,
+        what: &'static str,
+        #[source]
+        source: UrlError,
+    },
+    /// The HTTP client itself could not be made (its TLS backend).
+    #[error("{url}: cannot build an HTTP client")]
+    Client {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// An answer is not the JSON document the protocol promises;
+    /// `expected` names the document ("a GitHub-style release object").
+    #[error("{url}: not {expected}")]
+    Json {
+        url: String,
+        expected: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
     /// No connection could be made: the one failure the operator fixes
     /// on this side (the URL, DNS, a proxy), so it says so in plain words.
     #[error(
@@ -47,7 +76,10 @@ impl HttpError {
             HttpError::Transport { retryable, .. } => *retryable,
             HttpError::Unreachable { .. } => true,
             HttpError::Status { status, .. } => *status >= 500 || *status == 429 || *status == 408,
-            HttpError::Protocol { .. } => false,
+            HttpError::Protocol { .. }
+            | HttpError::BadUrl { .. }
+            | HttpError::Client { .. }
+            | HttpError::Json { .. } => false,
         }
     }
 
@@ -130,5 +162,22 @@ fn connect_reason(e: &reqwest::Error) -> String {
         format!("timed out: {reason}")
     } else {
         reason
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::http::{Http, RetryPolicy};
+
+    #[test]
+    fn a_parsers_words_are_the_cause_not_the_message() {
+        let Err(err) = Http::new("no url", None, RetryPolicy::default()) else {
+            panic!("\"no url\" was taken as a URL");
+        };
+        assert_eq!(err.to_string(), "no url: not a URL");
+        assert_eq!(
+            llmgw_shared::chain(&err),
+            "no url: not a URL: relative URL without a base"
+        );
     }
 }

@@ -63,9 +63,10 @@ impl Http {
         retry: RetryPolicy,
         limits: HttpLimits,
     ) -> Result<Self, HttpError> {
-        let hub_url = Url::parse(hf_endpoint).map_err(|e| HttpError::Protocol {
+        let hub_url = Url::parse(hf_endpoint).map_err(|source| HttpError::BadUrl {
             url: hf_endpoint.to_string(),
-            detail: format!("not a URL: {e}"),
+            what: "not a URL",
+            source,
         })?;
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -74,9 +75,9 @@ impl Http {
             // A stalled body is a dropped connection: retry and resume.
             .read_timeout(Duration::from_secs(60))
             .build()
-            .map_err(|e| HttpError::Protocol {
+            .map_err(|source| HttpError::Client {
                 url: hf_endpoint.to_string(),
-                detail: format!("cannot build an HTTP client: {e}"),
+                source,
             })?;
         Ok(Self {
             client,
@@ -96,9 +97,10 @@ impl Http {
         accept: Option<&str>,
         range: Option<(u64, Option<u64>)>,
     ) -> Result<(reqwest::Response, Url), HttpError> {
-        let mut url = Url::parse(url).map_err(|e| HttpError::Protocol {
+        let mut url = Url::parse(url).map_err(|source| HttpError::BadUrl {
             url: url.to_string(),
-            detail: format!("not a URL: {e}"),
+            what: "not a URL",
+            source,
         })?;
         for _ in 0..=MAX_REDIRECTS {
             let mut headers = HeaderMap::new();
@@ -149,9 +151,10 @@ impl Http {
                         url: redact(&url),
                         detail: format!("redirect {} without a Location", resp.status()),
                     })?;
-                let next = url.join(loc).map_err(|e| HttpError::Protocol {
+                let next = url.join(loc).map_err(|source| HttpError::BadUrl {
                     url: redact(&url),
-                    detail: format!("redirect to an unusable Location: {e}"),
+                    what: "redirect to an unusable Location",
+                    source,
                 })?;
                 if !matches!(next.scheme(), "http" | "https") {
                     return Err(HttpError::Protocol {

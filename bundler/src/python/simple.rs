@@ -84,10 +84,17 @@ pub async fn fetch_project(
             detail,
         })
     };
-    let base = Url::parse(&url).map_err(|e| protocol(e.to_string()))?;
+    let base = Url::parse(&url).map_err(|source| HttpError::BadUrl {
+        url: url.clone(),
+        what: "not a URL",
+        source,
+    })?;
     let files = if ctype == JSON_TYPE {
-        parse_json(&body, &base)
-            .map_err(|e| protocol(format!("not a PEP 691 project page: {e}")))?
+        parse_json(&body, &base).map_err(|source| HttpError::Json {
+            url: url.clone(),
+            expected: "a PEP 691 project page",
+            source,
+        })?
     } else if ctype == "text/html" || ctype.is_empty() {
         let text = String::from_utf8_lossy(&body);
         parse_html(&text, &base)
