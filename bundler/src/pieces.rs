@@ -12,19 +12,22 @@
 //! Each piece retries on its own (5xx, timeouts, dropped connections; a cut
 //! body continues from where it stopped), and where a file redirects (the
 //! Hub's and GitHub's storage), the target is kept for its next pieces; a
-//! target that stops answering (a signed URL expired) is dropped and the
-//! file's own URL asked again.
+//! target that refuses (a signed URL expired) is dropped and the file's own
+//! URL asked again, once. Those decisions are [`next_step`]'s, the same
+//! function [`crate::fetch`] follows; this module makes the requests and
+//! hands the bytes on.
 
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use llmgw_shared::chain;
-use reqwest::{StatusCode, Url};
+use reqwest::Url;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use crate::error::CreateError;
-use crate::fetch::content_range_start;
+use crate::fetch::answered;
+use crate::fetch::step::{Event, Held, Rules, State, Step, next_step};
 use crate::http::{Http, HttpError, redact};
 use crate::progress::Progress;
 
@@ -145,16 +148,6 @@ pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Progress)
     }
 }
 
-/// The Range to ask for: none for a whole file (a plain GET, as curl
-/// sends), open-ended for a file's last piece, else bounded.
-fn range(at: u64, end: u64, size: u64) -> Option<(u64, Option<u64>)> {
-    match (at, end == size) {
-        (0, true) => None,
-        (_, true) => Some((at, None)),
-        _ => Some((at, Some(end - 1))),
-    }
-}
-
 async fn fetch(
     http: &Http,
     b: &NetBlob,
@@ -164,142 +157,114 @@ async fn fetch(
     tx: &mpsc::UnboundedSender<Result<Msg, CreateError>>,
     progress: &Progress,
 ) -> Result<(), CreateError> {
-    let mut at = start;
-    let mut attempt = 1u32;
-    let mut asked_again = false;
-    // Sleeps before the next attempt, or answers with the error when it is
-    // not worth another.
-    let retry = |e: HttpError, attempt: &mut u32| {
-        if e.is_retryable() && *attempt < http.retry.attempts {
-            progress.line(&format!(
-                "{}: attempt {attempt} failed ({}); retrying",
-                b.label,
-                chain(&e)
-            ));
-            let wait = http.retry.backoff(*attempt);
-            *attempt += 1;
-            Ok(wait)
-        } else {
-            Err(CreateError::Http(e.tried(*attempt)))
-        }
+    let rules = Rules {
+        retry: http.retry,
+        held: Held::HandedOn,
+        label: &b.label,
+        denied_hint: b.denied_hint.as_deref(),
     };
-    while at < end {
+    let mut s = State {
+        offset: start,
+        end,
+        size: b.size,
+        skip: 0,
+        attempt: 1,
+        asked_again: false,
+    };
+    // Each turn is one request: ask, read what comes, and either finish or
+    // ask again. What to do is `next_step`'s; this loop does it.
+    loop {
+        match next_step(s, Event::Ready, &rules) {
+            Step::Ask => {}
+            Step::Done => return Ok(()),
+            Step::Fail(e) => return Err(e),
+            other => return Err(bug(b, &other)),
+        }
         let stored = target.lock().ok().and_then(|t| t.clone());
         let url = stored.as_ref().map_or(b.url.as_str(), Url::as_str);
-        let (mut resp, final_url) = match http.get(url, None, range(at, end, b.size)).await {
-            Ok(r) => r,
-            Err(e) => {
-                tokio::time::sleep(retry(e, &mut attempt)?).await;
-                continue;
+        let (resp, event) = match http.get(url, None, s.range()).await {
+            Ok((resp, final_url)) => {
+                let event = answered(&resp, &final_url, stored.is_some());
+                (Some((resp, final_url)), event)
             }
+            Err(e) => (None, Event::RequestFailed(e)),
         };
-        let status = resp.status();
-        // Bytes to throw away first: a server that ignores Range sends the
-        // file from its start.
-        let mut skip = 0u64;
-        if status == StatusCode::PARTIAL_CONTENT {
-            let got = content_range_start(resp.headers());
-            if got != Some(at) {
-                return Err(CreateError::Http(HttpError::Protocol {
-                    url: redact(&final_url),
-                    detail: format!(
-                        "asked for bytes from {at} on, the server sent a range starting at {}",
-                        got.map_or("an unreadable place".to_string(), |s| s.to_string())
-                    ),
-                }));
-            }
-        } else if status == StatusCode::OK {
-            skip = at;
-        } else if stored.is_some() && status.is_client_error() && !asked_again {
-            // The stored redirect target expired: ask the file's URL again.
-            if let Ok(mut t) = target.lock() {
-                *t = None;
-            }
-            asked_again = true;
-            continue;
-        } else if status == StatusCode::RANGE_NOT_SATISFIABLE {
-            return Err(CreateError::Http(HttpError::Protocol {
-                url: redact(&final_url),
-                detail: format!(
-                    "{}: asked for bytes from {at} on of the {} its publisher listed; the \
-                     server has fewer (416)",
-                    b.label, b.size
-                ),
-            }));
-        } else if let (Some(hint), 401 | 403) = (&b.denied_hint, status.as_u16()) {
-            return Err(CreateError::Hub(format!(
-                "{}: {} answered {status}; {hint}",
-                b.label,
-                redact(&final_url)
-            )));
-        } else {
-            let e = HttpError::Status {
-                url: redact(&final_url),
-                status: status.as_u16(),
-                error_code: resp
-                    .headers()
-                    .get("x-error-code")
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string),
-                message: None,
-            };
-            tokio::time::sleep(retry(e, &mut attempt)?).await;
-            continue;
-        }
-        if stored.is_none()
-            && final_url.as_str() != b.url
-            && let Ok(mut t) = target.lock()
+        let mut step = next_step(s, event, &rules);
+        // Whether the body broke off: what arrived is flushed first.
+        let mut broke = false;
+        if let (Step::Read | Step::SkipAndRead { .. }, Some((mut resp, final_url))) = (&step, resp)
         {
-            *t = Some(final_url.clone());
-        }
-        let broke = loop {
-            match resp.chunk().await {
-                Ok(Some(mut c)) => {
-                    if skip > 0 {
-                        let k = (skip as usize).min(c.len());
-                        c = c.slice(k..);
-                        skip -= k as u64;
-                    }
-                    c.truncate(c.len().min((end - at) as usize));
-                    if c.is_empty() {
-                        continue;
-                    }
-                    at += c.len() as u64;
-                    if tx.send(Ok(Msg::Data(c))).is_err() {
-                        // Nobody wants the bytes any more.
-                        return Ok(());
-                    }
-                    if at == end {
-                        break None;
-                    }
-                }
-                Ok(None) => {
-                    break Some(HttpError::Transport {
-                        url: redact(&final_url),
-                        detail: format!("the body ended after {at} of {} bytes", b.size),
-                        retryable: true,
-                    });
-                }
-                Err(e) => break Some(HttpError::transport(&final_url, &e)),
+            s.skip = match step {
+                Step::SkipAndRead { skip } => skip,
+                _ => 0,
+            };
+            // The file redirects: its next pieces go straight to the target.
+            if stored.is_none()
+                && final_url.as_str() != b.url
+                && let Ok(mut t) = target.lock()
+            {
+                *t = Some(final_url.clone());
             }
-        };
-        if let Some(e) = broke {
+            step = loop {
+                let event = match resp.chunk().await {
+                    Ok(Some(c)) => match next_step(s, Event::Chunk(c.len() as u64), &rules) {
+                        Step::Take { skip, keep, last } => {
+                            s.skip -= skip;
+                            s.offset += keep;
+                            let (skip, keep) = (skip as usize, keep as usize);
+                            if keep > 0
+                                && tx.send(Ok(Msg::Data(c.slice(skip..skip + keep)))).is_err()
+                            {
+                                // Nobody wants the bytes any more.
+                                return Ok(());
+                            }
+                            if last {
+                                break Step::Done;
+                            }
+                            continue;
+                        }
+                        other => break other,
+                    },
+                    Ok(None) => Event::BodyEnded {
+                        url: redact(&final_url),
+                    },
+                    Err(e) => Event::BodyFailed(HttpError::transport(&final_url, &e)),
+                };
+                broke = true;
+                break next_step(s, event, &rules);
+            };
+        }
+        if broke {
             let _ = tx.send(Ok(Msg::Flush));
-            tokio::time::sleep(retry(e, &mut attempt)?).await;
+        }
+        match step {
+            Step::Done => return Ok(()),
+            Step::Fail(e) => return Err(e),
+            Step::Retry { wait, error } => {
+                progress.line(&format!(
+                    "{}: attempt {} failed ({}); retrying",
+                    b.label,
+                    s.attempt,
+                    chain(&error)
+                ));
+                tokio::time::sleep(wait).await;
+                s.attempt += 1;
+            }
+            Step::AskOriginal => {
+                if let Ok(mut t) = target.lock() {
+                    *t = None;
+                }
+                s.asked_again = true;
+            }
+            other => return Err(bug(b, &other)),
         }
     }
-    Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_asked_for() {
-        assert_eq!(range(0, 10, 10), None);
-        assert_eq!(range(4, 10, 10), Some((4, None)));
-        assert_eq!(range(0, 4, 10), Some((0, Some(3))));
-        assert_eq!(range(4, 8, 10), Some((4, Some(7))));
-    }
+/// A step this loop never gets (a piece's bytes are never dropped).
+fn bug(b: &NetBlob, step: &Step) -> CreateError {
+    CreateError::Http(HttpError::Protocol {
+        url: Url::parse(&b.url).map_or_else(|_| b.label.clone(), |u| redact(&u)),
+        detail: format!("a piece stopped at step {step:?} (a bug)"),
+    })
 }

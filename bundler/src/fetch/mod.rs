@@ -22,9 +22,9 @@ use crate::error::CreateError;
 use crate::http::{Http, HttpError, redact};
 use crate::progress::Progress;
 
-mod step;
+pub(crate) mod step;
 
-use step::{Event, Rules, State, Step, next_step};
+use step::{Event, Held, Rules, State, Step, next_step};
 
 /// Chunks in flight between the network and the disk, per download.
 const CHANNEL_CHUNKS: usize = 16;
@@ -154,13 +154,17 @@ pub async fn fetch_one(
     let mut attempt = 1u32;
     let rules = Rules {
         retry: http.retry,
+        held: Held::OnDisk,
         label: &d.label,
         denied_hint: d.denied_hint.as_deref(),
     };
     let state = |offset, attempt| State {
         offset,
+        end: d.size,
         size: d.size,
+        skip: 0,
         attempt,
+        asked_again: false,
     };
     // Each turn is one attempt: ask, read what comes, and either finish or
     // wait for the next. What to do is `next_step`'s; this loop does it.
@@ -170,19 +174,10 @@ pub async fn fetch_one(
             Step::Fail(e) => break Err(e),
             _ => {}
         }
-        let range = (offset > 0).then_some((offset, None));
+        let range = state(offset, attempt).range();
         let (mut resp, event) = match http.get(&d.url, None, range).await {
             Ok((resp, final_url)) => {
-                let event = Event::Answered {
-                    status: resp.status(),
-                    range_start: content_range_start(resp.headers()),
-                    error_code: resp
-                        .headers()
-                        .get("x-error-code")
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_string),
-                    url: redact(&final_url),
-                };
+                let event = answered(&resp, &final_url, false);
                 (Some((resp, final_url)), event)
             }
             Err(e) => (None, Event::RequestFailed(e)),
@@ -207,8 +202,10 @@ pub async fn fetch_one(
                 let event = match resp.chunk().await {
                     Ok(Some(chunk)) => {
                         let n = chunk.len() as u64;
+                        // Nothing to skip or cut here: the bytes are the
+                        // whole chunk, or a failure.
                         match next_step(state(offset, attempt), Event::Chunk(n), &rules) {
-                            Step::Take => {}
+                            Step::Take { .. } => {}
                             other => break other,
                         }
                         offset += n;
@@ -231,8 +228,8 @@ pub async fn fetch_one(
         match step {
             Step::Done => break Ok(()),
             Step::Fail(e) => break Err(e),
-            Step::Retry { wait, why } => {
-                item.retry(attempt, &why);
+            Step::Retry { wait, error } => {
+                item.retry(attempt, &error.to_string());
                 // What arrived goes to disk, so that a run killed during
                 // the wait leaves it for the next run to resume.
                 let _ = tx.send(Msg::Flush).await;
@@ -365,7 +362,27 @@ fn sink(
     Ok(hasher.finalize())
 }
 
-pub(crate) fn content_range_start(h: &reqwest::header::HeaderMap) -> Option<u64> {
+/// What an answer says, for [`next_step`]; `via_stored`: the request went
+/// to a redirect target kept from an earlier answer.
+pub(crate) fn answered(
+    resp: &reqwest::Response,
+    final_url: &reqwest::Url,
+    via_stored: bool,
+) -> Event {
+    Event::Answered {
+        status: resp.status(),
+        range_start: content_range_start(resp.headers()),
+        error_code: resp
+            .headers()
+            .get("x-error-code")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        url: redact(final_url),
+        via_stored,
+    }
+}
+
+fn content_range_start(h: &reqwest::header::HeaderMap) -> Option<u64> {
     let v = h.get(reqwest::header::CONTENT_RANGE)?.to_str().ok()?;
     let rest = v.trim().strip_prefix("bytes ")?;
     rest.split('-').next()?.trim().parse().ok()
