@@ -13,10 +13,12 @@ use thiserror::Error;
 
 mod python;
 mod space;
+mod spec;
 mod volumes;
 
 pub use python::{LockError, PythonError};
 pub use space::{Short, Shortfall};
+pub use spec::TomlSyntax;
 pub use volumes::{PackError, SizeError};
 
 /// Everything that can stop a bundle from being made.
@@ -35,6 +37,23 @@ pub enum CreateError {
         /// globset's words for what is wrong with it.
         #[source]
         error: globset::Error,
+    },
+
+    /// The spec file (`--spec FILE`) is not TOML, or not a spec: an
+    /// unknown setting, a value of the wrong type (exit code 2).
+    #[error(
+        "spec file {}{}",
+        path.display(),
+        at.map(|(line, column)| format!(", line {line}, column {column}")).unwrap_or_default()
+    )]
+    SpecFile {
+        /// The file as given.
+        path: PathBuf,
+        /// Where in it (line and column, from 1), when the parser says.
+        at: Option<(usize, usize)>,
+        /// The parser's words for what is wrong there.
+        #[source]
+        error: TomlSyntax,
     },
 
     /// The recipe table has no build for what was asked (exit code 2: the
@@ -299,6 +318,7 @@ impl CreateError {
             self,
             CreateError::Usage(_)
                 | CreateError::Glob { .. }
+                | CreateError::SpecFile { .. }
                 | CreateError::Recipe { .. }
                 | CreateError::Key(_)
                 | CreateError::ListUnreadable { .. }
