@@ -234,6 +234,18 @@ fn usage_errors_exit_2_with_the_reason() {
         let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 2);
         assert!(err.contains(want), "{args:?}: {err}");
     }
+    // A spec file that is not one: the file, the place and the parser's
+    // words, on one line.
+    let spec = d.path().join("site.toml");
+    fs::write(&spec, "arch = [\"amd64\"]\njobs = \"two\"\n").unwrap();
+    let mut c = create(&fx, d.path());
+    c.arg("--spec").arg(&spec);
+    let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 2);
+    let want = format!(
+        "spec file {}, line 2, column 8: invalid type",
+        spec.display()
+    );
+    assert!(err.contains(&want), "{err}");
     // clap's own errors are usage errors too.
     let mut c = create(&fx, d.path());
     fails(&run(c.arg("--no-such-flag")), 2);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::CreateError;
+use crate::error::{CreateError, TomlSyntax};
 
 /// One layer of `bundle create`'s settings; `None`, an empty list or
 /// `false` means "not given here". As a spec file (TOML) it has the same
@@ -129,8 +129,11 @@ impl CreateSettings {
     /// from).
     pub fn from_file(path: &Path) -> Result<Self, CreateError> {
         let text = std::fs::read_to_string(path).map_err(|e| CreateError::io(path, e))?;
-        let file: Self = toml::from_str(&text)
-            .map_err(|e| CreateError::Usage(format!("spec file {}: {e}", path.display())))?;
+        let file: Self = toml::from_str(&text).map_err(|e| CreateError::SpecFile {
+            path: path.to_path_buf(),
+            at: e.span().and_then(|s| line_column(&text, s.start)),
+            error: TomlSyntax(Box::new(e)),
+        })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let rel = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
         Ok(Self {
@@ -141,6 +144,17 @@ impl CreateSettings {
             ..file
         })
     }
+}
+
+/// Line and column (from 1, the column in characters) of byte `offset` of
+/// `text`; none when the offset is not a place in it.
+fn line_column(text: &str, offset: usize) -> Option<(usize, usize)> {
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Some((
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    ))
 }
 
 /// The environment the defaults come from, passed in so that tests and the

@@ -207,12 +207,20 @@ allow_missing = true
     );
     assert_eq!(s.jobs, 8);
 
-    std::fs::write(&spec, "outt = 1\n").unwrap();
+    std::fs::write(&spec, "jobs = 2\n outt = 1\n").unwrap();
     let f = CreateSettings {
-        spec: Some(spec),
+        spec: Some(spec.clone()),
         ..Default::default()
     };
     let err = CreateSpec::resolve(f, &env()).unwrap_err();
     assert!(err.is_usage());
-    assert!(err.to_string().contains("unknown field"), "{err}");
+    // As the binary prints it: one line that names the file, the place and
+    // what is wrong there.
+    let shown = llmgw_shared::chain(&err);
+    assert!(shown.contains("unknown field"), "{shown}");
+    assert!(
+        shown.starts_with(&format!("spec file {}, line 2, column 2: ", spec.display())),
+        "{shown}"
+    );
+    assert!(!shown.contains('\\'), "one line, nothing escaped: {shown}");
 }
