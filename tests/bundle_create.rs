@@ -9,5 +9,6 @@ mod bundle_create {
 
     mod downloads;
     mod outputs;
+    mod ranges;
     mod refusals;
 }
