@@ -55,9 +55,26 @@ pub enum ClaimError {
         "held bundle {bundle} names a signed SHA256SUMS that cannot be read from the store \
          ({reason}); run `llmgw mirror verify`, and import that bundle again to repair it"
     )]
-    HeldSums { bundle: String, reason: String },
+    HeldSums {
+        bundle: String,
+        /// Said in the message; the store's or the parser's words follow
+        /// in the chain.
+        #[source]
+        reason: HeldSumsFault,
+    },
     #[error(transparent)]
     NotSigned(Box<NotSigned>),
+}
+
+/// Why a held release's `SHA256SUMS` could not be used.
+#[derive(Debug, Error)]
+pub enum HeldSumsFault {
+    /// Its blob could not be read (missing, too large, unreadable).
+    #[error("its blob cannot be read")]
+    Read(#[source] Box<StoreError>),
+    /// Its blob is not a checksum list.
+    #[error("it is not a SHA256SUMS file")]
+    Parse(#[source] llmgw_shared::SumsError),
 }
 
 /// A bundle carries, under a signed release, what its SHA256SUMS does not list.
@@ -218,7 +235,7 @@ fn held_signed(
     let mut key_id = String::new();
     if let Some(sig) = &r.signature {
         key_id = sig.key_id.clone();
-        let held = |reason: String| ClaimError::HeldSums {
+        let held = |reason: HeldSumsFault| ClaimError::HeldSums {
             bundle: id.to_string(),
             reason,
         };
@@ -230,18 +247,16 @@ fn held_signed(
             if a.name != sig.sums {
                 continue;
             }
-            let path = store
-                .blob_path(&a.sha256)
-                .ok_or_else(|| held(format!("{} is not a sha256", a.sha256)))?;
+            let path = store.blob_file(&a.sha256);
             let bytes = if store.remote().is_some() && !path.exists() {
                 store.read_small_blob(&a.sha256, MAX_SIGNATURE_FILE_BYTES)
             } else {
                 fsutil::read_bounded(&path, MAX_SIGNATURE_FILE_BYTES)
             }
-            .map_err(|e| held(llmgw_shared::chain(&e)))?;
+            .map_err(|e| held(HeldSumsFault::Read(Box::new(e))))?;
             let text = String::from_utf8_lossy(&bytes);
             let lines = parse_sha256sums(&path.display().to_string(), &text)
-                .map_err(|e| held(llmgw_shared::chain(&e)))?;
+                .map_err(|e| held(HeldSumsFault::Parse(e)))?;
             listed.extend(lines.into_iter().map(|l| (l.name, l.sha256)));
         }
     }

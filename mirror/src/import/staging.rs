@@ -124,19 +124,18 @@ impl Target for Staging<'_> {
     }
 
     fn read_have(&self, sha256: &str) -> Result<Vec<u8>, ImportError> {
+        let sha = crate::store::layout::digest(sha256).ok_or_else(|| ImportError::NotSha256 {
+            sha256: sha256.to_string(),
+        })?;
         let staged = self.staged_path(sha256);
         let path = if staged.exists() {
             staged
         } else {
-            self.store
-                .blob_path(sha256)
-                .ok_or_else(|| ImportError::NotSha256 {
-                    sha256: sha256.to_string(),
-                })?
+            self.store.blob_file(&sha)
         };
         if self.store.remote().is_some() && !path.exists() {
             // Held in the bucket only: a signature file, small.
-            return Ok(self.store.read_small_blob(sha256, READ_HAVE_MAX)?);
+            return Ok(self.store.read_small_blob(&sha, READ_HAVE_MAX)?);
         }
         std::fs::read(&path).map_err(|source| ImportError::Stage { path, source })
     }

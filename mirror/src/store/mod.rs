@@ -153,26 +153,21 @@ impl Store {
 
     /// The bytes of a small blob held (a signature, a checksum list, a
     /// lock file), at most `max`: from the folder, else from the bucket.
-    pub fn read_small_blob(&self, sha256: &str, max: u64) -> Result<Vec<u8>, StoreError> {
+    /// A [`Sha256`] by type, so there is no name to refuse here.
+    pub fn read_small_blob(&self, sha: &Sha256, max: u64) -> Result<Vec<u8>, StoreError> {
         use backend::BlobStore as _;
-        let Some(sha) = layout::digest(sha256) else {
-            return Err(StoreError::io(
-                self.blobs_dir().join(sha256.escape_debug().to_string()),
-                std::io::ErrorKind::InvalidInput.into(),
-            ));
-        };
-        let path = self.blob_file(&sha);
+        let path = self.blob_file(sha);
         match (&self.remote, path.exists()) {
             (Some(s3), false) => {
                 let mut bytes = Vec::new();
                 std::io::Read::read_to_end(
-                    &mut std::io::Read::take(s3.read(&sha, 0..max + 1)?, max + 1),
+                    &mut std::io::Read::take(s3.read(sha, 0..max + 1)?, max + 1),
                     &mut bytes,
                 )
-                .map_err(|e| StoreError::io(s3.key_url(&layout::blob_key(&sha)), e))?;
+                .map_err(|e| StoreError::io(s3.key_url(&layout::blob_key(sha)), e))?;
                 if bytes.len() as u64 > max {
                     return Err(StoreError::TooLarge {
-                        path: s3.key_url(&layout::blob_key(&sha)).into(),
+                        path: s3.key_url(&layout::blob_key(sha)).into(),
                         max,
                     });
                 }

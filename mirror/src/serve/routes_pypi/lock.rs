@@ -33,6 +33,16 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
+    /// [`LockError::Read`] of a store in a bucket.
+    #[error(
+        "the lock blob {sha256} of environment {env} cannot be read: run `llmgw mirror verify`"
+    )]
+    ReadStore {
+        env: String,
+        sha256: Sha256,
+        #[source]
+        source: Box<crate::store::StoreError>,
+    },
     #[error(
         "the lock blob of environment {env} is {size} bytes; at most {MAX_LOCK_BYTES} are read"
     )]
@@ -100,14 +110,16 @@ fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
             size: env.lock.size,
         });
     }
-    let path = store
-        .blob_path(&env.lock.sha256)
-        .ok_or_else(|| read_err(std::io::Error::other("not a sha256")))?;
+    let path = store.blob_file(&env.lock.sha256);
     let mut bytes = Vec::new();
     if store.remote().is_some() && !path.exists() {
         bytes = store
             .read_small_blob(&env.lock.sha256, MAX_LOCK_BYTES)
-            .map_err(|e| read_err(std::io::Error::other(e)))?;
+            .map_err(|source| LockError::ReadStore {
+                env: env.name.clone(),
+                sha256: env.lock.sha256.clone(),
+                source: Box::new(source),
+            })?;
     } else {
         std::fs::File::open(&path)
             .and_then(|f| f.take(MAX_LOCK_BYTES + 1).read_to_end(&mut bytes))
