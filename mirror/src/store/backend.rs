@@ -52,13 +52,27 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
 
     /// Stores the blob read from `reader`, hashing it on the way, and makes
     /// it visible only when it is `size` bytes hashing to `sha256`; a blob
-    /// already there with that size is not read again.
+    /// already there with that size is not read again. The check for a
+    /// held blob lives here, once, so each backend writes only
+    /// [`BlobStore::add_blob`].
     fn put_blob(
         &self,
         sha256: &Sha256,
         size: u64,
         reader: &mut dyn Read,
-    ) -> Result<Put, StoreError>;
+    ) -> Result<Put, StoreError> {
+        if self.head(sha256)?.is_some_and(|m| m.size == size) {
+            return Ok(Put::Held);
+        }
+        self.add_blob(sha256, size, reader)?;
+        Ok(Put::Added)
+    }
+
+    /// Writes a blob that is not held yet — [`BlobStore::put_blob`]'s
+    /// writing half, with the same invariant: visible only when it is
+    /// `size` bytes hashing to `sha256`. Callers go through `put_blob`.
+    fn add_blob(&self, sha256: &Sha256, size: u64, reader: &mut dyn Read)
+    -> Result<(), StoreError>;
 
     /// Every blob held, sorted by sha256.
     fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError>;

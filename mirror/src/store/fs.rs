@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use llmgw_shared::Sha256;
 
-use super::backend::{BlobMeta, BlobStore, Put};
+use super::backend::{BlobMeta, BlobStore};
 use super::checked_file::write_checked;
 use super::{StoreError, layout};
 use crate::fsutil;
@@ -75,22 +75,18 @@ impl BlobStore for FsBlobs {
         self.path(&layout::blob_key(sha256)).display().to_string()
     }
 
-    fn put_blob(
+    fn add_blob(
         &self,
         sha256: &Sha256,
         size: u64,
         reader: &mut dyn Read,
-    ) -> Result<Put, StoreError> {
-        if self.head(sha256)?.is_some_and(|m| m.size == size) {
-            return Ok(Put::Held);
-        }
+    ) -> Result<(), StoreError> {
         let dest = self.path(&layout::blob_key(sha256));
         let tmp = self.temp_for(sha256);
         let dir = self.root.join(layout::TMP);
         std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         let key = dest.display().to_string();
-        write_checked(reader, &tmp, &dest, sha256, size, &key)?;
-        Ok(Put::Added)
+        write_checked(reader, &tmp, &dest, sha256, size, &key)
     }
 
     fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError> {

@@ -14,7 +14,7 @@ use llmgw_shared::Sha256;
 use object_store::{ObjectStoreExt as _, WriteMultipart};
 use sha2::Digest as _;
 
-use super::super::backend::{BlobMeta, BlobStore, Put, hex_of};
+use super::super::backend::{BlobMeta, BlobStore, hex_of};
 use super::super::{StoreError, layout};
 use super::{PART, PARTS_IN_FLIGHT, S3Blobs, remote};
 
@@ -116,19 +116,15 @@ impl BlobStore for S3Blobs {
         self.key_url(&layout::blob_key(sha256))
     }
 
-    fn put_blob(
+    fn add_blob(
         &self,
         sha256: &Sha256,
         size: u64,
         reader: &mut dyn Read,
-    ) -> Result<Put, StoreError> {
-        if self.head(sha256)?.is_some_and(|m| m.size == size) {
-            return Ok(Put::Held);
-        }
+    ) -> Result<(), StoreError> {
         let key = layout::blob_key(sha256);
         if size > PART as u64 {
-            self.block_on(self.put_large(sha256, size, reader))?;
-            return Ok(Put::Added);
+            return self.block_on(self.put_large(sha256, size, reader));
         }
         let mut bytes = Vec::new();
         reader
@@ -145,8 +141,7 @@ impl BlobStore for S3Blobs {
                 actual_size: bytes.len() as u64,
             });
         }
-        self.put_small(&key, bytes)?;
-        Ok(Put::Added)
+        self.put_small(&key, bytes)
     }
 
     fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError> {
