@@ -13,7 +13,7 @@ use std::io::Read;
 
 use llmgw_shared::manifest::{BlobRef, Manifest, NeededBlob};
 use llmgw_shared::shown;
-use llmgw_shared::{HaveList, HeldSeries, NeedList, blob_uses};
+use llmgw_shared::{HaveList, NeedList, blob_uses};
 
 use crate::series::Series;
 use crate::state;
@@ -74,16 +74,7 @@ pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
         }
         manifests.push(sha);
     }
-    let series = Series::load(store)?
-        .series
-        .into_iter()
-        .map(|e| HeldSeries {
-            key_id: e.key_id,
-            channel: e.channel,
-            sequence: e.sequence,
-            manifest_sha256: e.manifest_sha256,
-        })
-        .collect();
+    let series = Series::load(store)?.series;
     let blobs = blobs
         .into_iter()
         .map(|(sha256, size)| BlobRef { sha256, size })

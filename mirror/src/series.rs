@@ -19,8 +19,8 @@ use std::io::Read;
 use std::path::Path;
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, SIGNATURE_NAME};
-use llmgw_shared::shown;
 use llmgw_shared::signing::{self, PublicKey, SigningError};
+use llmgw_shared::{HeldSeries, shown};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -281,22 +281,14 @@ impl Policy {
     }
 }
 
-/// One (key, channel) and the highest sequence accepted in it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SeriesEntry {
-    pub key_id: String,
-    pub channel: String,
-    pub sequence: u64,
-    pub manifest_sha256: String,
-}
-
-/// `STORE/state/series.json`.
+/// `STORE/state/series.json`: each (key, channel) the store follows and
+/// the highest sequence accepted in it — the same record a have-list
+/// carries, so `mirror have` copies it as it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Series {
     #[serde(default)]
-    pub series: Vec<SeriesEntry>,
+    pub series: Vec<HeldSeries>,
 }
 
 /// What importing a signed bundle does to its series.
@@ -321,7 +313,7 @@ impl Series {
         save_json(store, SERIES_FILE, &s)
     }
 
-    pub fn get(&self, key_id: &str, channel: &str) -> Option<&SeriesEntry> {
+    pub fn get(&self, key_id: &str, channel: &str) -> Option<&HeldSeries> {
         self.series
             .iter()
             .find(|e| e.key_id == key_id && e.channel == channel)
@@ -366,7 +358,7 @@ impl Series {
     pub fn advance(&mut self, by: &SignedBy, sha256: &str) {
         self.series
             .retain(|e| !(e.key_id == by.key_id && e.channel == by.channel));
-        self.series.push(SeriesEntry {
+        self.series.push(HeldSeries {
             key_id: by.key_id.clone(),
             channel: by.channel.clone(),
             sequence: by.sequence,
