@@ -133,6 +133,23 @@ fn tree_path() -> String {
     format!("/api/models/acme/tiny/tree/{TINY_COMMIT}")
 }
 
+/// Plans the tiny model against `fx`, which must fail; its message.
+async fn plan_tiny_fails(fx: &Fixture) -> String {
+    let (h, endpoint, spec) = (http(fx), fx.hf_endpoint(), tiny());
+    let mut plan = Plan::default();
+    let planned = hub::plan(&h, &endpoint, false, &spec, false, &mut plan).await;
+    planned.unwrap_err().to_string()
+}
+
+/// How many times the tree listing was asked for.
+fn tree_asks(fx: &Fixture) -> usize {
+    let requests = fx.requests();
+    requests
+        .iter()
+        .filter(|r| r.path_only() == tree_path())
+        .count()
+}
+
 #[tokio::test]
 async fn a_listing_whose_next_page_is_itself_is_refused() {
     let fx = fixture().await;
@@ -142,27 +159,11 @@ async fn a_listing_whose_next_page_is_itself_is_refused() {
         tree_path()
     );
     fx.faults().link_next(tree_path(), first.clone());
-    let h = http(&fx);
-    let err = hub::plan(
-        &h,
-        &fx.hf_endpoint(),
-        false,
-        &tiny(),
-        false,
-        &mut Plan::default(),
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = plan_tiny_fails(&fx).await;
     assert!(err.contains("the tree listing loops"), "{err}");
     assert!(err.contains(&first), "{err}");
     // Asked once, not 10 000 times.
-    let asked = fx
-        .requests()
-        .iter()
-        .filter(|r| r.path_only() == tree_path())
-        .count();
-    assert_eq!(asked, 1);
+    assert_eq!(tree_asks(&fx), 1);
 }
 
 #[tokio::test]
@@ -174,25 +175,9 @@ async fn a_listing_that_never_ends_stops_at_the_page_cap() {
         tree_path()
     );
     fx.faults().link_next(tree_path(), next);
-    let h = http(&fx);
-    let err = hub::plan(
-        &h,
-        &fx.hf_endpoint(),
-        false,
-        &tiny(),
-        false,
-        &mut Plan::default(),
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = plan_tiny_fails(&fx).await;
     assert!(err.contains("more than 20 pages"), "{err}");
-    let asked = fx
-        .requests()
-        .iter()
-        .filter(|r| r.path_only() == tree_path())
-        .count();
-    assert_eq!(asked, 20);
+    assert_eq!(tree_asks(&fx), 20);
 }
 
 /// Not an attack, but the same client: what the Hub's refs API says the

@@ -289,14 +289,10 @@ mod tests {
             (PYPI.to_string(), "six".to_string()),
             Some(page(f, Some(&a), DigestSource::PypiSimpleSha256)),
         );
-        let e = check(
-            "env",
-            &[locked("six", f, Some(&b), None)],
-            &origin,
-            &pages,
-            false,
-        )
-        .unwrap_err();
+        // Every case here is one locked file that the check must refuse.
+        let refused =
+            |file: LockedPackage| check("env", &[file], &origin, &pages, false).unwrap_err();
+        let e = refused(locked("six", f, Some(&b), None));
         assert_eq!(
             e.to_string(),
             format!(
@@ -304,37 +300,16 @@ mod tests {
                  https://pypi.example/simple/six/ says {a}; refusing it"
             )
         );
-        let e = check(
-            "env",
-            &[locked("six", f, Some(&a), Some(6))],
-            &origin,
-            &pages,
-            false,
-        )
-        .unwrap_err();
+        let e = refused(locked("six", f, Some(&a), Some(6)));
         assert!(e.to_string().contains("says size 6 but"), "{e}");
-        let e = check(
-            "env",
-            &[locked("six", "six-2.0-x.whl", None, None)],
-            &origin,
-            &pages,
-            false,
-        )
-        .unwrap_err();
+        let e = refused(locked("six", "six-2.0-x.whl", None, None));
         assert_eq!(
             e.to_string(),
             "env: the lock names six-2.0-x.whl (six 1.0), which \
              https://pypi.example/simple/six/ does not list; refusing a file its publisher does \
              not vouch for"
         );
-        let e = check(
-            "env",
-            &[locked("six", "../x.whl", None, None)],
-            &origin,
-            &pages,
-            false,
-        )
-        .unwrap_err();
+        let e = refused(locked("six", "../x.whl", None, None));
         assert!(e.to_string().contains("not a safe name"), "{e}");
     }
 
