@@ -118,8 +118,13 @@ pub enum RecipeError {
     },
 
     /// `builds()` found no build of the version for the architecture, on a
-    /// machine with or without a GPU; `reasons` says why.
-    #[error("no build of {engine} {version} for {arch}: {}", .reasons.join("; "))]
+    /// machine with or without a GPU; `reasons` says why. A list of
+    /// reasons, one per host kind tried, each said once: not one cause, so
+    /// it is part of the message (as [`RecipeError::NoBuildHere`]'s).
+    #[error(
+        "no build of {engine} {version} for {arch}: {}",
+        .reasons.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
     NoBuild {
         /// The engine asked for.
         engine: String,
@@ -127,8 +132,8 @@ pub enum RecipeError {
         version: String,
         /// The node's architecture.
         arch: String,
-        /// Why each build was not taken.
-        reasons: Vec<String>,
+        /// Why each host kind has no build, each reason once.
+        reasons: Vec<RecipeError>,
     },
 }
 

@@ -346,7 +346,7 @@ impl Recipe {
         key: impl Fn(&Build) -> K,
     ) -> Result<Vec<Build>, RecipeError> {
         let mut out: Vec<Build> = Vec::new();
-        let mut reasons: Vec<String> = Vec::new();
+        let mut reasons: Vec<RecipeError> = Vec::new();
         for h in hosts {
             match (self.candidates)(version, None, h) {
                 Ok(bs) => {
@@ -357,8 +357,8 @@ impl Recipe {
                     }
                 }
                 Err(e) => {
-                    let e = e.to_string();
-                    if !reasons.contains(&e) {
+                    let said = e.to_string();
+                    if !reasons.iter().any(|r| r.to_string() == said) {
                         reasons.push(e);
                     }
                 }
