@@ -5,8 +5,10 @@
 
 mod common;
 mod github;
+mod github_gh;
 mod hostile;
 mod hub;
+mod hub_clients;
 mod misc;
 mod pypi;
 mod pypi_clients;
