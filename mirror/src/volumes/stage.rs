@@ -216,22 +216,34 @@ impl<'a> Stage<'a> {
         self.state.verified.insert((placement, piece));
     }
 
+    /// Takes `placement`'s chunks out of the deferred list, in the order
+    /// they came: whether the blob's digest vouched for them or each is
+    /// hashed again, they are settled together and only once.
+    fn take_deferred(&mut self, placement: usize) -> Vec<usize> {
+        let mut pieces = Vec::new();
+        self.deferred.retain(|s| match *s {
+            Slot::Piece {
+                placement: p,
+                piece,
+            } if p == placement => {
+                pieces.push(piece);
+                false
+            }
+            _ => true,
+        });
+        pieces
+    }
+
     /// Hashes the deferred chunks of `placement` again from its `.part`,
     /// each against its own digest: the good ones are verified, the others
     /// named damaged — and then the blob's running hash, which covers
     /// them, is dropped (the blob is hashed whole from its `.part` once all
     /// its chunks are verified).
     fn settle_placement(&mut self, placement: usize) -> Result<Vec<Verdict>, StageError> {
-        let (mine, rest): (Vec<Slot>, Vec<Slot>) = std::mem::take(&mut self.deferred)
-            .into_iter()
-            .partition(|s| matches!(s, Slot::Piece { placement: p, .. } if *p == placement));
-        self.deferred = rest;
         let part = self.part(&self.index.volumes.placements[placement].sha256);
         let mut verdicts = Vec::new();
-        for slot in mine {
-            let Slot::Piece { piece, .. } = slot else {
-                continue;
-            };
+        for piece in self.take_deferred(placement) {
+            let slot = Slot::Piece { placement, piece };
             let want = &self.index.volumes.placements[placement].pieces[piece];
             let got =
                 hash_range(&part, want.offset, want.size).map_err(|source| StageError::Read {
@@ -330,16 +342,12 @@ impl SlotTarget for Stage<'_> {
             // not.
             return self.settle_placement(placement);
         }
-        let (mine, rest): (Vec<Slot>, Vec<Slot>) = std::mem::take(&mut self.deferred)
-            .into_iter()
-            .partition(|s| matches!(s, Slot::Piece { placement: q, .. } if *q == placement));
-        self.deferred = rest;
-        for s in &mine {
-            if let Slot::Piece { piece, .. } = *s {
-                self.mark_verified(placement, piece);
-            }
+        let mut verdicts = Vec::new();
+        for piece in self.take_deferred(placement) {
+            self.mark_verified(placement, piece);
+            verdicts.push(Ok(Slot::Piece { placement, piece }));
         }
-        Ok(mine.into_iter().map(Ok).collect())
+        Ok(verdicts)
     }
 
     fn settle(&mut self) -> Result<Vec<Verdict>, StageError> {
