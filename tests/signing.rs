@@ -4,6 +4,9 @@
 //! shape.
 
 mod bundle_kit;
+mod signing {
+    mod minisign_cli;
+}
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
