@@ -71,8 +71,7 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     /// Writes a blob that is not held yet — [`BlobStore::put_blob`]'s
     /// writing half, with the same invariant: visible only when it is
     /// `size` bytes hashing to `sha256`. Callers go through `put_blob`.
-    fn add_blob(&self, sha256: &Sha256, size: u64, reader: &mut dyn Read)
-    -> Result<(), StoreError>;
+    fn add_blob(&self, sha256: &Sha256, size: u64, from: &mut dyn Read) -> Result<(), StoreError>;
 
     /// Every blob held, sorted by sha256.
     fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError>;

@@ -75,18 +75,13 @@ impl BlobStore for FsBlobs {
         self.path(&layout::blob_key(sha256)).display().to_string()
     }
 
-    fn add_blob(
-        &self,
-        sha256: &Sha256,
-        size: u64,
-        reader: &mut dyn Read,
-    ) -> Result<(), StoreError> {
+    fn add_blob(&self, sha256: &Sha256, size: u64, from: &mut dyn Read) -> Result<(), StoreError> {
         let dest = self.path(&layout::blob_key(sha256));
         let tmp = self.temp_for(sha256);
         let dir = self.root.join(layout::TMP);
         std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         let key = dest.display().to_string();
-        write_checked(reader, &tmp, &dest, sha256, size, &key)
+        write_checked(from, &tmp, &dest, sha256, size, &key)
     }
 
     fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError> {

@@ -116,19 +116,13 @@ impl BlobStore for S3Blobs {
         self.key_url(&layout::blob_key(sha256))
     }
 
-    fn add_blob(
-        &self,
-        sha256: &Sha256,
-        size: u64,
-        reader: &mut dyn Read,
-    ) -> Result<(), StoreError> {
+    fn add_blob(&self, sha256: &Sha256, size: u64, from: &mut dyn Read) -> Result<(), StoreError> {
         let key = layout::blob_key(sha256);
         if size > PART as u64 {
-            return self.block_on(self.put_large(sha256, size, reader));
+            return self.block_on(self.put_large(sha256, size, from));
         }
         let mut bytes = Vec::new();
-        reader
-            .take(size + 1)
+        from.take(size + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| StoreError::io(self.key_url(&key), e))?;
         let actual = llmgw_shared::sha256_hex(&bytes);
