@@ -230,48 +230,61 @@ fn sglang_build(variant: &str, v: &str) -> Build {
     }
 }
 
+/// SGLang's two eras, one row each: from 0.5 the CUDA 13 build on driver
+/// 580 and Turing (7.5), before it the CUDA 12 build on driver 525 and
+/// Volta (7.0).
 #[test]
-fn sglang_from_0_5_is_cuda_13_on_driver_580_and_turing() {
-    assert_eq!(
-        ok("sglang", "0.5.2", None, &gpu("amd64", "580", 7.5)),
-        vec![sglang_build("cu13", "0.5.2")]
-    );
-    assert_eq!(
-        err("sglang", "0.5.2", None, &gpu("amd64", "550", 8.0)).to_string(),
-        "no build of SGLang 0.5.2 runs on this node: SGLang 0.5.2 needs NVIDIA driver 580 or \
-         newer; this node has 550"
-    );
-    assert_eq!(
-        err("sglang", "0.5.2", None, &gpu("arm64", "580", 7.0)).to_string(),
-        "no build of SGLang 0.5.2 runs on this node: SGLang 0.5.2 has kernels for compute \
-         capability 7.5 and newer; this node has 7.0"
-    );
-    assert_eq!(
-        err("sglang", "0.5.2", Some("cu12"), &gpu("amd64", "580", 8.0)).to_string(),
-        "SGLang 0.5.2 has no build \"cu12\" here; it has cu13"
-    );
-}
-
-#[test]
-fn sglang_before_0_5_is_cuda_12_on_driver_525_and_volta() {
-    assert_eq!(
-        ok("sglang", "0.4.10", None, &gpu("amd64", "530", 7.0)),
-        vec![sglang_build("cu12", "0.4.10")]
-    );
-    assert_eq!(
-        err("sglang", "0.4.10", None, &gpu("amd64", "520", 8.0)).to_string(),
-        "no build of SGLang 0.4.10 runs on this node: SGLang 0.4.10 needs NVIDIA driver 525 or \
-         newer; this node has 520"
-    );
-    assert_eq!(
-        err("sglang", "0.4.10", None, &gpu("amd64", "580", 6.1)).to_string(),
-        "no build of SGLang 0.4.10 runs on this node: SGLang 0.4.10 has kernels for compute \
-         capability 7.0 and newer; this node has 6.1"
-    );
-    assert_eq!(
-        err("sglang", "0.4.10", Some("cu13"), &gpu("amd64", "580", 8.0)).to_string(),
-        "SGLang 0.4.10 has no build \"cu13\" here; it has cu12"
-    );
+fn sglang_from_0_5_is_cuda_13_on_580_and_turing_before_it_cuda_12_on_525_and_volta() {
+    // (version, its build, a driver it runs on, the least driver, one too
+    // old, the least compute capability, an arch and a capability below
+    // it, the build it lacks)
+    let eras = [
+        (
+            "0.5.2",
+            "cu13",
+            "580",
+            "580",
+            "550",
+            "7.5",
+            ("arm64", "7.0"),
+            "cu12",
+        ),
+        (
+            "0.4.10",
+            "cu12",
+            "530",
+            "525",
+            "520",
+            "7.0",
+            ("amd64", "6.1"),
+            "cu13",
+        ),
+    ];
+    for (v, build, driver, least, old, cc, (arch, low), lacks) in eras {
+        let number = |cc: &str| cc.parse::<f64>().unwrap();
+        assert_eq!(
+            ok("sglang", v, None, &gpu("amd64", driver, number(cc))),
+            vec![sglang_build(build, v)]
+        );
+        assert_eq!(
+            err("sglang", v, None, &gpu("amd64", old, 8.0)).to_string(),
+            format!(
+                "no build of SGLang {v} runs on this node: SGLang {v} needs NVIDIA driver \
+                 {least} or newer; this node has {old}"
+            )
+        );
+        assert_eq!(
+            err("sglang", v, None, &gpu(arch, "580", number(low))).to_string(),
+            format!(
+                "no build of SGLang {v} runs on this node: SGLang {v} has kernels for compute \
+                 capability {cc} and newer; this node has {low}"
+            )
+        );
+        assert_eq!(
+            err("sglang", v, Some(lacks), &gpu("amd64", "580", 8.0)).to_string(),
+            format!("SGLang {v} has no build \"{lacks}\" here; it has {build}")
+        );
+    }
 }
 
 #[test]

@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// What refusing llama.cpp's build `variant` on `h` says.
+fn chosen(variant: &str, h: &Host) -> String {
+    err("llamacpp", V, Some(variant), h).to_string()
+}
+
 #[test]
 fn llamacpp_without_gpu_is_the_cpu_build_x64() {
     let bs = ok("llamacpp", V, None, &Host::without_gpu("amd64"));
@@ -83,13 +88,7 @@ fn llamacpp_driver_550_machine_code_gpu_gets_cuda_12_8_then_vulkan() {
     // machine code in the 12.8 build, so 525 is enough.
     assert_eq!(llama(&gpu("amd64", "550", 8.6)), ["cuda-12.8", "vulkan"]);
     assert_eq!(
-        err(
-            "llamacpp",
-            V,
-            Some("cuda-13.3"),
-            &gpu("amd64", "550.54.15", 8.6)
-        )
-        .to_string(),
+        chosen("cuda-13.3", &gpu("amd64", "550.54.15", 8.6)),
         "no build of llama.cpp runs on this node: llama.cpp built for CUDA 13.3 needs \
          NVIDIA driver 580 or newer; this node has 550.54.15"
     );
@@ -106,13 +105,7 @@ fn llamacpp_cuda_12_8_machine_code_gpus_need_driver_525() {
         assert_eq!(llama(&gpu("amd64", "524", cc)), ["vulkan"], "cc {cc}");
     }
     assert_eq!(
-        err(
-            "llamacpp",
-            V,
-            Some("cuda-12.8"),
-            &gpu("amd64", "520.61.05", 12.0)
-        )
-        .to_string(),
+        chosen("cuda-12.8", &gpu("amd64", "520.61.05", 12.0)),
         "no build of llama.cpp runs on this node: llama.cpp built for CUDA 12.8 needs \
          NVIDIA driver 525 or newer; this node has 520.61.05"
     );
@@ -130,7 +123,7 @@ fn llamacpp_cuda_12_8_ptx_gpus_need_driver_570() {
         );
     }
     assert_eq!(
-        err("llamacpp", V, Some("cuda-12.8"), &gpu("amd64", "550", 7.5)).to_string(),
+        chosen("cuda-12.8", &gpu("amd64", "550", 7.5)),
         "no build of llama.cpp runs on this node: llama.cpp built for CUDA 12.8 needs \
          NVIDIA driver 570 or newer; this node has 550"
     );
@@ -151,7 +144,7 @@ fn llamacpp_cuda_13_3_needs_driver_580_and_turing() {
     assert_eq!(llama(&gpu("amd64", "579", 8.6)), ["cuda-12.8", "vulkan"]);
     assert_eq!(llama(&gpu("amd64", "580", 7.0)), ["cuda-12.8", "vulkan"]);
     assert_eq!(
-        err("llamacpp", V, Some("cuda-13.3"), &gpu("amd64", "580", 6.1)).to_string(),
+        chosen("cuda-13.3", &gpu("amd64", "580", 6.1)),
         "no build of llama.cpp runs on this node: llama.cpp built for CUDA 13.3 has kernels \
          for compute capability 7.5 and newer; this node has 6.1"
     );
@@ -161,7 +154,7 @@ fn llamacpp_cuda_13_3_needs_driver_580_and_turing() {
 fn llamacpp_gpus_older_than_maxwell_get_vulkan_only() {
     assert_eq!(llama(&gpu("amd64", "9999", 3.5)), ["vulkan"]);
     assert_eq!(
-        err("llamacpp", V, Some("cuda-12.8"), &gpu("amd64", "9999", 3.5)).to_string(),
+        chosen("cuda-12.8", &gpu("amd64", "9999", 3.5)),
         "no build of llama.cpp runs on this node: llama.cpp built for CUDA 12.8 has kernels \
          for compute capability 5.0 and newer; this node has 3.5"
     );
@@ -200,11 +193,11 @@ fn llamacpp_chosen_variant_that_is_not_there_lists_what_is() {
         "llama.cpp has no build \"cuda-12.8\" here; it has cuda-13.3, vulkan"
     );
     assert_eq!(
-        err("llamacpp", V, Some("vulkan"), &Host::without_gpu("amd64")).to_string(),
+        chosen("vulkan", &Host::without_gpu("amd64")),
         "llama.cpp has no build \"vulkan\" here; it has cpu"
     );
     assert_eq!(
-        err("llamacpp", V, Some("cuda-12.4"), &gpu("amd64", "550", 8.6)).to_string(),
+        chosen("cuda-12.4", &gpu("amd64", "550", 8.6)),
         "llama.cpp has no build \"cuda-12.4\" here; it has cuda-13.3, cuda-12.8, vulkan"
     );
 }
