@@ -20,7 +20,7 @@ use llmgw_shared::{GitOid, sha256_hex};
 
 mod server;
 #[allow(unused_imports)]
-pub use server::Server;
+pub use server::{Server, spawn_serve};
 
 /// A minisign key pair made with the Rust crate, and its id as the CLI
 /// prints it.

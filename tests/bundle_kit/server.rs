@@ -3,13 +3,29 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Child, Command, Stdio};
 
 use super::llmgw;
 
+/// Spawns `cmd` (a `llmgw mirror serve`) with its stdout piped and reads
+/// the URL it prints there once it listens.
+pub fn spawn_serve(cmd: &mut Command) -> (Child, String) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (child, url)
+}
+
 /// `llmgw mirror serve` on a free loopback port, stopped when dropped.
 pub struct Server {
-    child: std::process::Child,
+    child: Child,
     pub url: String,
 }
 
@@ -26,29 +42,19 @@ impl Server {
     }
 
     fn start_with(store: &Path, stderr: Stdio, level: &str) -> Self {
-        let mut child = llmgw()
-            .args([
-                "mirror",
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--store",
-                store.to_str().unwrap(),
-            ])
-            .env("RUST_LOG", level)
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
+        let (child, url) = spawn_serve(
+            llmgw()
+                .args([
+                    "mirror",
+                    "serve",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--store",
+                    store.to_str().unwrap(),
+                ])
+                .env("RUST_LOG", level)
+                .stderr(stderr),
+        );
         Self { child, url }
     }
 

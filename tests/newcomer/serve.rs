@@ -3,10 +3,10 @@
 //! reason, nothing created); an empty store starts and says so on stderr
 //! and in /readyz.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Child;
 
 use super::common::*;
+use crate::bundle_kit::spawn_serve;
 
 /// `mirror serve` that must refuse to start.
 fn serve_refused(store: &std::path::Path, expect: &[&str]) -> String {
@@ -34,19 +34,13 @@ impl Drop for Serving {
 }
 
 fn serve(store: &std::path::Path, listen: &str, log: &std::path::Path) -> Serving {
-    let mut child = llmgw()
-        .args(["mirror", "serve", "--listen", listen, "--store"])
-        .arg(store)
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    let (child, url) = spawn_serve(
+        llmgw()
+            .args(["mirror", "serve", "--listen", listen, "--store"])
+            .arg(store)
+            .stderr(std::fs::File::create(log).unwrap()),
+    );
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     Serving {
         child,
         url,

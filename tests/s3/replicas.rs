@@ -2,8 +2,9 @@
 //! byte for byte (JSON, HEAD, whole files and ranges), and both learn of a
 //! bundle imported while they run by polling the manifests.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
+
+use crate::bundle_kit::spawn_serve;
 
 use super::import::{import, model_bundle};
 use super::server::{S3, on_each};
@@ -22,8 +23,8 @@ impl Replica {
 
     pub fn start_with(s3: &S3, store: &str, extra: &[&str]) -> Self {
         let work = tempfile::tempdir().unwrap();
-        let mut child = s3
-            .llmgw()
+        let mut command = s3.llmgw();
+        command
             .args([
                 "mirror",
                 "serve",
@@ -39,19 +40,8 @@ impl Replica {
             .args(["--s3-poll-seconds", "1", "--work-dir"])
             .arg(work.path())
             .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
+            .stderr(Stdio::inherit());
+        let (child, url) = spawn_serve(&mut command);
         Self {
             child,
             url,
