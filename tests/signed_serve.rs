@@ -61,7 +61,7 @@ fn kit(sequence: u64, tag: &str, commit: &str, expires_in: u64) -> (Kit, String,
     let body = format!("llama.cpp {tag}").into_bytes();
     let sha = sha256_hex(&body);
     k.manifest.releases.push(Release {
-        repo: "ggml-org/llama.cpp".into(),
+        repo: "ggml-org/llama.cpp".parse().unwrap(),
         tag: tag.into(),
         engine: "llamacpp".into(),
         version: tag.into(),

@@ -161,7 +161,7 @@ pub async fn plan(
         .cloned()
         .collect();
     plan.releases.push(Release {
-        repo: eb.repo.clone(),
+        repo: llmgw_shared::RepoId::parse("release repository", &eb.repo)?,
         tag: release.tag_name.clone(),
         engine: eb.engine.name.clone(),
         version: eb.engine.version.clone(),

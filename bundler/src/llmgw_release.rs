@@ -267,7 +267,7 @@ pub async fn plan(
         });
     }
     plan.releases.push(Release {
-        repo: spec.repo.clone(),
+        repo: llmgw_shared::RepoId::parse("release repository", &spec.repo)?,
         tag,
         engine: LLMGW_ENGINE.to_string(),
         version: spec.version.clone(),

@@ -83,7 +83,7 @@ impl PlannedRepo {
         }
         Ok(HfRepo {
             kind: self.kind,
-            id: self.id,
+            id: llmgw_shared::RepoId::parse("repository id", &self.id)?,
             revision: self.revision,
             ref_kind: self.ref_kind,
             commit: self.commit.into(),

@@ -261,7 +261,7 @@ fn held_signed(
         }
     }
     Ok(SignedRelease {
-        repo: r.repo.clone(),
+        repo: r.repo.to_string(),
         tag: r.tag.clone(),
         key_id,
         listed,

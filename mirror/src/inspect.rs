@@ -138,7 +138,7 @@ impl Summary {
                 .releases
                 .iter()
                 .map(|r| ReleaseSummary {
-                    repo: r.repo.clone(),
+                    repo: r.repo.to_string(),
                     tag: r.tag.clone(),
                     engine: r.engine.clone(),
                     version: r.version.clone(),
@@ -157,7 +157,7 @@ impl Summary {
                 .iter()
                 .map(|r| RepoSummary {
                     kind: format!("{:?}", r.kind).to_lowercase(),
-                    id: r.id.clone(),
+                    id: r.id.to_string(),
                     revision: r.revision.clone(),
                     commit: r.commit.clone(),
                     files: r.files.len(),

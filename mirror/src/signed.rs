@@ -136,7 +136,7 @@ impl Pending {
         }
         Ok(Some(Self {
             release,
-            repo: r.repo.clone(),
+            repo: r.repo.to_string(),
             tag: r.tag.clone(),
             sums_name: sums.name.clone(),
             minisig_name: minisig.name.clone(),

@@ -271,6 +271,47 @@ impl From<RepoId> for String {
     }
 }
 
+impl std::ops::Deref for RepoId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for RepoId {
+    type Err = UnsafeName;
+    fn from_str(s: &str) -> Result<Self, UnsafeName> {
+        Self::parse("repository id", s)
+    }
+}
+
+/// Written as the text it is, so a manifest's bytes do not change.
+impl Serialize for RepoId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// Read strictly, with the one check every repository id has passed since
+/// format 1 (a manifest's were checked by its validation before there was a
+/// type), so whatever imported before still does.
+impl<'de> Deserialize<'de> for RepoId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        repo_id_named("repository id", d)
+    }
+}
+
+/// [`RepoId`]'s `Deserialize` for a release's repository, which a refusal
+/// names as such (`#[serde(deserialize_with)]`).
+pub(crate) fn release_repository<'de, D: Deserializer<'de>>(d: D) -> Result<RepoId, D::Error> {
+    repo_id_named("release repository", d)
+}
+
+fn repo_id_named<'de, D: Deserializer<'de>>(what: &'static str, d: D) -> Result<RepoId, D::Error> {
+    let text = String::deserialize(d)?;
+    RepoId::parse(what, &text).map_err(serde::de::Error::custom)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,5 +374,12 @@ mod tests {
         assert_eq!(r.key(), "acme/tiny");
         assert!(RepoId::parse("--model", "../x").is_err());
         assert!(RepoId::parse("--model", "a/b/c").is_err());
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json, "\"Acme/Tiny\"");
+        assert_eq!(serde_json::from_str::<RepoId>(&json).unwrap(), r);
+        for bad in ["\"gpt2\"", "\"../x/y\"", "\"a/b\\u001b[2J\"", "\"\""] {
+            let e = serde_json::from_str::<RepoId>(bad).unwrap_err().to_string();
+            assert!(e.starts_with("repository id"), "{bad}: {e}");
+        }
     }
 }

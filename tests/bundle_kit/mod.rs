@@ -106,7 +106,7 @@ impl Kit {
             Some(r) => r.files.push(file),
             None => self.manifest.repos.push(HfRepo {
                 kind: RepoKind::Model,
-                id: repo.into(),
+                id: repo.parse().unwrap(),
                 revision: "main".into(),
                 ref_kind: None,
                 commit: commit.into(),
@@ -149,7 +149,7 @@ impl Kit {
             self.blobs.insert(sha, body.to_vec());
         }
         self.manifest.releases.push(Release {
-            repo: "acme/llmgw".into(),
+            repo: "acme/llmgw".parse().unwrap(),
             tag: LLMGW_TAG.into(),
             engine: "llmgw".into(),
             version: "1.0.0".into(),

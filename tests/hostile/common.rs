@@ -129,7 +129,7 @@ pub fn unsigned_release(
         kit.blobs.insert(sha, body.to_vec());
     }
     kit.manifest.releases.push(Release {
-        repo: repo.into(),
+        repo: repo.parse().unwrap(),
         tag: tag.into(),
         engine: engine.into(),
         version: tag.into(),

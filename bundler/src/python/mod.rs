@@ -384,7 +384,7 @@ async fn interpreters(
                 r.builds.push(build);
             }
             None => plan.releases.push(llmgw_shared::manifest::Release {
-                repo: interpreter::PBS_REPO.to_string(),
+                repo: llmgw_shared::RepoId::parse("release repository", interpreter::PBS_REPO)?,
                 tag: i.tag.clone(),
                 engine: "python".to_string(),
                 version: i.version.clone(),

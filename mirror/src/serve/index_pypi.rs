@@ -114,7 +114,7 @@ impl PypiIndex {
             for r in m.releases.iter().filter(|r| r.engine == PYTHON_ENGINE) {
                 for a in &r.assets {
                     let held = Held {
-                        repo: r.repo.clone(),
+                        repo: r.repo.to_string(),
                         tag: r.tag.clone(),
                         sha256: a.sha256.clone(),
                     };

@@ -18,7 +18,7 @@ fn manifest() -> Manifest {
     let mut m = Manifest::new(vec!["amd64".into()], 0);
     m.repos.push(HfRepo {
         kind: RepoKind::Model,
-        id: "acme/tiny".into(),
+        id: "acme/tiny".parse().unwrap(),
         revision: "main".into(),
         ref_kind: None,
         commit: "0123456789abcdef0123456789abcdef01234567".into(),

@@ -151,7 +151,7 @@ pub fn main_bundle() -> (Manifest, Vec<Vec<u8>>) {
     }
     m.repos.push(HfRepo {
         kind: RepoKind::Model,
-        id: "acme/tiny".into(),
+        id: "acme/tiny".parse().unwrap(),
         revision: "main".into(),
         ref_kind: None,
         commit: COMMIT.into(),
@@ -165,7 +165,7 @@ pub fn main_bundle() -> (Manifest, Vec<Vec<u8>>) {
     }
     m.repos.push(HfRepo {
         kind: RepoKind::Dataset,
-        id: "acme/data".into(),
+        id: "acme/data".parse().unwrap(),
         revision: "v1.0".into(),
         ref_kind: None,
         commit: DATA_COMMIT.into(),
@@ -178,7 +178,7 @@ pub fn main_bundle() -> (Manifest, Vec<Vec<u8>>) {
         blobs.push(b);
     }
     m.releases.push(Release {
-        repo: "ggml-org/llama.cpp".into(),
+        repo: "ggml-org/llama.cpp".parse().unwrap(),
         tag: "b6123".into(),
         engine: "llamacpp".into(),
         version: "b6123".into(),
@@ -192,7 +192,7 @@ pub fn main_bundle() -> (Manifest, Vec<Vec<u8>>) {
         blobs.push(b);
     }
     m.releases.push(Release {
-        repo: "llmgw/llmgw".into(),
+        repo: "llmgw/llmgw".parse().unwrap(),
         tag: "v0.1.0".into(),
         engine: LLMGW_ENGINE.into(),
         version: "0.1.0".into(),

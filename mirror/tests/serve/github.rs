@@ -255,7 +255,7 @@ fn release_list_is_link_paginated() {
     for n in [900u32, 5000, 6200, 10828, 11063] {
         let b = bytes((n % 200) as u8, 10 + n as usize % 7);
         m.releases.push(llmgw_shared::manifest::Release {
-            repo: "ggml-org/llama.cpp".into(),
+            repo: "ggml-org/llama.cpp".parse().unwrap(),
             tag: format!("b{n}"),
             engine: "llamacpp".into(),
             version: format!("b{n}"),

@@ -43,7 +43,7 @@ fn gh_release_view_download_and_list() {
     let newer = bytes(12, 2048);
     let mut m = llmgw_shared::manifest::Manifest::new(vec!["amd64".into()], 1_780_000_100);
     m.releases.push(llmgw_shared::manifest::Release {
-        repo: "ggml-org/llama.cpp".into(),
+        repo: "ggml-org/llama.cpp".parse().unwrap(),
         tag: "b6200".into(),
         engine: "llamacpp".into(),
         version: "b6200".into(),

@@ -54,7 +54,7 @@ fn store_with_big_asset(size: usize) -> (tempfile::TempDir, std::path::PathBuf, 
     let body = bytes(11, size);
     let mut m = Manifest::new(vec!["amd64".into()], 1_780_000_000);
     m.releases.push(Release {
-        repo: "ggml-org/llama.cpp".into(),
+        repo: "ggml-org/llama.cpp".parse().unwrap(),
         tag: "b1".into(),
         engine: "llamacpp".into(),
         version: "b1".into(),

@@ -367,7 +367,7 @@ fn tags_are_listed_as_tags_and_a_tag_only_repo_keeps_a_default_branch() {
     for (id, rev, commit) in [("acme/tagged", "v2", COMMIT2), ("acme/tiny", "v1", COMMIT)] {
         m.repos.push(HfRepo {
             kind: RepoKind::Model,
-            id: id.into(),
+            id: id.parse().unwrap(),
             revision: rev.into(),
             ref_kind: Some(RefKind::Tag),
             commit: commit.into(),

@@ -38,7 +38,7 @@ fn a_bundle_imported_while_serving_is_served() {
     let newer = b"{\"v\": 2}\n".to_vec();
     m.repos.push(HfRepo {
         kind: RepoKind::Model,
-        id: "acme/other".into(),
+        id: "acme/other".parse().unwrap(),
         revision: "main".into(),
         ref_kind: None,
         commit: COMMIT.into(),
@@ -47,7 +47,7 @@ fn a_bundle_imported_while_serving_is_served() {
     });
     m.repos.push(HfRepo {
         kind: RepoKind::Model,
-        id: "acme/tiny".into(),
+        id: "acme/tiny".parse().unwrap(),
         revision: "main".into(),
         ref_kind: None,
         commit: COMMIT2.into(),
@@ -339,7 +339,7 @@ fn refusals_at_start_and_damaged_blobs() {
     let b = bytes(10, 100);
     m.repos.push(HfRepo {
         kind: RepoKind::Model,
-        id: "acme/tampered".into(),
+        id: "acme/tampered".parse().unwrap(),
         revision: "main".into(),
         ref_kind: None,
         commit: COMMIT.into(),

@@ -134,7 +134,7 @@ pub fn interpreter_name(arch: &str) -> String {
 /// The interpreters' release entry, with stand-in archive bytes.
 pub fn interpreter_release(archives: &[(String, Vec<u8>)]) -> Release {
     Release {
-        repo: PBS_REPO.into(),
+        repo: PBS_REPO.parse().unwrap(),
         tag: PBS_TAG.into(),
         engine: PYTHON_ENGINE.into(),
         version: "3.12.12".into(),

@@ -8,14 +8,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{GitOid, Sha256};
+use crate::{GitOid, RepoId, Sha256};
 
 /// One release of one repository, and the assets of it that were carried.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Release {
-    /// `owner/repo` on the publisher's server.
-    pub repo: String,
+    /// `owner/repo` on the publisher's server, checked as it is read.
+    #[serde(deserialize_with = "crate::ids::release_repository")]
+    pub repo: RepoId,
     /// The release tag: `b6123`, `0.12.20`, `v0.5.0`.
     pub tag: String,
     /// `llmgw` for llmgw's own release, `python` for a python-build-standalone
@@ -188,8 +189,8 @@ pub struct HfRepo {
     #[serde(rename = "type")]
     /// Whether the repository is a model or a dataset: their URLs differ.
     pub kind: RepoKind,
-    /// `org/name`.
-    pub id: String,
+    /// `org/name`, checked as it is read.
+    pub id: RepoId,
     /// The revision asked for (`main`, a tag, or a commit).
     pub revision: String,
     /// Format 2: whether `revision` was a branch, a tag or a commit.

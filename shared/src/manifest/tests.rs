@@ -18,7 +18,7 @@ fn asset(name: &str, body: &[u8]) -> Asset {
 fn sample() -> Manifest {
     let mut m = Manifest::new(vec!["arm64".into(), "amd64".into()], 0);
     m.releases.push(Release {
-        repo: "ggml-org/llama.cpp".into(),
+        repo: crate::RepoId::parse("release repository", "ggml-org/llama.cpp").unwrap(),
         tag: "b6123".into(),
         engine: "llamacpp".into(),
         version: "b6123".into(),
@@ -32,7 +32,7 @@ fn sample() -> Manifest {
     });
     m.repos.push(HfRepo {
         kind: RepoKind::Model,
-        id: "acme/tiny".into(),
+        id: crate::RepoId::parse("repository id", "acme/tiny").unwrap(),
         revision: "main".into(),
         ref_kind: None,
         commit: "0123456789abcdef0123456789abcdef01234567".into(),
@@ -87,9 +87,15 @@ fn unsafe_names_are_refused() {
     let mut m = sample();
     m.releases[0].assets[0].name = "/abs".into();
     assert!(refused(&m).contains("absolute"));
-    let mut m = sample();
-    m.releases[0].repo = "a\\b/c".into();
-    assert!(refused(&m).contains("release repository"));
+    // A repository id is checked as it is read: no manifest holds a bad one.
+    let mut v = serde_json::to_value(sample()).unwrap();
+    v["releases"][0]["repo"] = "a\\b/c".into();
+    let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+    assert!(crate::chain(&err).contains("release repository"));
+    v["releases"][0]["repo"] = "ggml-org/llama.cpp".into();
+    v["repos"][0]["id"] = "tiny".into();
+    let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+    assert!(crate::chain(&err).contains("repository id"), "{err}");
 }
 
 #[test]

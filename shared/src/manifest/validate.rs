@@ -124,7 +124,6 @@ impl Manifest {
 fn validate_releases(releases: &[Release], claims: &mut Claims) -> Result<(), ManifestError> {
     let mut seen = BTreeSet::new();
     for r in releases {
-        names::check_repo_id("release repository", &r.repo)?;
         names::check_ref_name("release tag", &r.tag)?;
         names::check_file_name("engine", &r.engine)?;
         if !seen.insert((r.repo.to_ascii_lowercase(), &r.tag)) {
@@ -179,7 +178,6 @@ fn validate_releases(releases: &[Release], claims: &mut Claims) -> Result<(), Ma
 fn validate_repos(repos: &[HfRepo], claims: &mut Claims) -> Result<(), ManifestError> {
     let mut seen = BTreeSet::new();
     for repo in repos {
-        names::check_repo_id("repository id", &repo.id)?;
         names::check_ref_name("revision", &repo.revision)?;
         if !names::is_sha1_hex(&repo.commit) {
             return Err(ManifestError::BadValue {

@@ -101,7 +101,7 @@ impl Index {
             for r in &m.releases {
                 let key = (repo_key(&r.repo), r.tag.clone());
                 let entry = index.releases.entry(key).or_insert_with(|| ReleaseEntry {
-                    repo: r.repo.clone(),
+                    repo: r.repo.to_string(),
                     tag: r.tag.clone(),
                     engine: r.engine.clone(),
                     version: r.version.clone(),
@@ -132,7 +132,7 @@ impl Index {
                     .entry((r.kind, repo_key(&r.id)))
                     .or_insert_with(|| RepoAcc {
                         kind: r.kind,
-                        id: r.id.clone(),
+                        id: r.id.to_string(),
                         commits: BTreeMap::new(),
                         refs: BTreeMap::new(),
                         tags: Default::default(),
@@ -238,7 +238,7 @@ mod tests {
         m.created = created.into();
         m.repos.push(HfRepo {
             kind: RepoKind::Model,
-            id: id.into(),
+            id: id.parse().unwrap(),
             revision: "main".into(),
             ref_kind: None,
             commit: commit.into(),
