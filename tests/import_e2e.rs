@@ -7,7 +7,7 @@ mod bundle_kit;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use bundle_kit::{run, snapshot, stderr, stdout};
+use bundle_kit::{import_bundle, run, snapshot, stderr, stdout};
 use llmgw_fixture::{Fixture, FixtureOptions, LlmgwSignature};
 
 fn s(p: &Path) -> &str {
@@ -45,15 +45,7 @@ fn create(fx: &Fixture, dir: &Path, out: &Path, trust: &Path) -> PathBuf {
 }
 
 fn import(bundle: &Path, sha: &Path, store: &Path) -> Output {
-    run(&[
-        "bundle",
-        "import",
-        s(bundle),
-        "--sha256",
-        s(sha),
-        "--store",
-        s(store),
-    ])
+    import_bundle(bundle, s(sha), store, &[])
 }
 
 fn trust(store: &Path, key: &Path) {

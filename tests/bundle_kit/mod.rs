@@ -370,6 +370,21 @@ pub fn run(args: &[&str]) -> Output {
     llmgw().args(args).output().unwrap()
 }
 
+/// `llmgw bundle import BUNDLE --sha256 SHA256 --store STORE`, then `extra`.
+pub fn import_bundle(bundle: &Path, sha256: &str, store: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "bundle",
+        "import",
+        bundle.to_str().unwrap(),
+        "--sha256",
+        sha256,
+        "--store",
+        store.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -135,15 +135,7 @@ fn small_files_that_never_end_are_refused() {
     let p = env.path("b.tar");
     write_tar(&p, &kit.entries());
 
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&p),
-        "--sha256",
-        "/dev/zero",
-        "--store",
-        s(&env.store),
-    ]);
+    let o = import_bundle(&p, "/dev/zero", &env.store, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("/dev/zero is larger than 4096 bytes"),

@@ -68,15 +68,7 @@ impl Env {
     }
 
     pub fn import(&self, bundle: &Path, sha: &str) -> Output {
-        run(&[
-            "bundle",
-            "import",
-            s(bundle),
-            "--sha256",
-            sha,
-            "--store",
-            s(&self.store),
-        ])
+        import_bundle(bundle, sha, &self.store, &[])
     }
 
     /// Writes the kit as a tar and imports it; it must succeed.

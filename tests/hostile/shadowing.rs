@@ -134,15 +134,7 @@ fn a_signed_release_names_the_unsigned_bundle_in_its_way() {
     let import = |name: &str, kit: &Kit| {
         let p = dir.path().join(name);
         write_tar(&p, &kit.entries());
-        run(&[
-            "bundle",
-            "import",
-            s(&p),
-            "--sha256",
-            &kit.sha256(),
-            "--store",
-            s(&store),
-        ])
+        import_bundle(&p, &kit.sha256(), &store, &[])
     };
     let mut squatter = Kit::new();
     unsigned_release(

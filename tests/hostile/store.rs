@@ -140,16 +140,7 @@ fn blobs_an_interrupted_commit_left_are_named() {
 
     let p = env.path("again.tar");
     write_tar(&p, &kit.entries());
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&p),
-        "--sha256",
-        &kit.sha256(),
-        "--store",
-        s(&env.store),
-        "--json",
-    ]);
+    let o = import_bundle(&p, &kit.sha256(), &env.store, &["--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["blobs_reused"], 1, "{v}");

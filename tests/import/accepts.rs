@@ -61,16 +61,7 @@ fn imports_tar_zst_and_dir_and_says_what_was_proven() {
 
     // Re-import: a no-op that says so, and changes nothing.
     let before = snapshot(&env.store);
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&env.path("good.tar")),
-        "--sha256",
-        &sha,
-        "--store",
-        s(&env.store),
-        "--json",
-    ]);
+    let o = import_bundle(&env.path("good.tar"), &sha, &env.store, &["--json"]);
     assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["status"], "already-imported");
@@ -103,15 +94,7 @@ fn a_format_1_bundle_still_imports_and_is_served() {
     );
     let p = env.path("old.tar");
     write_tar(&p, &kit.entries());
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&p),
-        "--sha256",
-        &kit.sha256(),
-        "--store",
-        s(&env.store),
-    ]);
+    let o = import_bundle(&p, &kit.sha256(), &env.store, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let held = env
         .store
@@ -154,15 +137,7 @@ fn json_summary_and_sha256_file() {
     assert_eq!(v["bundle"]["repos"][0]["id"], "acme/tiny");
 
     // A --sha256 that is neither hex nor a readable file is a usage error.
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&p),
-        "--sha256",
-        "nothex",
-        "--store",
-        s(&env.store),
-    ]);
+    let o = import_bundle(&p, "nothex", &env.store, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("64 hex digits"), "{}", stderr(&o));
 }

@@ -45,15 +45,7 @@ impl Env {
     }
 
     pub fn import(&self, bundle: &Path, sha: &str) -> Output {
-        run(&[
-            "bundle",
-            "import",
-            s(bundle),
-            "--sha256",
-            sha,
-            "--store",
-            s(&self.store),
-        ])
+        import_bundle(bundle, sha, &self.store, &[])
     }
 
     /// Imports `entries` as a tar and checks the refusal: exit code 1,

@@ -109,16 +109,7 @@ fn killed_import_leaves_nothing_visible_and_a_rerun_completes() {
     // Run again on the whole bundle: it completes and reuses the three.
     let p = env.path("whole.tar");
     std::fs::write(&p, &bytes).unwrap();
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&p),
-        "--sha256",
-        &sha,
-        "--store",
-        s(&env.store),
-        "--json",
-    ]);
+    let o = import_bundle(&p, &sha, &env.store, &["--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["blobs_reused"], 3, "{v}");

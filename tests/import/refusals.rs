@@ -255,15 +255,7 @@ fn no_trusted_key_is_refused_naming_the_signer() {
     let kit = good_kit(&key);
     let p = dir.path().join("b.tar");
     write_tar(&p, &kit.entries());
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&p),
-        "--sha256",
-        &kit.sha256(),
-        "--store",
-        s(&store),
-    ]);
+    let o = import_bundle(&p, &kit.sha256(), &store, &[]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(err.contains(&format!("signed by key {}", key.id)), "{err}");

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use llmgw_fixture::{Fixture, FixtureOptions};
 
-pub use crate::bundle_kit::{llmgw, run, snapshot, stderr, stdout};
+pub use crate::bundle_kit::{import_bundle, llmgw, run, snapshot, stderr, stdout};
 
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")

@@ -67,15 +67,7 @@ fn a_key_mismatch_names_the_fix_of_each_command() {
         s(&store),
     ]));
     let before = snapshot(&store);
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&bundle),
-        "--sha256",
-        s(&sha),
-        "--store",
-        s(&store),
-    ]);
+    let o = import_bundle(&bundle, s(&sha), &store, &[]);
     refused(
         &o,
         1,
@@ -160,15 +152,7 @@ fn a_cut_short_tar_zst_says_copy_it_again_and_a_mistyped_store_is_not_left() {
         // Into a store path that does not exist yet: refused, and the
         // folders import made for it are gone again.
         let typo = d.path().join("srv/mirorr");
-        let o = run(&[
-            "bundle",
-            "import",
-            s(&cut),
-            "--sha256",
-            s(&sha),
-            "--store",
-            s(&typo),
-        ]);
+        let o = import_bundle(&cut, s(&sha), &typo, &[]);
         refused(
             &o,
             1,
@@ -186,15 +170,7 @@ fn a_cut_short_tar_zst_says_copy_it_again_and_a_mistyped_store_is_not_left() {
     // An existing store is never removed, even empty.
     let store = d.path().join("store");
     std::fs::create_dir(&store).unwrap();
-    let o = run(&[
-        "bundle",
-        "import",
-        s(&cut),
-        "--sha256",
-        s(&sha),
-        "--store",
-        s(&store),
-    ]);
+    let o = import_bundle(&cut, s(&sha), &store, &[]);
     refused(&o, 1, &["damaged or incomplete"], &["removed"]);
     assert!(store.join("bundles").is_dir());
     // trust add of a file that is no key, into a new store: nothing left.
