@@ -10,12 +10,15 @@
 
 use std::io::Read;
 
-use llmgw_shared::{Sha256, shown};
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use llmgw_shared::{Chain, Sha256, chain, shown};
 use thiserror::Error;
 use toml::{Table, Value};
 
 use crate::serve::index_pypi::PyEnv;
 use crate::serve::paths::quote_path;
+use crate::serve::respond;
 use crate::store::Store;
 
 /// Largest lock read: a vLLM lock is tens of KiB.
@@ -89,6 +92,19 @@ pub enum LockError {
         lock: String,
         held: String,
     },
+}
+
+/// A lock that cannot be served is the store's fault, not the client's:
+/// a 500 whose text is the whole chain (what `uv` shows the node's
+/// operator), logged once here.
+impl IntoResponse for LockError {
+    fn into_response(self) -> Response {
+        tracing::error!(error = %Chain(&self), "lock refused");
+        respond::text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("{}\n", chain(&self)),
+        )
+    }
 }
 
 /// Reads the lock blob (bounded, hashed) and rewrites it for `base`

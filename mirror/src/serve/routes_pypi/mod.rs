@@ -17,8 +17,8 @@ mod downloads;
 pub mod lock;
 mod render;
 
+use axum::response::IntoResponse;
 use http::{Method, StatusCode, header};
-use llmgw_shared::{Chain, chain};
 
 use super::request::Req;
 use super::respond;
@@ -59,13 +59,7 @@ pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
             }
             r
         }
-        Ok(Err(e)) => {
-            tracing::error!(error = %Chain(&e), "lock refused");
-            respond::text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("{}\n", chain(&e)),
-            )
-        }
+        Ok(Err(e)) => e.into_response(),
         Err(e) => respond::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
     };
     (route, resp)
