@@ -15,6 +15,7 @@
 
 use std::io::{self, Read};
 
+use llmgw_shared::HashReader;
 use sha2::{Digest, Sha256};
 
 use super::error::VerifyError;
@@ -85,13 +86,14 @@ fn stream_from<E: From<VerifyError> + Send>(
     mut also: Option<Sha256>,
     progress: &dyn Progress,
 ) -> Result<(Sha256, Option<Sha256>), E> {
-    let mut hasher = start;
+    // Every byte read is hashed by the reader itself, on this thread.
+    let mut hashed = HashReader::new(data, start);
     let read_err = |source| VerifyError::ReadEntry {
         entry: entry.to_string(),
         source,
     };
     let mut read = |buf: &mut [u8]| loop {
-        match data.read(buf) {
+        match hashed.read(buf) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             other => return other.map_err(read_err),
         }
@@ -101,9 +103,8 @@ fn stream_from<E: From<VerifyError> + Send>(
         loop {
             let n = read(&mut buf)?;
             if n == 0 {
-                return Ok((hasher, also));
+                return Ok((hashed.into_hasher(), also));
             }
-            hasher.update(&buf[..n]);
             if let Some(h) = also.as_mut() {
                 h.update(&buf[..n]);
             }
@@ -113,7 +114,7 @@ fn stream_from<E: From<VerifyError> + Send>(
             progress.advance(n as u64);
         }
     };
-    std::thread::scope(|scope| -> Result<(Sha256, Option<Sha256>), E> {
+    let second = std::thread::scope(|scope| -> Result<Option<Sha256>, E> {
         let (to_writer, writer_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
         let (to_reader, spare) = std::sync::mpsc::channel::<Box<[u8]>>();
         // The second hash, if any: fed each buffer once it is written.
@@ -161,7 +162,6 @@ fn stream_from<E: From<VerifyError> + Send>(
                     break;
                 }
             };
-            hasher.update(&buf[..n]);
             if let Some(c) = capture.as_mut() {
                 c.extend_from_slice(&buf[..n]);
             }
@@ -184,8 +184,9 @@ fn stream_from<E: From<VerifyError> + Send>(
         };
         reading?;
         written?;
-        Ok((hasher, second))
-    })
+        Ok(second)
+    })?;
+    Ok((hashed.into_hasher(), second))
 }
 
 #[cfg(test)]

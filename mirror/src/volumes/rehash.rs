@@ -18,19 +18,9 @@ use sha2::{Digest, Sha256};
 
 /// The sha256 (hex) of the file at `path`.
 pub fn hash_file(path: &Path) -> io::Result<String> {
-    let mut f = File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; crate::bundle_reader::CHUNK];
-    loop {
-        let n = match f.read(&mut buf) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            r => r?,
-        };
-        if n == 0 {
-            return Ok(hex::encode(h.finalize()));
-        }
-        h.update(&buf[..n]);
-    }
+    let mut r = llmgw_shared::HashReader::new(File::open(path)?, Sha256::new());
+    r.drain()?;
+    Ok(hex::encode(r.into_hasher().finalize()))
 }
 
 /// The sha256 (hex) of `len` bytes of the file at `path` from `offset`:
