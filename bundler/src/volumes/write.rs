@@ -11,8 +11,8 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{Placement, blob_entry_name, chunk_entry_name, parity_entry_name};
+use llmgw_shared::{HashReader, Sha256};
 use sha2::Digest;
 
 use super::plan::{Cut, Packing};
@@ -62,12 +62,9 @@ pub fn hash_pieces(cut: Cut, path_of: &dyn Fn(&str) -> PathBuf) -> Result<Packin
 
 /// The sha256 of the next `n` bytes of `r`.
 pub(super) fn sha256_of_next(r: &mut dyn Read, n: u64, buf: &mut [u8]) -> io::Result<Sha256> {
-    let mut h = sha2::Sha256::new();
-    copy_exact(r, n, buf, |b| {
-        h.update(b);
-        Ok(())
-    })?;
-    Ok(Sha256::from_bytes(&h.finalize().into()))
+    let mut hashed = HashReader::new(r, sha2::Sha256::new());
+    copy_exact(&mut hashed, n, buf, |_| Ok(()))?;
+    Ok(Sha256::from_bytes(&hashed.into_hasher().finalize().into()))
 }
 
 /// Reads exactly `n` bytes from `r` into `sink`, in buffer-sized pieces.
@@ -219,13 +216,10 @@ pub fn write_volume(
                     let from_file = |e| CreateError::io(from, e);
                     let mut f = File::open(from).map_err(from_file)?;
                     f.seek(SeekFrom::Start(*offset)).map_err(from_file)?;
-                    let mut h = sha2::Sha256::new();
-                    copy_exact(&mut f, *size, &mut buf, |b| {
-                        h.update(b);
-                        w.write_all(b)
-                    })
-                    .map_err(from_file)?;
-                    let got = Sha256::from_bytes(&h.finalize().into());
+                    let mut hashed = HashReader::new(&mut f, sha2::Sha256::new());
+                    copy_exact(&mut hashed, *size, &mut buf, |b| w.write_all(b))
+                        .map_err(from_file)?;
+                    let got = Sha256::from_bytes(&hashed.into_hasher().finalize().into());
                     if got != *sha256 {
                         return Err(CreateError::PieceChanged {
                             from: from.clone(),
