@@ -39,6 +39,10 @@ pub enum ServeError {
     },
     #[error(transparent)]
     Token(#[from] TokenError),
+    /// The store's bundles cannot be listed for another reason than the
+    /// filesystem's (which is [`ServeError::Unreadable`]).
+    #[error("cannot list the bundles of the store")]
+    Bundles(#[source] crate::store::StoreError),
     #[error("cannot copy the store's manifests and state from the bucket")]
     Remote(#[source] crate::store::StoreError),
     /// The value given, which is not a URL (no cause: the value is what

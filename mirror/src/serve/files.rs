@@ -68,12 +68,8 @@ pub async fn serve_blob(
     if etag_matches(req, &etag) {
         return finish(empty(StatusCode::NOT_MODIFIED));
     }
-    let Some(path) = store.blob_path(&blob.sha256) else {
-        return text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "blob address is not a sha256\n",
-        );
-    };
+    // A Sha256 by type: its path is never refused.
+    let path = store.blob_file(&blob.sha256);
     // A store in a bucket: HEAD is answered from the index, GET streams
     // the object (see `remote_body`) or, with `--blob-delivery presigned`,
     // is redirected to a short-lived presigned URL (GET only: clients read
@@ -136,10 +132,7 @@ pub async fn serve_blob(
 /// Authorization header must not follow (the URL carries its own), which
 /// HTTP clients ensure for a redirect to another host.
 async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Response {
-    let signed = match crate::store::layout::digest(&blob.sha256) {
-        Some(sha) => s3.presigned_get(&sha).await,
-        None => Ok(None),
-    };
+    let signed = s3.presigned_get(&blob.sha256).await;
     match signed {
         Ok(Some(url)) => {
             let mut r = empty(StatusCode::TEMPORARY_REDIRECT);
@@ -151,7 +144,7 @@ async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Response {
         }
         Ok(None) => text(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "blob address is not a sha256\n",
+            "this store has no presigned delivery configured\n",
         ),
         Err(e) => {
             let e = llmgw_shared::chain(&e);
@@ -169,7 +162,7 @@ async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Response {
 /// from the bucket meanwhile.
 async fn cached(s3: &crate::store::s3::S3Blobs, blob: &Blob, fill: bool) -> Option<File> {
     let cache = s3.cache()?.clone();
-    let sha = crate::store::layout::digest(&blob.sha256)?;
+    let sha = blob.sha256.clone();
     let size = blob.size;
     let (c, h) = (cache.clone(), sha.clone());
     let hit = tokio::task::spawn_blocking(move || c.open(&h, size))
@@ -197,13 +190,7 @@ async fn remote_body(
     start: u64,
     len: u64,
 ) -> Result<Body, Response> {
-    let Some(sha) = crate::store::layout::digest(&blob.sha256) else {
-        return Err(text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "blob address is not a sha256\n",
-        ));
-    };
-    match s3.stream(&sha, start..start + len).await {
+    match s3.stream(&blob.sha256, start..start + len).await {
         Ok(stream) => Ok(Body::from_stream(stream)),
         Err(e) => {
             let e = llmgw_shared::chain(&e);

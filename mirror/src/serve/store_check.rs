@@ -52,10 +52,7 @@ pub fn check(root: &Path) -> Result<Held, ServeError> {
     if names.iter().any(|n| n == "bundles") {
         let ids = store.bundle_ids().map_err(|e| match e {
             StoreError::Io { path, source } => unreadable(path, source),
-            other => unreadable(
-                store.bundles_dir(),
-                std::io::Error::other(other.to_string()),
-            ),
+            other => ServeError::Bundles(other),
         })?;
         return Ok(match ids.len() {
             0 => Held::Empty,
