@@ -15,8 +15,8 @@ use llmgw_shared::manifest::{
     Asset, DigestSource, HfFile, HfRepo, Manifest, PublisherDigest, Release, ReleaseSignature,
     RepoKind,
 };
+use llmgw_shared::sha256_hex;
 use llmgw_shared::signing::PublicKey;
-use llmgw_shared::{GitOid, sha256_hex};
 
 mod server;
 #[allow(unused_imports)]
@@ -94,14 +94,7 @@ impl Kit {
     pub fn model_file(&mut self, repo: &str, path: &str, body: &[u8]) -> String {
         let sha = sha256_hex(body);
         let commit = "0123456789abcdef0123456789abcdef01234567";
-        let file = HfFile {
-            path: path.into(),
-            size: body.len() as u64,
-            sha256: sha.parse().unwrap(),
-            git_oid: GitOid::of_blob(llmgw_shared::lfs_pointer(&sha, body.len() as u64).as_bytes()),
-            lfs: true,
-            publisher_digests: digest(DigestSource::HfLfsSha256, &sha),
-        };
+        let file = HfFile::describing(path, body, true);
         match self.manifest.repos.iter_mut().find(|r| r.id == repo) {
             Some(r) => r.files.push(file),
             None => self.manifest.repos.push(HfRepo {

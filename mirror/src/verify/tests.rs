@@ -3,10 +3,7 @@
 
 use std::path::Path;
 
-use llmgw_shared::git_blob_sha1_hex;
-use llmgw_shared::manifest::{
-    DigestSource, HfFile, HfRepo, MANIFEST_NAME, Manifest, PublisherDigest, RepoKind,
-};
+use llmgw_shared::manifest::{HfFile, HfRepo, MANIFEST_NAME, Manifest, RepoKind};
 use llmgw_shared::sha256_hex;
 
 use super::*;
@@ -23,17 +20,7 @@ fn manifest() -> Manifest {
         ref_kind: None,
         commit: "0123456789abcdef0123456789abcdef01234567".into(),
         patterns: vec![],
-        files: vec![HfFile {
-            path: "config.json".into(),
-            size: CONFIG.len() as u64,
-            sha256: llmgw_shared::Sha256::of(CONFIG),
-            git_oid: llmgw_shared::GitOid::of_blob(CONFIG),
-            lfs: false,
-            publisher_digests: vec![PublisherDigest {
-                source: DigestSource::GitBlobSha1,
-                value: git_blob_sha1_hex(CONFIG),
-            }],
-        }],
+        files: vec![HfFile::describing("config.json", CONFIG, false)],
     });
     m
 }

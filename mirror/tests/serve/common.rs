@@ -16,7 +16,7 @@ use std::time::Duration;
 use llmgw_mirror::Store;
 use llmgw_mirror::{Running, ServeConfig, TlsFiles, start};
 use llmgw_shared::manifest::*;
-use llmgw_shared::{git_blob_sha1_hex, lfs_pointer, sha256_hex};
+use llmgw_shared::sha256_hex;
 
 pub const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 pub const COMMIT2: &str = "89abcdef0123456789abcdef0123456789abcdef";
@@ -80,31 +80,7 @@ pub fn llmgw_assets() -> Vec<(String, Vec<u8>)> {
 }
 
 pub fn hf_file(path: &str, body: &[u8], lfs: bool) -> HfFile {
-    let sha = sha256_hex(body);
-    let git_oid = if lfs {
-        git_blob_sha1_hex(lfs_pointer(&sha, body.len() as u64).as_bytes())
-    } else {
-        git_blob_sha1_hex(body)
-    };
-    let digest = if lfs {
-        PublisherDigest {
-            source: DigestSource::HfLfsSha256,
-            value: sha.clone(),
-        }
-    } else {
-        PublisherDigest {
-            source: DigestSource::GitBlobSha1,
-            value: git_oid.clone(),
-        }
-    };
-    HfFile {
-        path: path.into(),
-        size: body.len() as u64,
-        sha256: sha.parse().unwrap(),
-        git_oid: git_oid.parse().unwrap(),
-        lfs,
-        publisher_digests: vec![digest],
-    }
+    HfFile::describing(path, body, lfs)
 }
 
 pub fn asset(name: &str, body: &[u8]) -> Asset {

@@ -225,6 +225,43 @@ pub struct HfFile {
     pub publisher_digests: Vec<PublisherDigest>,
 }
 
+impl HfFile {
+    /// What the Hub lists for a file of these bytes at `path`: its sha256,
+    /// its git oid (of the bytes, or for an LFS file of its pointer) and
+    /// the one publisher digest a client checks (the LFS sha256, or the git
+    /// blob sha1). `bundle create` learns all of this from the Hub's
+    /// listing; this is for whoever has the bytes at hand, as tests that
+    /// write manifests do, so that the rule is written once.
+    pub fn describing(path: &str, bytes: &[u8], lfs: bool) -> Self {
+        let sha256 = Sha256::of(bytes);
+        let size = bytes.len() as u64;
+        let git_oid = if lfs {
+            GitOid::of_blob(crate::lfs_pointer(sha256.as_str(), size).as_bytes())
+        } else {
+            GitOid::of_blob(bytes)
+        };
+        let digest = if lfs {
+            PublisherDigest {
+                source: DigestSource::HfLfsSha256,
+                value: sha256.as_str().to_string(),
+            }
+        } else {
+            PublisherDigest {
+                source: DigestSource::GitBlobSha1,
+                value: git_oid.as_str().to_string(),
+            }
+        };
+        HfFile {
+            path: path.to_string(),
+            size,
+            sha256,
+            git_oid,
+            lfs,
+            publisher_digests: vec![digest],
+        }
+    }
+}
+
 /// Something asked for that the bundle does not carry.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::digest::{git_blob_sha1_hex, sha256_hex};
+use crate::digest::sha256_hex;
 
 fn asset(name: &str, body: &[u8]) -> Asset {
     let sha = Sha256::of(body);
@@ -37,17 +37,7 @@ fn sample() -> Manifest {
         ref_kind: None,
         commit: "0123456789abcdef0123456789abcdef01234567".into(),
         patterns: vec![],
-        files: vec![HfFile {
-            path: "config.json".into(),
-            size: 2,
-            sha256: Sha256::of(b"{}"),
-            git_oid: git_blob_sha1_hex(b"{}").parse().unwrap(),
-            lfs: false,
-            publisher_digests: vec![PublisherDigest {
-                source: DigestSource::GitBlobSha1,
-                value: git_blob_sha1_hex(b"{}"),
-            }],
-        }],
+        files: vec![HfFile::describing("config.json", b"{}", false)],
     });
     m
 }
@@ -438,3 +428,28 @@ fn typed_digests_keep_the_bytes() {
 const FORMAT_1_TEXT: &str = include_str!("samples/format-1.json");
 /// A format 2 manifest, byte for byte as llmgw writes it.
 const FORMAT_2_TEXT: &str = include_str!("samples/format-2.json");
+
+/// The digests `HfFile::describing` gives are the ones git and the Hub
+/// give (values from `git hash-object` and `sha256sum`).
+#[test]
+fn a_file_is_described_as_the_hub_lists_it() {
+    let plain = HfFile::describing("config.json", b"{}", false);
+    assert_eq!(plain.size, 2);
+    assert_eq!(
+        plain.git_oid.as_str(),
+        "9e26dfeeb6e641a33dae4961196235bdb965b21b"
+    );
+    assert_eq!(plain.publisher_digests[0].source, DigestSource::GitBlobSha1);
+    assert_eq!(plain.publisher_digests[0].value, plain.git_oid.as_str());
+
+    let sha = "9a129038d9a00aed0cf6a7ea059ca50a813449061ab87848cf1a13eafdf33b2c";
+    let lfs = HfFile::describing("model.gguf", b"weights", true);
+    assert_eq!(lfs.sha256.as_str(), sha);
+    // An LFS file's oid is its pointer's.
+    assert_eq!(
+        lfs.git_oid.as_str(),
+        "c6a67be4f3ef29ed4a07b4f2446625126a25cfda"
+    );
+    assert_eq!(lfs.publisher_digests[0].source, DigestSource::HfLfsSha256);
+    assert_eq!(lfs.publisher_digests[0].value, sha);
+}
