@@ -17,7 +17,7 @@ use llmgw_shared::{HaveList, NeedList, blob_uses};
 
 use crate::series::Series;
 use crate::state;
-use crate::store::{Store, StoreError};
+use crate::store::{StateFault, StateFile, Store, StoreError};
 
 const STORE_ID_FILE: &str = "store-id";
 
@@ -30,7 +30,9 @@ pub fn store_id(store: &Store) -> Result<Option<String>, StoreError> {
     if id.len() != 32 || !id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return Err(StoreError::BadState {
             path: store.state_dir().join(STORE_ID_FILE),
-            reason: format!("expected 32 lower-case hex digits, found {}", shown(&id)),
+            file: StateFile::StoreId,
+            fault: StateFault::NotAnId { found: id },
+            cause: None,
         });
     }
     Ok(Some(id))

@@ -34,7 +34,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil;
-use crate::store::{HeldManifest, Store, StoreError};
+use crate::store::{HeldManifest, StateFault, StateFile, Store, StoreError};
 
 /// The version of `imports.json` this llmgw writes and reads.
 pub const STATE_FORMAT: u32 = 1;
@@ -62,15 +62,19 @@ impl ImportOrder {
         };
         let order: Self = serde_json::from_slice(&bytes).map_err(|e| StoreError::BadState {
             path: path.clone(),
-            reason: e.to_string(),
+            file: StateFile::ImportOrder,
+            fault: StateFault::NotJson,
+            cause: Some(e),
         })?;
         if order.format != STATE_FORMAT {
             return Err(StoreError::BadState {
                 path,
-                reason: format!(
-                    "it is format {}, and this llmgw knows format {STATE_FORMAT}",
-                    order.format
-                ),
+                file: StateFile::ImportOrder,
+                fault: StateFault::Format {
+                    found: order.format,
+                    known: STATE_FORMAT,
+                },
+                cause: None,
             });
         }
         Ok(order)

@@ -26,6 +26,7 @@ pub mod layout;
 pub mod remote;
 pub mod s3;
 pub mod s3_cache;
+mod state_file;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,8 @@ use llmgw_shared::Sha256;
 use llmgw_shared::is_sha256_hex;
 use llmgw_shared::manifest::{Manifest, ManifestError};
 use thiserror::Error;
+
+pub use state_file::{StateFault, StateFile};
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -102,11 +105,15 @@ pub enum StoreError {
         holder: String,
         lease_seconds: u64,
     },
-    #[error(
-        "{path} is damaged ({reason}); it records the order bundles were imported in: restore it \
-         from a backup, or delete it to fall back to the order of the manifests' file times"
-    )]
-    BadState { path: PathBuf, reason: String },
+    /// serde_json's words, where it has any, are printed by the chain.
+    #[error("{path} is damaged: {fault}; {}", file.remedy())]
+    BadState {
+        path: PathBuf,
+        file: StateFile,
+        fault: StateFault,
+        #[source]
+        cause: Option<serde_json::Error>,
+    },
 }
 
 impl StoreError {

@@ -26,7 +26,7 @@ use thiserror::Error;
 
 use crate::bundle_reader::{self, ReadError};
 use crate::state;
-use crate::store::{Store, StoreError};
+use crate::store::{StateFault, StateFile, Store, StoreError};
 
 /// A signature entry larger than this is not a minisign signature.
 pub const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;
@@ -271,7 +271,7 @@ impl Policy {
     /// The policy in `STORE/state/policy.json`; a missing file is the
     /// default (nothing required), an unreadable one an error.
     pub fn load(store: &Store) -> Result<Self, StoreError> {
-        load_json(store, POLICY_FILE)
+        load_json(store, POLICY_FILE, StateFile::Policy)
     }
 
     /// Writes `policy.json` durably (temp file, fsync, rename), so a crash
@@ -304,7 +304,7 @@ pub enum Step {
 
 impl Series {
     pub fn load(store: &Store) -> Result<Self, StoreError> {
-        load_json(store, SERIES_FILE)
+        load_json(store, SERIES_FILE, StateFile::Series)
     }
 
     pub fn save(&self, store: &Store) -> Result<(), StoreError> {
@@ -402,12 +402,15 @@ pub fn check_times(m: &Manifest, now: u64, policy: &Policy) -> Result<Vec<String
 fn load_json<T: Default + for<'de> Deserialize<'de>>(
     store: &Store,
     name: &str,
+    file: StateFile,
 ) -> Result<T, StoreError> {
     match state::read_file(store, name)? {
         None => Ok(T::default()),
         Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::BadState {
             path: store.state_dir().join(name),
-            reason: e.to_string(),
+            file,
+            fault: StateFault::NotJson,
+            cause: Some(e),
         }),
     }
 }
@@ -419,74 +422,4 @@ fn save_json<T: Serialize>(store: &Store, name: &str, value: &T) -> Result<(), S
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn by(seq: u64) -> SignedBy {
-        SignedBy {
-            key_id: "ABC".into(),
-            channel: "stable".into(),
-            sequence: seq,
-        }
-    }
-
-    #[test]
-    fn a_series_only_moves_up() {
-        let mut s = Series::default();
-        assert_eq!(s.decide(&by(5), "a", false).unwrap(), Step::Advance);
-        s.advance(&by(5), "a");
-        assert_eq!(s.decide(&by(5), "a", false).unwrap(), Step::Same);
-        assert_eq!(s.decide(&by(6), "b", false).unwrap(), Step::Advance);
-        let err = s.decide(&by(5), "b", true).unwrap_err().to_string();
-        assert!(err.starts_with("equivocation"), "{err}");
-        let err = s.decide(&by(4), "c", false).unwrap_err().to_string();
-        assert!(
-            err.starts_with("rollback") && err.contains("--allow-rollback"),
-            "{err}"
-        );
-        assert_eq!(
-            s.decide(&by(4), "c", true).unwrap(),
-            Step::Rollback { held: 5 }
-        );
-        // Another channel of the same key is its own series.
-        let other = SignedBy {
-            channel: "beta".into(),
-            ..by(1)
-        };
-        assert_eq!(s.decide(&other, "d", false).unwrap(), Step::Advance);
-    }
-
-    #[test]
-    fn state_files_round_trip() {
-        let d = tempfile::tempdir().unwrap();
-        let store = Store::at(d.path());
-        store.create_dirs().unwrap();
-        assert_eq!(Series::load(&store).unwrap(), Series::default());
-        assert_eq!(Policy::load(&store).unwrap(), Policy::default());
-        let mut s = Series::default();
-        s.advance(&by(3), "a");
-        s.save(&store).unwrap();
-        assert_eq!(Series::load(&store).unwrap(), s);
-        std::fs::write(store.state_dir().join(SERIES_FILE), b"[").unwrap();
-        let err = Series::load(&store).unwrap_err().to_string();
-        assert!(err.contains("series.json"), "{err}");
-    }
-
-    #[test]
-    fn times() {
-        let mut m = Manifest::new(vec!["amd64".into()], 1000);
-        m.expires = Some(llmgw_shared::rfc3339_utc(2000));
-        let p = Policy::default();
-        assert!(check_times(&m, 1500, &p).unwrap().is_empty());
-        let notes = check_times(&m, 2000, &p).unwrap();
-        assert!(notes[0].contains("expired"), "{notes:?}");
-        let enforce = Policy {
-            enforce_expiry: true,
-            ..p.clone()
-        };
-        let err = check_times(&m, 2000, &enforce).unwrap_err().to_string();
-        assert!(err.contains("enforces expiry"), "{err}");
-        let notes = check_times(&m, 1000 - CLOCK_SKEW_SECS - 1, &p).unwrap();
-        assert!(notes[0].contains("after this machine's clock"), "{notes:?}");
-    }
-}
+mod tests;
