@@ -15,14 +15,15 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
 
+use super::error::BlobError;
 use super::index::Blob;
 use super::range::RangeAsk;
-use super::respond::{empty, etag_matches, header_text, text};
+use super::respond::{empty, etag_matches, header_text};
 use crate::store::Store;
 
 /// Bytes read per chunk: large enough that a 1 GiB file is 4096 reads,
@@ -78,7 +79,11 @@ pub async fn serve_blob(
     if method == Method::GET
         && let Some(s3) = store.remote().filter(|s| s.presigns())
     {
-        return finish(presigned(s3, blob).await);
+        return finish(
+            presigned(s3, blob)
+                .await
+                .unwrap_or_else(IntoResponse::into_response),
+        );
     }
     let file = match store.remote() {
         Some(s3) => match cached(s3, blob, method == Method::GET).await {
@@ -87,7 +92,7 @@ pub async fn serve_blob(
         },
         None => match open_checked(path, blob).await {
             Ok(f) => Source::File(f),
-            Err(r) => return r,
+            Err(e) => return e.into_response(),
         },
     };
 
@@ -110,7 +115,7 @@ pub async fn serve_blob(
         (false, Source::File(f)) => Body::new(FileBody::new(f, start, len)),
         (false, Source::Remote(s3)) => match remote_body(&s3, blob, start, len).await {
             Ok(b) => b,
-            Err(r) => return r,
+            Err(e) => return e.into_response(),
         },
     };
     let mut r = Response::new(body);
@@ -131,30 +136,21 @@ pub async fn serve_blob(
 /// header on to the object store, which answers it; a client's
 /// Authorization header must not follow (the URL carries its own), which
 /// HTTP clients ensure for a redirect to another host.
-async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Response {
-    let signed = s3.presigned_get(&blob.sha256).await;
-    match signed {
-        Ok(Some(url)) => {
-            let mut r = empty(StatusCode::TEMPORARY_REDIRECT);
-            let h = r.headers_mut();
-            h.insert(header::LOCATION, header_text(&url));
-            // The URL expires: no cache may keep the redirect.
-            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            r
-        }
-        Ok(None) => text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "this store has no presigned delivery configured\n",
-        ),
-        Err(e) => {
-            let e = llmgw_shared::chain(&e);
-            tracing::error!(blob = %blob.sha256, error = %e, "cannot presign");
-            text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot presign a URL for blob {} ({e})\n", blob.sha256),
-            )
-        }
-    }
+async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Result<Response, BlobError> {
+    let signed = s3
+        .presigned_get(&blob.sha256)
+        .await
+        .map_err(|source| BlobError::Presign {
+            sha256: blob.sha256.clone(),
+            source,
+        })?;
+    let url = signed.ok_or(BlobError::NoPresign)?;
+    let mut r = empty(StatusCode::TEMPORARY_REDIRECT);
+    let h = r.headers_mut();
+    h.insert(header::LOCATION, header_text(&url));
+    // The URL expires: no cache may keep the redirect.
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(r)
 }
 
 /// The replica's cached copy of a blob, opened on the blocking pool; on a
@@ -189,27 +185,20 @@ async fn remote_body(
     blob: &Blob,
     start: u64,
     len: u64,
-) -> Result<Body, Response> {
-    match s3.stream(&blob.sha256, start..start + len).await {
-        Ok(stream) => Ok(Body::from_stream(stream)),
-        Err(e) => {
-            let e = llmgw_shared::chain(&e);
-            tracing::error!(blob = %blob.sha256, error = %e, "blob unreadable in the bucket");
-            Err(text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!(
-                    "blob {} named by a held bundle cannot be read from object storage ({e}); \
-                     run `llmgw mirror verify`\n",
-                    blob.sha256
-                ),
-            ))
-        }
-    }
+) -> Result<Body, BlobError> {
+    let stream = s3
+        .stream(&blob.sha256, start..start + len)
+        .await
+        .map_err(|source| BlobError::Remote {
+            sha256: blob.sha256.clone(),
+            source,
+        })?;
+    Ok(Body::from_stream(stream))
 }
 
 /// Opens a blob's file on the blocking pool and checks its size against
-/// the index's, or the answer that says why it cannot be served.
-async fn open_checked(path: std::path::PathBuf, blob: &Blob) -> Result<File, Response> {
+/// the index's, or says why it cannot be served.
+async fn open_checked(path: std::path::PathBuf, blob: &Blob) -> Result<File, BlobError> {
     let opened = tokio::task::spawn_blocking(move || {
         File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len())))
     })
@@ -217,28 +206,15 @@ async fn open_checked(path: std::path::PathBuf, blob: &Blob) -> Result<File, Res
     .unwrap_or_else(|e| Err(io::Error::other(e)));
     match opened {
         Ok((f, len)) if len == blob.size => Ok(f),
-        Ok((_, len)) => {
-            tracing::error!(blob = %blob.sha256, expected = blob.size, actual = len, "blob has the wrong size");
-            Err(text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!(
-                    "blob {} is {len} bytes in the store but its manifest says {}; \
-                     the store is damaged: run `llmgw mirror verify`\n",
-                    blob.sha256, blob.size
-                ),
-            ))
-        }
-        Err(e) => {
-            tracing::error!(blob = %blob.sha256, error = %e, "blob unreadable");
-            Err(text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!(
-                    "blob {} named by a held bundle cannot be read ({e}); \
-                     run `llmgw mirror verify`\n",
-                    blob.sha256
-                ),
-            ))
-        }
+        Ok((_, len)) => Err(BlobError::WrongSize {
+            sha256: blob.sha256.clone(),
+            expected: blob.size,
+            actual: len,
+        }),
+        Err(source) => Err(BlobError::Unreadable {
+            sha256: blob.sha256.clone(),
+            source,
+        }),
     }
 }
 
