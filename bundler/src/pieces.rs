@@ -228,7 +228,7 @@ async fn fetch(
                     Ok(None) => Event::BodyEnded {
                         url: redact(&final_url),
                     },
-                    Err(e) => Event::BodyFailed(HttpError::transport(&final_url, &e)),
+                    Err(e) => Event::BodyFailed(HttpError::transport(&final_url, e)),
                 };
                 broke = true;
                 break next_step(s, event, &rules);

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use llmgw_shared::{HashReader, Sha256, StreamDigest, StreamHasher};
+use llmgw_shared::{HashReader, Sha256, StreamDigest, StreamHasher, chain};
 use tokio::sync::mpsc;
 
 use crate::cache::{Cache, Expect};
@@ -220,7 +220,7 @@ pub async fn fetch_one(
                     Ok(None) => Event::BodyEnded {
                         url: redact(final_url),
                     },
-                    Err(e) => Event::BodyFailed(HttpError::transport(final_url, &e)),
+                    Err(e) => Event::BodyFailed(HttpError::transport(final_url, e)),
                 };
                 break next_step(state(offset, attempt), event, &rules);
             };
@@ -229,7 +229,7 @@ pub async fn fetch_one(
             Step::Done => break Ok(()),
             Step::Fail(e) => break Err(e),
             Step::Retry { wait, error } => {
-                item.retry(attempt, &error.to_string());
+                item.retry(attempt, &chain(&error));
                 // What arrived goes to disk, so that a run killed during
                 // the wait leaves it for the next run to resume.
                 let _ = tx.send(Msg::Flush).await;

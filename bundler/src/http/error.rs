@@ -9,15 +9,37 @@ use super::redact;
 /// `Url` so that the crate needs no dependency of its own on `url`.
 pub type UrlError = <Url as std::str::FromStr>::Err;
 
+/// How an answer stopped short of what was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Error)]
+pub enum CutShort {
+    /// Not even the headers came within the deadline.
+    #[error("no answer within {seconds} s")]
+    NoAnswerWithin { seconds: f64 },
+    /// A small document's body did not arrive whole within the deadline.
+    #[error("the answer did not arrive whole within {seconds} s")]
+    NotWholeWithin { seconds: f64 },
+    /// The body ended without an error, before the bytes listed.
+    #[error("the body ended after {got} of {size} bytes")]
+    EndedEarly { got: u64, size: u64 },
+}
+
 /// Why a request failed.
 #[derive(Debug, Error)]
 pub enum HttpError {
-    #[error("{url}: {detail}")]
+    /// The exchange failed in the HTTP client; reqwest's error (its URL
+    /// taken out, since `url` is the redacted one) and its causes are
+    /// printed by the chain.
+    #[error("{url}")]
     Transport {
         url: String,
-        detail: String,
         retryable: bool,
+        #[source]
+        source: reqwest::Error,
     },
+    /// The answer stopped short or came too late, as this client saw it
+    /// with no library error behind it; worth another try.
+    #[error("{url}: {how}")]
+    Cut { url: String, how: CutShort },
     #[error("{url}: the server answered {status}{}", message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default())]
     Status {
         url: String,
@@ -74,7 +96,7 @@ impl HttpError {
     pub fn is_retryable(&self) -> bool {
         match self {
             HttpError::Transport { retryable, .. } => *retryable,
-            HttpError::Unreachable { .. } => true,
+            HttpError::Cut { .. } | HttpError::Unreachable { .. } => true,
             HttpError::Status { status, .. } => *status >= 500 || *status == 429 || *status == 408,
             HttpError::Protocol { .. }
             | HttpError::BadUrl { .. }
@@ -103,31 +125,26 @@ impl HttpError {
         }
     }
 
-    pub fn transport(url: &Url, e: &reqwest::Error) -> Self {
+    /// A failure of the HTTP client for `url`: a connection that could
+    /// not be made is [`HttpError::Unreachable`], in plain words; any other
+    /// keeps reqwest's error as its source, without the URL reqwest puts in
+    /// its text (it may carry a token; `url` is redacted).
+    pub fn transport(url: &Url, e: reqwest::Error) -> Self {
         if e.is_connect() {
             return HttpError::Unreachable {
                 url: redact(url),
-                reason: connect_reason(e),
+                reason: connect_reason(&e),
                 tries: 1,
             };
         }
-        // reqwest's Display hides the source chain; a dropped body says
-        // "error decoding response body" without why, so add the chain.
-        let mut detail = e.to_string();
-        let mut src = std::error::Error::source(e);
-        while let Some(s) = src {
-            detail.push_str(": ");
-            detail.push_str(&s.to_string());
-            src = s.source();
-        }
         HttpError::Transport {
             url: redact(url),
-            detail,
             retryable: e.is_timeout()
                 || e.is_connect()
                 || e.is_request()
                 || e.is_body()
                 || e.is_decode(),
+            source: e.without_url(),
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::limits::HttpLimits;
 use crate::plan::Plan;
 use crate::spec::RepoSpec;
 use llmgw_fixture::{Fixture, FixtureOptions, HubKind, TINY_COMMIT};
+use llmgw_shared::chain;
 use llmgw_shared::manifest::RepoKind;
 
 fn limits() -> HttpLimits {
@@ -56,8 +57,9 @@ async fn a_dripping_document_fails_naming_the_url() {
     let err = http(&fx)
         .get_small(&url, Some("application/json"), 1 << 20)
         .await
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
+    // As the binary prints it: the message, then each cause.
+    let err = chain(&err);
     assert!(err.contains(&url), "{err}");
     assert!(err.contains("the body stalled"), "{err}");
     assert!(
@@ -86,12 +88,12 @@ async fn a_dripping_download_fails_naming_the_url() {
         match resp.chunk().await {
             Ok(Some(_)) => continue,
             Ok(None) => panic!("a dripping body ended"),
-            Err(e) => break HttpError::transport(&final_url, &e),
+            Err(e) => break HttpError::transport(&final_url, e),
         }
     };
     assert!(err.is_retryable());
     // Named by the URL the bytes came from (the Hub redirects to storage).
-    let msg = err.to_string();
+    let msg = chain(&err);
     let shown = redact(&final_url);
     assert!(
         msg.starts_with(&shown) && msg.contains("the body stalled"),

@@ -23,7 +23,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 
 pub use credential::{Token, redact};
-pub use error::HttpError;
+pub use error::{CutShort, HttpError};
 pub use link::link_next;
 pub use retry::RetryPolicy;
 
@@ -136,12 +136,13 @@ impl Http {
                 .send();
             let resp = tokio::time::timeout(self.limits.deadline, send)
                 .await
-                .map_err(|_| HttpError::Transport {
+                .map_err(|_| HttpError::Cut {
                     url: redact(&url),
-                    detail: format!("no answer within {} s", self.limits.deadline.as_secs_f64()),
-                    retryable: true,
+                    how: CutShort::NoAnswerWithin {
+                        seconds: self.limits.deadline.as_secs_f64(),
+                    },
                 })?
-                .map_err(|e| HttpError::transport(&url, &e))?;
+                .map_err(|e| HttpError::transport(&url, e))?;
             if resp.status().is_redirection() && resp.status() != StatusCode::NOT_MODIFIED {
                 let loc = resp
                     .headers()
@@ -227,13 +228,11 @@ impl Http {
         let whole = self.get_small_whole(url, accept, cap);
         match tokio::time::timeout(self.limits.deadline, whole).await {
             Ok(r) => r,
-            Err(_) => Err(HttpError::Transport {
+            Err(_) => Err(HttpError::Cut {
                 url: Url::parse(url).map_or_else(|_| url.to_string(), |u| redact(&u)),
-                detail: format!(
-                    "the answer did not arrive whole within {} s",
-                    self.limits.deadline.as_secs_f64()
-                ),
-                retryable: true,
+                how: CutShort::NotWholeWithin {
+                    seconds: self.limits.deadline.as_secs_f64(),
+                },
             }),
         }
     }
@@ -251,7 +250,7 @@ impl Http {
         while let Some(chunk) = resp
             .chunk()
             .await
-            .map_err(|e| HttpError::transport(&final_url, &e))?
+            .map_err(|e| HttpError::transport(&final_url, e))?
         {
             if body.len() + chunk.len() > cap {
                 return Err(HttpError::Protocol {

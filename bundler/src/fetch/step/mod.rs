@@ -15,7 +15,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 
 use crate::error::CreateError;
-use crate::http::{HttpError, RetryPolicy};
+use crate::http::{CutShort, HttpError, RetryPolicy};
 
 #[cfg(test)]
 mod tests;
@@ -155,10 +155,12 @@ pub(crate) fn next_step(s: State, event: Event, rules: &Rules<'_>) -> Step {
         // Cut off without an error: resumed like any drop.
         Event::BodyEnded { url } => retry_or_fail(
             s,
-            HttpError::Transport {
+            HttpError::Cut {
                 url,
-                detail: format!("the body ended after {} of {} bytes", s.offset, s.size),
-                retryable: true,
+                how: CutShort::EndedEarly {
+                    got: s.offset,
+                    size: s.size,
+                },
             },
             rules,
         ),

@@ -44,11 +44,19 @@ fn answer(status: u16, range_start: Option<u64>) -> Event {
     }
 }
 
+/// A failure worth another try (a cut answer), or one that is not (an
+/// answer that breaks the protocol).
 fn transport(retryable: bool) -> HttpError {
-    HttpError::Transport {
-        url: URL.into(),
-        detail: "reset".into(),
-        retryable,
+    if retryable {
+        HttpError::Cut {
+            url: URL.into(),
+            how: CutShort::EndedEarly { got: 1, size: 2 },
+        }
+    } else {
+        HttpError::Protocol {
+            url: URL.into(),
+            detail: "not an answer".into(),
+        }
     }
 }
 
@@ -188,25 +196,25 @@ fn every_decision() {
             at(0, 1),
             Event::RequestFailed(transport(true)),
             None,
-            "retry after 100 ms: http://h/f: reset",
+            "retry after 100 ms: http://h/f: the body ended after 1 of 2 bytes",
         ),
         (
             at(0, 1),
             Event::RequestFailed(transport(false)),
             None,
-            "fail: http://h/f: reset",
+            "fail: http://h/f: not an answer",
         ),
         (
             at(5, 2),
             Event::BodyFailed(transport(true)),
             None,
-            "retry after 200 ms: http://h/f: reset",
+            "retry after 200 ms: http://h/f: the body ended after 1 of 2 bytes",
         ),
         (
             at(5, 3),
             Event::BodyFailed(transport(true)),
             None,
-            "fail: http://h/f: reset",
+            "fail: http://h/f: the body ended after 1 of 2 bytes",
         ),
         // The body.
         (at(0, 1), Event::Chunk(10), None, "take"),
@@ -420,7 +428,7 @@ fn every_decision_of_a_piece() {
             piece(6, 8, 0, 3, false),
             Event::BodyFailed(transport(true)),
             None,
-            "fail: http://h/f: reset",
+            "fail: http://h/f: the body ended after 1 of 2 bytes",
         ),
     ];
     for (state, event, hint, want) in table {
