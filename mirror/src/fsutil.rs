@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 
 /// Makes a directory's entries (new names, renames, removals) durable.
 pub fn fsync_dir(dir: &Path) -> Result<(), StoreError> {

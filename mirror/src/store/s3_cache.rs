@@ -22,7 +22,6 @@ use super::backend::BlobStore;
 use super::cache_lru::{Admit, Lru};
 use super::checked_file::write_checked;
 use super::fs::FsBlobs;
-use super::s3::S3Blobs;
 use super::{StoreError, layout};
 
 /// Whole blobs copied from the bucket into a local folder.
@@ -82,10 +81,16 @@ impl BlobCache {
         self.lru().used()
     }
 
-    /// Starts copying a blob into the cache on a thread of its own (after
-    /// evicting what must go to make room), unless a copy of it is under
-    /// way or it cannot be cached now.
-    pub fn fill(self: &Arc<Self>, s3: &S3Blobs, sha256: &Sha256, size: u64) {
+    /// Starts copying a blob from `bucket` into the cache on a thread of
+    /// its own (after evicting what must go to make room), unless a copy of
+    /// it is under way or it cannot be cached now. Any [`BlobStore`] will
+    /// do, so the cache needs nothing of the bucket backend that uses it.
+    pub fn fill<S: BlobStore + Clone + 'static>(
+        self: &Arc<Self>,
+        bucket: &S,
+        sha256: &Sha256,
+        size: u64,
+    ) {
         let victims = match self.lru().admit(sha256, size) {
             Admit::Fill { victims } => victims,
             Admit::Busy | Admit::NoRoom => return,
@@ -102,12 +107,12 @@ impl BlobCache {
             }
         };
         let pending = victims.clone();
-        let (me, s3, sha) = (self.clone(), s3.clone(), sha256.clone());
+        let (me, bucket, sha) = (self.clone(), bucket.clone(), sha256.clone());
         let spawned = std::thread::Builder::new()
             .name("llmgw-cache-fill".into())
             .spawn(move || {
                 me.unlink(&victims);
-                match me.copy(&s3, &sha, size) {
+                match me.copy(&bucket, &sha, size) {
                     Ok(()) => me.lru().filled(&sha),
                     Err(e) => {
                         tracing::warn!(blob = %sha, error = %llmgw_shared::chain(&e), "cache fill failed; the blob is streamed from the bucket");
@@ -144,13 +149,13 @@ impl BlobCache {
 
     /// Reads the whole object into `tmp/`, hashing it, and renames it into
     /// place only when it is `size` bytes hashing to `sha256`.
-    fn copy(&self, s3: &S3Blobs, sha256: &Sha256, size: u64) -> Result<(), StoreError> {
+    fn copy(&self, bucket: &dyn BlobStore, sha256: &Sha256, size: u64) -> Result<(), StoreError> {
         let tmp_dir = self.dir.join(layout::TMP);
         std::fs::create_dir_all(&tmp_dir).map_err(|e| StoreError::io(&tmp_dir, e))?;
         let tmp = tmp_dir.join(format!("{}.{}", sha256, std::process::id()));
-        let mut reader = s3.read(sha256, 0..size)?;
+        let mut reader = bucket.read(sha256, 0..size)?;
         let dest = self.dir.join(layout::blob_key(sha256));
-        let key = s3.key_url(&layout::blob_key(sha256));
+        let key = bucket.blob_location(sha256);
         write_checked(&mut reader, &tmp, &dest, sha256, size, &key)
     }
 }

@@ -10,7 +10,7 @@
 use std::io::Read;
 use std::ops::Range;
 
-use llmgw_shared::Sha256;
+use llmgw_shared::{HashReader, Sha256};
 use object_store::{ObjectStoreExt as _, WriteMultipart};
 use sha2::Digest as _;
 
@@ -35,22 +35,18 @@ impl S3Blobs {
             .await
             .map_err(remote("starting the upload of", url.clone()))?;
         let mut w = WriteMultipart::new_with_chunk_size(upload, PART);
-        let mut hasher = sha2::Sha256::new();
-        let mut n = 0u64;
         let mut buf = vec![0u8; 1 << 20];
-        let mut limited = reader.take(size + 1);
+        let mut hashed = HashReader::new(reader.take(size + 1), sha2::Sha256::new());
         let read: Result<(), StoreError> = async {
             loop {
                 // A plain thread blocked on this future: reading here
                 // blocks no runtime worker.
-                let k = match limited.read(&mut buf) {
+                let k = match hashed.read(&mut buf) {
                     Ok(0) => return Ok(()),
                     Ok(k) => k,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(StoreError::io(url.clone(), e)),
                 };
-                hasher.update(&buf[..k]);
-                n += k as u64;
                 w.wait_for_capacity(PARTS_IN_FLIGHT)
                     .await
                     .map_err(remote("uploading", url.clone()))?;
@@ -58,7 +54,8 @@ impl S3Blobs {
             }
         }
         .await;
-        let actual = hex_of(hasher);
+        let n = hashed.len();
+        let actual = hex_of(hashed.into_hasher());
         let checked = read.and_then(|()| {
             if actual == sha256.as_str() && n == size {
                 Ok(())
