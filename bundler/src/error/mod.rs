@@ -18,7 +18,7 @@ mod volumes;
 
 pub use python::{LockError, PythonError};
 pub use space::{Short, Shortfall};
-pub use spec::TomlSyntax;
+pub use spec::{RepoArgFault, TomlSyntax};
 pub use volumes::{PackError, SizeError};
 
 /// Everything that can stop a bundle from being made.
@@ -27,6 +27,22 @@ pub enum CreateError {
     /// The command line or the spec file is wrong (exit code 2).
     #[error("{0}")]
     Usage(String),
+
+    /// A `--model` or `--dataset` value is not a repository, revision and
+    /// globs (exit code 2); what is wrong is printed by the chain.
+    #[error(
+        "{flag} {text:?}: expected REPO[@REVISION][:GLOB,...], e.g. acme/tiny@main or \
+         org/m:*.Q4_K_M.gguf,config.json"
+    )]
+    RepoArg {
+        /// `--model` or `--dataset`.
+        flag: &'static str,
+        /// The value as given.
+        text: String,
+        /// What is wrong with it.
+        #[source]
+        fault: RepoArgFault,
+    },
 
     /// A file pattern (`REPO:GLOB`) does not compile (exit code 2).
     #[error("glob {pattern:?}")]
@@ -317,6 +333,7 @@ impl CreateError {
         matches!(
             self,
             CreateError::Usage(_)
+                | CreateError::RepoArg { .. }
                 | CreateError::Glob { .. }
                 | CreateError::SpecFile { .. }
                 | CreateError::Recipe { .. }

@@ -8,7 +8,7 @@ use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::{check_ref_name, check_repo_id};
 
 use super::{EngineSpec, RepoSpec, SpecEnv, usage};
-use crate::error::CreateError;
+use crate::error::{CreateError, RepoArgFault};
 
 pub(super) fn flag_of(kind: RepoKind) -> &'static str {
     match kind {
@@ -60,12 +60,10 @@ pub fn parse_engine(text: &str) -> Result<EngineSpec, CreateError> {
 /// `REPO[@REVISION][:GLOB,...]`, e.g. `acme/tiny@main` or
 /// `org/m:*.Q4_K_M.gguf,config.json`. The revision defaults to `main`.
 pub fn parse_repo(kind: RepoKind, text: &str) -> Result<RepoSpec, CreateError> {
-    let flag = flag_of(kind);
-    let bad = |why: String| {
-        usage(format!(
-            "{flag} {text:?}: {why}; expected REPO[@REVISION][:GLOB,...], e.g. acme/tiny@main \
-             or org/m:*.Q4_K_M.gguf,config.json"
-        ))
+    let bad = |fault: RepoArgFault| CreateError::RepoArg {
+        flag: flag_of(kind),
+        text: text.to_string(),
+        fault,
     };
     let (left, globs) = match text.split_once(':') {
         Some((l, g)) => (l, Some(g)),
@@ -75,20 +73,25 @@ pub fn parse_repo(kind: RepoKind, text: &str) -> Result<RepoSpec, CreateError> {
         Some((id, rev)) => (id, rev),
         None => (left, "main"),
     };
-    check_repo_id("repository id", id).map_err(|e| bad(e.to_string()))?;
-    check_ref_name("revision", revision).map_err(|e| bad(e.to_string()))?;
+    check_repo_id("repository id", id).map_err(|e| bad(e.into()))?;
+    check_ref_name("revision", revision).map_err(|e| bad(e.into()))?;
     let mut patterns = Vec::new();
     if let Some(globs) = globs {
         for g in globs.split(',') {
             let g = g.trim();
             if g.is_empty() {
-                return Err(bad("an empty glob".into()));
+                return Err(bad(RepoArgFault::EmptyGlob));
             }
-            globset::Glob::new(g).map_err(|e| bad(format!("glob {g:?}: {e}")))?;
+            globset::Glob::new(g).map_err(|error| {
+                bad(RepoArgFault::Glob {
+                    pattern: g.to_string(),
+                    error,
+                })
+            })?;
             patterns.push(g.to_string());
         }
         if patterns.is_empty() {
-            return Err(bad("no glob after ':'".into()));
+            return Err(bad(RepoArgFault::NoGlob));
         }
     }
     Ok(RepoSpec {

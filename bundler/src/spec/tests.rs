@@ -1,4 +1,5 @@
 use super::*;
+use llmgw_shared::chain;
 
 fn env() -> SpecEnv {
     SpecEnv {
@@ -36,7 +37,8 @@ fn model_syntax() {
         ("acme/tiny:[", "glob"),
         ("a/b/c", "owner/name"),
     ] {
-        let err = parse_repo(RepoKind::Model, bad).unwrap_err().to_string();
+        // As the binary prints it: what is expected, then what is wrong.
+        let err = chain(&parse_repo(RepoKind::Model, bad).unwrap_err());
         assert!(err.contains(why), "{bad}: {err}");
         assert!(err.starts_with("--model "), "{err}");
         assert!(err.contains("REPO[@REVISION][:GLOB,...]"), "{err}");
