@@ -51,8 +51,7 @@ impl SeriesSpec {
     /// the flags and takes the sequence. `created` is the manifest's time.
     pub fn resolve(&self, created: u64, password: Password) -> Result<Series, CreateError> {
         if let Some(c) = &self.channel {
-            llmgw_shared::check_file_name("--channel", c)
-                .map_err(|e| CreateError::Usage(e.to_string()))?;
+            llmgw_shared::check_file_name("--channel", c).map_err(CreateError::UnsafeFlag)?;
         }
         let expires = match &self.expires {
             None => None,

@@ -223,6 +223,10 @@ fn usage_errors_exit_2_with_the_reason() {
             "REPO[@REVISION][:GLOB,...]",
         ),
         (vec!["--dataset", "acme/data@a b"], "--dataset"),
+        (
+            vec!["--llmgw", "v0.5.0", "--llmgw-repo", "../x"],
+            "--llmgw-repo \"../x\" is not a safe name",
+        ),
         (vec!["--engine", "uv=0.12.20", "--jobs", "0"], "--jobs 0"),
         (
             vec!["--engine", "uv=0.12.20", "--zstd-level", "0"],

@@ -324,6 +324,11 @@ pub enum CreateError {
     /// A name from upstream is unsafe to use as a path or URL part.
     #[error(transparent)]
     UnsafeName(#[from] llmgw_shared::UnsafeName),
+
+    /// A flag's value (`--channel`, `--llmgw-repo`) is not a safe name
+    /// (exit code 2); the name check's message names the flag.
+    #[error(transparent)]
+    UnsafeFlag(llmgw_shared::UnsafeName),
 }
 
 impl CreateError {
@@ -334,6 +339,7 @@ impl CreateError {
             self,
             CreateError::Usage(_)
                 | CreateError::RepoArg { .. }
+                | CreateError::UnsafeFlag(_)
                 | CreateError::Glob { .. }
                 | CreateError::SpecFile { .. }
                 | CreateError::Recipe { .. }

@@ -215,7 +215,7 @@ impl CreateSpec {
                 let repo = s
                     .llmgw_repo
                     .unwrap_or_else(|| DEFAULT_LLMGW_REPO.to_string());
-                check_repo_id("--llmgw-repo", &repo).map_err(|e| usage(e.to_string()))?;
+                check_repo_id("--llmgw-repo", &repo).map_err(CreateError::UnsafeFlag)?;
                 let api = match s.llmgw_api {
                     Some(u) => url_flag("--llmgw-api", u)?,
                     None => github_api.clone(),
