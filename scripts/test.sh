@@ -15,6 +15,10 @@ if grep -nE '\|\s*(head|grep\s+-[a-zA-Z]*[qm])' scripts/*.sh bench/*.sh deploy/*
   exit 1
 fi
 
+# Two rules of docs/ARCHITECTURE.md no compiler checks: no two modules of a
+# crate import each other, no source file over the line limit but tables.
+python3 scripts/structure.py
+
 export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036" LLMGW_VENV_PY="$PWD/.venv-py"
 export LLMGW_S3S_FS="$PWD/.tools/s3s-fs-0.14.1/bin/s3s-fs" LLMGW_GARAGE="$PWD/.tools/garage-2.5.0/bin/garage"
 cargo test --workspace --locked
