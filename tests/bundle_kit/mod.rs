@@ -20,7 +20,7 @@ use llmgw_shared::signing::PublicKey;
 
 mod server;
 #[allow(unused_imports)]
-pub use server::{Server, spawn_serve};
+pub use server::{Server, serve_args, spawn_serve};
 
 /// A minisign key pair made with the Rust crate, and its id as the CLI
 /// prints it.

@@ -1,11 +1,19 @@
 //! `llmgw mirror serve` for the end-to-end tests: started on a free
 //! loopback port (the URL it prints on stdout), stopped when dropped.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use super::llmgw;
+
+/// Makes `cmd` (an `llmgw`) `mirror serve --listen LISTEN --store STORE`;
+/// flags of the serve command may follow.
+pub fn serve_args<'c>(cmd: &'c mut Command, listen: &str, store: &OsStr) -> &'c mut Command {
+    cmd.args(["mirror", "serve", "--listen", listen, "--store"])
+        .arg(store)
+}
 
 /// Spawns `cmd` (a `llmgw mirror serve`) with its stdout piped and reads
 /// the URL it prints there once it listens.
@@ -42,19 +50,9 @@ impl Server {
     }
 
     fn start_with(store: &Path, stderr: Stdio, level: &str) -> Self {
-        let (child, url) = spawn_serve(
-            llmgw()
-                .args([
-                    "mirror",
-                    "serve",
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--store",
-                    store.to_str().unwrap(),
-                ])
-                .env("RUST_LOG", level)
-                .stderr(stderr),
-        );
+        let mut cmd = llmgw();
+        serve_args(&mut cmd, "127.0.0.1:0", store.as_os_str());
+        let (child, url) = spawn_serve(cmd.env("RUST_LOG", level).stderr(stderr));
         Self { child, url }
     }
 

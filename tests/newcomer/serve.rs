@@ -6,13 +6,11 @@
 use std::process::Child;
 
 use super::common::*;
-use crate::bundle_kit::spawn_serve;
+use crate::bundle_kit::{serve_args, spawn_serve};
 
 /// `mirror serve` that must refuse to start.
 fn serve_refused(store: &std::path::Path, expect: &[&str]) -> String {
-    let o = llmgw()
-        .args(["mirror", "serve", "--listen", "127.0.0.1:0", "--store"])
-        .arg(store)
+    let o = serve_args(&mut llmgw(), "127.0.0.1:0", store.as_os_str())
         .output()
         .unwrap();
     assert!(o.stdout.is_empty(), "{}", stdout(&o));
@@ -34,12 +32,9 @@ impl Drop for Serving {
 }
 
 fn serve(store: &std::path::Path, listen: &str, log: &std::path::Path) -> Serving {
-    let (child, url) = spawn_serve(
-        llmgw()
-            .args(["mirror", "serve", "--listen", listen, "--store"])
-            .arg(store)
-            .stderr(std::fs::File::create(log).unwrap()),
-    );
+    let mut cmd = llmgw();
+    serve_args(&mut cmd, listen, store.as_os_str());
+    let (child, url) = spawn_serve(cmd.stderr(std::fs::File::create(log).unwrap()));
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     Serving {
         child,

@@ -4,7 +4,7 @@
 
 use std::process::{Child, Stdio};
 
-use crate::bundle_kit::spawn_serve;
+use crate::bundle_kit::{serve_args, spawn_serve};
 
 use super::import::{import, model_bundle};
 use super::server::{S3, on_each};
@@ -24,15 +24,7 @@ impl Replica {
     pub fn start_with(s3: &S3, store: &str, extra: &[&str]) -> Self {
         let work = tempfile::tempdir().unwrap();
         let mut command = s3.llmgw();
-        command
-            .args([
-                "mirror",
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--store",
-                store,
-            ])
+        serve_args(&mut command, "127.0.0.1:0", store.as_ref())
             // Behind one Service, replicas are given the one URL nodes use:
             // JSON answers point there, not at each replica's own port.
             .args(["--public-url", "http://mirror.example:8080"])
