@@ -210,7 +210,7 @@ impl Http {
             match self.get_small_once(url, accept, cap).await {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_retryable() && attempt < self.retry.attempts => {
-                    tracing::debug!("retrying {url}: {e}");
+                    tracing::debug!("retrying {url}: {}", llmgw_shared::Chain(&e));
                     tokio::time::sleep(self.retry.backoff(attempt)).await;
                     attempt += 1;
                 }

@@ -322,7 +322,7 @@ impl RemoteLock {
                 stopped.recv_timeout(lease / 4)
             {
                 if let Err(e) = renewing.put_small(LOCK_KEY, holder.clone().into_bytes()) {
-                    tracing::error!(error = %e, "cannot renew the store's lock object");
+                    tracing::error!(error = %llmgw_shared::Chain(&e), "cannot renew the store's lock object");
                 }
             }
         });
@@ -341,7 +341,7 @@ impl Drop for RemoteLock {
             let _ = t.join();
         }
         if let Err(e) = self.s3.delete_key(LOCK_KEY) {
-            tracing::error!(error = %e, "cannot remove the store's lock object");
+            tracing::error!(error = %llmgw_shared::Chain(&e), "cannot remove the store's lock object");
         }
     }
 }
