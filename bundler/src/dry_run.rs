@@ -21,7 +21,7 @@ use crate::delta::Delivery;
 use crate::error::CreateError;
 use crate::http::Http;
 use crate::plan::Plan;
-use crate::python::dry_run::{EnvSummary, summarise_envs};
+use crate::sources::python::dry_run::{EnvSummary, summarise_envs};
 use crate::spec::CreateSpec;
 
 /// One release or repository: what it has, and what of it would travel.
@@ -92,7 +92,7 @@ pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, Create
 
 fn report(
     plan: &Plan,
-    envs: &[crate::python::PlannedEnv],
+    envs: &[crate::sources::python::PlannedEnv],
     delivery: &Delivery,
     cache: &Cache,
 ) -> DryRun {

@@ -5,13 +5,13 @@
 
 use crate::cache::Cache;
 use crate::create::Options;
-use crate::engines::{self, EngineBuilds};
 use crate::error::CreateError;
 use crate::http::Http;
 use crate::plan::Plan;
-use crate::python::{EnvRequest, PlannedEnv};
+use crate::sources::engines::{self, EngineBuilds};
+use crate::sources::python::{EnvRequest, PlannedEnv};
+use crate::sources::{hub, llmgw_release};
 use crate::spec::CreateSpec;
-use crate::{hub, llmgw_release};
 
 /// What a run asks for, checked against the recipe table and the flags
 /// without any network: the Python environments, and each engine's builds.
@@ -24,7 +24,7 @@ impl Request {
     /// Refuses Python engines the table does not know, unknown engines, bad
     /// versions and flags that name nothing, before any network.
     pub fn of(spec: &CreateSpec) -> Result<Self, CreateError> {
-        let python = crate::python::requests_of(spec)?;
+        let python = crate::sources::python::requests_of(spec)?;
         let engines = spec
             .engines
             .iter()
@@ -74,7 +74,7 @@ pub async fn plan_request(
         ));
         engines::plan(http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
     }
-    let envs = crate::python::plan_for(
+    let envs = crate::sources::python::plan_for(
         spec,
         http,
         cache,

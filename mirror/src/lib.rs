@@ -1,26 +1,12 @@
 //! The air-gapped half of llmgw offline: the mirror store, importing and
 //! checking bundles into it, and serving it to nodes over HTTP.
 
-mod bundle_reader;
-mod claims;
+mod bundle;
 mod fsutil;
-mod gc;
-mod have;
 mod import;
-mod inspect;
-mod new_store;
 mod progress;
-mod series;
 mod serve;
-mod signed;
-mod state;
 mod store;
-mod store_verify;
-mod tar_headers;
-mod trust;
-mod unzstd;
-mod verify;
-mod volumes;
 
 // The face: what the CLI (`src/cli/`) and the integration tests use, and
 // nothing else. Every module is private, so a module's `pub` means "for the
@@ -28,8 +14,8 @@ mod volumes;
 
 // The store on disk: its layout, its lock, and the files written into it.
 pub use fsutil::{StoreLock, read_bounded, write_durable};
-pub use new_store::NewStore;
 pub use store::Store;
+pub use store::new_store::NewStore;
 
 // The store in a bucket (#16): the blob backends, and the local copy of a
 // bucket's manifests and state that commands work on.
@@ -41,27 +27,27 @@ pub use store::s3::{PART as S3_PART, S3Blobs, S3Config};
 
 // `llmgw bundle import` and `bundle verify`: a bundle checked as it streams,
 // and taken into the store.
+pub use bundle::verify::{HashOnly, Outcome, blob_names, check_bundle};
 pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
-pub use verify::{HashOnly, Outcome, blob_names, check_bundle};
 
 // The same for a bundle cut into volumes.
-pub use volumes::import::{Progressed, VolumesOutcome, import_volumes};
-pub use volumes::index::Slot;
-pub use volumes::verify::{
+pub use import::volumes::import::{Progressed, VolumesOutcome, import_volumes};
+pub use import::volumes::index::Slot;
+pub use import::volumes::verify::{
     SetCheck, describe as describe_volume, describe_read as describe_volume_read, is_volume_set,
     verify_volumes,
 };
 
 // What a store holds: listing, summaries, have-lists, checking, gc.
-pub use gc::{gc, gc_bucket, remove as remove_bundle};
-pub use have::have_list;
-pub use inspect::{Summary, human_bytes, inspect};
-pub use series::{Policy, read_head};
-pub use state::held_in_order;
-pub use store_verify::verify_store;
+pub use store::gc::{gc, gc_bucket, remove as remove_bundle};
+pub use store::have::have_list;
+pub use store::inspect::{Summary, human_bytes, inspect};
+pub use store::series::{Policy, read_head};
+pub use store::state::held_in_order;
+pub use store::verify::verify_store;
 
 // `llmgw bundle trust`: the keys a store trusts, by role.
-pub use trust::{
+pub use store::trust::{
     Added, Role, add as add_trusted_key, load_role as trusted_keys, read_key_file,
     remove as remove_trusted_key,
 };

@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::inspect::human_bytes;
+use crate::store::inspect::human_bytes;
 
 /// Blobs per plain progress line.
 pub const LINE_EVERY: u64 = 10;

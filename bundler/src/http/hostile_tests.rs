@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use crate::http::{Http, HttpError, RetryPolicy, redact};
-use crate::hub;
 use crate::limits::HttpLimits;
 use crate::plan::Plan;
+use crate::sources::hub;
 use crate::spec::RepoSpec;
 use llmgw_fixture::{Fixture, FixtureOptions, HubKind, TINY_COMMIT};
 use llmgw_shared::chain;

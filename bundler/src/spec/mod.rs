@@ -126,7 +126,7 @@ pub struct CreateSpec {
     /// What the site holds or lacks: a delta or a repair bundle.
     pub delta: crate::delta::DeltaSpec,
     /// Site environments (`--python-env`).
-    pub python_envs: Vec<crate::python::request::SiteEnv>,
+    pub python_envs: Vec<crate::sources::python::request::SiteEnv>,
     /// The simple API's base (`--pypi`).
     pub pypi: String,
     /// `--index NAME=URL`.
@@ -266,12 +266,12 @@ impl CreateSpec {
         let python_envs = s
             .python_envs
             .iter()
-            .map(|t| crate::python::request::parse_site_env(t))
+            .map(|t| crate::sources::python::request::parse_site_env(t))
             .collect::<Result<Vec<_>, _>>()?;
         let pypi = url_flag(
             "--pypi",
             s.pypi
-                .unwrap_or_else(|| crate::python::request::DEFAULT_PYPI.to_string()),
+                .unwrap_or_else(|| crate::sources::python::request::DEFAULT_PYPI.to_string()),
         )?;
         let mut indexes = Vec::new();
         for i in s.indexes {

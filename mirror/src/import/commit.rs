@@ -10,14 +10,14 @@ use std::path::PathBuf;
 
 use super::plan::SignedPlan;
 use super::staging::Staging;
+use crate::bundle::verify;
 use crate::fsutil;
-use crate::series::{self, Series};
-use crate::state::{self, ImportOrder};
+use crate::store::series::{self, Series};
+use crate::store::state::{self, ImportOrder};
 use crate::store::{Store, StoreError};
-use crate::verify;
 
 /// Step 4: renames the staged blobs into `blobs/`, syncs, numbers the
-/// bundle in the import order (see [`crate::state`]), then publishes the
+/// bundle in the import order (see [`crate::store::state`]), then publishes the
 /// manifest. On failure takes back all of it: the blobs and folders it
 /// added to `blobs/` and the import order as it was.
 pub(super) fn commit(

@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::NeedList;
 use thiserror::Error;
 
-use crate::claims::ClaimError;
+use crate::bundle::verify::VerifyError;
 use crate::fsutil;
-use crate::series::SeriesError;
 use crate::store::StoreError;
-use crate::trust::TrustError;
-use crate::verify::VerifyError;
+use crate::store::claims::ClaimError;
+use crate::store::series::SeriesError;
+use crate::store::trust::TrustError;
 
 /// Why an import failed: the bundle refused (`VerifyError`), or the
 /// store, the staging folder or the commit failed.
@@ -47,7 +47,7 @@ pub enum ImportError {
     Series(#[from] SeriesError),
     /// A delta whose prerequisites the store lacks: refused before
     /// anything was staged.
-    #[error("{}", crate::have::missing_message(.0))]
+    #[error("{}", crate::store::have::missing_message(.0))]
     Prerequisites(Box<NeedList>),
     /// Writing the staging folder failed; nothing was committed.
     #[error("{}", stage_message(path, source))]
@@ -98,14 +98,14 @@ pub enum ImportError {
     NoVolume,
     /// The manifest of a set of volumes was not among them.
     #[error(transparent)]
-    VolumeSet(#[from] crate::volumes::error::SetError),
+    VolumeSet(#[from] crate::import::volumes::error::SetError),
     /// Writing what the volumes brought into the staging folder stopped.
     #[error(transparent)]
-    VolumeStage(#[from] crate::volumes::error::StageError),
+    VolumeStage(#[from] crate::import::volumes::error::StageError),
     /// The staging folder's record of verified volumes (`volumes.json`) is
     /// unreadable or not this bundle's.
     #[error(transparent)]
-    VolumeState(#[from] crate::volumes::error::StateError),
+    VolumeState(#[from] crate::import::volumes::error::StateError),
 }
 
 fn stage_message(path: &Path, e: &io::Error) -> String {

@@ -4,7 +4,7 @@
 //! Every blob is hashed once, while it streams from the bundle into a
 //! private staging folder, `STORE/tmp/import-<manifest sha256>/` (same
 //! filesystem as `blobs/`, never served). Only when every check of
-//! [`crate::verify`] passed — manifest hash, signature, every blob — are
+//! [`crate::bundle::verify`] passed — manifest hash, signature, every blob — are
 //! the staged blobs renamed into `blobs/`, each already synced to disk; then
 //! the directories are synced, and the manifest is written to
 //! `bundles/<sha>.json` last. A server reading the store starts from
@@ -17,11 +17,11 @@
 //! into `blobs/`.
 //!
 //! Before the commit, the bundle's claims are checked against the bundles
-//! held ([`crate::claims`]): no second version of a file, nothing added to
+//! held ([`crate::store::claims`]): no second version of a file, nothing added to
 //! a signed release. The commit numbers the bundle in the store's import
-//! order ([`crate::state`]) just before its manifest appears.
+//! order ([`crate::store::state`]) just before its manifest appears.
 //!
-//! A signed bundle ([`crate::series`]) is checked before anything is
+//! A signed bundle ([`crate::store::series`]) is checked before anything is
 //! staged: its signature against the keys trusted for bundles, its
 //! sequence against its series (rollback, equivocation), its expiry against
 //! the store's policy. The commit writes its signature as
@@ -48,20 +48,21 @@ mod commit;
 mod error;
 mod plan;
 mod staging;
+pub mod volumes;
 
 use std::path::Path;
 
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 
-use crate::bundle_reader::BundleFormat;
-use crate::claims;
+use crate::bundle::reader::BundleFormat;
+use crate::bundle::verify::{self, Outcome};
 use crate::fsutil::StoreLock;
 use crate::progress::Progress;
-use crate::series::{SignedBy, Step};
 use crate::store::Store;
-use crate::trust;
-use crate::verify::{self, Outcome};
+use crate::store::claims;
+use crate::store::series::{SignedBy, Step};
+use crate::store::trust;
 
 pub use error::ImportError;
 pub(crate) use plan::plan_signed;

@@ -12,9 +12,9 @@ use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use super::{ImportError, ImportOptions};
-use crate::series::{self, Policy, Series, SeriesError, SignedBy, Step};
 use crate::store::Store;
-use crate::trust;
+use crate::store::series::{self, Policy, Series, SeriesError, SignedBy, Step};
+use crate::store::trust;
 
 /// What the signature check decided, for the commit and the report.
 #[derive(Default)]

@@ -16,9 +16,9 @@ use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use super::ImportError;
+use crate::bundle::verify::{BlobSink, Target};
 use crate::fsutil;
 use crate::store::Store;
-use crate::verify::{BlobSink, Target};
 
 /// The import's private staging folder, and its view of what is at hand.
 pub(super) struct Staging<'a> {
@@ -36,14 +36,24 @@ pub(super) struct Staging<'a> {
 
 /// A background thread that fsyncs verified staged blobs, then renames
 /// them from `<sha>.part` to `<sha>`.
+///
+/// Its queue is bounded: each job holds an open file, so an unbounded queue
+/// of a bundle with 100 000 small blobs ran out of file descriptors ("Too
+/// many open files") whenever the disk synced slower than the check read.
+/// When the queue is full, `keep` waits for the syncer instead.
 struct Syncer {
-    jobs: std::sync::mpsc::Sender<(File, PathBuf, PathBuf)>,
+    jobs: std::sync::mpsc::SyncSender<(File, PathBuf, PathBuf)>,
     thread: std::thread::JoinHandle<Result<(), ImportError>>,
 }
 
+/// The most verified blobs waiting for their fsync at once, each an open
+/// file: far below the common open-files limit of 1 024 (and 256), and
+/// enough to keep the disk busy while the next blobs stream.
+const SYNC_QUEUE: usize = 64;
+
 impl Syncer {
     fn start() -> Self {
-        let (jobs, rx) = std::sync::mpsc::channel::<(File, PathBuf, PathBuf)>();
+        let (jobs, rx) = std::sync::mpsc::sync_channel::<(File, PathBuf, PathBuf)>(SYNC_QUEUE);
         let thread = std::thread::spawn(move || {
             let mut result = Ok(());
             for (file, part, staged) in rx {
@@ -153,7 +163,7 @@ impl Target for Staging<'_> {
             return Ok(false);
         }
         // A delta: every prerequisite at hand, before anything is staged.
-        crate::have::check_prerequisites(
+        crate::store::have::check_prerequisites(
             self.store,
             self.expected.as_str(),
             manifest,

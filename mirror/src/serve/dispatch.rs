@@ -12,13 +12,12 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
+use super::github::{self, graphql, graphql_parse};
+use super::index::route as index_route;
 use super::request::Req;
 use super::route::{Route, Routed};
 use super::state::{AppState, CHECK_EVERY, Readiness};
-use super::{
-    auth, cache, graphql, graphql_parse, paths, respond, routes_github, routes_hub, routes_index,
-    routes_pypi, track,
-};
+use super::{auth, cache, hub, paths, pypi, respond, track};
 
 /// Largest `paths-info` form accepted.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -73,7 +72,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
     match (first, segs.len()) {
         ("healthz", 1) => return (Route::Healthz, respond::text(StatusCode::OK, "ok\n")),
         ("readyz", 1) => return (Route::Readyz, readyz(state)),
-        ("metrics", 1) => return (Route::Metrics, routes_index::metrics(state)),
+        ("metrics", 1) => return (Route::Metrics, index_route::metrics(state)),
         _ => {}
     }
     // Probes and metrics above stay open: the kubelet and Prometheus
@@ -129,7 +128,7 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             if r.method != Method::GET && r.method != Method::HEAD {
                 return (Route::Index, respond::method_not_allowed("GET, HEAD"));
             }
-            (Route::Index, routes_index::index(r))
+            (Route::Index, index_route::index(r))
         }
         ["api", "agent-harnesses", ..] => (
             Route::AgentHarnesses,
@@ -151,7 +150,7 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             }
         }
         ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
-            routes_github::api(r, rest, raw_path).await
+            github::api(r, rest, raw_path).await
         }
         ["api", plural, rest @ ..] => {
             let form = if *plural != "v3" && r.method == Method::POST {
@@ -170,22 +169,22 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             } else {
                 None
             };
-            routes_hub::api(r, plural, rest, form.as_deref())
+            hub::api(r, plural, rest, form.as_deref())
         }
-        ["v2", rest @ ..] => routes_hub::manifests(r, rest),
+        ["v2", rest @ ..] => hub::manifests(r, rest),
         ["pypi", rest @ ..]
             if matches!(rest.get(1), Some(&("simple" | "files" | "pylock.toml"))) =>
         {
-            routes_pypi::pypi(r, rest).await
+            pypi::pypi(r, rest).await
         }
-        ["uv", "python-downloads.json"] => routes_pypi::python_downloads(r),
-        [_, _, "releases", "download" | "latest", ..] => routes_github::download(r, segs).await,
+        ["uv", "python-downloads.json"] => pypi::python_downloads(r),
+        [_, _, "releases", "download" | "latest", ..] => github::download(r, segs).await,
         [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
-            let kind = routes_hub::kind_of(prefix).flatten();
-            routes_hub::resolve(r, kind, rest).await
+            let kind = hub::kind_of(prefix).flatten();
+            hub::resolve(r, kind, rest).await
         }
         [_, _, "resolve", ..] => {
-            routes_hub::resolve(r, Some(llmgw_shared::manifest::RepoKind::Model), segs).await
+            hub::resolve(r, Some(llmgw_shared::manifest::RepoKind::Model), segs).await
         }
         _ => (
             Route::NotFound,

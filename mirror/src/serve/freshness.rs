@@ -38,7 +38,8 @@ pub fn signers(store: &Store, bundles: &[(String, Manifest)]) -> Signers {
         .iter()
         .filter(|(_, m)| m.sequence.is_some() && !m.is_repair())
         .filter_map(|(id, m)| {
-            crate::series::held_signer(store, id).map(|k| (id.clone(), (k, m.channel().into())))
+            crate::store::series::held_signer(store, id)
+                .map(|k| (id.clone(), (k, m.channel().into())))
         })
         .collect()
 }

@@ -25,8 +25,8 @@ use prometheus_client::registry::Registry;
 
 use super::index::Index;
 use super::metrics::Metrics;
-use crate::state::{self, ImportOrder};
 use crate::store::Store;
+use crate::store::state::{self, ImportOrder};
 
 /// How long after a change the listing is re-read on every check: longer
 /// than any file-time tick.
@@ -258,7 +258,7 @@ impl AppState {
                 }
             }
         }
-        crate::series::order_by_sequence(&self.store, &mut manifests);
+        crate::store::series::order_by_sequence(&self.store, &mut manifests);
         let mut index = Index::build(&manifests);
         let signers = super::freshness::signers(&self.store, &manifests);
         index.latest = super::freshness::signed_latest(&manifests, &signers);

@@ -4,7 +4,7 @@
 //! STORE/blobs/sha256/<2 hex>/<64 hex>    verified content, read-only once written
 //! STORE/bundles/<manifest-sha256>.json   the manifests imported: what the mirror holds
 //! STORE/trust/<key id>.pub               minisign public keys trusted for llmgw releases
-//! STORE/state/                           trusted state: the import order (crate::state)
+//! STORE/state/                           trusted state: the import order (crate::store::state)
 //! STORE/tmp/                             work in progress; never served
 //! ```
 //!
@@ -19,15 +19,24 @@
 pub mod backend;
 mod cache_lru;
 mod checked_file;
+pub mod claims;
 #[doc(hidden)]
 pub mod conformance;
 pub(crate) mod error;
 pub mod fs;
+pub mod gc;
+pub mod have;
+pub mod inspect;
 pub mod layout;
+pub mod new_store;
 pub mod remote;
 pub mod s3;
 pub mod s3_cache;
+pub mod series;
+pub mod state;
 mod state_file;
+pub mod trust;
+pub mod verify;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -15,6 +15,7 @@
 
 mod artifacts;
 mod delivery;
+mod oci;
 mod python;
 mod validate;
 
@@ -34,16 +35,23 @@ pub use delivery::{
     DEFAULT_CHANNEL, Delta, NeededBlob, PARITY_STRIPE, Parity, Piece, Placement, SIGNATURE_NAME,
     Volumes, blob_entry_name, chunk_entry_name, parity_entry_name,
 };
+pub use oci::{HelmChart, OciDescriptor, OciImage};
 pub use python::{
     AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,
 };
 
-/// The format this version of llmgw writes.
+/// The format this version of llmgw writes for a bundle without images or
+/// charts, so a mirror not yet upgraded still imports it.
 pub const FORMAT_VERSION: u32 = 2;
 
-/// The formats this version of llmgw reads: bundles made by the previous
-/// release (format 1) still import.
-pub const READABLE_FORMATS: [u32; 2] = [1, 2];
+/// The format of a bundle that carries images or charts: format 2 readers
+/// must refuse it (they would not serve what it carries), and do, by its
+/// version, with a message that says to upgrade.
+pub const FORMAT_OCI: u32 = 3;
+
+/// The formats this version of llmgw reads: bundles made by earlier
+/// releases (formats 1 and 2) still import.
+pub const READABLE_FORMATS: [u32; 3] = [1, 2, 3];
 
 /// A manifest larger than this is refused unread: even a bundle of every
 /// llama.cpp build, two vLLM environments per arch and a thousand model
@@ -105,6 +113,13 @@ pub struct Manifest {
     /// Format 2: how the carried blobs are cut across volumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volumes: Option<Volumes>,
+    /// Format 3: container images, each a closed tree of OCI blobs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<OciImage>,
+    /// Format 3: Helm charts, each served as an OCI artifact and a
+    /// classic chart repository entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charts: Vec<HelmChart>,
 }
 
 /// Why a manifest was refused.
@@ -120,10 +135,10 @@ pub enum ManifestError {
     },
     /// serde_json's message (the source) may quote the manifest (an
     /// unknown field's name); the chain prints it escaped and cut.
-    #[error("manifest.json is not valid JSON of bundle format 1 or 2")]
+    #[error("manifest.json is not valid JSON of bundle format 1, 2 or 3")]
     Parse(#[from] serde_json::Error),
     #[error(
-        "manifest.json is bundle format {found}, and this llmgw reads formats 1 and 2 only; \
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1, 2 and 3 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     /// A format this llmgw does not read (a newer one).
@@ -170,6 +185,8 @@ impl Manifest {
             gaps: Vec::new(),
             delta: None,
             volumes: None,
+            images: Vec::new(),
+            charts: Vec::new(),
         }
     }
 
@@ -249,6 +266,22 @@ impl Manifest {
             delta.repairs.sort();
             delta.repairs.dedup();
         }
+        for image in &mut self.images {
+            image.sort();
+        }
+        self.images.sort_by(|a, b| {
+            (&a.registry, &a.repository, &a.tag, &a.digest).cmp(&(
+                &b.registry,
+                &b.repository,
+                &b.tag,
+                &b.digest,
+            ))
+        });
+        for chart in &mut self.charts {
+            chart.artifact.sort();
+        }
+        self.charts
+            .sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
         // Volume placements keep their order: it is the order of the tar.
     }
 
@@ -279,7 +312,26 @@ impl Manifest {
                 out.insert(r.sha256.clone(), r.size);
             }
         }
+        let artifacts = self
+            .images
+            .iter()
+            .chain(self.charts.iter().map(|c| &c.artifact));
+        for image in artifacts {
+            for d in image.all_blobs() {
+                out.insert(d.sha256.clone(), d.size);
+            }
+        }
         out
+    }
+
+    /// The format a manifest with this content must declare: format 3 when
+    /// it carries images or charts, else format 2.
+    pub fn needed_format(&self) -> u32 {
+        if self.images.is_empty() && self.charts.is_empty() {
+            FORMAT_VERSION
+        } else {
+            FORMAT_OCI
+        }
     }
 
     /// Whether this manifest is a repair bundle (`bundle create --need`):

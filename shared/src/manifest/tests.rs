@@ -91,10 +91,30 @@ fn unsafe_names_are_refused() {
 #[test]
 fn a_newer_format_is_named() {
     let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
-    v["format_version"] = 3.into();
+    v["format_version"] = 4.into();
     v["new_field"] = 1.into();
     let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
-    assert!(err.to_string().contains("bundle format 3"), "{err}");
+    assert!(err.to_string().contains("bundle format 4"), "{err}");
+}
+
+/// Images or charts in a manifest that says format 2 are refused: a format 2
+/// reader would import the bundle and serve none of them.
+#[test]
+fn images_need_format_3() {
+    let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
+    let sha = "a".repeat(64);
+    v["images"] = serde_json::json!([{
+        "registry": "docker.io", "repository": "library/ubuntu", "tag": "latest",
+        "digest": sha,
+        "manifests": [{"sha256": sha, "size": 2, "media_type": "application/vnd.oci.image.manifest.v1+json"}],
+        "blobs": []
+    }]);
+    let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+    assert!(err.to_string().contains("need format 3"), "{err}");
+    v["format_version"] = 3.into();
+    let m = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap();
+    assert_eq!(m.needed_format(), 3);
+    assert_eq!(m.blobs().get(&m.images[0].digest), Some(&2));
 }
 
 /// A bundle written by the previous release still reads, and a format 1

@@ -46,6 +46,16 @@ impl Manifest {
         if self.format_version == 1 {
             self.refuse_format_2_parts()?;
         }
+        if self.format_version < super::FORMAT_OCI
+            && (!self.images.is_empty() || !self.charts.is_empty())
+        {
+            // A format 2 reader would import it and serve none of it.
+            return Err(ManifestError::Inconsistent(format!(
+                "it says format {} but carries images or charts, which need format {}",
+                self.format_version,
+                super::FORMAT_OCI
+            )));
+        }
         let mut claims = Claims::default();
         for arch in &self.arches {
             names::check_file_name("architecture", arch)?;

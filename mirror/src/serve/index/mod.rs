@@ -9,13 +9,15 @@
 //! The index is immutable; a new one is built whenever `bundles/` changes
 //! and swapped in whole (see [`super::state`]).
 //!
-//! Bundles are merged in the store's import order ([`crate::state`]):
+//! Bundles are merged in the store's import order ([`crate::store::state`]):
 //! where bundles disagree about what a branch or tag names, the later
 //! import wins — never the bundle with the later `created` date, which is
 //! whatever its maker wrote. Repository ids are merged case-insensitively
 //! ([`llmgw_shared::repo_key`]), as GitHub and the Hub match them.
 
 pub mod entries;
+pub mod pypi;
+pub mod route;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -43,7 +45,7 @@ pub struct Index {
     /// Every blob named, with its size.
     pub blobs: BTreeMap<llmgw_shared::Sha256, u64>,
     /// Python environments and interpreters.
-    pub pypi: super::index_pypi::PypiIndex,
+    pub pypi: super::index::pypi::PypiIndex,
     /// By lower-case `owner/repo`: the tag `latest` names where a signed
     /// bundle carries the repo ([`super::freshness::signed_latest`]);
     /// other repos' latest is their highest tag.
@@ -72,7 +74,7 @@ impl Index {
     /// (oldest first), so that a later import's revision names win.
     pub fn build(bundles: &[(String, Manifest)]) -> Self {
         let mut index = Index {
-            pypi: super::index_pypi::PypiIndex::build(bundles),
+            pypi: super::index::pypi::PypiIndex::build(bundles),
             ..Index::default()
         };
         // (kind, key) -> (id, commit -> (last_modified, files by path), refs)

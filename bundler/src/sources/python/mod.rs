@@ -1,0 +1,399 @@
+//! Python environments (vLLM, SGLang, a site's own requirements): resolved
+//! for each node platform by the real uv, every file then checked at its
+//! publisher independently of uv, and planned like every other download;
+//! plus the interpreter the carried uv installs them with.
+//!
+//! The invariant: a file enters the plan only with a sha256 its publisher
+//! gave (PyPI's JSON API, the extra index's fragment, GitHub's digest) that
+//! agrees with the lock; the `.metadata` files likewise; the lock itself is
+//! carried as uv wrote it.
+//!
+//! [`request`] (which environments), [`uv`] (running the resolver), [`lock`]
+//! (reading its answer), [`simple`] (the publishers' indexes), [`check`]
+//! (comparing), [`resolve`] (one environment), [`interpreter`] (uv's
+//! Python).
+
+pub mod check;
+pub mod dry_run;
+pub mod interpreter;
+pub mod lock;
+pub mod record;
+pub mod request;
+pub mod resolve;
+pub mod simple;
+pub mod uv;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use futures_util::StreamExt;
+use llmgw_shared::chain;
+
+use crate::cache::{Cache, Expect};
+use crate::error::CreateError;
+pub use crate::error::PythonError;
+use crate::fetch::Download;
+use crate::http::Http;
+use crate::plan::Plan;
+use crate::progress::Progress;
+use crate::sources::github;
+use crate::spec::CreateSpec;
+pub use request::EnvRequest;
+
+/// A `.metadata` file larger than this is refused (they are a few KiB).
+const MAX_METADATA_FILE: usize = 16 << 20;
+
+/// What the Python side of a run works with.
+pub struct Ctx<'a> {
+    pub http: &'a Http,
+    pub cache: &'a Cache,
+    pub github_api: &'a str,
+    /// GitHub's raw file server, for uv's `download-metadata.json`.
+    pub github_raw: &'a str,
+    /// The simple API's base: `https://pypi.org/simple`.
+    pub pypi: &'a str,
+    pub uv_flag: Option<&'a Path>,
+    /// The uv version the bundle carries (`--engine uv=V`), whose Python
+    /// the nodes will install; `None` takes the resolver's.
+    pub carried_uv: Option<&'a str>,
+    /// `2_28`.
+    pub manylinux: &'a str,
+    pub allow_missing: bool,
+    pub jobs: usize,
+    pub progress: &'a Progress,
+}
+
+/// One file of an environment as planned: checked, with its size, and its
+/// `.metadata` blob (sha256, size) when carried.
+#[derive(Debug, Clone)]
+pub struct PlannedFile {
+    pub file: check::CheckedFile,
+    pub size: u64,
+    pub metadata_blob: Option<(llmgw_shared::Sha256, u64)>,
+}
+
+/// An environment as planned.
+#[derive(Debug, Clone)]
+pub struct PlannedEnv {
+    pub request: EnvRequest,
+    pub platform: String,
+    pub resolver_version: String,
+    /// The lock blob: sha256 and size.
+    pub lock: (llmgw_shared::Sha256, u64),
+    /// The interpreter in the carried python-build-standalone release;
+    /// `None` only in a dry run that could not check it.
+    pub interpreter: Option<interpreter::Interpreter>,
+    pub files: Vec<PlannedFile>,
+}
+
+/// The environments a run carries: the Python engines of `--engine` and
+/// the `--python-env`s, per `--arch`; refused here, before any network,
+/// when the table or the flags are wrong.
+pub fn requests_of(spec: &CreateSpec) -> Result<Vec<EnvRequest>, CreateError> {
+    let engines: Vec<(String, String)> = spec
+        .engines
+        .iter()
+        .filter(|e| crate::sources::engines::is_python(&e.name))
+        .map(|e| (e.name.clone(), e.version.clone()))
+        .collect();
+    request::requests(&engines, &spec.python_envs, &spec.arches, &spec.indexes)
+}
+
+/// `bundle create`'s hook: plans every environment of `requests` into
+/// `plan`, its manifest records included; `need_interpreters` false for a
+/// dry run, which lists an interpreter it cannot check.
+pub async fn plan_for(
+    spec: &CreateSpec,
+    http: &Http,
+    cache: &Cache,
+    progress: &Progress,
+    requests: &[EnvRequest],
+    plan: &mut Plan,
+    need_interpreters: bool,
+) -> Result<Vec<PlannedEnv>, CreateError> {
+    let ctx = Ctx {
+        http,
+        cache,
+        github_api: &spec.github_api,
+        github_raw: &spec.github_raw,
+        pypi: &spec.pypi,
+        uv_flag: spec.uv.as_deref(),
+        carried_uv: spec
+            .engines
+            .iter()
+            .find(|e| e.name == "uv")
+            .map(|e| e.version.as_str()),
+        manylinux: &spec.manylinux,
+        allow_missing: spec.allow_missing,
+        jobs: spec.jobs,
+        progress,
+    };
+    let envs = plan_with(&ctx, requests, plan, need_interpreters).await?;
+    for e in &envs {
+        plan.python_envs.push(record::python_env(e, &spec.pypi));
+    }
+    Ok(envs)
+}
+
+/// Resolves and checks every environment, adds their files, metadata,
+/// locks and interpreters to `plan`, and returns what the manifest records.
+/// With `need_interpreters` false (a dry run), an interpreter or an
+/// environment that cannot be checked is reported (in `plan.gaps`) and
+/// left out rather than fatal: a dry run is a report.
+pub async fn plan_with(
+    ctx: &Ctx<'_>,
+    requests: &[EnvRequest],
+    plan: &mut Plan,
+    need_interpreters: bool,
+) -> Result<Vec<PlannedEnv>, CreateError> {
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let uv = uv::locate(ctx.uv_flag, None).await?;
+    let interpreters = match interpreters(ctx, &uv, requests, plan).await {
+        Ok(i) => i,
+        Err(e) if !need_interpreters => {
+            ctx.progress.line(&format!(
+                "the interpreter could not be checked: {}",
+                chain(&e)
+            ));
+            plan.gap("python-build-standalone".into(), chain(&e));
+            BTreeMap::new()
+        }
+        Err(e) => return Err(e),
+    };
+    let mut pages = BTreeMap::new();
+    let mut out = Vec::new();
+    for req in requests {
+        ctx.progress.line(&format!(
+            "{}: resolving for {} with uv {}",
+            req.name,
+            resolve::platform(&req.arch, ctx.manylinux),
+            uv.version
+        ));
+        let r = match resolve::resolve(ctx, &uv, req, &mut pages).await {
+            Ok(r) => r,
+            Err(e) if !need_interpreters => {
+                // The error names the environment already.
+                ctx.progress.line(&chain(&e));
+                plan.gap(req.name.clone(), chain(&e));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        for (what, reason) in r.checked.gaps {
+            plan.gap(what, reason);
+        }
+        let files = plan_files(ctx, r.checked.files, plan).await?;
+        let (sha, path) = ctx
+            .cache
+            .put_bytes(r.lock_text.as_bytes())
+            .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
+        let size = r.lock_text.len() as u64;
+        plan.stored.push((sha.clone(), path, size));
+        let bytes: u64 = files.iter().map(|f| f.size).sum();
+        ctx.progress.line(&format!(
+            "{}: {} files, {bytes} bytes",
+            req.name,
+            files.len()
+        ));
+        out.push(PlannedEnv {
+            request: req.clone(),
+            platform: r.platform,
+            resolver_version: uv.version.clone(),
+            lock: (sha, size),
+            interpreter: interpreters.get(&req.arch).cloned(),
+            files,
+        });
+    }
+    Ok(out)
+}
+
+/// Sizes the publisher did not give, asked of the server; the `.metadata`
+/// files fetched and checked; every file planned for download.
+async fn plan_files(
+    ctx: &Ctx<'_>,
+    files: Vec<check::CheckedFile>,
+    plan: &mut Plan,
+) -> Result<Vec<PlannedFile>, CreateError> {
+    let done: Vec<Result<PlannedFile, CreateError>> = futures_util::stream::iter(files)
+        .map(|f| async move {
+            let size = match f.size {
+                Some(s) => s,
+                None => content_length(ctx.http, &f.url).await?,
+            };
+            let metadata_blob = match &f.metadata {
+                Some((url, sha)) => Some(fetch_metadata(ctx, &f.filename, url, sha).await?),
+                None => None,
+            };
+            Ok(PlannedFile {
+                file: f,
+                size,
+                metadata_blob,
+            })
+        })
+        .buffered(ctx.jobs.max(1))
+        .collect()
+        .await;
+    let mut out = Vec::new();
+    for f in done {
+        let f = f?;
+        plan.download(Download {
+            label: f.file.filename.clone(),
+            url: f.file.url.clone(),
+            size: f.size,
+            expect: Expect::Sha256(f.file.sha256.clone()),
+            denied_hint: None,
+        });
+        if let Some((sha, size)) = &f.metadata_blob {
+            plan.stored
+                .push((sha.clone(), ctx.cache.blob_path(sha), *size));
+        }
+        out.push(f);
+    }
+    Ok(out)
+}
+
+/// The server's `Content-Length` for a file whose index lists no size
+/// (PyTorch's HTML pages); the body is not read. Read from the header:
+/// the response [`Http::get`] hands back wraps its body in a stream that
+/// knows no length.
+async fn content_length(http: &Http, url: &str) -> Result<u64, CreateError> {
+    let (resp, final_url) = http.get(url, None, None).await?;
+    let declared = resp
+        .headers()
+        .get(reqwest::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    declared.ok_or_else(|| {
+        CreateError::Http(crate::http::HttpError::Protocol {
+            url: crate::http::redact(&final_url),
+            detail: "the index lists no size for this file and the server sends no \
+                     Content-Length"
+                .into(),
+        })
+    })
+}
+
+/// Fetches a `.metadata` file, checks it against the index's
+/// `core-metadata` sha256, and keeps it in the cache.
+async fn fetch_metadata(
+    ctx: &Ctx<'_>,
+    filename: &str,
+    url: &str,
+    sha: &llmgw_shared::Sha256,
+) -> Result<(llmgw_shared::Sha256, u64), CreateError> {
+    let (body, _) = ctx.http.get_small(url, None, MAX_METADATA_FILE).await?;
+    let got = llmgw_shared::Sha256::of(&body);
+    if got != *sha {
+        return Err(CreateError::WrongBytes {
+            what: format!("{filename}.metadata"),
+            algorithm: "sha256 (core-metadata)",
+            expected: sha.to_string(),
+            actual: got.into(),
+        });
+    }
+    let (sha, _) = ctx
+        .cache
+        .put_bytes(&body)
+        .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
+    Ok((sha, body.len() as u64))
+}
+
+/// For each arch the environments are for: the interpreter the carried uv
+/// expects, found in python-build-standalone's release, checked against
+/// uv's sha256 and GitHub's digest, and planned as a release asset.
+async fn interpreters(
+    ctx: &Ctx<'_>,
+    uv: &uv::Uv,
+    requests: &[EnvRequest],
+    plan: &mut Plan,
+) -> Result<BTreeMap<String, interpreter::Interpreter>, CreateError> {
+    let uv_version = ctx.carried_uv.unwrap_or(&uv.version);
+    let metadata = interpreter::fetch_metadata(ctx.http, ctx.github_raw, uv_version).await?;
+    let mut out = BTreeMap::new();
+    for req in requests {
+        if out.contains_key(&req.arch) {
+            continue;
+        }
+        let i = interpreter::pick(&metadata, &req.python, &req.arch)?;
+        let err = |detail: String| PythonError::Interpreter {
+            arch: req.arch.clone(),
+            detail,
+        };
+        let release =
+            github::fetch_release(ctx.http, ctx.github_api, interpreter::PBS_REPO, &i.tag)
+                .await?
+                .ok_or_else(|| {
+                    err(format!(
+                        "{} has no release {} of {}, which uv {uv_version} downloads {} from",
+                        ctx.github_api,
+                        i.tag,
+                        interpreter::PBS_REPO,
+                        i.asset
+                    ))
+                })?;
+        let asset = release.asset(&i.asset).ok_or_else(|| {
+            err(format!(
+                "the release {} of {} has no {}, which uv {uv_version} expects",
+                i.tag,
+                interpreter::PBS_REPO,
+                i.asset
+            ))
+        })?;
+        let (github_sha256, mut digests) =
+            github::publisher_digests(ctx.http, &release, interpreter::PBS_REPO, asset).await?;
+        if github_sha256 != i.sha256 {
+            return Err(err(format!(
+                "{}: uv {uv_version}'s download-metadata.json says sha256 {} but GitHub's \
+                 release says {github_sha256}; uv on the nodes would refuse it, so it is not carried",
+                i.asset, i.sha256
+            ))
+            .into());
+        }
+        digests.push(llmgw_shared::manifest::PublisherDigest {
+            source: llmgw_shared::manifest::DigestSource::UvDownloadMetadata,
+            value: i.sha256.to_string(),
+        });
+        plan.download(Download {
+            label: format!("{} {} {}", interpreter::PBS_REPO, i.tag, i.asset),
+            url: asset.browser_download_url.clone(),
+            size: asset.size,
+            expect: Expect::Sha256(i.sha256.clone()),
+            denied_hint: None,
+        });
+        let entry = llmgw_shared::manifest::Asset {
+            name: i.asset.clone(),
+            size: asset.size,
+            sha256: i.sha256.clone(),
+            publisher_digests: digests,
+            content_type: asset.content_type.clone(),
+        };
+        let build = llmgw_shared::manifest::BuildRef {
+            arch: req.arch.clone(),
+            variant: format!("cpython-{}", req.python),
+            assets: vec![i.asset.clone()],
+        };
+        match plan
+            .releases
+            .iter_mut()
+            .find(|r| r.repo == interpreter::PBS_REPO && r.tag == i.tag)
+        {
+            Some(r) => {
+                r.assets.push(entry);
+                r.builds.push(build);
+            }
+            None => plan.releases.push(llmgw_shared::manifest::Release {
+                repo: llmgw_shared::RepoId::parse("release repository", interpreter::PBS_REPO)?,
+                tag: i.tag.clone(),
+                engine: "python".to_string(),
+                version: i.version.clone(),
+                builds: vec![build],
+                assets: vec![entry],
+                signature: None,
+            }),
+        }
+        out.insert(req.arch.clone(), i);
+    }
+    Ok(out)
+}

@@ -1,0 +1,245 @@
+//! One environment, start to end: the engine's GitHub wheel fetched and
+//! verified first (when the recipe names one), uv's resolution for the
+//! node's platform, and every file of the lock checked at its publisher.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use futures_util::StreamExt;
+
+use super::Ctx;
+use super::check::{self, Checked, Origin};
+use super::lock;
+use super::request::EnvRequest;
+use super::simple::{self, ProjectPage, normalize};
+use super::uv::{self, Compile, Uv};
+use crate::cache::Expect;
+use crate::error::CreateError;
+use crate::error::PythonError;
+use crate::fetch::{self, Download};
+use crate::sources::github;
+
+/// The manylinux tags tried, oldest first, when a dependency has no wheel
+/// for the one asked for: the refusal names the first that works.
+const LATER_TAGS: [&str; 7] = ["2_28", "2_31", "2_34", "2_35", "2_38", "2_39", "2_40"];
+
+/// An environment resolved and checked.
+#[derive(Debug)]
+pub struct Resolved {
+    /// uv's `--python-platform`: `x86_64-manylinux_2_28`.
+    pub platform: String,
+    pub lock_text: String,
+    pub checked: Checked,
+}
+
+/// uv's platform for a Go architecture and a manylinux tag (`2_28`).
+pub fn platform(arch: &str, manylinux: &str) -> String {
+    format!(
+        "{}-manylinux_{manylinux}",
+        super::interpreter::triple_arch(arch)
+    )
+}
+
+pub async fn resolve(
+    ctx: &Ctx<'_>,
+    uv: &Uv,
+    req: &EnvRequest,
+    pages: &mut BTreeMap<(String, String), Option<ProjectPage>>,
+) -> Result<Resolved, CreateError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("pyenv-")
+        .tempdir_in(ctx.cache.root())
+        .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
+    let mut dependencies = req.requirements.clone();
+    let mut github_origin = None;
+    if let Some(w) = &req.wheel {
+        let (origin, dep) = fetch_wheel(ctx, req, w, scratch.path()).await?;
+        dependencies.push(dep);
+        github_origin = Some((normalize(&w.project), origin));
+    }
+    let mut compile = Compile {
+        env: req.name.clone(),
+        dependencies,
+        explicit: req.explicit.clone(),
+        default_index: ctx.pypi.to_string(),
+        platform: platform(&req.arch, ctx.manylinux),
+        python: req.python.clone(),
+    };
+    let uv_cache = ctx.cache.root().join("uv");
+    let lock_text = match uv::compile(uv, &compile, scratch.path(), &uv_cache).await {
+        Ok(t) => t,
+        Err(PythonError::NoWheel {
+            env,
+            project,
+            platform,
+            ..
+        }) => {
+            let hint = later_tag_hint(ctx, uv, &mut compile, scratch.path(), &uv_cache).await;
+            return Err(PythonError::NoWheel {
+                env,
+                project,
+                platform,
+                hint,
+            }
+            .into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let packages = lock::parse(&lock_text).map_err(|error| PythonError::Lock {
+        env: req.name.clone(),
+        error,
+    })?;
+    let origin_of = |name: &str| -> Origin {
+        let n = normalize(name);
+        if let Some((project, o)) = &github_origin
+            && *project == n
+        {
+            return o.clone();
+        }
+        match &req.explicit {
+            Some(x) if x.packages.iter().any(|p| normalize(p) == n) => Origin::Index(x.url.clone()),
+            _ => Origin::Index(ctx.pypi.to_string()),
+        }
+    };
+    let wanted: Vec<(String, String)> = packages
+        .iter()
+        .filter_map(|p| match origin_of(&p.name) {
+            Origin::Index(i) => Some((i, normalize(&p.name))),
+            Origin::Github { .. } => None,
+        })
+        .filter(|k| !pages.contains_key(k))
+        .collect();
+    let fetched: Vec<_> = futures_util::stream::iter(wanted)
+        .map(|(index, project)| async move {
+            let page = simple::fetch_project(ctx.http, &index, &project).await;
+            ((index, project), page)
+        })
+        .buffer_unordered(ctx.jobs.max(1))
+        .collect()
+        .await;
+    for (k, page) in fetched {
+        pages.insert(k, page?);
+    }
+    let checked = check::check(&req.name, &packages, &origin_of, pages, ctx.allow_missing)?;
+    Ok(Resolved {
+        platform: compile.platform,
+        lock_text,
+        checked,
+    })
+}
+
+/// Finds the recipe's wheel in its GitHub release, downloads it verified
+/// against GitHub's digest, and links it into `scratch` under its own name
+/// for uv to read: `vllm @ file:///…/vllm-0.20.1+cu129-….whl`.
+async fn fetch_wheel(
+    ctx: &Ctx<'_>,
+    req: &EnvRequest,
+    w: &llmgw_shared::recipe::Wheel,
+    scratch: &Path,
+) -> Result<(Origin, String), CreateError> {
+    let release = github::fetch_release(ctx.http, ctx.github_api, &w.repo, &w.tag)
+        .await?
+        .ok_or_else(|| CreateError::MissingRelease {
+            what: req.name.clone(),
+            detail: format!("{} has no release {} of {}", ctx.github_api, w.tag, w.repo),
+        })?;
+    let matching: Vec<_> = release
+        .assets
+        .iter()
+        .filter(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix))
+        .collect();
+    let [asset] = matching.as_slice() else {
+        return Err(CreateError::MissingAsset {
+            repo: w.repo.clone(),
+            tag: w.tag.clone(),
+            asset: format!(
+                "{}*{} ({} match)",
+                w.prefix,
+                w.suffix,
+                if matching.is_empty() {
+                    "none"
+                } else {
+                    "several"
+                }
+            ),
+            have: release.names_for_message(),
+        });
+    };
+    let (sha, _) = github::publisher_digests(ctx.http, &release, &w.repo, asset).await?;
+    let d = Download {
+        label: format!("{} {} {}", w.repo, w.tag, asset.name),
+        url: asset.browser_download_url.clone(),
+        size: asset.size,
+        expect: Expect::Sha256(sha.clone()),
+        denied_hint: None,
+    };
+    let got = fetch::fetch_one(ctx.http, ctx.cache, &d, ctx.progress).await?;
+    let wheels = scratch.join("wheels");
+    std::fs::create_dir_all(&wheels).map_err(|e| CreateError::io(&wheels, e))?;
+    let link = wheels.join(&asset.name);
+    std::fs::hard_link(&got.path, &link)
+        .or_else(|_| std::fs::copy(&got.path, &link).map(|_| ()))
+        .map_err(|e| CreateError::io(&link, e))?;
+    let url = reqwest::Url::from_file_path(&link)
+        .map_err(|()| CreateError::io(&link, std::io::Error::other("not an absolute path")))?;
+    let origin = Origin::Github {
+        repo: w.repo.clone(),
+        tag: w.tag.clone(),
+        filename: asset.name.clone(),
+        url: asset.browser_download_url.clone(),
+        size: asset.size,
+        sha256: sha,
+    };
+    Ok((origin, format!("{} @ {url}", w.project)))
+}
+
+/// After a "no wheel" refusal: the first later manylinux tag at which the
+/// whole environment resolves, as advice.
+async fn later_tag_hint(
+    ctx: &Ctx<'_>,
+    uv: &Uv,
+    compile: &mut Compile,
+    scratch: &Path,
+    uv_cache: &Path,
+) -> String {
+    let asked = ctx.manylinux;
+    let arch = compile.platform.split('-').next().unwrap_or("").to_string();
+    for tag in LATER_TAGS.iter().filter(|t| tag_after(t, asked)) {
+        compile.platform = format!("{arch}-manylinux_{tag}");
+        if uv::compile(uv, compile, scratch, uv_cache).await.is_ok() {
+            let glibc = tag.replace('_', ".");
+            return format!(
+                "at manylinux_{tag} every dependency has a wheel: pass --manylinux {tag} if the \
+                 nodes have glibc {glibc} or newer"
+            );
+        }
+    }
+    format!(
+        "no manylinux tag up to {} gives every dependency a wheel; pin a version of it that \
+         publishes wheels",
+        LATER_TAGS[LATER_TAGS.len() - 1]
+    )
+}
+
+/// Whether manylinux tag `a` (`2_34`) is newer than `b`.
+fn tag_after(a: &str, b: &str) -> bool {
+    let n = |t: &str| -> (u64, u64) {
+        let (x, y) = t.split_once('_').unwrap_or((t, "0"));
+        (x.parse().unwrap_or(0), y.parse().unwrap_or(0))
+    };
+    n(a) > n(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platforms_and_tags() {
+        assert_eq!(platform("amd64", "2_28"), "x86_64-manylinux_2_28");
+        assert_eq!(platform("arm64", "2_34"), "aarch64-manylinux_2_34");
+        assert!(tag_after("2_34", "2_28"));
+        assert!(!tag_after("2_28", "2_28"));
+        assert!(tag_after("2_40", "2_4"));
+    }
+}

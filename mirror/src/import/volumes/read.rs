@@ -1,0 +1,386 @@
+//! Reading one volume file: its manifest checked against the bundle's
+//! hash, then each entry matched to the slot the manifest places there,
+//! hashed as it streams and, for import, written at its offset into the
+//! blob it belongs to.
+//!
+//! Invariant: a slot counts as verified only when its entry came where the
+//! manifest places it, with the declared size, and its bytes hashed to the
+//! sha256 the manifest records; every other outcome is reported by name
+//! (damaged, missing, out of place, cut short) and verifies nothing.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
+use llmgw_shared::shown;
+use sha2::{Digest, Sha256};
+
+use super::error::StageError;
+pub use super::error::VolumeError;
+use super::index::{Slot, VolumeIndex, Which};
+use crate::bundle::reader::{self, EntryKind, ReadError};
+use crate::bundle::verify::BlobSink;
+use crate::progress::Progress;
+
+/// Where the bytes of a slot go, and what becomes of them.
+pub trait SlotTarget {
+    /// The volume was identified; `false` skips the rest of it (already
+    /// taken in).
+    fn start(&mut self, which: Which) -> bool;
+    /// Where to write a slot's bytes (file and offset), if anywhere;
+    /// `None` also when the slot is verified already (then it is skipped).
+    fn begin(&mut self, slot: Slot) -> Result<Option<(File, u64)>, StageError>;
+    /// Whether the slot is verified already (its bytes are not read).
+    fn have(&self, slot: Slot) -> bool;
+    /// The slot's bytes hashed right (`file` holds them): keep them.
+    fn verified(&mut self, slot: Slot, file: Option<File>) -> Result<(), StageError>;
+    /// Whether the slot's bytes also go on the running hash of its blob
+    /// (the chunks before it came in order), handed back by
+    /// [`SlotTarget::streamed`].
+    fn take_running(&mut self, _slot: Slot) -> Option<Running> {
+        None
+    }
+    /// The running hash, now over the slot's bytes too (not yet verified).
+    fn streamed(&mut self, _slot: Slot, _running: Sha256) {}
+    /// A slot handed out as [`Running::Defer`] streamed: `running` is its
+    /// blob's hash over it. Answers the slots this settles (verified, or
+    /// damaged and why) — none until its blob's last chunk is in.
+    fn deferred(&mut self, _slot: Slot, _running: Sha256) -> Result<Vec<Verdict>, StageError> {
+        Ok(Vec::new())
+    }
+    /// The volume ends: every deferred slot not settled yet is settled now
+    /// (hashed again from where it was written).
+    fn settle(&mut self) -> Result<Vec<Verdict>, StageError> {
+        Ok(Vec::new())
+    }
+}
+
+/// What became of a slot whose check was deferred: verified, or damaged
+/// and why.
+pub type Verdict = Result<Slot, (Slot, String)>;
+
+/// The running hash of a chunked blob, for the chunk streaming now.
+pub enum Running {
+    /// The blob's first chunk: the chunk's own hash state is the blob's.
+    Fresh,
+    /// The blob's hash over the chunks before this one, to go on with.
+    Continue(Sha256),
+    /// As `Continue`, and every chunk left of the blob comes later in this
+    /// same volume, in order: the chunk goes on the blob's hash only, and
+    /// its own digest is not taken as it streams. The blob's digest, known
+    /// at its last chunk, vouches for every chunk it covers; where it does
+    /// not match (or the volume stops first) each such chunk is hashed
+    /// again from the staging file against its own digest
+    /// ([`SlotTarget::deferred`], [`SlotTarget::settle`]), so a damaged one
+    /// is still named. One SHA-256 pass over the bytes instead of two.
+    Defer(Sha256),
+}
+
+/// Start writing dirty pages back this often, as a plain import does, so
+/// the sync before the state is saved waits for little.
+const WRITEBACK_EVERY: u64 = 32 << 20;
+
+/// Writes a slot's bytes at their offset (on the streaming writer thread).
+struct AtOffset {
+    file: File,
+    at: u64,
+    /// Bytes written since writeback was last started.
+    unflushed: u64,
+}
+
+impl BlobSink for AtOffset {
+    fn write(&mut self, buf: &[u8]) -> Result<(), crate::bundle::verify::VerifyError> {
+        self.file.write_all_at(buf, self.at).map_err(|source| {
+            crate::bundle::verify::VerifyError::ReadEntry {
+                entry: "a staged piece".into(),
+                source,
+            }
+        })?;
+        self.at += buf.len() as u64;
+        self.unflushed += buf.len() as u64;
+        if self.unflushed >= WRITEBACK_EVERY {
+            crate::fsutil::start_writeback(&self.file);
+            self.unflushed = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), crate::bundle::verify::VerifyError> {
+        Ok(())
+    }
+}
+
+/// What reading one volume found.
+#[derive(Debug, Default)]
+pub struct VolumeRead {
+    pub which: Option<Which>,
+    /// Verified now.
+    pub ok: Vec<Slot>,
+    /// Verified before, not read again.
+    pub had: Vec<Slot>,
+    /// Slots whose entry came damaged: (slot, what was wrong).
+    pub damaged: Vec<(Slot, String)>,
+    /// Slots the volume should hold and did not (it was cut short, or an
+    /// entry was not where the manifest places it).
+    pub missing: Vec<Slot>,
+    /// Why the volume's stream stopped early, if it did.
+    pub broken: Option<String>,
+    /// The target had it already.
+    pub skipped: bool,
+    /// The `manifest.json.minisig` it carries.
+    pub signature: Option<Vec<u8>>,
+    pub bytes_read: u64,
+}
+
+impl VolumeRead {
+    /// Records what deferred checks came to.
+    fn take(&mut self, settled: Vec<Verdict>) {
+        for v in settled {
+            match v {
+                Ok(slot) => self.ok.push(slot),
+                Err(damaged) => self.damaged.push(damaged),
+            }
+        }
+    }
+
+    /// Whether every slot of the volume is verified (now or before).
+    pub fn whole(&self) -> bool {
+        self.which.is_some()
+            && self.damaged.is_empty()
+            && self.missing.is_empty()
+            && self.broken.is_none()
+    }
+}
+
+enum Flow {
+    Fatal(VolumeError),
+    Stop,
+}
+
+impl From<ReadError> for Flow {
+    fn from(e: ReadError) -> Self {
+        Flow::Fatal(e.into())
+    }
+}
+
+/// Reads the volume at `path` of the bundle whose manifest hashes to
+/// `expected`.
+pub fn read_volume(
+    path: &Path,
+    expected: &str,
+    index: &VolumeIndex,
+    target: &mut dyn SlotTarget,
+    progress: &dyn Progress,
+) -> Result<VolumeRead, VolumeError> {
+    let mut out = VolumeRead::default();
+    let mut seen_manifest = false;
+    let mut after = 0usize;
+    let mut todo: Vec<Slot> = Vec::new();
+    let not_volume = |reason: String| {
+        Flow::Fatal(VolumeError::NotAVolume {
+            path: path.to_path_buf(),
+            reason,
+        })
+    };
+    let unreadable = |entry: &'static str, source| {
+        Flow::Fatal(VolumeError::Unreadable {
+            path: path.to_path_buf(),
+            entry,
+            source,
+        })
+    };
+    let r = reader::for_each_entry(path, |head, data: &mut dyn Read| {
+        if !seen_manifest {
+            if head.path != MANIFEST_NAME || head.kind != EntryKind::File {
+                return Err(not_volume(format!(
+                    "its first entry is {}, not manifest.json",
+                    shown(&head.path)
+                )));
+            }
+            if head.size > MAX_MANIFEST_BYTES {
+                return Err(not_volume(format!(
+                    "manifest.json is {} bytes; at most {MAX_MANIFEST_BYTES} are accepted",
+                    head.size
+                )));
+            }
+            let mut bytes = Vec::new();
+            data.take(MAX_MANIFEST_BYTES)
+                .read_to_end(&mut bytes)
+                .map_err(|source| unreadable(MANIFEST_NAME, source))?;
+            let found = llmgw_shared::sha256_hex(&bytes);
+            if found != expected {
+                return Err(Flow::Fatal(VolumeError::OtherBundle {
+                    path: path.to_path_buf(),
+                    found,
+                    expected: expected.to_string(),
+                }));
+            }
+            seen_manifest = true;
+            return Ok(());
+        }
+        after += 1;
+        if head.path == SIGNATURE_NAME && after == 1 {
+            let max = crate::store::series::MAX_SIGNATURE_BYTES;
+            if head.size > max {
+                return Err(not_volume(format!(
+                    "{SIGNATURE_NAME} is {} bytes; at most {max}",
+                    head.size
+                )));
+            }
+            let mut sig = Vec::new();
+            data.take(max)
+                .read_to_end(&mut sig)
+                .map_err(|source| unreadable(SIGNATURE_NAME, source))?;
+            out.signature = Some(sig);
+            return Ok(());
+        }
+        let slot = index.slot(&head.path);
+        if out.which.is_none() {
+            let Some(slot) = slot else {
+                return Err(not_volume(format!(
+                    "its first piece is {}, which the manifest does not place in any volume",
+                    shown(&head.path)
+                )));
+            };
+            let which = index.which(slot);
+            out.which = Some(which);
+            todo = index.expected(which);
+            todo.reverse();
+            if !target.start(which) {
+                out.skipped = true;
+                return Err(Flow::Stop);
+            }
+        }
+        let Some(want) = todo.pop() else {
+            out.broken = Some(format!(
+                "entry {} comes after the last piece the manifest places in it",
+                shown(&head.path)
+            ));
+            return Err(Flow::Stop);
+        };
+        if slot != Some(want) || head.kind != EntryKind::File {
+            out.broken = Some(format!(
+                "entry {} ({}) is where the manifest places {}",
+                shown(&head.path),
+                head.kind.describe(),
+                index.entry_name(want)
+            ));
+            todo.push(want);
+            return Err(Flow::Stop);
+        }
+        let (sha, size) = index.expect(want);
+        if head.size != size {
+            out.damaged.push((
+                want,
+                format!(
+                    "entry {} is {} bytes, the manifest says {size}",
+                    head.path, head.size
+                ),
+            ));
+            return Ok(());
+        }
+        if target.have(want) {
+            out.had.push(want);
+            return Ok(());
+        }
+        let dest = target
+            .begin(want)
+            .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+        progress.blob(&head.path, size);
+        let (carried, fresh, onto) = match target.take_running(want) {
+            Some(Running::Continue(h)) => (Some(h), false, None),
+            Some(Running::Fresh) => (None, true, None),
+            Some(Running::Defer(h)) => (None, false, Some(h)),
+            None => (None, false, None),
+        };
+        let sink: Option<Box<dyn BlobSink>> = match &dest {
+            None => None,
+            Some((f, at)) => Some(Box::new(AtOffset {
+                file: f
+                    .try_clone()
+                    .map_err(|e| Flow::Fatal(VolumeError::Stage(StageError::Reopen(e))))?,
+                at: *at,
+                unflushed: 0,
+            })),
+        };
+        if let Some(start) = onto {
+            return match crate::bundle::verify::stream_blob_onto(
+                &head.path, data, sink, start, progress,
+            ) {
+                Err(e) => {
+                    let e = llmgw_shared::chain(&e);
+                    out.broken = Some(format!("reading entry {}: {e}", head.path));
+                    out.damaged.push((want, format!("unreadable: {e}")));
+                    Err(Flow::Stop)
+                }
+                Ok(running) => {
+                    out.bytes_read += size;
+                    let settled = target
+                        .deferred(want, running)
+                        .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+                    out.take(settled);
+                    Ok(())
+                }
+            };
+        }
+        // A chunk that comes in order also goes on its blob's hash, on a
+        // thread of its own beside the chunk's (see stream_blob_hashed).
+        let streamed = crate::bundle::verify::stream_blob_hashed(
+            &head.path, data, sink, None, carried, progress,
+        );
+        match streamed.map(|(state, blob)| (state, blob, size)) {
+            Err(e) => {
+                let e = llmgw_shared::chain(&e);
+                out.broken = Some(format!("reading entry {}: {e}", head.path));
+                out.damaged.push((want, format!("unreadable: {e}")));
+                Err(Flow::Stop)
+            }
+            Ok((state, blob, n)) => {
+                out.bytes_read += n;
+                if fresh {
+                    target.streamed(want, state.clone());
+                } else if let Some(h) = blob {
+                    target.streamed(want, h);
+                }
+                let got = hex::encode(state.finalize());
+                if got == sha {
+                    target
+                        .verified(want, dest.map(|d| d.0))
+                        .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+                    out.ok.push(want);
+                } else {
+                    out.damaged.push((
+                        want,
+                        format!("entry {} hashes to sha256 {got}, expected {sha}", head.path),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    });
+    match r {
+        Ok(_) | Err(Flow::Stop) => {}
+        Err(Flow::Fatal(VolumeError::Read(e))) if seen_manifest => {
+            out.broken = Some(llmgw_shared::chain(&e));
+        }
+        Err(Flow::Fatal(e)) => return Err(e),
+    }
+    // Chunks whose blob did not end in this volume are checked now.
+    out.take(target.settle().map_err(VolumeError::Stage)?);
+    if !seen_manifest {
+        return Err(VolumeError::NotAVolume {
+            path: path.to_path_buf(),
+            reason: "it is empty".into(),
+        });
+    }
+    if out.which.is_none() && out.broken.is_none() {
+        out.broken = Some("it holds no piece after the manifest".into());
+    }
+    if !out.skipped {
+        todo.reverse();
+        out.missing = todo;
+    }
+    Ok(out)
+}

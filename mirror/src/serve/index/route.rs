@@ -1,0 +1,103 @@
+//! `GET /v1/index`: everything the store holds, with sha256s, sizes and
+//! the mirror URL of each file, for the control plane to hand checksums
+//! to nodes. Plus the probes and `/metrics`.
+
+use axum::response::Response;
+use http::{HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
+
+use crate::serve::paths::quote_path;
+use crate::serve::request::Req;
+use crate::serve::respond;
+
+pub fn index(req: &Req<'_>) -> Response {
+    let base = req.base_url();
+    let ix = &req.index;
+    let bundles: Vec<Value> = ix
+        .bundles
+        .iter()
+        .map(|b| json!({"id": b.id, "created": b.created, "tool": b.tool, "arches": b.arches}))
+        .collect();
+    let releases: Vec<Value> = ix
+        .releases
+        .values()
+        .map(|r| {
+            let assets: Vec<Value> = r
+                .assets
+                .values()
+                .map(|a| {
+                    json!({
+                        "name": a.name,
+                        "size": a.blob.size,
+                        "sha256": a.blob.sha256,
+                        "url": format!("{base}/{}/releases/download/{}/{}", r.repo, quote_path(&r.tag), quote_path(&a.name)),
+                    })
+                })
+                .collect();
+            json!({"repo": r.repo, "tag": r.tag, "engine": r.engine, "version": r.version, "assets": assets})
+        })
+        .collect();
+    let mut repos: Vec<(&_, &crate::serve::index::HubRepo)> = ix.repos.iter().collect();
+    repos.sort_by(|a, b| a.0.cmp(b.0));
+    let repos: Vec<Value> = repos
+        .into_iter()
+        .map(|(_, repo)| {
+            let prefix = repo.kind.url_prefix();
+            let commits: Vec<Value> = repo
+                .snapshots
+                .values()
+                .map(|s| {
+                    let files: Vec<Value> = s
+                        .files()
+                        .map(|f| {
+                            json!({
+                                "path": f.path,
+                                "size": f.blob.size,
+                                "sha256": f.blob.sha256,
+                                "git_oid": f.git_oid,
+                                "lfs": f.lfs,
+                                "url": format!("{base}/{prefix}{}/resolve/{}/{}", repo.id, s.commit, quote_path(&f.path)),
+                            })
+                        })
+                        .collect();
+                    json!({"commit": s.commit, "last_modified": s.last_modified, "files": files})
+                })
+                .collect();
+            json!({
+                "type": match repo.kind { llmgw_shared::manifest::RepoKind::Model => "model", llmgw_shared::manifest::RepoKind::Dataset => "dataset" },
+                "id": repo.id,
+                "refs": repo.refs,
+                "default_commit": repo.default_commit,
+                "commits": commits,
+            })
+        })
+        .collect();
+    let v = json!({
+        "bundles": bundles,
+        "releases": releases,
+        "repos": repos,
+        "python_envs": crate::serve::pypi::index_json(&base, &ix.pypi),
+        "blobs": {"count": ix.blobs.len(), "bytes": ix.blobs.values().sum::<u64>()},
+    });
+    respond::json(req.method, req.headers, &v)
+}
+
+/// Prometheus text format.
+pub fn metrics(state: &crate::serve::state::AppState) -> Response {
+    // Ages as of now; what the store holds is kept current by the state's
+    // refresh thread.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    state.metrics.observe_freshness(now);
+    let mut out = String::new();
+    if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &state.registry) {
+        return respond::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n"));
+    }
+    let mut r = respond::text(StatusCode::OK, out);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    r
+}

@@ -1,0 +1,268 @@
+//! `GET /pypi/{env}/pylock.toml`: the lock the resolver wrote, with every
+//! file URL pointing at this mirror, so `uv pip install -r URL` installs
+//! exactly the resolved set from the environment's own files.
+//!
+//! Invariant: a lock is served only if every file it names is a file of
+//! the environment with the same sha256 — a lock that would send a node
+//! anywhere else, or to other bytes, is refused whole (500, naming the
+//! file), never served half-rewritten. The lock blob itself is hashed
+//! again before it is read.
+
+use std::io::Read;
+
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use llmgw_shared::{Chain, Sha256, chain, shown};
+use thiserror::Error;
+use toml::{Table, Value};
+
+use crate::serve::index::pypi::PyEnv;
+use crate::serve::paths::quote_path;
+use crate::serve::respond;
+use crate::store::Store;
+
+/// Largest lock read: a vLLM lock is tens of KiB.
+pub const MAX_LOCK_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Why a held lock cannot be served.
+#[derive(Debug, Error)]
+pub enum LockError {
+    #[error(
+        "the lock blob {sha256} of environment {env} cannot be read: run `llmgw mirror verify`"
+    )]
+    Read {
+        env: String,
+        sha256: Sha256,
+        #[source]
+        source: std::io::Error,
+    },
+    /// [`LockError::Read`] of a store in a bucket.
+    #[error(
+        "the lock blob {sha256} of environment {env} cannot be read: run `llmgw mirror verify`"
+    )]
+    ReadStore {
+        env: String,
+        sha256: Sha256,
+        #[source]
+        source: Box<crate::store::StoreError>,
+    },
+    #[error(
+        "the lock blob of environment {env} is {size} bytes; at most {MAX_LOCK_BYTES} are read"
+    )]
+    TooLarge { env: String, size: u64 },
+    #[error(
+        "the lock blob of environment {env} hashes to {actual}, not {expected}: the store is \
+         damaged; run `llmgw mirror verify` and import the bundle again"
+    )]
+    Damaged {
+        env: String,
+        expected: Sha256,
+        actual: Sha256,
+    },
+    #[error("the lock of environment {env} is not a PEP 751 pylock.toml")]
+    Parse {
+        env: String,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("the rewritten lock of environment {env} cannot be written as TOML")]
+    Write {
+        env: String,
+        #[source]
+        source: toml::ser::Error,
+    },
+    #[error(
+        "the lock of environment {env} names {what} of package \"{}\" that the environment \
+         does not hold; this lock cannot be installed from the mirror (re-create the bundle)",
+        shown(.package)
+    )]
+    NotHeld {
+        env: String,
+        package: String,
+        what: String,
+    },
+    #[error(
+        "the lock of environment {env} gives \"{}\" sha256 {}, but the environment holds it \
+         as {held}; re-create the bundle",
+        shown(.file), shown(.lock)
+    )]
+    HashDiffers {
+        env: String,
+        file: String,
+        lock: String,
+        held: String,
+    },
+}
+
+/// A lock that cannot be served is the store's fault, not the client's:
+/// a 500 whose text is the whole chain (what `uv` shows the node's
+/// operator), logged once here.
+impl IntoResponse for LockError {
+    fn into_response(self) -> Response {
+        tracing::error!(error = %Chain(&self), "lock refused");
+        respond::text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("{}\n", chain(&self)),
+        )
+    }
+}
+
+/// Reads the lock blob (bounded, hashed) and rewrites it for `base`
+/// (`http://mirror:8080`).
+pub fn served_lock(store: &Store, env: &PyEnv, base: &str) -> Result<String, LockError> {
+    let bytes = read_lock(store, env)?;
+    rewrite(&String::from_utf8_lossy(&bytes), env, base)
+}
+
+fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
+    let read_err = |source| LockError::Read {
+        env: env.name.clone(),
+        sha256: env.lock.sha256.clone(),
+        source,
+    };
+    if env.lock.size > MAX_LOCK_BYTES {
+        return Err(LockError::TooLarge {
+            env: env.name.clone(),
+            size: env.lock.size,
+        });
+    }
+    let path = store.blob_file(&env.lock.sha256);
+    let mut bytes = Vec::new();
+    if store.remote().is_some() && !path.exists() {
+        bytes = store
+            .read_small_blob(&env.lock.sha256, MAX_LOCK_BYTES)
+            .map_err(|source| LockError::ReadStore {
+                env: env.name.clone(),
+                sha256: env.lock.sha256.clone(),
+                source: Box::new(source),
+            })?;
+    } else {
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(MAX_LOCK_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(read_err)?;
+    }
+    let actual = Sha256::of(&bytes);
+    if actual != env.lock.sha256 {
+        return Err(LockError::Damaged {
+            env: env.name.clone(),
+            expected: env.lock.sha256.clone(),
+            actual,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Points every file of the lock at the environment's files on this
+/// mirror, and each package's `index` at the environment's index.
+pub fn rewrite(text: &str, env: &PyEnv, base: &str) -> Result<String, LockError> {
+    let mut lock: Table = toml::from_str(text).map_err(|source| LockError::Parse {
+        env: env.name.clone(),
+        source,
+    })?;
+    let env_url = format!("{base}/pypi/{}", quote_path(&env.name));
+    if let Some(Value::Array(packages)) = lock.get_mut("packages") {
+        for p in packages.iter_mut() {
+            let Value::Table(p) = p else { continue };
+            let package = p
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string();
+            for kind in ["vcs", "directory"] {
+                if p.contains_key(kind) {
+                    return Err(LockError::NotHeld {
+                        env: env.name.clone(),
+                        package,
+                        what: format!("a {kind} source"),
+                    });
+                }
+            }
+            if p.contains_key("index") {
+                p.insert("index".into(), Value::String(format!("{env_url}/simple")));
+            }
+            if let Some(Value::Array(wheels)) = p.get_mut("wheels") {
+                for w in wheels.iter_mut() {
+                    if let Value::Table(w) = w {
+                        point_at_mirror(w, env, &env_url, &package)?;
+                    }
+                }
+            }
+            for single in ["sdist", "archive"] {
+                if let Some(Value::Table(t)) = p.get_mut(single) {
+                    point_at_mirror(t, env, &env_url, &package)?;
+                }
+            }
+        }
+    }
+    let body = toml::to_string(&lock).map_err(|source| LockError::Write {
+        env: env.name.clone(),
+        source,
+    })?;
+    Ok(format!(
+        "# pylock.toml of environment {} as its resolver wrote it, every file URL pointing at \
+         this mirror (llmgw mirror serve)\n{body}",
+        env.name
+    ))
+}
+
+/// One file entry (`wheels[]`, `sdist`, `archive`): found by its `name`,
+/// else the last segment of its `url`; its sha256 must be the held one.
+fn point_at_mirror(
+    file: &mut Table,
+    env: &PyEnv,
+    env_url: &str,
+    package: &str,
+) -> Result<(), LockError> {
+    let from_url = file
+        .get("url")
+        .and_then(Value::as_str)
+        .map(|u| u.split(['#', '?']).next().unwrap_or(u))
+        .and_then(|u| u.rsplit('/').next())
+        .and_then(|n| percent_encoding::percent_decode_str(n).decode_utf8().ok())
+        .map(|n| n.into_owned());
+    // uv writes a wheel it was handed as a file (vLLM's cu129 wheel from
+    // its GitHub release) as `archive = { path = "/build/machine/…" }`.
+    let from_path = file
+        .get("path")
+        .and_then(Value::as_str)
+        .and_then(|p| p.rsplit('/').next())
+        .map(str::to_string);
+    let name = file
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or(from_url)
+        .or(from_path);
+    let not_held = |what: String| LockError::NotHeld {
+        env: env.name.clone(),
+        package: package.to_string(),
+        what,
+    };
+    let Some(name) = name else {
+        return Err(not_held("a file with neither name, URL nor path".into()));
+    };
+    let Some(held) = env.files.get(&name) else {
+        return Err(not_held(format!("file \"{}\"", shown(&name))));
+    };
+    let lock_sha = file
+        .get("hashes")
+        .and_then(Value::as_table)
+        .and_then(|h| h.get("sha256"))
+        .and_then(Value::as_str);
+    if let Some(sha) = lock_sha
+        && !sha.eq_ignore_ascii_case(&held.blob.sha256)
+    {
+        return Err(LockError::HashDiffers {
+            env: env.name.clone(),
+            file: name,
+            lock: sha.to_string(),
+            held: held.blob.sha256.to_string(),
+        });
+    }
+    file.remove("path");
+    file.insert(
+        "url".into(),
+        Value::String(format!("{env_url}/files/{}", quote_path(&held.filename))),
+    );
+    Ok(())
+}

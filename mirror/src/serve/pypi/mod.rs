@@ -1,0 +1,112 @@
+//! Python package indexes and interpreters (issue 15, the mirror side):
+//!
+//! - `GET|HEAD /pypi/{env}/simple/` and `/pypi/{env}/simple/{project}/`:
+//!   PEP 503 HTML or PEP 691 JSON by `Accept`
+//! - `GET|HEAD /pypi/{env}/files/{filename}` and `{filename}.metadata`
+//! - `GET /pypi/{env}/pylock.toml`: the lock, URLs pointing here
+//! - `GET /uv/python-downloads.json`: the interpreters held, for uv
+//!
+//! Invariant: one index per environment, answered from that environment's
+//! entry in [`super::index::pypi::PypiIndex`] alone. `decide` picks the
+//! outcome, `render` writes it; the lock (the one answer that reads a blob
+//! into memory) is read on the blocking pool.
+
+mod accept;
+mod decide;
+mod downloads;
+pub mod lock;
+mod render;
+
+use axum::response::IntoResponse;
+use http::{Method, StatusCode, header};
+
+use super::request::Req;
+use super::respond;
+use super::route::{Route, Routed};
+use decide::Outcome;
+
+/// `/pypi/…`; `segs` are the raw segments after `pypi`.
+pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
+    let accept = req
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let outcome = decide::decide(&req.index.pypi, req.method, segs, accept);
+    let route = match &outcome {
+        Outcome::Root { .. } | Outcome::Project { .. } => Route::PypiSimple,
+        Outcome::File { filename, .. } if filename.ends_with(".metadata") => Route::PypiMetadata,
+        Outcome::File { .. } => Route::PypiFile,
+        Outcome::Lock { .. } => Route::PypiLock,
+        Outcome::Redirect(_) => Route::PypiRedirect,
+        Outcome::NotFound(_) | Outcome::NotAcceptable | Outcome::MethodNotAllowed => Route::Pypi,
+    };
+    let Outcome::Lock { env } = outcome else {
+        return (route, render::respond(req, outcome).await);
+    };
+    let env = env.clone();
+    let store = req.state.store.clone();
+    let base = req.base_url();
+    let built = tokio::task::spawn_blocking(move || lock::served_lock(&store, &env, &base)).await;
+    let resp = match built {
+        Ok(Ok(text)) => {
+            let mut r = respond::text(StatusCode::OK, text);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/toml; charset=utf-8"),
+            );
+            if req.method == Method::HEAD {
+                *r.body_mut() = axum::body::Body::empty();
+            }
+            r
+        }
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => respond::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
+    };
+    (route, resp)
+}
+
+/// `/uv/python-downloads.json`.
+pub fn python_downloads(req: &Req<'_>) -> Routed {
+    let route = Route::UvPythonDownloads;
+    if req.method != Method::GET && req.method != Method::HEAD {
+        return (route, respond::method_not_allowed("GET, HEAD"));
+    }
+    let v = downloads::downloads_json(&req.base_url(), req.index.pypi.interpreters.values());
+    (route, respond::json(req.method, req.headers, &v))
+}
+
+/// The environments held, for `/v1/index`: what each is, its size, what
+/// its nodes need, and where its index, lock and interpreter are.
+pub fn index_json(base: &str, ix: &super::index::pypi::PypiIndex) -> serde_json::Value {
+    use super::paths::quote_path;
+    let envs: Vec<serde_json::Value> = ix
+        .envs()
+        .map(|e| {
+            let at = format!("{base}/pypi/{}", quote_path(&e.name));
+            serde_json::json!({
+                "name": e.name,
+                "bundle": e.bundle,
+                "engine": e.engine,
+                "version": e.version,
+                "variant": e.variant,
+                "arch": e.arch,
+                "python": e.python,
+                "platform": e.platform,
+                "files": e.files.len(),
+                "bytes": e.bytes,
+                "os_packages": e.os_packages,
+                "free_gb": e.free_gb,
+                "note": e.note,
+                "index_url": format!("{at}/simple/"),
+                "lock_url": format!("{at}/pylock.toml"),
+                "interpreter": e.interpreter.as_ref().map(|i| format!(
+                    "{base}/{}/releases/download/{}/{}",
+                    i.repo,
+                    quote_path(&i.tag),
+                    quote_path(&i.name)
+                )),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(envs)
+}

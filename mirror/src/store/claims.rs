@@ -1,0 +1,302 @@
+//! What a bundle may claim, given what the store already holds.
+//!
+//! A mirror serves one file per name, so every bundle it holds must agree
+//! about every name. Invariant, checked at import under the store lock
+//! before anything is added:
+//!
+//! 1. All held manifests and the new one give the same sha256 for each
+//!    release asset `(repo, tag, name)` and each Hub file
+//!    `(kind, repo, commit, path)`. Repository ids compare
+//!    case-insensitively, as GitHub and the Hub compare them, so `ACME/X`
+//!    cannot shadow `acme/x`.
+//! 2. A release whose `SHA256SUMS` is signed (in any held bundle or the new
+//!    one) consists of exactly what that file lists: every asset any
+//!    bundle carries under that repo and tag — whatever engine it claims —
+//!    is listed there with the same sha256. An unsigned bundle can add
+//!    nothing to a signed release, and a signed release cannot arrive while
+//!    an unsigned bundle holds other bytes under its name.
+//!
+//! A refusal names both sha256s and both bundles; replacing a held file on
+//! purpose is `llmgw mirror remove` of the bundle that holds it, first.
+//! A held manifest that cannot be read is skipped: it is not served either,
+//! and importing it again (the repair) checks it against the rest.
+
+use std::collections::BTreeMap;
+
+use llmgw_shared::manifest::{Manifest, RepoKind};
+use llmgw_shared::parse_sha256sums;
+use llmgw_shared::repo_key;
+use llmgw_shared::shown;
+use thiserror::Error;
+
+use crate::bundle::signed::{MAX_SIGNATURE_FILE_BYTES, SignedRelease};
+use crate::fsutil;
+use crate::store::{Store, StoreError};
+
+/// Why a bundle may not join the store.
+#[derive(Debug, Error)]
+pub enum ClaimError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "{what}: bundle {new} says sha256 {new_sha256}, but bundle {held} (held) says sha256 \
+         {held_sha256}; the mirror serves one file per name, so it refuses a second version \
+         of it. If bundle {new} is meant to replace it, remove the held bundle first \
+         (`llmgw mirror remove {held}`) and import again"
+    )]
+    Disagree {
+        what: String,
+        new: String,
+        new_sha256: String,
+        held: String,
+        held_sha256: String,
+    },
+    #[error(
+        "held bundle {bundle} names a signed SHA256SUMS that cannot be read from the store \
+         ({reason}); run `llmgw mirror verify`, and import that bundle again to repair it"
+    )]
+    HeldSums {
+        bundle: String,
+        /// Said in the message; the store's or the parser's words follow
+        /// in the chain.
+        #[source]
+        reason: HeldSumsFault,
+    },
+    #[error(transparent)]
+    NotSigned(Box<NotSigned>),
+}
+
+/// Why a held release's `SHA256SUMS` could not be used.
+#[derive(Debug, Error)]
+pub enum HeldSumsFault {
+    /// Its blob could not be read (missing, too large, unreadable).
+    #[error("its blob cannot be read")]
+    Read(#[source] Box<StoreError>),
+    /// Its blob is not a checksum list.
+    #[error("it is not a SHA256SUMS file")]
+    Parse(#[source] llmgw_shared::SumsError),
+}
+
+/// A bundle carries, under a signed release, what its SHA256SUMS does not list.
+#[derive(Debug, Error)]
+#[error(
+    "release {release} is signed (its SHA256SUMS, in bundle {signed_in}, verified with key \
+     {key_id}) and lists {listed}, but bundle {carrier} carries {asset} with sha256 \
+     {sha256}: a signed release consists of exactly what its SHA256SUMS lists. {advice}"
+)]
+pub struct NotSigned {
+    release: String,
+    signed_in: String,
+    key_id: String,
+    listed: String,
+    carrier: String,
+    asset: String,
+    sha256: String,
+    advice: String,
+}
+
+/// Who claims what, as the check goes.
+#[derive(Default)]
+struct Claims {
+    /// `(repo key, tag, asset)` or `(kind, repo key, commit, path)` -> (sha256, bundle).
+    files: BTreeMap<String, (String, String)>,
+}
+
+impl Claims {
+    /// Records that `bundle` says `key` is `sha256`; refuses a second
+    /// opinion from the new bundle (held bundles that disagree among
+    /// themselves came from an older llmgw: not this import's business).
+    fn claim(
+        &mut self,
+        key: String,
+        what: impl FnOnce() -> String,
+        sha256: &str,
+        bundle: &str,
+        new: &str,
+    ) -> Result<(), ClaimError> {
+        // One bundle never names a file twice (Manifest::validate refuses
+        // it, repository ids compared case-insensitively), so the first
+        // claim of a key is a held bundle's whenever the new one disagrees.
+        match self.files.get(&key) {
+            Some((held_sha256, held)) if held_sha256 != sha256 && bundle == new => {
+                Err(ClaimError::Disagree {
+                    what: what(),
+                    new: new.to_string(),
+                    new_sha256: sha256.to_string(),
+                    held: held.clone(),
+                    held_sha256: held_sha256.clone(),
+                })
+            }
+            Some(_) => Ok(()),
+            None => {
+                self.files
+                    .insert(key, (sha256.to_string(), bundle.to_string()));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Checks the bundle `new_id` (its manifest, and what its verified
+/// signatures proved) against every readable manifest the store holds.
+pub fn check(
+    store: &Store,
+    new_id: &str,
+    new: &Manifest,
+    new_signed: &[SignedRelease],
+) -> Result<(), ClaimError> {
+    let mut bundles: Vec<(String, Manifest)> = Vec::new();
+    for id in store.bundle_ids()? {
+        if id == new_id {
+            continue;
+        }
+        if let Ok(m) = store.read_bundle(&id) {
+            bundles.push((id, m));
+        }
+    }
+    // The signed releases: each (repo key, tag) with its file list and the
+    // bundle that proved it.
+    let mut signed: BTreeMap<(String, String), (SignedRelease, String)> = BTreeMap::new();
+    for s in new_signed {
+        signed
+            .entry((repo_key(&s.repo), s.tag.clone()))
+            .or_insert_with(|| (s.clone(), new_id.to_string()));
+    }
+    for (id, m) in &bundles {
+        for r in &m.releases {
+            let key = (repo_key(&r.repo), r.tag.clone());
+            if r.signature.is_some() && !signed.contains_key(&key) {
+                signed.insert(key, (held_signed(store, id, r)?, id.clone()));
+            }
+        }
+    }
+
+    let mut claims = Claims::default();
+    let order = bundles
+        .iter()
+        .map(|(id, m)| (id.as_str(), m))
+        .chain(std::iter::once((new_id, new)));
+    for (id, m) in order {
+        for r in &m.releases {
+            let rk = repo_key(&r.repo);
+            let sig = signed.get(&(rk.clone(), r.tag.clone()));
+            for a in &r.assets {
+                claims.claim(
+                    format!("release\0{rk}\0{}\0{}", r.tag, a.name),
+                    || format!("release asset {} {} {}", r.repo, r.tag, shown(&a.name)),
+                    &a.sha256,
+                    id,
+                    new_id,
+                )?;
+                if let Some((s, signed_in)) = sig
+                    && s.listed.get(&a.name) != Some(&a.sha256)
+                    && (id == new_id || signed_in == new_id)
+                {
+                    return Err(not_signed(
+                        s, signed_in, id, new_id, &r.repo, &a.name, &a.sha256,
+                    ));
+                }
+            }
+        }
+        for r in &m.repos {
+            let kind = match r.kind {
+                RepoKind::Model => "model",
+                RepoKind::Dataset => "dataset",
+            };
+            for f in &r.files {
+                claims.claim(
+                    format!("{kind}\0{}\0{}\0{}", repo_key(&r.id), r.commit, f.path),
+                    || {
+                        format!(
+                            "{kind} {} at commit {} file {}",
+                            r.id,
+                            r.commit,
+                            shown(&f.path)
+                        )
+                    },
+                    &f.sha256,
+                    id,
+                    new_id,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a held signed release's `SHA256SUMS` lists: read from the store,
+/// where import put it after verifying its signature.
+fn held_signed(
+    store: &Store,
+    id: &str,
+    r: &llmgw_shared::manifest::Release,
+) -> Result<SignedRelease, ClaimError> {
+    let mut listed = BTreeMap::new();
+    let mut key_id = String::new();
+    if let Some(sig) = &r.signature {
+        key_id = sig.key_id.clone();
+        let held = |reason: HeldSumsFault| ClaimError::HeldSums {
+            bundle: id.to_string(),
+            reason,
+        };
+        for a in &r.assets {
+            if a.name != sig.sums && a.name != sig.minisig {
+                continue;
+            }
+            listed.insert(a.name.clone(), a.sha256.clone());
+            if a.name != sig.sums {
+                continue;
+            }
+            let path = store.blob_file(&a.sha256);
+            let bytes = if store.remote().is_some() && !path.exists() {
+                store.read_small_blob(&a.sha256, MAX_SIGNATURE_FILE_BYTES)
+            } else {
+                fsutil::read_bounded(&path, MAX_SIGNATURE_FILE_BYTES)
+            }
+            .map_err(|e| held(HeldSumsFault::Read(Box::new(e))))?;
+            let text = String::from_utf8_lossy(&bytes);
+            let lines = parse_sha256sums(&path.display().to_string(), &text)
+                .map_err(|e| held(HeldSumsFault::Parse(e)))?;
+            listed.extend(lines.into_iter().map(|l| (l.name, l.sha256)));
+        }
+    }
+    Ok(SignedRelease {
+        repo: r.repo.to_string(),
+        tag: r.tag.clone(),
+        key_id,
+        listed,
+    })
+}
+
+fn not_signed(
+    s: &SignedRelease,
+    signed_in: &str,
+    carrier: &str,
+    new_id: &str,
+    repo: &str,
+    asset: &str,
+    sha256: &str,
+) -> ClaimError {
+    let listed = match s.listed.get(asset) {
+        Some(sha) => format!("{} with sha256 {sha}", shown(asset)),
+        None => format!("no asset named {}", shown(asset)),
+    };
+    let advice = if carrier == new_id {
+        "The bundle cannot add to or change the signed release; it was not imported".to_string()
+    } else {
+        format!(
+            "Held bundle {carrier} is not signed for it: remove it first (`llmgw mirror remove \
+             {carrier}`), then import again"
+        )
+    };
+    ClaimError::NotSigned(Box::new(NotSigned {
+        release: s.name(),
+        signed_in: signed_in.to_string(),
+        key_id: s.key_id.clone(),
+        listed,
+        carrier: carrier.to_string(),
+        asset: format!("{repo} {} {}", s.tag, shown(asset)),
+        sha256: sha256.to_string(),
+        advice,
+    }))
+}

@@ -1,0 +1,303 @@
+//! What a manifest says a bundle holds, summarised for people (`bundle
+//! inspect`, `mirror list`) and for machines (`--json`).
+//!
+//! `inspect` reads only the first entry and checks nothing against a hash
+//! or signature: its output is marked UNVERIFIED, because a tampered
+//! bundle can claim anything.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use llmgw_shared::manifest::Manifest;
+use llmgw_shared::shown;
+use serde::Serialize;
+
+use crate::bundle::verify::{self, VerifyError};
+
+/// A bundle in brief, from its manifest alone: what `bundle inspect`,
+/// `bundle import` and `mirror list` print, as text or (serialized) JSON.
+/// Nothing here is verified by making it; only the caller knows whether the
+/// manifest was.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// The bundle's identity: the sha256 of its `manifest.json`.
+    pub manifest_sha256: String,
+    /// When the bundle says it was made (RFC 3339); shown, never trusted.
+    pub created: String,
+    /// The llmgw that made it (`llmgw 0.1.0`).
+    pub tool: String,
+    /// The architectures it was made for.
+    pub arches: Vec<String>,
+    /// One line per release carried.
+    pub releases: Vec<ReleaseSummary>,
+    /// One line per model or dataset snapshot carried.
+    pub repos: Vec<RepoSummary>,
+    /// Format 2: the Python environments, each served as its own index.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub python_envs: Vec<EnvSummary>,
+    /// What the bundle lacks, and why (recorded at create).
+    pub gaps: Vec<GapSummary>,
+    /// Distinct blobs the manifest names.
+    pub blobs: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Format 2: a delta or a repair bundle, and what it relies on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta: Option<DeltaSummary>,
+}
+
+/// What a delta leaves to the store, or what a repair bundle brings.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeltaSummary {
+    /// Blobs it names and does not carry.
+    pub prerequisites: usize,
+    pub prerequisite_bytes: u64,
+    /// The sha256 of each have-list, base manifest or need-list it was
+    /// planned against.
+    pub bases: Vec<llmgw_shared::Sha256>,
+    /// A repair bundle's blobs (it serves nothing by itself).
+    pub repairs: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseSummary {
+    pub repo: String,
+    pub tag: String,
+    pub engine: String,
+    pub version: String,
+    /// `arch/variant` of each build.
+    pub builds: Vec<String>,
+    pub assets: usize,
+    pub bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoSummary {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    pub revision: String,
+    pub commit: String,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// A Python environment: what it is for, its size, and what a node needs
+/// besides the wheels.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvSummary {
+    pub name: String,
+    pub arch: String,
+    pub python: String,
+    pub platform: String,
+    /// Wheels (their `.metadata` files not counted).
+    pub files: usize,
+    /// Wheels and `.metadata` files.
+    pub bytes: u64,
+    pub os_packages: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+}
+
+impl EnvSummary {
+    pub fn of(env: &llmgw_shared::manifest::PythonEnv) -> Self {
+        Self {
+            name: env.name.clone(),
+            arch: env.arch.clone(),
+            python: env.python.clone(),
+            platform: env.platform.clone(),
+            files: env.files.len(),
+            bytes: env
+                .files
+                .iter()
+                .map(|f| f.size + f.metadata.as_ref().map_or(0, |m| m.size))
+                .sum(),
+            os_packages: env.os_packages.clone(),
+            interpreter: env.interpreter.as_ref().map(|i| i.name.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GapSummary {
+    pub what: String,
+    pub reason: String,
+}
+
+impl Summary {
+    /// The summary of manifest `m`, whose sha256 is `manifest_sha256`.
+    pub fn of(manifest_sha256: &str, m: &Manifest) -> Self {
+        Self {
+            manifest_sha256: manifest_sha256.to_string(),
+            created: m.created.clone(),
+            tool: m.tool.clone(),
+            arches: m.arches.clone(),
+            releases: m
+                .releases
+                .iter()
+                .map(|r| ReleaseSummary {
+                    repo: r.repo.to_string(),
+                    tag: r.tag.clone(),
+                    engine: r.engine.clone(),
+                    version: r.version.clone(),
+                    builds: r
+                        .builds
+                        .iter()
+                        .map(|b| format!("{}/{}", b.arch, b.variant))
+                        .collect(),
+                    assets: r.assets.len(),
+                    bytes: r.assets.iter().map(|a| a.size).sum(),
+                    signed_by: r.signature.as_ref().map(|s| s.key_id.clone()),
+                })
+                .collect(),
+            repos: m
+                .repos
+                .iter()
+                .map(|r| RepoSummary {
+                    kind: format!("{:?}", r.kind).to_lowercase(),
+                    id: r.id.to_string(),
+                    revision: r.revision.clone(),
+                    commit: r.commit.clone(),
+                    files: r.files.len(),
+                    bytes: r.files.iter().map(|f| f.size).sum(),
+                })
+                .collect(),
+            python_envs: m.python_envs.iter().map(EnvSummary::of).collect(),
+            gaps: m
+                .gaps
+                .iter()
+                .map(|g| GapSummary {
+                    what: g.what.clone(),
+                    reason: g.reason.clone(),
+                })
+                .collect(),
+            blobs: m.blobs().len(),
+            bytes: m.total_bytes(),
+            delta: m.delta.as_ref().map(|d| DeltaSummary {
+                prerequisites: d.prerequisites.len(),
+                prerequisite_bytes: d.prerequisites.iter().map(|p| p.size).sum(),
+                bases: d.bases.clone(),
+                repairs: d.repairs.len(),
+            }),
+        }
+    }
+
+    /// A readable multi-line description. Every string from the manifest
+    /// is printed through [`shown`]: escaped and cut short, since a
+    /// manifest can claim anything (this text is printed before or without
+    /// any check).
+    pub fn to_text(&self) -> String {
+        fn list(items: &[impl AsRef<str>]) -> String {
+            items
+                .iter()
+                .map(|i| shown(i.as_ref()).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        let mut s = String::new();
+        let _ = writeln!(s, "bundle {}", self.manifest_sha256);
+        let _ = writeln!(
+            s,
+            "  created {} by {}",
+            shown(&self.created),
+            shown(&self.tool)
+        );
+        let _ = writeln!(s, "  arches: {}", list(&self.arches));
+        let _ = writeln!(
+            s,
+            "  {} blobs, {} bytes ({})",
+            self.blobs,
+            self.bytes,
+            human_bytes(self.bytes)
+        );
+        for r in &self.releases {
+            let _ = writeln!(
+                s,
+                "  release {} {} ({} {}): {} assets, {}{}",
+                shown(&r.repo),
+                shown(&r.tag),
+                shown(&r.engine),
+                shown(&r.version),
+                r.assets,
+                human_bytes(r.bytes),
+                r.signed_by
+                    .as_ref()
+                    .map(|k| format!(", checksums signed by key {}", shown(k)))
+                    .unwrap_or_default()
+            );
+            if !r.builds.is_empty() {
+                let _ = writeln!(s, "    builds: {}", list(&r.builds));
+            }
+        }
+        for r in &self.repos {
+            let _ = writeln!(
+                s,
+                "  {} {}@{} ({}): {} files, {}",
+                r.kind,
+                shown(&r.id),
+                shown(&r.revision),
+                shown(&r.commit),
+                r.files,
+                human_bytes(r.bytes)
+            );
+        }
+        for e in &self.python_envs {
+            let _ = writeln!(
+                s,
+                "  python env {} ({}, python {}, {}): {} files, {}; nodes need OS packages: {}",
+                shown(&e.name),
+                shown(&e.arch),
+                shown(&e.python),
+                shown(&e.platform),
+                e.files,
+                human_bytes(e.bytes),
+                if e.os_packages.is_empty() {
+                    "none".to_string()
+                } else {
+                    list(&e.os_packages)
+                }
+            );
+        }
+        for g in &self.gaps {
+            let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));
+        }
+        if let Some(d) = &self.delta {
+            let bases = if d.bases.is_empty() {
+                String::new()
+            } else {
+                format!(", planned against {}", list(&d.bases))
+            };
+            if d.repairs > 0 {
+                let _ = writeln!(
+                    s,
+                    "  repair bundle: {} blobs for another bundle; it serves nothing by itself{bases}",
+                    d.repairs
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "  delta: relies on the store holding {} more blobs ({}), not carried{bases}",
+                    d.prerequisites,
+                    human_bytes(d.prerequisite_bytes)
+                );
+            }
+        }
+        s
+    }
+}
+
+/// `1.50 GiB`: indicatif's formatting, the one the progress bars and the
+/// bundler's messages use too.
+pub fn human_bytes(n: u64) -> String {
+    indicatif::HumanBytes(n).to_string()
+}
+
+/// Reads a bundle's manifest without verifying anything.
+pub fn inspect(bundle: &Path) -> Result<Summary, VerifyError> {
+    let bytes = verify::read_manifest_unverified(bundle)?;
+    let sha = llmgw_shared::sha256_hex(&bytes);
+    let m = Manifest::from_json_bytes(&bytes)?;
+    Ok(Summary::of(&sha, &m))
+}
