@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh
+scripts/setup.sh demo
 TARGET=${CARGO_TARGET_DIR:-$PWD/target}
 LLMGW=$TARGET/debug/llmgw
 FIXTURE=$TARGET/debug/llmgw-fixture

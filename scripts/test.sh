@@ -15,6 +15,22 @@ if grep -nE '\|\s*(head|grep\s+-[a-zA-Z]*[qm])' scripts/*.sh bench/*.sh deploy/*
   exit 1
 fi
 
+# The demo's setup builds no S3 server (#34): a newcomer's first run is the
+# demo, and the S3 servers cost 20 minutes on 2 cores. Dry runs of a copy of
+# setup.sh in an empty tree say what each mode would do on a fresh machine.
+fresh=$(mktemp -d /tmp/llmgw-setup.XXXXXX)
+mkdir "$fresh/scripts" && cp scripts/setup.sh "$fresh/scripts/"
+demo_plan=$("$fresh/scripts/setup.sh" demo --dry-run)
+tests_plan=$("$fresh/scripts/setup.sh" tests --dry-run)
+rm -rf "$fresh"
+if grep -E 'garage|s3s-fs' <<<"$demo_plan" || ! grep -q '\.venv ' <<<"$demo_plan"; then
+  echo "test.sh: 'setup.sh demo' must make .venv and build no S3 server; it would:" >&2
+  echo "$demo_plan" >&2
+  exit 1
+fi
+grep -q 'build garage' <<<"$tests_plan" || { echo "test.sh: 'setup.sh tests' no longer builds Garage" >&2; exit 1; }
+echo "setup: the demo's setup builds no S3 server"
+
 # Two rules of docs/ARCHITECTURE.md no compiler checks: no two modules of a
 # crate import each other, no source file over the line limit but tables.
 python3 scripts/structure.py

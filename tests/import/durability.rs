@@ -253,3 +253,62 @@ fn importing_again_repairs_a_damaged_manifest_or_a_lost_blob() {
     let o = env.import(&p, &sha);
     assert!(stdout(&o).contains("already imported"), "{}", stdout(&o));
 }
+
+/// A bundle of 100 000 small files imports under an open-files limit of
+/// 256 (#35): each verified blob waits for its fsync holding an open file,
+/// and that queue is bounded, so the limit is never reached however slowly
+/// the disk syncs. Before the bound, such an import failed with "Too many
+/// open files" after some thousands of blobs.
+#[test]
+fn a_hundred_thousand_files_import_under_a_low_open_files_limit() {
+    const FILES: usize = 100_000;
+    let env = Env::new();
+    let mut kit = Kit::new();
+    for i in 0..FILES {
+        kit.model_file(
+            "acme/many",
+            &format!("shard/{i:06}.txt"),
+            format!("file {i}\n").as_bytes(),
+        );
+    }
+    let sha = kit.sha256();
+    let bundle = env.path("many.tar");
+    write_tar(&bundle, &kit.entries());
+    drop(kit);
+    let held_before = held_blobs(&env.store);
+
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -n 256 && exec \"$@\"", "sh"])
+        .arg(env!("CARGO_BIN_EXE_llmgw"))
+        .args([
+            "bundle",
+            "import",
+            s(&bundle),
+            "--sha256",
+            &sha,
+            "--store",
+            s(&env.store),
+        ])
+        .env_remove("LLMGW_STORE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "import under ulimit -n 256 failed: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        held_blobs(&env.store),
+        held_before + FILES,
+        "every blob is held"
+    );
+}
+
+/// How many blobs the store holds.
+fn held_blobs(store: &Path) -> usize {
+    let Ok(dirs) = std::fs::read_dir(store.join("blobs/sha256")) else {
+        return 0;
+    };
+    dirs.map(|d| std::fs::read_dir(d.unwrap().path()).unwrap().count())
+        .sum()
+}

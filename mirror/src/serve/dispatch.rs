@@ -124,6 +124,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
 
 async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Body) -> Routed {
     match segs {
+        [] | [""] | ["-", ..] => super::front::answer(r, segs),
         ["v1", "index"] => {
             if r.method != Method::GET && r.method != Method::HEAD {
                 return (Route::Index, respond::method_not_allowed("GET, HEAD"));

@@ -15,6 +15,7 @@ mod dispatch;
 pub mod error;
 pub mod files;
 pub mod freshness;
+pub mod front;
 pub mod github;
 pub mod hub;
 pub mod index;

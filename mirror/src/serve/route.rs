@@ -57,6 +57,10 @@ pub enum Route {
     /// A `/pypi/` request no index route answers (404, 405, 406).
     Pypi,
     UvPythonDownloads,
+    /// The front page, `GET /`.
+    Front,
+    /// A file list behind it, `GET /-/…`.
+    FrontList,
 }
 
 impl Route {
@@ -92,6 +96,8 @@ impl Route {
             Route::PypiRedirect => "pypi_redirect",
             Route::Pypi => "pypi",
             Route::UvPythonDownloads => "uv_python_downloads",
+            Route::Front => "front",
+            Route::FrontList => "front_list",
         }
     }
 }

@@ -265,6 +265,7 @@ impl AppState {
         if let Ok(mut f) = self.metrics.freshness.lock() {
             *f = super::freshness::of(&self.store, &manifests, &signers);
         }
+        index.signers = signers;
         index.generation = self.generation.load(Ordering::Acquire) + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
         self.metrics.blobs.set(index.blobs.len() as i64);

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod front;
 mod github;
 mod github_gh;
 mod hostile;

@@ -209,11 +209,25 @@ pub fn store_with_envs() -> (
 /// Imports one bundle holding these environments (each with a lock over
 /// all its files) and both interpreters.
 pub fn hold(store: &Path, envs: &[(&str, &str, &[EnvFile])]) -> String {
+    hold_noted(store, envs, None)
+}
+
+/// [`hold`], with `note` (free text of the bundle's maker) on the first
+/// environment.
+pub fn hold_with_note(store: &Path, envs: &[(&str, &str, &[EnvFile])], note: &str) -> String {
+    hold_noted(store, envs, Some(note))
+}
+
+fn hold_noted(store: &Path, envs: &[(&str, &str, &[EnvFile])], note: Option<&str>) -> String {
     let mut m = Manifest::new(vec!["amd64".into(), "arm64".into()], 1_790_000_000);
     let mut blobs: Vec<Vec<u8>> = Vec::new();
-    for (name, arch, files) in envs {
+    for (i, (name, arch, files)) in envs.iter().enumerate() {
         let lock = lock_for(&files.iter().map(|f| &f.file).collect::<Vec<_>>()).into_bytes();
-        m.python_envs.push(env(name, arch, files, &lock));
+        let mut e = env(name, arch, files, &lock);
+        if i == 0 {
+            e.note = note.map(str::to_string);
+        }
+        m.python_envs.push(e);
         blobs.push(lock);
         for f in *files {
             blobs.push(f.body.clone());

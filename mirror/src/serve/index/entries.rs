@@ -18,6 +18,12 @@ pub struct BundleInfo {
     pub created: String,
     pub tool: String,
     pub arches: Vec<String>,
+    /// The series it belongs to, as the manifest says (shown only).
+    pub channel: Option<String>,
+    pub sequence: Option<u64>,
+    pub expires: Option<String>,
+    /// The total size of its distinct blobs.
+    pub bytes: u64,
 }
 
 /// A blob and how big it is.

@@ -50,6 +50,9 @@ pub struct Index {
     /// bundle carries the repo ([`super::freshness::signed_latest`]);
     /// other repos' latest is their highest tag.
     pub latest: HashMap<String, String>,
+    /// Who signed each held signed bundle (key id, channel), for the
+    /// front page.
+    pub signers: super::freshness::Signers,
 }
 
 /// A number for GitHub's `id` fields that stays the same across restarts
@@ -96,6 +99,10 @@ impl Index {
                 created: m.created.clone(),
                 tool: m.tool.clone(),
                 arches: m.arches.clone(),
+                channel: m.channel.clone(),
+                sequence: m.sequence,
+                expires: m.expires.clone(),
+                bytes: m.total_bytes(),
             });
             for (sha, size) in m.blobs() {
                 index.blobs.insert(sha, size);

@@ -1,0 +1,301 @@
+//! The front page's sections, each rendered from the index loaded for the
+//! request: health, how to point a node at the mirror, the bundles held,
+//! the releases, the Hub repositories and the Python environments.
+//!
+//! Invariant: every value shown comes from the index (what the held
+//! manifests say, in the store's trusted order) or the server's own state,
+//! and goes through [`esc`]; a section lists what is held and nothing else.
+
+use std::fmt::Write as _;
+
+use llmgw_shared::manifest::RepoKind;
+
+use super::html::{copy_block, esc, table};
+use crate::serve::index::Index;
+use crate::serve::state::{AppState, Readiness};
+use crate::store::inspect::human_bytes;
+
+/// Bundles shown on one page of the front page; older ones page on.
+pub const BUNDLES_PER_PAGE: usize = 50;
+
+/// The health line: what `/readyz` and `/metrics` know, in words, each
+/// coloured by how an operator should feel about it.
+pub fn health(state: &AppState, now: u64) -> String {
+    let (class, ready) = match state.readiness() {
+        Readiness::Ready { bundles: 0 } => ("warn", "ready, but holds no bundles yet".to_string()),
+        Readiness::Ready { bundles } => ("ok", format!("ready: {bundles} bundles")),
+        Readiness::Reading => ("warn", "reading the store".to_string()),
+        Readiness::Failing(why) => ("bad", format!("the store cannot be read: {why}")),
+    };
+    let freshness = state
+        .metrics
+        .freshness
+        .lock()
+        .map(|f| *f)
+        .unwrap_or_default();
+    let mut out = format!(
+        "<p class=\"health\"><span class=\"{class}\">● {}</span>",
+        esc(&ready)
+    );
+    if let Some(t) = freshness.newest_import {
+        let days = now.saturating_sub(t) / 86_400;
+        let class = if days > 30 { "warn" } else { "ok" };
+        let _ = write!(
+            out,
+            "<span class=\"{class}\">last import {}</span>",
+            esc(&ago(now.saturating_sub(t)))
+        );
+    }
+    if let Some(t) = freshness.nearest_expiry {
+        let (class, text) = if t <= now {
+            ("bad", format!("a current bundle expired {}", ago(now - t)))
+        } else if t - now < 14 * 86_400 {
+            ("warn", format!("nearest expiry in {}", span(t - now)))
+        } else {
+            ("ok", format!("nearest expiry in {}", span(t - now)))
+        };
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(&text));
+    }
+    let errors = state.metrics.reload_errors.get();
+    if errors > 0 {
+        let _ = write!(
+            out,
+            "<span class=\"bad\">{errors} held bundles could not be read (see the server log)</span>"
+        );
+    }
+    out.push_str("</p>");
+    out
+}
+
+/// "3 days ago", "5 minutes ago".
+fn ago(secs: u64) -> String {
+    format!("{} ago", span(secs))
+}
+
+/// A duration in the largest whole unit.
+fn span(secs: u64) -> String {
+    let (n, unit) = match secs {
+        s if s >= 2 * 86_400 => (s / 86_400, "days"),
+        s if s >= 2 * 3_600 => (s / 3_600, "hours"),
+        s if s >= 120 => (s / 60, "minutes"),
+        s => (s, "seconds"),
+    };
+    format!("{n} {unit}")
+}
+
+/// The block a node copies: the variables that point its clients here.
+pub fn use_block(ix: &Index, base: &str) -> String {
+    let mut text = format!(
+        "# Hugging Face clients (huggingface_hub, hf, transformers, vLLM, SGLang)\n\
+         export HF_ENDPOINT={base}\n"
+    );
+    if !ix.pypi.interpreters.is_empty() {
+        let _ = write!(
+            text,
+            "# uv's Python interpreters\n\
+             export UV_PYTHON_DOWNLOADS_JSON_URL={base}/uv/python-downloads.json\n"
+        );
+    }
+    if let Some(env) = ix.pypi.envs().next() {
+        let _ = write!(
+            text,
+            "# a Python environment's own index (one per environment, below)\n\
+             export UV_DEFAULT_INDEX={base}/pypi/{}/simple UV_NO_BUILD=1\n",
+            env.name
+        );
+    }
+    if let Some(r) = ix.releases.values().next() {
+        let _ = write!(
+            text,
+            "# GitHub release downloads keep their paths, on this host\n\
+             curl -LO {base}/{}/releases/download/{}/<asset>\n",
+            r.repo, r.tag
+        );
+    }
+    format!("<h2>Use this mirror</h2>{}", copy_block(&text))
+}
+
+/// The bundles held, newest import first, one page of them.
+pub fn bundles(ix: &Index, page: usize) -> String {
+    let total = ix.bundles.len();
+    let rows: Vec<Vec<String>> = ix
+        .bundles
+        .iter()
+        .rev()
+        .skip(page * BUNDLES_PER_PAGE)
+        .take(BUNDLES_PER_PAGE)
+        .map(|b| {
+            let signer = ix.signers.get(&b.id).map(|(key, _)| key.as_str());
+            vec![
+                format!(
+                    "<code title=\"{0}\">{1}</code>",
+                    esc(&b.id),
+                    esc(&b.id[..12.min(b.id.len())])
+                ),
+                esc(&b.created),
+                esc(b.channel.as_deref().unwrap_or("default")),
+                b.sequence.map_or_else(String::new, |s| s.to_string()),
+                signer.map_or_else(|| "<span class=\"dim\">unsigned</span>".into(), esc),
+                esc(b.expires.as_deref().unwrap_or("")),
+                esc(&human_bytes(b.bytes)),
+            ]
+        })
+        .collect();
+    let mut out = format!("<h2>Bundles ({total})</h2>");
+    if rows.is_empty() {
+        out.push_str(
+            "<p class=\"dim\">none yet: import one with <code>llmgw bundle import</code></p>",
+        );
+        return out;
+    }
+    out.push_str(&table(
+        &[
+            "bundle",
+            "created",
+            "channel",
+            "sequence",
+            "signed by",
+            "expires",
+            "size",
+        ],
+        &[3, 6],
+        &rows,
+    ));
+    out.push_str(&pager("/", page, total.div_ceil(BUNDLES_PER_PAGE)));
+    out
+}
+
+/// Links to the previous and next pages, where there are any.
+pub fn pager(path: &str, page: usize, pages: usize) -> String {
+    if pages <= 1 {
+        return String::new();
+    }
+    let mut out = format!("<nav>page {} of {pages} ", page + 1);
+    if page > 0 {
+        let _ = write!(out, "<a href=\"{path}?page={}\">previous</a>", page - 1);
+    }
+    if page + 1 < pages {
+        let _ = write!(out, "<a href=\"{path}?page={}\">next</a>", page + 1);
+    }
+    out.push_str("</nav>");
+    out
+}
+
+/// The releases, by repository and tag.
+pub fn releases(ix: &Index, base: &str) -> String {
+    if ix.releases.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = ix
+        .releases
+        .values()
+        .map(|r| {
+            let bytes: u64 = r.assets.values().map(|a| a.blob.size).sum();
+            let api = format!("{base}/api/v3/repos/{}/releases/tags/{}", r.repo, r.tag);
+            vec![
+                esc(&r.repo),
+                format!("<a href=\"{}\">{}</a>", esc(&api), esc(&r.tag)),
+                esc(&r.engine),
+                r.assets.len().to_string(),
+                esc(&human_bytes(bytes)),
+            ]
+        })
+        .collect();
+    format!(
+        "<h2>Releases</h2>{}",
+        table(
+            &["repository", "tag", "engine", "assets", "size"],
+            &[3, 4],
+            &rows
+        )
+    )
+}
+
+/// The Hub repositories: branches, tags and commits, and a link to each
+/// one's file list.
+pub fn repos(ix: &Index) -> String {
+    if ix.repos.is_empty() {
+        return String::new();
+    }
+    let mut list: Vec<_> = ix.repos.values().collect();
+    list.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
+    let rows: Vec<Vec<String>> = list
+        .iter()
+        .map(|r| {
+            let kind = match r.kind {
+                RepoKind::Model => "models",
+                RepoKind::Dataset => "datasets",
+            };
+            let refs = |tags: bool| {
+                r.refs
+                    .iter()
+                    .filter(|(name, _)| r.tags.contains(*name) == tags)
+                    .map(|(name, commit)| {
+                        format!(
+                            "{} <code class=\"dim\">{}</code>",
+                            esc(name),
+                            esc(&commit[..8.min(commit.len())])
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("<br>")
+            };
+            let files = r.default_snapshot().map_or(0, |s| s.files().count());
+            vec![
+                esc(kind.trim_end_matches('s')),
+                format!("<a href=\"/-/{kind}/{0}\">{0}</a>", esc(&r.id)),
+                refs(false),
+                refs(true),
+                r.snapshots.len().to_string(),
+                files.to_string(),
+            ]
+        })
+        .collect();
+    format!(
+        "<h2>Models and datasets</h2>{}",
+        table(
+            &["kind", "repository", "branches", "tags", "commits", "files"],
+            &[4, 5],
+            &rows
+        )
+    )
+}
+
+/// The Python environments, each with its index URL to copy.
+pub fn envs(ix: &Index, base: &str) -> String {
+    let rows: Vec<Vec<String>> = ix
+        .pypi
+        .envs()
+        .map(|e| {
+            vec![
+                format!("<a href=\"/-/pypi/{0}\">{0}</a>", esc(&e.name)),
+                esc(&e.arch),
+                esc(&e.python),
+                e.files.len().to_string(),
+                esc(&human_bytes(e.bytes)),
+                format!(
+                    "<code>{}</code>",
+                    esc(&format!("{base}/pypi/{}/simple", e.name))
+                ),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2>Python environments</h2>{}",
+        table(
+            &[
+                "environment",
+                "arch",
+                "python",
+                "files",
+                "size",
+                "index URL"
+            ],
+            &[3, 4],
+            &rows
+        )
+    )
+}
