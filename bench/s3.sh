@@ -22,7 +22,7 @@ MIB=${MIB:-512}
 for tool in wrk nginx curl python3; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing: run scripts/setup.sh" >&2; exit 1; }
 done
-export LLMGW_GARAGE=${LLMGW_GARAGE:-$PWD/.tools/garage-2.5.0/bin/garage}
+export LLMGW_GARAGE=${LLMGW_GARAGE:-${LLMGW_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/tools}/garage-2.5.0/bin/garage}
 [ -x "$LLMGW_GARAGE" ] || { echo "bench: $LLMGW_GARAGE is missing: run scripts/setup.sh" >&2; exit 1; }
 
 # BENCH_PROFILE=debug checks the script itself quickly; figures come from release.

@@ -14,7 +14,7 @@
 #                 stacks that pin transformers < 5.
 #   .venv-py:     the real uv and the newest pip (pinned), the Python package
 #                 clients the fixture's PyPI and PyTorch indexes are tested with.
-#   .tools/garage-2.5.0, .tools/s3s-fs-0.14.1: two real S3 servers, built once from
+#   $LLMGW_TOOLS_DIR/garage-2.5.0, …/s3s-fs-0.14.1: two real S3 servers, built once from
 #                 the Rust registry: the S3 store's tests run against both, never a mock.
 #
 # Usage: scripts/setup.sh [tests|demo] [--dry-run]
@@ -24,6 +24,7 @@
 #   --dry-run: print what would be installed or built, and change nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+LLMGW_TOOLS_DIR=${LLMGW_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/tools}
 
 mode=tests
 dry_run=
@@ -86,15 +87,18 @@ make_venv .venv-hf036 huggingface_hub==0.36.2
 make_venv .venv-py uv==0.13.9 pip==26.3
 
 # The S3 store's tests (issue 16) run against two real S3 servers, built once from the
-# Rust registry into .tools/ (their build folders are removed; only the binaries stay):
+# Rust registry into $LLMGW_TOOLS_DIR (their build folders are removed; only the binaries
+# stay). It defaults to a folder of the user's cache, not of the checkout, so a fresh clone
+# on the same machine (a second worktree, a CI run) reuses them instead of spending 20
+# minutes building them again; a new machine builds them once.
 #   Garage 2.5.0, the self-hosted object store sites run on-premises (about 15 minutes
 #     on two idle cores, once);
 #   s3s-fs 0.14.1, the s3s crate's S3 protocol over a folder (a few minutes; 0.14.1 is
 #     the newest release this machine's rustc builds, 0.17 needs rustc 1.96).
-# tool_install NAME VERSION [CARGO ARGS...]: builds .tools/NAME-VERSION/bin/NAME.
+# tool_install NAME VERSION [CARGO ARGS...]: builds $LLMGW_TOOLS_DIR/NAME-VERSION/bin/NAME.
 tool_install() {
   local name=$1 version=$2; shift 2
-  local root=".tools/$name-$version"
+  local root="$LLMGW_TOOLS_DIR/$name-$version"
   [ -x "$root/bin/$name" ] && return
   would "build $name $version into $root" && return
   echo "setup: building $name $version into $root (once)"

@@ -20,8 +20,8 @@ fi
 # setup.sh in an empty tree say what each mode would do on a fresh machine.
 fresh=$(mktemp -d /tmp/llmgw-setup.XXXXXX)
 mkdir "$fresh/scripts" && cp scripts/setup.sh "$fresh/scripts/"
-demo_plan=$("$fresh/scripts/setup.sh" demo --dry-run)
-tests_plan=$("$fresh/scripts/setup.sh" tests --dry-run)
+demo_plan=$(LLMGW_TOOLS_DIR="$fresh/tools" "$fresh/scripts/setup.sh" demo --dry-run)
+tests_plan=$(LLMGW_TOOLS_DIR="$fresh/tools" "$fresh/scripts/setup.sh" tests --dry-run)
 rm -rf "$fresh"
 if grep -E 'garage|s3s-fs' <<<"$demo_plan" || ! grep -q '\.venv ' <<<"$demo_plan"; then
   echo "test.sh: 'setup.sh demo' must make .venv and build no S3 server; it would:" >&2
@@ -36,7 +36,8 @@ echo "setup: the demo's setup builds no S3 server"
 python3 scripts/structure.py
 
 export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036" LLMGW_VENV_PY="$PWD/.venv-py"
-export LLMGW_S3S_FS="$PWD/.tools/s3s-fs-0.14.1/bin/s3s-fs" LLMGW_GARAGE="$PWD/.tools/garage-2.5.0/bin/garage"
+tools=${LLMGW_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/tools}
+export LLMGW_S3S_FS="$tools/s3s-fs-0.14.1/bin/s3s-fs" LLMGW_GARAGE="$tools/garage-2.5.0/bin/garage"
 cargo test --workspace --locked
 if [ -x deploy/check.sh ]; then
   deploy/check.sh
