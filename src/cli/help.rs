@@ -105,6 +105,9 @@ pub const MIRROR: &str = "  llmgw mirror serve --store /srv/mirror --listen 0.0.
   llmgw mirror verify --store /srv/mirror
   llmgw mirror remove 3eb9 --store /srv/mirror && llmgw mirror gc --store /srv/mirror";
 
+pub const MISSES: &str = "  llmgw mirror misses --store /srv/mirror
+  llmgw mirror misses --store /srv/mirror --out want.json";
+
 pub const LIST: &str = "  llmgw mirror list --store /srv/mirror
   LLMGW_STORE=/srv/mirror llmgw mirror list --json";
 

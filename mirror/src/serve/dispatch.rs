@@ -50,9 +50,43 @@ fn readyz(state: &AppState) -> Response {
     }
 }
 
+/// `GET /-/misses`: the want-list of every replica sharing the store (their
+/// saved files, read on the blocking pool) merged with this server's own
+/// misses, which may be newer than its file.
+async fn misses(r: &Req<'_>) -> Response {
+    if r.method != Method::GET && r.method != Method::HEAD {
+        return respond::method_not_allowed("GET, HEAD");
+    }
+    let state_dir = r.state.store.state_dir();
+    let own = super::misses::file_name(&r.state.instance);
+    let others = tokio::task::spawn_blocking(move || {
+        let mut all = super::misses::read_all_but(&state_dir, &own);
+        std::mem::take(&mut all.misses)
+    })
+    .await
+    .unwrap_or_default();
+    let list = super::misses::WantList::merge([others, r.state.misses.misses()]);
+    let value = serde_json::to_value(&list).unwrap_or_default();
+    let mut resp = respond::json(r.method, r.headers, &value);
+    // Misses change without a new index: never kept in the answer cache.
+    resp.extensions_mut().remove::<respond::CachedJson>();
+    resp
+}
+
 pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
     let (route, resp) = dispatch(&state, req).await;
+    if resp.status() == StatusCode::NOT_FOUND && route.counts_misses() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        state.misses.record(route.label(), tracker.path(), now);
+        state
+            .metrics
+            .misses
+            .get_or_create(&super::metrics::RouteLabel { route })
+            .inc();
+    }
     tracker.finish(route, resp)
 }
 
@@ -124,6 +158,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
 
 async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Body) -> Routed {
     match segs {
+        ["-", "misses"] => (Route::Misses, misses(r).await),
         [] | [""] | ["-", ..] => super::front::answer(r, segs),
         ["v1", "index"] => {
             if r.method != Method::GET && r.method != Method::HEAD {

@@ -38,6 +38,8 @@ pub struct Metrics {
     pub blob_bytes: Gauge,
     pub reloads: Counter,
     pub reload_errors: Counter,
+    /// Requests for something a served route family does not hold.
+    pub misses: Family<RouteLabel, Counter>,
 }
 
 impl Metrics {
@@ -48,6 +50,11 @@ impl Metrics {
             "http_requests",
             "HTTP requests answered, by route and status",
             self.requests.clone(),
+        );
+        r.register(
+            "misses",
+            "Requests answered 404 for something a served route family does not hold, by route",
+            self.misses.clone(),
         );
         r.register(
             "http_sent_bytes",

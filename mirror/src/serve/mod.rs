@@ -20,6 +20,7 @@ pub mod github;
 pub mod hub;
 pub mod index;
 pub mod metrics;
+pub mod misses;
 pub mod paths;
 pub mod pypi;
 pub mod range;

@@ -61,9 +61,39 @@ pub enum Route {
     Front,
     /// A file list behind it, `GET /-/…`.
     FrontList,
+    /// The miss log as a want-list, `GET /-/misses`.
+    Misses,
 }
 
 impl Route {
+    /// Whether a 404 of this route is a miss worth carrying next time: a
+    /// name in a family the mirror serves (a repo, revision or file; a
+    /// release or asset; a Python project or file), not a path no route
+    /// takes, a refusal, or a page.
+    pub const fn counts_misses(self) -> bool {
+        matches!(
+            self,
+            Route::GithubReleases
+                | Route::GithubLatest
+                | Route::GithubRelease
+                | Route::GithubAsset
+                | Route::GithubDownload
+                | Route::HubInfo
+                | Route::HubRevision
+                | Route::HubTree
+                | Route::HubRefs
+                | Route::HubPathsInfo
+                | Route::HubResolve
+                | Route::HubManifests
+                | Route::PypiSimple
+                | Route::PypiMetadata
+                | Route::PypiFile
+                | Route::PypiLock
+                | Route::Pypi
+                | Route::UvPythonDownloads
+        )
+    }
+
     /// The label in `route="…"` and in the access log.
     pub const fn label(self) -> &'static str {
         match self {
@@ -98,6 +128,7 @@ impl Route {
             Route::UvPythonDownloads => "uv_python_downloads",
             Route::Front => "front",
             Route::FrontList => "front_list",
+            Route::Misses => "misses",
         }
     }
 }

@@ -65,6 +65,10 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// Whether this server speaks TLS (the scheme of URLs it builds from `Host`).
     pub tls: bool,
+    /// What nodes asked for and this mirror did not hold.
+    pub misses: super::misses::MissLog,
+    /// This server's name among replicas: its misses file's name.
+    pub instance: String,
 }
 
 /// Whether the server can answer from the store yet.
@@ -134,7 +138,17 @@ impl AppState {
             token_sha256: token.map(super::auth::token_digest),
             public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
             tls,
+            misses: super::misses::MissLog::new(super::misses::DEFAULT_CAPACITY),
+            instance: super::misses::instance_name(),
         });
+        // A restart keeps counting where this server's misses file left off.
+        let own = state
+            .store
+            .state_dir()
+            .join(super::misses::file_name(&state.instance));
+        if let Some(misses) = super::misses::read_one(&own) {
+            state.misses.restore(misses);
+        }
         let weak = Arc::downgrade(&state);
         let spawned = std::thread::Builder::new()
             .name("llmgw-index".into())
@@ -291,13 +305,41 @@ impl AppState {
     }
 }
 
+/// How often new misses are written to the store's state: a restart or a
+/// replica's loss costs at most this much of the miss log.
+pub const SAVE_MISSES_EVERY: Duration = Duration::from_secs(5);
+
+impl AppState {
+    /// Writes this server's misses into `STORE/state/` if any is new. A
+    /// store this server may not write (mounted read-only) keeps them in
+    /// memory only, said once in the log.
+    pub fn save_misses(&self) {
+        if !self.misses.take_dirty() {
+            return;
+        }
+        let list = super::misses::WantList::merge([self.misses.misses()]);
+        let name = super::misses::file_name(&self.instance);
+        if let Err(e) = state::write_file(&self.store, &name, &super::misses::to_bytes(&list)) {
+            static SAID: AtomicBool = AtomicBool::new(false);
+            if !SAID.swap(true, Ordering::Relaxed) {
+                tracing::warn!(error = %Chain(&e), "the miss log is kept in memory only: the store's state cannot be written");
+            }
+        }
+    }
+}
+
 /// The refresh thread's loop: reads the store at once, then looks again
 /// every [`CHECK_EVERY`]; ends when the state is dropped.
 fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
     let mut force = true;
+    let mut last_save = std::time::Instant::now();
     loop {
         let Some(s) = state.upgrade() else { return };
         s.refresh(force);
+        if last_save.elapsed() >= SAVE_MISSES_EVERY {
+            s.save_misses();
+            last_save = std::time::Instant::now();
+        }
         drop(s);
         force = false;
         match stopped.recv_timeout(CHECK_EVERY) {

@@ -34,6 +34,11 @@ impl Tracker {
         }
     }
 
+    /// The request's path (its first 512 characters), without the query.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
     /// Wraps the response's body so the request is logged when it ends.
     pub fn finish(self, route: Route, resp: Response) -> Response {
         let (parts, body) = resp.into_parts();

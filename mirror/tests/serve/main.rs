@@ -11,6 +11,7 @@ mod hostile;
 mod hub;
 mod hub_clients;
 mod misc;
+mod misses;
 mod pypi;
 mod pypi_clients;
 mod pypi_kit;

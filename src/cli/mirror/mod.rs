@@ -6,6 +6,7 @@ use clap::Subcommand;
 pub mod gc;
 pub mod have;
 pub mod list;
+pub mod misses;
 pub mod policy;
 pub mod remove;
 pub mod serve;
@@ -25,6 +26,8 @@ pub enum MirrorCommand {
     Policy(policy::PolicyArgs),
     /// Write what the store holds (have.json) for `bundle create --have`.
     Have(have::HaveArgs),
+    /// What nodes asked the mirror for and it did not hold (a want-list).
+    Misses(misses::MissesArgs),
     // Boxed: its flags are many, and the other commands' values stay small.
     /// Serve the store to nodes over GitHub-release, Hugging Face Hub and package-index HTTP.
     Serve(Box<serve::ServeArgs>),
@@ -38,6 +41,7 @@ pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
         MirrorCommand::Verify(a) => verify::run_verify(a),
         MirrorCommand::Policy(a) => policy::run_policy(a),
         MirrorCommand::Have(a) => have::run_have(a),
+        MirrorCommand::Misses(a) => misses::run_misses(a),
         MirrorCommand::Serve(a) => serve::run(*a),
     }
 }
