@@ -67,9 +67,13 @@ pub struct Remote {
 /// What [`Remote::push`] sent.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Pushed {
+    /// Blobs the bucket did not hold, sent.
     pub blobs_added: usize,
+    /// Their bytes.
     pub bytes_added: u64,
+    /// Blobs the bucket held already, not sent again.
     pub blobs_held: usize,
+    /// Small files (manifests, signatures, state, keys) sent.
     pub small_files: usize,
 }
 

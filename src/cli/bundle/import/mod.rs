@@ -6,10 +6,8 @@ pub mod volumes;
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use clap::Args;
 use llmgw_mirror::NewStore;
-use llmgw_mirror::Store;
 use llmgw_mirror::Terminal;
 use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
 use llmgw_mirror::{Summary, human_bytes};
@@ -72,17 +70,23 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
-    if let Some(url) = a.store.s3_url() {
-        return run_import_s3(url, &a);
-    }
-    let store = Store::at(&a.store.path);
+    // Under the bucket's lock object, into its work folder (blobs the
+    // bucket holds count as held); what the import added is published
+    // once it is done, blobs first and manifests last.
+    let mut session = a.store.location(&a.s3).open(Some("llmgw bundle import"))?;
+    let store = session.store().clone();
     let progress = Terminal::new("importing");
     let opts = ImportOptions {
         allow_rollback: a.allow_rollback,
         now: now()?,
     };
     if llmgw_mirror::is_volume_set(&a.bundle) {
-        return volumes::run_import(&store, &a, &opts, &progress);
+        // A set taken in over several runs keeps its staging in the store
+        // folder (for a bucket, its work folder, kept between runs); what
+        // was published goes up even when a volume was refused.
+        let taken = volumes::run_import(&store, &a, &opts, &progress);
+        publish(&mut session)?;
+        return taken;
     }
     let bundle = a.bundle[0].clone();
     let made = NewStore::create(&store)?;
@@ -106,50 +110,17 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
             );
         }
     };
+    publish(&mut session)?;
     print_outcome(&a.store.path, a.output.json, outcome)
 }
 
-/// `bundle import --store s3://…`: the import runs into the work folder
-/// (blobs the bucket holds count as held), then what it added is published
-/// to the bucket, blobs first and manifests last, under the lock object.
-fn run_import_s3(url: &str, a: &ImportArgs) -> anyhow::Result<()> {
-    let session = crate::cli::s3::S3Session::open(url, &a.s3, Some("llmgw bundle import"))?;
-    let store = session.store();
-    let progress = Terminal::new("importing");
-    let opts = ImportOptions {
-        allow_rollback: a.allow_rollback,
-        now: now()?,
-    };
-    let mut session = session;
-    let mut publish = || {
-        session
-            .remote
-            .push()
-            .with_context(|| format!("publishing the import to {url}"))
-            .map(|pushed| tracing::info!(?pushed, "published to the bucket"))
-    };
-    if llmgw_mirror::is_volume_set(&a.bundle) {
-        // A set taken in over several runs keeps its staging in the work
-        // folder (kept between runs: --work-dir, or the store's own folder
-        // under the cache folder, `cli::s3::work_dir`); what was published
-        // goes up.
-        let taken = volumes::run_import(&store, a, &opts, &progress);
-        publish()?;
-        return taken;
+/// Publishes what the import added (to a bucket; a folder's import is
+/// published by its own commit), and logs what went up.
+fn publish(session: &mut llmgw_mirror::Session) -> anyhow::Result<()> {
+    if let Some(pushed) = session.publish()? {
+        tracing::info!(?pushed, "published to the bucket");
     }
-    let outcome = match import_with(&store, &a.bundle[0], a.sha256.as_ref(), &opts, &progress) {
-        Ok(o) => o,
-        Err(e) => {
-            let written = need_out(&e, a.need_out.as_deref())?;
-            anyhow::bail!(
-                "import of {} into {url} refused: {}{written}",
-                a.bundle[0].display(),
-                Chain(&e)
-            );
-        }
-    };
-    publish()?;
-    print_outcome(std::path::Path::new(url), a.output.json, outcome)
+    Ok(())
 }
 
 /// `--need-out`: when a delta was refused for blobs the store lacks, writes
