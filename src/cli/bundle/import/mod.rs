@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use clap::Args;
 use llmgw_mirror::NewStore;
 use llmgw_mirror::Terminal;
-use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
+use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport};
+use llmgw_mirror::{ImportRunError, Imported};
 use llmgw_mirror::{Summary, human_bytes};
 use llmgw_shared::Sha256;
 use llmgw_shared::{Chain, chain};
@@ -70,31 +71,29 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
-    // Under the bucket's lock object, into its work folder (blobs the
-    // bucket holds count as held); what the import added is published
-    // once it is done, blobs first and manifests last.
-    let mut session = a.store.location(&a.s3).open(Some("llmgw bundle import"))?;
-    let store = session.store().clone();
     let progress = Terminal::new("importing");
     let opts = ImportOptions {
         allow_rollback: a.allow_rollback,
         now: now()?,
     };
-    if llmgw_mirror::is_volume_set(&a.bundle) {
-        // A set taken in over several runs keeps its staging in the store
-        // folder (for a bucket, its work folder, kept between runs); what
-        // was published goes up even when a volume was refused.
-        let taken = volumes::run_import(&store, &a, &opts, &progress);
-        publish(&mut session)?;
-        return taken;
-    }
-    let bundle = a.bundle[0].clone();
-    let made = NewStore::create(&store)?;
-    let outcome = match import_with(&store, &bundle, a.sha256.as_ref(), &opts, &progress) {
-        Ok(o) => o,
-        Err(e) => {
-            let written = need_out(&e, a.need_out.as_deref())?;
-            let e = match e {
+    let imported = llmgw_mirror::import_into(
+        &a.store.location(&a.s3),
+        &a.bundle,
+        a.sha256.as_ref(),
+        &opts,
+        &progress,
+        &|pushed| tracing::info!(?pushed, "published to the bucket"),
+    );
+    match imported {
+        Ok(Imported::Bundle(outcome)) => print_outcome(&a.store.path, a.output.json, outcome),
+        Ok(Imported::Volumes(outcome)) => volumes::print_import(&a, outcome),
+        Err(ImportRunError::Refused {
+            bundle,
+            undone,
+            source,
+        }) => {
+            let written = need_out(&source, a.need_out.as_deref())?;
+            let e = match *source {
                 ImportError::Verify(v) => ImportError::Verify(v.with_trust_fix(format!(
                     "if you trust that key, add it with `llmgw bundle trust add KEY.pub \
                          --store {}`",
@@ -102,25 +101,25 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
                 ))),
                 other => other,
             };
-            let undone = undo_note(made);
+            let undone = undone
+                .map(|p| format!(" (removed {}, which this run had made)", p.display()))
+                .unwrap_or_default();
             anyhow::bail!(
                 "import of {} refused: {}{undone}{written}",
                 bundle.display(),
                 Chain(&e)
             );
         }
-    };
-    publish(&mut session)?;
-    print_outcome(&a.store.path, a.output.json, outcome)
-}
-
-/// Publishes what the import added (to a bucket; a folder's import is
-/// published by its own commit), and logs what went up.
-fn publish(session: &mut llmgw_mirror::Session) -> anyhow::Result<()> {
-    if let Some(pushed) = session.publish()? {
-        tracing::info!(?pushed, "published to the bucket");
+        Err(ImportRunError::Volumes(e)) => {
+            let written = need_out(&e, a.need_out.as_deref())?;
+            if !written.is_empty() {
+                // Said before the refusal, which main prints last.
+                eprintln!("{}", written.trim_start());
+            }
+            Err(anyhow::Error::new(e).context("import of volumes refused"))
+        }
+        Err(other) => Err(other.into()),
     }
-    Ok(())
 }
 
 /// `--need-out`: when a delta was refused for blobs the store lacks, writes
