@@ -2,7 +2,7 @@
 //! folder holds a copy of the bucket's small files (`bundles/`, `state/`,
 //! `trust/`) so that import, its checks and the server's index read them
 //! as they read any store, while blobs stay in the bucket and are looked
-//! up there ([`super::Store::with_remote`]).
+//! up there ([`super::Store::in_bucket`]).
 //!
 //! Invariant: copying either way writes manifests last and removes them
 //! first, so neither side ever holds a manifest before what it relies on.

@@ -75,7 +75,7 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
                     let role = Role::from(role);
                     let made = NewStore::create(store)?;
                     let added = llmgw_mirror::add_trusted_key(store, &key, role)
-                        .map_err(|e| anyhow::anyhow!("{}{}", Chain(&e), undo_note(made)))?;
+                        .map_err(|e| anyhow::anyhow!("{}{}", Chain(&e), undo_note(made.undo())))?;
                     match added {
                         Added::New(id) => print(&format!(
                             "trusting key {id} for {} ({})\n",

@@ -7,7 +7,6 @@ pub mod volumes;
 use std::path::PathBuf;
 
 use clap::Args;
-use llmgw_mirror::NewStore;
 use llmgw_mirror::Terminal;
 use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport};
 use llmgw_mirror::{ImportRunError, Imported};
@@ -101,9 +100,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
                 ))),
                 other => other,
             };
-            let undone = undone
-                .map(|p| format!(" (removed {}, which this run had made)", p.display()))
-                .unwrap_or_default();
+            let undone = undo_note(undone);
             anyhow::bail!(
                 "import of {} refused: {}{undone}{written}",
                 bundle.display(),
@@ -186,10 +183,10 @@ pub fn print_outcome(
     }
 }
 
-/// Removes a store folder this refused run made (a mistyped `--store`
-/// leaves nothing behind), and says so.
-pub(super) fn undo_note(made: NewStore) -> String {
-    match made.undo() {
+/// Says that a refused run removed the store folder it had made (a
+/// mistyped `--store` leaves nothing behind).
+pub(super) fn undo_note(undone: Option<std::path::PathBuf>) -> String {
+    match undone {
         Some(p) => format!(" (removed {}, which this run had made)", p.display()),
         None => String::new(),
     }
