@@ -12,22 +12,30 @@ mod store;
 // nothing else. Every module is private, so a module's `pub` means "for the
 // rest of this crate" and an item nothing uses is reported as dead code.
 
-// The store on disk: its layout, its lock, and the files written into it.
+// The store: one object whatever keeps its blobs, where it is, and the one
+// transaction every command runs on it (lock, pull, work, publish).
 pub use fsutil::{StoreLock, read_bounded, write_durable};
 pub use store::Store;
 pub use store::new_store::NewStore;
+pub use store::session::{
+    BucketAccess, BucketLocation, BucketServing, Session, SessionError, StoreLocation,
+};
 
-// The store in a bucket (#16): the blob backends, and the local copy of a
-// bucket's manifests and state that commands work on.
+// The blob backends (a folder, a bucket, #16) behind the `BlobStore` trait,
+// and a bucket's lock object and the local copy of its manifests and state.
 pub use store::backend::{BlobMeta, BlobStore};
-#[doc(hidden)]
-pub use store::conformance;
-pub use store::remote::{Remote, RemoteLock};
+pub use store::remote::{Pushed, Remote, RemoteLock};
 pub use store::s3::{PART as S3_PART, S3Blobs, S3Config};
+
+// What every `BlobStore` backend must do, for a backend's tests (the
+// `testing` feature): not part of the shipped crate.
+#[cfg(feature = "testing")]
+pub use store::conformance;
 
 // `llmgw bundle import` and `bundle verify`: a bundle checked as it streams,
 // and taken into the store.
 pub use bundle::verify::{HashOnly, Outcome, blob_names, check_bundle};
+pub use import::run::{ImportRunError, Imported, import_into};
 pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
 
 // The same for a bundle cut into volumes.
@@ -39,7 +47,7 @@ pub use import::volumes::verify::{
 };
 
 // What a store holds: listing, summaries, have-lists, checking, gc.
-pub use store::gc::{gc, gc_bucket, remove as remove_bundle};
+pub use store::gc::{GcOptions, gc, remove as remove_bundle};
 pub use store::have::have_list;
 pub use store::inspect::{Summary, human_bytes, inspect};
 pub use store::series::{Policy, read_head};
@@ -58,7 +66,7 @@ pub use serve::conn::{ConnLimits, default_max_connections};
 pub use serve::misses::{Miss, WantList, read_all as read_misses, to_bytes as want_list_bytes};
 pub use serve::state::{AppState, Readiness};
 pub use serve::store_check::Held;
-pub use serve::{Running, ServeConfig, TlsFiles, router, start, start_remote};
+pub use serve::{Running, ServeConfig, TlsFiles, router, start};
 
 // Progress lines on a terminal, for the commands that read for long.
 pub use progress::Terminal;

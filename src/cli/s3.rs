@@ -1,18 +1,13 @@
 //! `--store s3://BUCKET/PREFIX`: the flags that reach an S3-compatible
-//! store, and the session a command works on it through (a runtime for the
-//! requests, the local work folder, the store's lock object).
-//!
-//! Invariant: a command that writes to a bucket holds its lock object for
-//! the whole run, copies the bucket's small files into the work folder
-//! before it reads any, and publishes with [`Remote::push`] (blobs first,
-//! manifests last) only after the command succeeded in the folder.
+//! store. They are parsed here and handed to the mirror library as a
+//! [`StoreLocation`]; the session a command works on a bucket through
+//! (the lock object, the work folder, publishing) is the library's
+//! (`llmgw_mirror::StoreLocation::transact`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::{Remote, RemoteLock};
-use llmgw_mirror::{S3Blobs, S3Config};
+use llmgw_mirror::{BucketAccess, StoreLocation};
 
 use crate::cli::StoreArg;
 
@@ -41,137 +36,24 @@ pub struct S3Arg {
 }
 
 impl StoreArg {
-    /// The `s3://` URL when the store is in a bucket.
-    pub fn s3_url(&self) -> Option<&str> {
-        self.path.to_str().filter(|p| p.starts_with("s3://"))
-    }
-}
-
-/// A command's hold on a store in a bucket.
-pub struct S3Session {
-    pub remote: Remote,
-    /// Held for the session; dropped before the runtime.
-    lock: Option<RemoteLock>,
-    work_is_temp: bool,
-    /// Runs the requests; declared last, so dropped after the client.
-    _rt: tokio::runtime::Runtime,
-}
-
-impl S3Session {
-    /// Connects, takes the lock object when `writer` names the command, and
-    /// copies the bucket's small files into the work folder.
-    pub fn open(url: &str, a: &S3Arg, writer: Option<&str>) -> anyhow::Result<Self> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
-        let s3 = S3Blobs::connect(&config(url, a), rt.handle().clone())?;
-        let (work, work_is_temp) = work_dir(url, a, writer.is_some())?;
-        let mut remote = Remote::new(s3, work);
-        let lock = writer.map(|w| remote.lock(w)).transpose()?;
-        remote
-            .pull()
-            .with_context(|| format!("copying the manifests and state of {url}"))?;
-        Ok(Self {
-            remote,
-            lock,
-            work_is_temp,
-            _rt: rt,
-        })
+    /// Where the store is: `--store` with the S3 flags given.
+    pub fn location(&self, s3: &S3Arg) -> StoreLocation {
+        StoreLocation::new(
+            &self.path,
+            &BucketAccess {
+                endpoint: s3.s3_endpoint.clone(),
+                region: s3.s3_region.clone(),
+                work_dir: s3.work_dir.clone(),
+            },
+        )
     }
 
-    pub fn work(&self) -> &Path {
-        self.remote.work()
+    /// Where the store is, for the commands that take no S3 flags: a
+    /// bucket is reached with the `AWS_*` variables and worked on in
+    /// `LLMGW_WORK_DIR` (or the folder the library picks).
+    pub fn location_from_env(&self) -> StoreLocation {
+        self.location(&S3Arg::from_env())
     }
-
-    /// The store as the mirror library works on it: the work folder, blobs
-    /// in the bucket.
-    pub fn store(&self) -> llmgw_mirror::Store {
-        llmgw_mirror::Store::at(self.work()).with_remote(self.remote.s3().clone())
-    }
-}
-
-impl Drop for S3Session {
-    fn drop(&mut self) {
-        drop(self.lock.take());
-        if self.work_is_temp {
-            let _ = std::fs::remove_dir_all(self.remote.work());
-        }
-    }
-}
-
-/// The S3 settings of `url` and the flags.
-pub fn config(url: &str, a: &S3Arg) -> S3Config {
-    S3Config {
-        url: url.to_string(),
-        endpoint: a.s3_endpoint.clone(),
-        region: a.s3_region.clone(),
-        credentials: None,
-        presign: None,
-    }
-}
-
-/// `--work-dir`; else, when `durable` (a command that writes to the
-/// bucket, under its lock object, so one process at a time), the store's
-/// own folder under the user's cache folder ([`durable_work_dir`]); else a
-/// new temporary folder. Answers whether it is a temporary one (removed
-/// when the session ends).
-pub fn work_dir(url: &str, a: &S3Arg, durable: bool) -> anyhow::Result<(PathBuf, bool)> {
-    if let Some(d) = &a.work_dir {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-        return Ok((d.clone(), false));
-    }
-    if let Some(d) = durable.then(|| durable_work_dir(url, a)).flatten() {
-        match std::fs::create_dir_all(&d) {
-            Ok(()) => {
-                tracing::info!(work_dir = %d.display(), "the store's work folder (kept: a stopped import resumes from it)");
-                return Ok((d, false));
-            }
-            // A home folder that cannot be written (a container's) is no
-            // reason to fail: the command works as it did before, in a
-            // temporary folder, and says what that costs.
-            Err(e) => tracing::warn!(
-                work_dir = %d.display(),
-                error = %e,
-                "cannot make the store's work folder; using a temporary one, so a stopped import \
-                 will not resume from it: give --work-dir"
-            ),
-        }
-    }
-    let d = std::env::temp_dir().join(format!(
-        "llmgw-s3-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-    Ok((d, true))
-}
-
-/// The work folder a store in a bucket keeps between runs when no
-/// `--work-dir` is given: `$XDG_CACHE_HOME/llmgw/s3/<hash>` (else
-/// `$HOME/.cache/llmgw/s3/<hash>`), the hash the first 32 hex digits of
-/// the sha256 of the store URL (without a trailing `/`) and the endpoint,
-/// so the same store reached the same way always finds its folder, and two
-/// stores never share one. `None` when neither variable names a folder.
-pub fn durable_work_dir(url: &str, a: &S3Arg) -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    let root = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))?;
-    let key = format!(
-        "{}\n{}",
-        url.trim_end_matches('/'),
-        a.s3_endpoint.as_deref().unwrap_or("")
-    );
-    let hash = llmgw_shared::sha256_hex(key.as_bytes());
-    Some(root.join("llmgw").join("s3").join(&hash[..32]))
 }
 
 impl S3Arg {
@@ -185,28 +67,4 @@ impl S3Arg {
             work_dir: var("LLMGW_WORK_DIR").map(PathBuf::from),
         }
     }
-}
-
-/// Runs `f` on the store `--store` names: a folder as it is; a bucket
-/// (reached with the `AWS_*` variables, worked on in `LLMGW_WORK_DIR` or
-/// the folder [`work_dir`] picks) through its work folder — and when `writer` names the
-/// command, under the store's lock object, publishing what `f` changed once
-/// it succeeded.
-pub fn with_store<T>(
-    arg: &StoreArg,
-    writer: Option<&str>,
-    f: impl FnOnce(&llmgw_mirror::Store) -> anyhow::Result<T>,
-) -> anyhow::Result<T> {
-    let Some(url) = arg.s3_url() else {
-        return f(&llmgw_mirror::Store::at(&arg.path));
-    };
-    let mut session = S3Session::open(url, &S3Arg::from_env(), writer)?;
-    let out = f(&session.store())?;
-    if writer.is_some() {
-        session
-            .remote
-            .push()
-            .with_context(|| format!("publishing to {url}"))?;
-    }
-    Ok(out)
 }

@@ -47,6 +47,7 @@
 mod commit;
 mod error;
 mod plan;
+pub mod run;
 mod staging;
 pub mod volumes;
 

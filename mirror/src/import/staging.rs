@@ -118,7 +118,7 @@ impl<'a> Staging<'a> {
     }
 }
 
-/// The most read back from a bucket for a blob at hand: only signature
+/// The most read back from the store for a blob at hand: only signature
 /// and checksum files are asked for.
 const READ_HAVE_MAX: u64 = 64 << 20;
 
@@ -138,16 +138,15 @@ impl Target for Staging<'_> {
             sha256: sha256.to_string(),
         })?;
         let staged = self.staged_path(sha256);
-        let path = if staged.exists() {
-            staged
-        } else {
-            self.store.blob_file(&sha)
-        };
-        if self.store.remote().is_some() && !path.exists() {
-            // Held in the bucket only: a signature file, small.
+        if !staged.exists() {
+            // Held by the store (its folder, or its bucket): a signature
+            // or checksum file, small.
             return Ok(self.store.read_small_blob(&sha, READ_HAVE_MAX)?);
         }
-        std::fs::read(&path).map_err(|source| ImportError::Stage { path, source })
+        std::fs::read(&staged).map_err(|source| ImportError::Stage {
+            path: staged,
+            source,
+        })
     }
 
     fn on_manifest(&mut self, manifest: &Manifest, to_read: u64) -> Result<bool, ImportError> {

@@ -47,6 +47,9 @@ pub enum ServeError {
     Bundles(#[source] crate::store::StoreError),
     #[error("cannot copy the store's manifests and state from the bucket")]
     Remote(#[source] crate::store::StoreError),
+    /// Reaching the bucket, or making its work folder or cache.
+    #[error(transparent)]
+    Open(Box<crate::store::session::SessionError>),
     /// The value given, which is not a URL (no cause: the value is what
     /// is wrong).
     #[error(

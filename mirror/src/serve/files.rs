@@ -77,7 +77,7 @@ pub async fn serve_blob(
     // metadata from HEAD, and one that follows a redirect keeping HEAD
     // would be refused by a GET signature).
     if method == Method::GET
-        && let Some(s3) = store.remote().filter(|s| s.presigns())
+        && let Some(s3) = store.bucket().filter(|s| s.presigns())
     {
         return finish(
             presigned(s3, blob)
@@ -85,7 +85,7 @@ pub async fn serve_blob(
                 .unwrap_or_else(IntoResponse::into_response),
         );
     }
-    let file = match store.remote() {
+    let file = match store.bucket() {
         Some(s3) => match cached(s3, blob, method == Method::GET).await {
             Some(f) => Source::File(f),
             None => Source::Remote(s3.clone()),

@@ -39,14 +39,19 @@ use std::time::Duration;
 use axum::Router;
 
 use crate::store::Store;
+use crate::store::session::{BucketServing, SessionError, StoreLocation};
 pub use error::ServeError;
 use state::AppState;
 
 /// What `llmgw mirror serve` was asked to do.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
-    /// The store folder served; it must exist and look like a store.
-    pub store: PathBuf,
+    /// The store served: a folder, which must exist and look like a
+    /// store; or a bucket, followed as `bucket` says.
+    pub store: StoreLocation,
+    /// How a store in a bucket is followed and cached (unused for a
+    /// folder).
+    pub bucket: BucketServing,
     /// Where to listen (port 0: any free port, see [`Running::addr`]).
     pub listen: SocketAddr,
     /// The URL clients reach this server at, for URLs in JSON answers;
@@ -105,45 +110,31 @@ impl Running {
     }
 }
 
-/// Checks the settings, binds, and starts serving on the current tokio
-/// runtime. The store is read by the state's own thread; `/readyz` says
-/// when.
+/// Opens the store, checks the settings, binds, and starts serving on the
+/// current tokio runtime. The store is read by the state's own thread;
+/// `/readyz` says when. A store in a bucket is served from a work folder
+/// its small files are copied into before the server starts, then every
+/// `cfg.bucket.poll` by a thread of their own (so a replica learns of a
+/// bundle another one's import added); the index follows the folder as it
+/// follows any store's.
 pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
-    let store = Store::at(&cfg.store);
-    start_with(cfg, store).await
-}
-
-/// [`start`] for a store in a bucket: `remote`'s work folder is
-/// `cfg.store`; its small files are copied from the bucket before the
-/// server starts, then every `poll` by a thread of their own (so a replica
-/// learns of a bundle another one's import added), and the index follows
-/// the folder as it follows any store's.
-pub async fn start_remote(
-    cfg: ServeConfig,
-    mut remote: crate::store::remote::Remote,
-    poll: Duration,
-) -> Result<Running, ServeError> {
-    let mut cfg = cfg;
-    cfg.store = remote.work().to_path_buf();
-    let (s3, pulled) = tokio::task::spawn_blocking(move || {
-        let r = remote.pull();
-        (remote, r)
-    })
-    .await
-    .map_err(|e| {
-        ServeError::Remote(crate::store::StoreError::io(
-            cfg.store.clone(),
-            std::io::Error::other(e),
-        ))
-    })?;
-    pulled.map_err(ServeError::Remote)?;
-    let store = Store::at(&cfg.store).with_remote(s3.s3().clone());
-    let running = start_with(cfg, store).await?;
-    let weak = Arc::downgrade(&running.state);
-    std::thread::Builder::new()
-        .name("llmgw-s3-poll".into())
-        .spawn(move || poll_bucket(s3, &weak, poll))
-        .map_err(|e| ServeError::Serve(std::io::Error::other(e)))?;
+    let (store, follow) = cfg
+        .store
+        .open_served(&cfg.bucket)
+        .await
+        .map_err(|e| match e {
+            SessionError::Pull { source, .. } => ServeError::Remote(*source),
+            other => ServeError::Open(Box::new(other)),
+        })?;
+    let running = start_with(&cfg, store).await?;
+    if let Some(remote) = follow {
+        let weak = Arc::downgrade(&running.state);
+        let poll = cfg.bucket.poll;
+        std::thread::Builder::new()
+            .name("llmgw-s3-poll".into())
+            .spawn(move || poll_bucket(remote, &weak, poll))
+            .map_err(|e| ServeError::Serve(std::io::Error::other(e)))?;
+    }
     Ok(running)
 }
 
@@ -169,9 +160,9 @@ fn poll_bucket(
     }
 }
 
-/// [`start`] with the store given.
-pub async fn start_with(cfg: ServeConfig, store: Store) -> Result<Running, ServeError> {
-    let held = store_check::check(&cfg.store)?;
+/// [`start`] with the store opened.
+async fn start_with(cfg: &ServeConfig, store: Store) -> Result<Running, ServeError> {
+    let held = store_check::check(store.root())?;
     if let Some(u) = &cfg.public_url
         && !(u.starts_with("http://") || u.starts_with("https://"))
     {

@@ -50,6 +50,10 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     /// Where the blob is (a file's path, an object's URL), for messages.
     fn blob_location(&self, sha256: &Sha256) -> String;
 
+    /// Where the manifest of that bundle is (a file's path, an object's
+    /// URL), for messages.
+    fn manifest_location(&self, manifest_sha256: &Sha256) -> String;
+
     /// Stores the blob read from `reader`, hashing it on the way, and makes
     /// it visible only when it is `size` bytes hashing to `sha256`; a blob
     /// already there with that size is not read again. The check for a

@@ -30,7 +30,6 @@ use llmgw_shared::shown;
 use thiserror::Error;
 
 use crate::bundle::signed::{MAX_SIGNATURE_FILE_BYTES, SignedRelease};
-use crate::fsutil;
 use crate::store::{Store, StoreError};
 
 /// Why a bundle may not join the store.
@@ -248,12 +247,9 @@ fn held_signed(
                 continue;
             }
             let path = store.blob_file(&a.sha256);
-            let bytes = if store.remote().is_some() && !path.exists() {
-                store.read_small_blob(&a.sha256, MAX_SIGNATURE_FILE_BYTES)
-            } else {
-                fsutil::read_bounded(&path, MAX_SIGNATURE_FILE_BYTES)
-            }
-            .map_err(|e| held(HeldSumsFault::Read(Box::new(e))))?;
+            let bytes = store
+                .read_small_blob(&a.sha256, MAX_SIGNATURE_FILE_BYTES)
+                .map_err(|e| held(HeldSumsFault::Read(Box::new(e))))?;
             let text = String::from_utf8_lossy(&bytes);
             let lines = parse_sha256sums(&path.display().to_string(), &text)
                 .map_err(|e| held(HeldSumsFault::Parse(e)))?;

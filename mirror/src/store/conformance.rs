@@ -91,6 +91,13 @@ pub fn exercise(store: &dyn BlobStore) {
 
     let manifest = b"{\"format_version\":1}";
     let msha = Sha256::of(manifest);
+    assert!(
+        store
+            .manifest_location(&msha)
+            .ends_with(&crate::store::layout::bundle_key(&msha)),
+        "{}",
+        store.manifest_location(&msha)
+    );
     assert!(store.list_bundles().expect("list bundles").is_empty());
     store.put_manifest(&msha, manifest).expect("put manifest");
     assert_eq!(store.list_bundles().expect("list bundles"), vec![msha]);

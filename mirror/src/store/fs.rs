@@ -75,6 +75,12 @@ impl BlobStore for FsBlobs {
         self.path(&layout::blob_key(sha256)).display().to_string()
     }
 
+    fn manifest_location(&self, manifest_sha256: &Sha256) -> String {
+        self.path(&layout::bundle_key(manifest_sha256))
+            .display()
+            .to_string()
+    }
+
     fn add_blob(&self, sha256: &Sha256, size: u64, from: &mut dyn Read) -> Result<(), StoreError> {
         let dest = self.path(&layout::blob_key(sha256));
         let tmp = self.temp_for(sha256);

@@ -8,11 +8,12 @@
 //! in progress, which several runs add to). Both hold the store
 //! lock, so they never race an import that is adding blobs.
 //!
-//! A store in a bucket ([`gc_bucket`]) is collected the same way, from the
-//! manifests copied into its work folder, with one more rule: a blob
-//! younger than the grace period (its object's `last_modified`) is kept
-//! even when no manifest names it, so an import whose manifest is not up
-//! yet is never robbed of its blobs.
+//! One gc for both kinds of store, over the published blobs
+//! ([`Store::published`]): a store in a bucket is collected the same way,
+//! from the manifests its session copied into the work folder, with one
+//! more rule: a blob younger than the grace period (its object's
+//! `last_modified`) is kept even when no manifest names it, so an import
+//! whose manifest is not up yet is never robbed of its blobs.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -55,21 +56,28 @@ pub struct GcReport {
     pub blobs_young: Vec<PathBuf>,
 }
 
-/// Drops every blob of `blobs` that no manifest held in `store` names and
-/// that is older than `grace` at `now`. The caller holds the store's lock
-/// object and has copied the manifests into `store`'s folder.
-pub fn gc_bucket(
-    store: &Store,
-    blobs: &dyn crate::store::backend::BlobStore,
-    grace: std::time::Duration,
-    now: std::time::SystemTime,
-    dry_run: bool,
-) -> Result<GcReport, StoreError> {
-    let (keep, mut report) = named_blobs(store, dry_run)?;
-    let name = |sha: &llmgw_shared::Sha256| match store.remote() {
-        Some(s3) => PathBuf::from(s3.key_url(&crate::store::layout::blob_key(sha))),
-        None => store.blob_file(sha),
-    };
+/// How `mirror gc` runs.
+#[derive(Debug, Clone, Copy)]
+pub struct GcOptions {
+    /// Only say what would be removed.
+    pub dry_run: bool,
+    /// In a store whose blobs are shared with writers that do not hold its
+    /// lock ([`Store::shared_blobs`]: a bucket), an unnamed blob younger
+    /// than this is kept: an import whose manifest is not up yet is never
+    /// robbed of its blobs.
+    pub grace: std::time::Duration,
+    /// The time ages are measured at.
+    pub now: std::time::SystemTime,
+}
+
+/// Drops every published blob no held manifest names (in a bucket, once
+/// older than the grace period), and the folder's stale staging. Holds the
+/// store lock; a store in a bucket is collected inside its session, which
+/// holds its lock object and copied its manifests into the folder.
+pub fn gc(store: &Store, opts: GcOptions) -> Result<GcReport, StoreError> {
+    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror gc`")?;
+    let (keep, mut report) = named_blobs(store, opts.dry_run)?;
+    let blobs = store.published();
     for (sha, meta) in blobs.list_blobs()? {
         if keep.contains(sha.as_str()) {
             report.blobs_kept += 1;
@@ -79,23 +87,27 @@ pub fn gc_bucket(
         // A time in the future, or none, counts as new: kept.
         let old = meta
             .modified
-            .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age >= grace);
-        if !old {
-            report.blobs_young.push(name(&sha));
+            .and_then(|t| opts.now.duration_since(t).ok())
+            .is_some_and(|age| age >= opts.grace);
+        let young = store.shared_blobs() && !old;
+        if young {
+            report.blobs_young.push(blobs.blob_location(&sha).into());
             continue;
         }
-        if !dry_run {
+        if !opts.dry_run {
             blobs.delete_blob(&sha)?;
         }
         report.bytes_removed += meta.size;
-        report.blobs_removed.push(name(&sha));
+        report.blobs_removed.push(blobs.blob_location(&sha).into());
+    }
+    if !store.shared_blobs() {
+        sweep_folder(store, opts.dry_run, &mut report)?;
     }
     Ok(report)
 }
 
 /// The sha256 of every blob a held manifest names, and a report that
-/// counts the held bundles: where both kinds of store begin.
+/// counts the held bundles.
 fn named_blobs(
     store: &Store,
     dry_run: bool,
@@ -113,21 +125,24 @@ fn named_blobs(
     Ok((keep, report))
 }
 
-/// Drops every blob no held manifest names, and stale staging.
-pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
-    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror gc`")?;
-    let (keep, mut report) = named_blobs(store, dry_run)?;
+/// The store folder's own leftovers, where the folder is the store: what
+/// lies under `blobs/` but is no blob (a misfiled name, a link), and the
+/// staging in `tmp/` of imports that stopped (not a volume import in
+/// progress, which several runs add to). A bucket store's work folder is
+/// left alone: its `blobs/` holds what a stopped publish still has to send
+/// up, and its staging what a stopped import resumes from.
+fn sweep_folder(store: &Store, dry_run: bool, report: &mut GcReport) -> Result<(), StoreError> {
     let mut dirs = BTreeSet::new();
     for (name, path) in store.blob_files()? {
+        if store.blob_path(&name).as_deref() == Some(path.as_path())
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+        {
+            // A blob: kept or swept above.
+            continue;
+        }
         let size = std::fs::symlink_metadata(&path)
             .map(|m| m.len())
             .unwrap_or(0);
-        if keep.contains(name.as_str()) && store.blob_path(&name).as_deref() == Some(path.as_path())
-        {
-            report.blobs_kept += 1;
-            report.bytes_kept += size;
-            continue;
-        }
         if !dry_run {
             std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
             if let Some(p) = path.parent() {
@@ -136,6 +151,16 @@ pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
         }
         report.bytes_removed += size;
         report.blobs_removed.push(path);
+    }
+    if !dry_run {
+        // The blobs removed above went through the backend, which does
+        // not sync their folders: a removal survives a power cut once
+        // its folder is synced.
+        for p in &report.blobs_removed {
+            if let Some(d) = p.parent() {
+                dirs.insert(d.to_path_buf());
+            }
+        }
     }
     for d in &dirs {
         fsutil::fsync_dir(d)?;
@@ -159,7 +184,7 @@ pub fn gc(store: &Store, dry_run: bool) -> Result<GcReport, StoreError> {
             report.staging_removed.push(path);
         }
     }
-    Ok(report)
+    Ok(())
 }
 
 /// Forgets a bundle, given its sha256 or a unique prefix of it. Its blobs

@@ -15,12 +15,20 @@
 //! The keys of blobs and manifests are spelled in [`layout`] only; the
 //! blob-store layer ([`backend::BlobStore`]) keeps blobs and manifests in
 //! this folder ([`fs::FsBlobs`]) or in S3-compatible object storage.
+//!
+//! [`Store`] is the one object the rest of the mirror works on, whatever
+//! keeps its blobs: it answers "is this blob held", "read this small
+//! blob", "list every blob" and "which blobs are published" through the
+//! [`backend::BlobStore`] trait, so no caller asks which backend it is
+//! (but serving, whose ways of sending a blob differ, see
+//! [`Store::bucket`]). Where it is and the transaction a command runs on
+//! it are [`session`]'s.
 
 pub mod backend;
 mod cache_lru;
 mod checked_file;
 pub mod claims;
-#[doc(hidden)]
+#[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 pub(crate) mod error;
 pub mod fs;
@@ -33,6 +41,7 @@ pub mod remote;
 pub mod s3;
 pub mod s3_cache;
 pub mod series;
+pub mod session;
 pub mod state;
 mod state_file;
 pub mod trust;
@@ -51,60 +60,94 @@ pub use state_file::{StateFault, StateFile};
 /// A held bundle's sha256 and its manifest, or why it cannot be read.
 pub type HeldManifest = (String, Result<Manifest, StoreError>);
 
-/// A mirror store rooted at a directory; or, with a remote, a store in
-/// object storage whose small files are copied into that directory
-/// ([`remote::Remote`]) and whose blobs are looked up in the bucket.
+/// A mirror store rooted at a directory; or, for a store in object
+/// storage, the local work folder its small files are copied into
+/// ([`remote::Remote`]), with its blobs looked up in the bucket.
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
-    remote: Option<s3::S3Blobs>,
+    /// The folder's own blobs: a folder store's, or what a bucket store's
+    /// import staged and has not published yet.
+    folder: fs::FsBlobs,
+    /// The bucket that holds a bucket store's published blobs.
+    bucket: Option<s3::S3Blobs>,
 }
 
 impl Store {
     /// A store at `root`; nothing is read or created yet.
     pub fn at(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
         Self {
-            root: root.into(),
-            remote: None,
+            folder: fs::FsBlobs::at(&root),
+            root,
+            bucket: None,
         }
     }
 
-    /// This store's folder as the work folder of a store in a bucket: a
+    /// The store in `s3`'s bucket, worked on through the folder `work`: a
     /// blob is held when the folder or the bucket has it.
-    pub fn with_remote(mut self, s3: s3::S3Blobs) -> Self {
-        self.remote = Some(s3);
-        self
+    pub(crate) fn in_bucket(work: impl Into<PathBuf>, s3: s3::S3Blobs) -> Self {
+        Self {
+            bucket: Some(s3),
+            ..Self::at(work)
+        }
     }
 
-    /// The bucket whose blobs this store serves, if any.
-    pub fn remote(&self) -> Option<&s3::S3Blobs> {
-        self.remote.as_ref()
+    /// The bucket a store in object storage keeps its blobs in, for what
+    /// only serving does differently (a GET proxied, presigned or cached,
+    /// since a bucket's blob is no file to send); everything else goes
+    /// through [`Store::published`] and [`Store::has_blob`].
+    pub(crate) fn bucket(&self) -> Option<&s3::S3Blobs> {
+        self.bucket.as_ref()
+    }
+
+    /// Where the store's published blobs are: the bucket, else the folder.
+    /// `mirror verify` walks it, `mirror gc` sweeps it.
+    pub fn published(&self) -> &dyn backend::BlobStore {
+        match &self.bucket {
+            Some(s3) => s3,
+            None => &self.folder,
+        }
+    }
+
+    /// Where a blob is looked for, in order: the folder, then the bucket
+    /// (a bucket store's folder holds what an import has not published).
+    fn holders(&self) -> impl Iterator<Item = &dyn backend::BlobStore> {
+        let folder: &dyn backend::BlobStore = &self.folder;
+        std::iter::once(folder).chain(self.bucket.iter().map(|s3| s3 as &dyn backend::BlobStore))
+    }
+
+    /// Whether this store's published blobs are shared with writers that
+    /// do not hold the store lock gc takes: a bucket's are (every replica
+    /// and importer reaches it, each from its own folder), so `mirror gc`
+    /// keeps an unnamed blob younger than its grace period there; a
+    /// folder's are not (every writer holds its lock).
+    pub fn shared_blobs(&self) -> bool {
+        self.bucket.is_some()
     }
 
     /// The bytes of a small blob held (a signature, a checksum list, a
     /// lock file), at most `max`: from the folder, else from the bucket.
     /// A [`Sha256`] by type, so there is no name to refuse here.
     pub fn read_small_blob(&self, sha: &Sha256, max: u64) -> Result<Vec<u8>, StoreError> {
-        use backend::BlobStore as _;
-        let path = self.blob_file(sha);
-        match (&self.remote, path.exists()) {
-            (Some(s3), false) => {
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(
-                    &mut std::io::Read::take(s3.read(sha, 0..max + 1)?, max + 1),
-                    &mut bytes,
-                )
-                .map_err(|e| StoreError::io(s3.key_url(&layout::blob_key(sha)), e))?;
-                if bytes.len() as u64 > max {
-                    return Err(StoreError::TooLarge {
-                        path: s3.key_url(&layout::blob_key(sha)).into(),
-                        max,
-                    });
-                }
-                Ok(bytes)
-            }
-            _ => crate::fsutil::read_bounded(&path, max),
+        let from = self
+            .holders()
+            .find(|b| b.head(sha).ok().flatten().is_some())
+            .unwrap_or(self.published());
+        let location = from.blob_location(sha);
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(from.read(sha, 0..max + 1)?, max + 1),
+            &mut bytes,
+        )
+        .map_err(|e| StoreError::io(&location, e))?;
+        if bytes.len() as u64 > max {
+            return Err(StoreError::TooLarge {
+                path: location.into(),
+                max,
+            });
         }
+        Ok(bytes)
     }
 
     /// Creates the store's folders if they are missing.
@@ -118,6 +161,19 @@ impl Store {
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         }
         Ok(())
+    }
+
+    /// Whether the folder looks like a store a command may read: its
+    /// `bundles/` is there; in a bucket store's work folder, any of
+    /// `bundles/`, `trust/` or `state/` (an empty folder is no object, so a
+    /// bucket's store may hold trusted keys or state and no manifest yet).
+    pub fn is_store(&self) -> bool {
+        if self.bucket.is_none() {
+            return self.bundles_dir().is_dir();
+        }
+        [self.bundles_dir(), self.trust_dir(), self.state_dir()]
+            .iter()
+            .any(|d| d.is_dir())
     }
 
     /// The store folder, as given.
@@ -150,9 +206,9 @@ impl Store {
         self.root.join(layout::STATE)
     }
 
-    /// The store's blobs and manifests through the blob-store layer.
-    pub fn blobs(&self) -> fs::FsBlobs {
-        fs::FsBlobs::at(&self.root)
+    /// The folder's blobs and manifests through the blob-store layer.
+    pub fn blobs(&self) -> &fs::FsBlobs {
+        &self.folder
     }
 
     /// The lock file writers (import, gc, remove, trust) hold; see
@@ -168,23 +224,19 @@ impl Store {
         let Some(h) = layout::digest(sha256) else {
             return false;
         };
-        let held =
-            |b: &dyn backend::BlobStore| b.head(&h).ok().flatten().is_some_and(|m| m.size == size);
-        held(&self.blobs()) || self.remote.as_ref().is_some_and(|s3| held(s3))
+        self.holders()
+            .any(|b| b.head(&h).ok().flatten().is_some_and(|m| m.size == size))
     }
 
     /// Every blob held, with its size: the folder's and, for a store in a
     /// bucket, the bucket's (which wins where both have one) — one listing
     /// each, where [`Store::has_blob`] asks once per blob.
     pub fn held_blobs(&self) -> Result<BTreeMap<Sha256, u64>, StoreError> {
-        use backend::BlobStore as _;
         let mut held: BTreeMap<Sha256, u64> = BTreeMap::new();
-        let listings = [
-            Some(self.blobs().list_blobs()?),
-            self.remote.as_ref().map(|s3| s3.list_blobs()).transpose()?,
-        ];
-        for (sha, meta) in listings.into_iter().flatten().flatten() {
-            held.insert(sha, meta.size);
+        for b in self.holders() {
+            for (sha, meta) in b.list_blobs()? {
+                held.insert(sha, meta.size);
+            }
         }
         Ok(held)
     }

@@ -2,7 +2,7 @@
 //! folder holds a copy of the bucket's small files (`bundles/`, `state/`,
 //! `trust/`) so that import, its checks and the server's index read them
 //! as they read any store, while blobs stay in the bucket and are looked
-//! up there ([`super::Store::with_remote`]).
+//! up there ([`super::Store::in_bucket`]).
 //!
 //! Invariant: copying either way writes manifests last and removes them
 //! first, so neither side ever holds a manifest before what it relies on.
@@ -67,9 +67,13 @@ pub struct Remote {
 /// What [`Remote::push`] sent.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Pushed {
+    /// Blobs the bucket did not hold, sent.
     pub blobs_added: usize,
+    /// Their bytes.
     pub bytes_added: u64,
+    /// Blobs the bucket held already, not sent again.
     pub blobs_held: usize,
+    /// Small files (manifests, signatures, state, keys) sent.
     pub small_files: usize,
 }
 

@@ -7,8 +7,8 @@
 //! the sha256 its name is made from. The manifests are read from the store
 //! folder (a bucket's work folder holds the copy its caller pulled).
 //!
-//! It holds the store lock for its whole walk — a folder's shared, a
-//! bucket's lock object (taken by the caller) — so an import, gc or remove
+//! It holds the store lock for its whole walk — the folder's shared, and
+//! for a bucket also its lock object (taken by the session) — so an import, gc or remove
 //! cannot change the store under it: a blob gc'd halfway through is never
 //! reported as damage. It is safe while the store is served. Blobs no held
 //! manifest names are not damage: they are listed apart as unreferenced (a
@@ -47,22 +47,14 @@ pub struct StoreReport {
 }
 
 /// Re-hashes every blob; checks each manifest's hash and that every blob
-/// it names is present with its size. For a store in a bucket
-/// ([`Store::with_remote`]) the caller holds the bucket's lock object and
-/// has copied its manifests into the store folder; the blobs checked are
-/// the bucket's.
+/// it names is present with its size. The blobs checked are the store's
+/// published ones ([`Store::published`]: a folder's files, a bucket's
+/// objects); the manifests are read from the store folder (a bucket
+/// store's work folder, which its session copied them into while holding
+/// the bucket's lock object).
 pub fn verify_store(store: &Store, progress: &dyn Progress) -> Result<StoreReport, StoreError> {
-    let folder = store.blobs();
-    let (blobs, _lock): (&dyn BlobStore, _) = match store.remote() {
-        Some(s3) => (s3, None),
-        None => (
-            &folder,
-            Some(StoreLock::acquire_shared(
-                &store.lock_path(),
-                "`llmgw mirror verify`",
-            )?),
-        ),
-    };
+    let _lock = StoreLock::acquire_shared(&store.lock_path(), "`llmgw mirror verify`")?;
+    let blobs = store.published();
     let mut report = StoreReport::default();
     let mut named = BTreeMap::new();
     for id in store.bundle_ids()? {
@@ -163,8 +155,8 @@ fn rehash(
 
 /// Where a held manifest is: its object in the bucket, or its file.
 fn manifest_location(store: &Store, id: &str) -> PathBuf {
-    match (store.remote(), layout::digest(id)) {
-        (Some(s3), Some(sha)) => s3.key_url(&layout::bundle_key(&sha)).into(),
-        _ => store.bundle_path(id).unwrap_or_default(),
+    match layout::digest(id) {
+        Some(sha) => store.published().manifest_location(&sha).into(),
+        None => store.bundle_path(id).unwrap_or_default(),
     }
 }

@@ -211,7 +211,8 @@ impl Drop for Server {
 
 pub fn config(store: &Path) -> ServeConfig {
     ServeConfig {
-        store: store.to_path_buf(),
+        store: store.to_path_buf().into(),
+        bucket: Default::default(),
         listen: "127.0.0.1:0".parse().unwrap(),
         public_url: None,
         tls: None,

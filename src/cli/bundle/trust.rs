@@ -69,25 +69,29 @@ pub enum TrustCommand {
 pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
     match cmd {
         TrustCommand::Add { key, store, role } => {
-            crate::cli::s3::with_store(&store, Some("llmgw bundle trust add"), |store| {
-                let role = Role::from(role);
-                let made = NewStore::create(store)?;
-                let added = llmgw_mirror::add_trusted_key(store, &key, role)
-                    .map_err(|e| anyhow::anyhow!("{}{}", Chain(&e), undo_note(made)))?;
-                match added {
-                    Added::New(id) => print(&format!(
-                        "trusting key {id} for {} ({})\n",
-                        match role {
-                            Role::Release => "llmgw releases",
-                            Role::Bundle => "bundles",
-                        },
-                        role.dir(store).join(format!("{id}.pub")).display()
-                    )),
-                    Added::AlreadyTrusted(id) => print(&format!("key {id} was already trusted\n")),
-                }
-            })
+            store
+                .location_from_env()
+                .transact(Some("llmgw bundle trust add"), |store| {
+                    let role = Role::from(role);
+                    let made = NewStore::create(store)?;
+                    let added = llmgw_mirror::add_trusted_key(store, &key, role)
+                        .map_err(|e| anyhow::anyhow!("{}{}", Chain(&e), undo_note(made.undo())))?;
+                    match added {
+                        Added::New(id) => print(&format!(
+                            "trusting key {id} for {} ({})\n",
+                            match role {
+                                Role::Release => "llmgw releases",
+                                Role::Bundle => "bundles",
+                            },
+                            role.dir(store).join(format!("{id}.pub")).display()
+                        )),
+                        Added::AlreadyTrusted(id) => {
+                            print(&format!("key {id} was already trusted\n"))
+                        }
+                    }
+                })
         }
-        TrustCommand::List { store, output } => crate::cli::s3::with_store(&store, None, |store| {
+        TrustCommand::List { store, output } => store.location_from_env().transact(None, |store| {
             let mut keys = Vec::new();
             for role in [Role::Release, Role::Bundle] {
                 for (p, k) in llmgw_mirror::trusted_keys(store, role)? {
@@ -114,9 +118,11 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
             key_id,
             store,
             role,
-        } => crate::cli::s3::with_store(&store, Some("llmgw bundle trust remove"), |store| {
-            let id = llmgw_mirror::remove_trusted_key(store, &key_id, role.into())?;
-            print(&format!("key {id} is no longer trusted\n"))
-        }),
+        } => store
+            .location_from_env()
+            .transact(Some("llmgw bundle trust remove"), |store| {
+                let id = llmgw_mirror::remove_trusted_key(store, &key_id, role.into())?;
+                print(&format!("key {id} is no longer trusted\n"))
+            }),
     }
 }

@@ -2,7 +2,7 @@
 //! left by imports that stopped.
 
 use clap::Args;
-use llmgw_mirror::Store;
+use llmgw_mirror::GcOptions;
 use llmgw_mirror::human_bytes;
 
 use crate::cli::help::{self, EXIT_CODES};
@@ -27,20 +27,17 @@ pub struct GcArgs {
 }
 
 pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
-    let r = match a.store.s3_url() {
-        None => llmgw_mirror::gc(&Store::at(&a.store.path), a.dry_run)?,
-        Some(url) => {
-            let session = crate::cli::s3::S3Session::open(url, &a.s3, Some("llmgw mirror gc"))?;
-            let grace = std::time::Duration::from_secs(a.grace_hours.saturating_mul(3600));
-            llmgw_mirror::gc_bucket(
-                &session.store(),
-                session.remote.s3(),
-                grace,
-                std::time::SystemTime::now(),
-                a.dry_run,
-            )?
-        }
+    let opts = GcOptions {
+        dry_run: a.dry_run,
+        grace: std::time::Duration::from_secs(a.grace_hours.saturating_mul(3600)),
+        now: std::time::SystemTime::now(),
     };
+    let r = a
+        .store
+        .location(&a.s3)
+        .transact(Some("llmgw mirror gc"), |store| {
+            anyhow::Ok(llmgw_mirror::gc(store, opts)?)
+        })?;
     if a.output.json {
         return print(&format!("{}\n", serde_json::to_value(&r)?));
     }

@@ -33,26 +33,21 @@ pub struct HaveArgs {
 pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
     // A bucket is worked on under its lock object: the list may make the
     // store's id, which then goes up with the state.
-    let list = crate::cli::s3::with_store(&a.store, Some("llmgw mirror have"), |store| {
-        let is_store = match a.store.s3_url() {
-            None => store.bundles_dir().is_dir(),
-            // An empty folder is no object: a bucket's store may hold
-            // trusted keys or state and no manifest yet.
-            Some(_) => [store.bundles_dir(), store.trust_dir(), store.state_dir()]
-                .iter()
-                .any(|d| d.is_dir()),
-        };
-        if !is_store {
-            anyhow::bail!(
-                "{} is not a mirror store (no bundles/ folder, or in a bucket no manifest, \
+    let list = a
+        .store
+        .location_from_env()
+        .transact(Some("llmgw mirror have"), |store| {
+            if !store.is_store() {
+                anyhow::bail!(
+                    "{} is not a mirror store (no bundles/ folder, or in a bucket no manifest, \
                  trusted key or state under the prefix); give the --store that `llmgw bundle \
                  import` fills",
-                a.store.path.display()
-            );
-        }
-        let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
-        Ok(llmgw_mirror::have_list(store)?)
-    })?;
+                    a.store.path.display()
+                );
+            }
+            let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
+            Ok(llmgw_mirror::have_list(store)?)
+        })?;
     let bytes = list.to_canonical_json();
     write_whole(&a.out, &bytes)?;
     eprintln!(

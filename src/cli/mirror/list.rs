@@ -19,10 +19,13 @@ pub struct ListArgs {
 }
 
 pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
-    let bundles = crate::cli::s3::with_store(&a.store, None, |store| {
-        Ok(llmgw_mirror::held_in_order(store)?)
-    })
-    .with_context(|| format!("reading the store {}", a.store.path.display()))?;
+    let bundles = a
+        .store
+        .location_from_env()
+        .transact(None, |store| {
+            anyhow::Ok(llmgw_mirror::held_in_order(store)?)
+        })
+        .with_context(|| format!("reading the store {}", a.store.path.display()))?;
     let mut summaries: Vec<Summary> = Vec::new();
     let mut damaged: Vec<String> = Vec::new();
     for (id, m) in &bundles {

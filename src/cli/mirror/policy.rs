@@ -44,7 +44,9 @@ pub struct PolicyArgs {
 
 pub fn run_policy(a: PolicyArgs) -> anyhow::Result<()> {
     let writer = (a.setting.is_some() && a.value.is_some()).then_some("llmgw mirror policy");
-    crate::cli::s3::with_store(&a.store, writer, |store| policy_in(store, &a))
+    a.store
+        .location_from_env()
+        .transact(writer, |store| policy_in(store, &a))
 }
 
 fn policy_in(store: &Store, a: &PolicyArgs) -> anyhow::Result<()> {

@@ -15,7 +15,8 @@ pub struct RemoveArgs {
 }
 
 pub fn run_remove(a: RemoveArgs) -> anyhow::Result<()> {
-    crate::cli::s3::with_store(&a.store, Some("llmgw mirror remove"), |store| {
+    let location = a.store.location_from_env();
+    location.transact(Some("llmgw mirror remove"), |store| {
         let id = llmgw_mirror::remove_bundle(store, &a.sha256)?;
         print(&format!(
             "bundle {id} removed from the mirror; run `llmgw mirror gc` to free its blobs\n"

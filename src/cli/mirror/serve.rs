@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use llmgw_mirror::{BucketServing, ServeConfig, StoreLocation, TlsFiles, start};
 use llmgw_mirror::{ConnLimits, Held, default_max_connections};
-use llmgw_mirror::{ServeConfig, TlsFiles, start, start_remote};
 
 use crate::cli::StoreArg;
 use crate::cli::help;
@@ -86,17 +86,40 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async move {
-        let s3_url = args.store.s3_url().map(str::to_string);
-        if s3_url.is_none() && args.blob_delivery == BlobDelivery::Presigned {
-            return Err(crate::cli::UsageError(
-                "--blob-delivery presigned needs a store in a bucket (--store s3://BUCKET/PREFIX)"
-                    .into(),
-            )
-            .into());
+        let mut location = args.store.location(&args.s3);
+        match &mut location {
+            StoreLocation::Folder(_) if args.blob_delivery == BlobDelivery::Presigned => {
+                return Err(crate::cli::UsageError(
+                    "--blob-delivery presigned needs a store in a bucket (--store \
+                     s3://BUCKET/PREFIX)"
+                        .into(),
+                )
+                .into());
+            }
+            StoreLocation::Bucket(b) if args.blob_delivery == BlobDelivery::Presigned => {
+                let public = args
+                    .s3_public_endpoint
+                    .clone()
+                    .or_else(|| args.s3.s3_endpoint.clone())
+                    .ok_or_else(|| {
+                        crate::cli::UsageError(
+                            "--blob-delivery presigned needs --s3-public-endpoint (the S3 URL \
+                             nodes reach) or --s3-endpoint"
+                                .into(),
+                        )
+                    })?;
+                b.config.presign = Some((public, Duration::from_secs(args.presign_seconds)));
+            }
+            _ => {}
         }
         let store = args.store.path;
         let cfg = ServeConfig {
-            store: store.clone(),
+            store: location,
+            bucket: BucketServing {
+                poll: Duration::from_secs(args.s3_poll_seconds),
+                cache_dir: args.cache_dir,
+                cache_size: args.cache_size,
+            },
             listen: args.listen,
             public_url: args.public_url,
             tls: args
@@ -111,37 +134,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 ..ConnLimits::default()
             },
         };
-        let running = match s3_url.as_deref() {
-            None => start(cfg).await?,
-            Some(url) => {
-                let mut s3cfg = crate::cli::s3::config(url, &args.s3);
-                if args.blob_delivery == BlobDelivery::Presigned {
-                    let public = args
-                        .s3_public_endpoint
-                        .clone()
-                        .or_else(|| args.s3.s3_endpoint.clone())
-                        .ok_or_else(|| {
-                            crate::cli::UsageError(
-                                "--blob-delivery presigned needs --s3-public-endpoint (the S3 \
-                                 URL nodes reach) or --s3-endpoint"
-                                    .into(),
-                            )
-                        })?;
-                    s3cfg.presign = Some((public, Duration::from_secs(args.presign_seconds)));
-                }
-                let mut s3 =
-                    llmgw_mirror::S3Blobs::connect(&s3cfg, tokio::runtime::Handle::current())?;
-                if let Some(dir) = args.cache_dir.clone() {
-                    let limit = args.cache_size;
-                    s3 = tokio::task::spawn_blocking(move || s3.with_cache(&dir, limit))
-                        .await
-                        .context("opening the cache folder")??;
-                }
-                let (work, _) = crate::cli::s3::work_dir(url, &args.s3, false)?;
-                let remote = llmgw_mirror::Remote::new(s3, work);
-                start_remote(cfg, remote, Duration::from_secs(args.s3_poll_seconds)).await?
-            }
-        };
+        let running = start(cfg).await?;
         if running.held == Held::Empty {
             eprintln!(
                 "llmgw: the store {} holds no bundles yet: every file request gets 404 until one \

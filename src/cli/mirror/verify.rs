@@ -2,7 +2,7 @@
 //! what is damaged or unreferenced.
 
 use clap::Args;
-use llmgw_mirror::Store;
+use llmgw_mirror::StoreLocation;
 use llmgw_mirror::Terminal;
 use llmgw_mirror::verify_store;
 
@@ -23,19 +23,11 @@ pub struct VerifyStoreArgs {
 pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
     // A bucket is checked under its lock object, as a folder under its
     // store lock, so no import, gc or remove changes it during the walk.
-    let session = match a.store.s3_url() {
-        Some(url) => Some(crate::cli::s3::S3Session::open(
-            url,
-            &a.s3,
-            Some("llmgw mirror verify"),
-        )?),
-        None => None,
-    };
-    let store = match &session {
-        Some(s) => s.store(),
-        None => Store::at(&a.store.path),
-    };
-    let r = verify_store(&store, &Terminal::new("checking"))?;
+    // Reads only, but under the bucket's lock object (as a folder under its
+    // shared store lock), so nothing is published after it.
+    let location = a.store.location(&a.s3);
+    let session = location.open(Some("llmgw mirror verify"))?;
+    let r = verify_store(session.store(), &Terminal::new("checking"))?;
     if a.output.json {
         print(&format!("{}\n", serde_json::to_value(&r)?))?;
     } else {
@@ -66,14 +58,15 @@ pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
     if r.damaged.is_empty() {
         return Ok(());
     }
-    match a.store.s3_url() {
-        Some(url) => anyhow::bail!(
-            "{} damaged object(s) in {url}; delete each damaged object (with any S3 client) and \
+    match location {
+        StoreLocation::Bucket(_) => anyhow::bail!(
+            "{} damaged object(s) in {}; delete each damaged object (with any S3 client) and \
              import again the bundles that carry them: an import of a held bundle puts back only \
              the blobs the bucket lacks",
-            r.damaged.len()
+            r.damaged.len(),
+            location.display()
         ),
-        None => anyhow::bail!(
+        StoreLocation::Folder(_) => anyhow::bail!(
             "{} damaged file(s) in {}; remove the damaged blobs and import the bundles that carry \
              them again",
             r.damaged.len(),

@@ -8,8 +8,6 @@
 //! file), never served half-rewritten. The lock blob itself is hashed
 //! again before it is read.
 
-use std::io::Read;
-
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use llmgw_shared::{Chain, Sha256, chain, shown};
@@ -31,16 +29,6 @@ pub enum LockError {
         "the lock blob {sha256} of environment {env} cannot be read: run `llmgw mirror verify`"
     )]
     Read {
-        env: String,
-        sha256: Sha256,
-        #[source]
-        source: std::io::Error,
-    },
-    /// [`LockError::Read`] of a store in a bucket.
-    #[error(
-        "the lock blob {sha256} of environment {env} cannot be read: run `llmgw mirror verify`"
-    )]
-    ReadStore {
         env: String,
         sha256: Sha256,
         #[source]
@@ -115,32 +103,19 @@ pub fn served_lock(store: &Store, env: &PyEnv, base: &str) -> Result<String, Loc
 }
 
 fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
-    let read_err = |source| LockError::Read {
-        env: env.name.clone(),
-        sha256: env.lock.sha256.clone(),
-        source,
-    };
     if env.lock.size > MAX_LOCK_BYTES {
         return Err(LockError::TooLarge {
             env: env.name.clone(),
             size: env.lock.size,
         });
     }
-    let path = store.blob_file(&env.lock.sha256);
-    let mut bytes = Vec::new();
-    if store.remote().is_some() && !path.exists() {
-        bytes = store
-            .read_small_blob(&env.lock.sha256, MAX_LOCK_BYTES)
-            .map_err(|source| LockError::ReadStore {
-                env: env.name.clone(),
-                sha256: env.lock.sha256.clone(),
-                source: Box::new(source),
-            })?;
-    } else {
-        std::fs::File::open(&path)
-            .and_then(|f| f.take(MAX_LOCK_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(read_err)?;
-    }
+    let bytes = store
+        .read_small_blob(&env.lock.sha256, MAX_LOCK_BYTES)
+        .map_err(|source| LockError::Read {
+            env: env.name.clone(),
+            sha256: env.lock.sha256.clone(),
+            source: Box::new(source),
+        })?;
     let actual = Sha256::of(&bytes);
     if actual != env.lock.sha256 {
         return Err(LockError::Damaged {

@@ -113,6 +113,10 @@ impl BlobStore for S3Blobs {
         self.key_url(&layout::blob_key(sha256))
     }
 
+    fn manifest_location(&self, manifest_sha256: &Sha256) -> String {
+        self.key_url(&layout::bundle_key(manifest_sha256))
+    }
+
     fn add_blob(&self, sha256: &Sha256, size: u64, from: &mut dyn Read) -> Result<(), StoreError> {
         let key = layout::blob_key(sha256);
         if size > PART as u64 {

@@ -6,12 +6,10 @@ pub mod volumes;
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use clap::Args;
-use llmgw_mirror::NewStore;
-use llmgw_mirror::Store;
 use llmgw_mirror::Terminal;
-use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
+use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport};
+use llmgw_mirror::{ImportRunError, Imported};
 use llmgw_mirror::{Summary, human_bytes};
 use llmgw_shared::Sha256;
 use llmgw_shared::{Chain, chain};
@@ -72,25 +70,29 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
-    if let Some(url) = a.store.s3_url() {
-        return run_import_s3(url, &a);
-    }
-    let store = Store::at(&a.store.path);
     let progress = Terminal::new("importing");
     let opts = ImportOptions {
         allow_rollback: a.allow_rollback,
         now: now()?,
     };
-    if llmgw_mirror::is_volume_set(&a.bundle) {
-        return volumes::run_import(&store, &a, &opts, &progress);
-    }
-    let bundle = a.bundle[0].clone();
-    let made = NewStore::create(&store)?;
-    let outcome = match import_with(&store, &bundle, a.sha256.as_ref(), &opts, &progress) {
-        Ok(o) => o,
-        Err(e) => {
-            let written = need_out(&e, a.need_out.as_deref())?;
-            let e = match e {
+    let imported = llmgw_mirror::import_into(
+        &a.store.location(&a.s3),
+        &a.bundle,
+        a.sha256.as_ref(),
+        &opts,
+        &progress,
+        &|pushed| tracing::info!(?pushed, "published to the bucket"),
+    );
+    match imported {
+        Ok(Imported::Bundle(outcome)) => print_outcome(&a.store.path, a.output.json, outcome),
+        Ok(Imported::Volumes(outcome)) => volumes::print_import(&a, outcome),
+        Err(ImportRunError::Refused {
+            bundle,
+            undone,
+            source,
+        }) => {
+            let written = need_out(&source, a.need_out.as_deref())?;
+            let e = match *source {
                 ImportError::Verify(v) => ImportError::Verify(v.with_trust_fix(format!(
                     "if you trust that key, add it with `llmgw bundle trust add KEY.pub \
                          --store {}`",
@@ -98,58 +100,23 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
                 ))),
                 other => other,
             };
-            let undone = undo_note(made);
+            let undone = undo_note(undone);
             anyhow::bail!(
                 "import of {} refused: {}{undone}{written}",
                 bundle.display(),
                 Chain(&e)
             );
         }
-    };
-    print_outcome(&a.store.path, a.output.json, outcome)
-}
-
-/// `bundle import --store s3://…`: the import runs into the work folder
-/// (blobs the bucket holds count as held), then what it added is published
-/// to the bucket, blobs first and manifests last, under the lock object.
-fn run_import_s3(url: &str, a: &ImportArgs) -> anyhow::Result<()> {
-    let session = crate::cli::s3::S3Session::open(url, &a.s3, Some("llmgw bundle import"))?;
-    let store = session.store();
-    let progress = Terminal::new("importing");
-    let opts = ImportOptions {
-        allow_rollback: a.allow_rollback,
-        now: now()?,
-    };
-    let mut session = session;
-    let mut publish = || {
-        session
-            .remote
-            .push()
-            .with_context(|| format!("publishing the import to {url}"))
-            .map(|pushed| tracing::info!(?pushed, "published to the bucket"))
-    };
-    if llmgw_mirror::is_volume_set(&a.bundle) {
-        // A set taken in over several runs keeps its staging in the work
-        // folder (kept between runs: --work-dir, or the store's own folder
-        // under the cache folder, `cli::s3::work_dir`); what was published
-        // goes up.
-        let taken = volumes::run_import(&store, a, &opts, &progress);
-        publish()?;
-        return taken;
-    }
-    let outcome = match import_with(&store, &a.bundle[0], a.sha256.as_ref(), &opts, &progress) {
-        Ok(o) => o,
-        Err(e) => {
+        Err(ImportRunError::Volumes(e)) => {
             let written = need_out(&e, a.need_out.as_deref())?;
-            anyhow::bail!(
-                "import of {} into {url} refused: {}{written}",
-                a.bundle[0].display(),
-                Chain(&e)
-            );
+            if !written.is_empty() {
+                // Said before the refusal, which main prints last.
+                eprintln!("{}", written.trim_start());
+            }
+            Err(anyhow::Error::new(e).context("import of volumes refused"))
         }
-    };
-    publish()?;
-    print_outcome(std::path::Path::new(url), a.output.json, outcome)
+        Err(other) => Err(other.into()),
+    }
 }
 
 /// `--need-out`: when a delta was refused for blobs the store lacks, writes
@@ -216,10 +183,10 @@ pub fn print_outcome(
     }
 }
 
-/// Removes a store folder this refused run made (a mistyped `--store`
-/// leaves nothing behind), and says so.
-pub(super) fn undo_note(made: NewStore) -> String {
-    match made.undo() {
+/// Says that a refused run removed the store folder it had made (a
+/// mistyped `--store` leaves nothing behind).
+pub(super) fn undo_note(undone: Option<std::path::PathBuf>) -> String {
+    match undone {
         Some(p) => format!(" (removed {}, which this run had made)", p.display()),
         None => String::new(),
     }

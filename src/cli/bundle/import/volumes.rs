@@ -119,28 +119,14 @@ fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Value {
     })
 }
 
-/// `bundle import VOLUME…`: takes in what the volumes hold, and says what
-/// is still missing. Exit 0 when every volume given was accepted (the
-/// bundle imported, or accepted so far); 1 when one was refused.
-pub fn run_import(
-    store: &llmgw_mirror::Store,
+/// `bundle import VOLUME…`: says what the volumes brought and what is
+/// still missing. Exit 0 when every volume given was accepted (the bundle
+/// imported, or accepted so far); 1 when one was refused.
+pub fn print_import(
     a: &super::ImportArgs,
-    opts: &llmgw_mirror::ImportOptions,
-    progress: &Terminal,
+    outcome: llmgw_mirror::VolumesOutcome,
 ) -> anyhow::Result<()> {
     use llmgw_mirror::VolumesOutcome;
-    let outcome =
-        match llmgw_mirror::import_volumes(store, &a.bundle, a.sha256.as_ref(), opts, progress) {
-            Ok(o) => o,
-            Err(e) => {
-                let written = super::need_out(&e, a.need_out.as_deref())?;
-                if !written.is_empty() {
-                    // Said before the refusal, which main prints last.
-                    eprintln!("{}", written.trim_start());
-                }
-                return Err(anyhow::Error::new(e).context("import of volumes refused"));
-            }
-        };
     let (p, published) = match outcome {
         VolumesOutcome::Published { progress, outcome } => (progress, Some(outcome)),
         VolumesOutcome::Incomplete(p) => (p, None),
