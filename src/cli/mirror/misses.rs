@@ -22,15 +22,18 @@ pub struct MissesArgs {
 }
 
 pub fn run_misses(a: MissesArgs) -> anyhow::Result<()> {
-    let list = crate::cli::s3::with_store(&a.store, None, |store| {
-        Ok(llmgw_mirror::read_misses(&store.state_dir()))
-    })
-    .with_context(|| {
-        format!(
-            "reading the miss log of the store {}",
-            a.store.path.display()
-        )
-    })?;
+    let list = a
+        .store
+        .location_from_env()
+        .transact(None, |store| {
+            anyhow::Ok(llmgw_mirror::read_misses(&store.state_dir()))
+        })
+        .with_context(|| {
+            format!(
+                "reading the miss log of the store {}",
+                a.store.path.display()
+            )
+        })?;
     let bytes = llmgw_mirror::want_list_bytes(&list);
     if let Some(out) = &a.out {
         llmgw_mirror::write_durable(out, &bytes)
