@@ -17,7 +17,7 @@ use super::index::route as index_route;
 use super::request::Req;
 use super::route::{Route, Routed};
 use super::state::{AppState, CHECK_EVERY, Readiness};
-use super::{auth, cache, hub, paths, pypi, respond, track};
+use super::{auth, cache, hub, oci, paths, pypi, respond, track};
 
 /// Largest `paths-info` form accepted.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -207,7 +207,9 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             };
             hub::api(r, plural, rest, form.as_deref())
         }
-        ["v2", rest @ ..] => hub::manifests(r, rest),
+        ["v2", rest @ ..] if oci::is_hub_gguf(&r.index, rest) => hub::manifests(r, rest),
+        ["v2", rest @ ..] => oci::v2(r, rest, raw_path).await,
+        ["charts", rest @ ..] => oci::charts(r, rest).await,
         ["pypi", rest @ ..]
             if matches!(rest.get(1), Some(&("simple" | "files" | "pylock.toml"))) =>
         {

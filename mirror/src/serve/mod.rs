@@ -21,6 +21,7 @@ pub mod hub;
 pub mod index;
 pub mod metrics;
 pub mod misses;
+pub mod oci;
 pub mod paths;
 pub mod pypi;
 pub mod range;

@@ -146,6 +146,34 @@ pub fn hub_error(
     r
 }
 
+/// The header every answer of a registry carries (the distribution
+/// registry's; Docker's clients look for it on `/v2/`).
+pub const REGISTRY_API_VERSION: (&str, &str) = ("docker-distribution-api-version", "registry/2.0");
+
+/// The OCI distribution spec's error body, `{"errors":[{"code","message"}]}`;
+/// a 405 also says which methods are served.
+pub fn oci_error(status: StatusCode, code: &'static str, message: &str) -> Response {
+    let body = serde_json::to_vec(&serde_json::json!({
+        "errors": [{"code": code, "message": message, "detail": null}]
+    }))
+    .unwrap_or_default();
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(
+        REGISTRY_API_VERSION.0,
+        HeaderValue::from_static(REGISTRY_API_VERSION.1),
+    );
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        h.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    }
+    r
+}
+
 /// GitHub's 404 body.
 pub fn github_not_found() -> Response {
     let body = serde_json::to_vec(&serde_json::json!({

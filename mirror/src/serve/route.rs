@@ -63,6 +63,18 @@ pub enum Route {
     FrontList,
     /// The miss log as a want-list, `GET /-/misses`.
     Misses,
+    OciBase,
+    OciCatalog,
+    OciTags,
+    OciManifest,
+    OciBlob,
+    OciReferrers,
+    /// A `/v2/` request refused (unknown name, bad grammar, a push).
+    Oci,
+    ChartsIndex,
+    ChartsPackage,
+    /// A `/charts/` request no chart answers.
+    Charts,
 }
 
 impl Route {
@@ -129,6 +141,16 @@ impl Route {
             Route::Front => "front",
             Route::FrontList => "front_list",
             Route::Misses => "misses",
+            Route::OciBase => "oci_base",
+            Route::OciCatalog => "oci_catalog",
+            Route::OciTags => "oci_tags",
+            Route::OciManifest => "oci_manifest",
+            Route::OciBlob => "oci_blob",
+            Route::OciReferrers => "oci_referrers",
+            Route::Oci => "oci",
+            Route::ChartsIndex => "charts_index",
+            Route::ChartsPackage => "charts_package",
+            Route::Charts => "charts",
         }
     }
 }

@@ -274,6 +274,15 @@ impl AppState {
         }
         crate::store::series::order_by_sequence(&self.store, &mut manifests);
         let mut index = Index::build(&manifests);
+        let store = &self.store;
+        let read = |sha: &llmgw_shared::Sha256, max: u64| match store.read_small_blob(sha, max) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                tracing::warn!(blob = %sha, error = %Chain(&e), "carried manifest unreadable");
+                None
+            }
+        };
+        index.oci = super::index::oci::OciIndex::build(&manifests, &read);
         let signers = super::freshness::signers(&self.store, &manifests);
         index.latest = super::freshness::signed_latest(&manifests, &signers);
         if let Ok(mut f) = self.metrics.freshness.lock() {

@@ -16,6 +16,7 @@
 //! ([`llmgw_shared::repo_key`]), as GitHub and the Hub match them.
 
 pub mod entries;
+pub mod oci;
 pub mod pypi;
 pub mod route;
 
@@ -46,6 +47,9 @@ pub struct Index {
     pub blobs: BTreeMap<llmgw_shared::Sha256, u64>,
     /// Python environments and interpreters.
     pub pypi: super::index::pypi::PypiIndex,
+    /// Container images and Helm charts (built with the store at hand:
+    /// [`oci::OciIndex::build`] reads carried manifests).
+    pub oci: oci::OciIndex,
     /// By lower-case `owner/repo`: the tag `latest` names where a signed
     /// bundle carries the repo ([`super::freshness::signed_latest`]);
     /// other repos' latest is their highest tag.

@@ -1,0 +1,407 @@
+//! The OCI part of the index: every image and chart the held manifests
+//! carry, as the registry API and the classic chart repository look them
+//! up.
+//!
+//! Invariants:
+//! - A tag names what the last manifest in trusted order (the order
+//!   [`super::Index::build`] is given: signed sequence, then import order)
+//!   said it named, as a Hub branch does.
+//! - A manifest or blob is served under a name only when a held image of
+//!   that (registry, name) lists it: a blob another image carries is not
+//!   reachable through this name.
+//! - Names, tags and media types from a manifest are checked against the
+//!   spec's grammar here; an image that fails is left out (and logged),
+//!   never served under a name the grammar would refuse in a URL.
+//! - Carried manifest bytes are read (bounded) only here, off the request
+//!   path, to learn their `subject` (the referrers) and a chart's metadata.
+
+use std::collections::{BTreeMap, HashMap};
+
+use llmgw_shared::Sha256;
+use llmgw_shared::manifest::{HelmChart, Manifest, OciImage};
+use llmgw_shared::shown;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::serve::index::entries::Blob;
+use crate::serve::oci::names::{is_name, is_tag, registry_key};
+
+/// Largest carried manifest read to find its `subject`: the size the spec
+/// says registries should accept.
+pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+
+/// Largest chart config (Chart.yaml as JSON) read for the classic index.
+pub const MAX_CHART_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Helm's config media type: the chart's metadata as JSON.
+pub const HELM_CONFIG: &str = "application/vnd.cncf.helm.config.v1+json";
+
+/// Media types that may carry a `subject` (image manifests and indexes).
+const SUBJECT_BEARING: [&str; 2] = [
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.oci.image.index.v1+json",
+];
+
+/// The Chart.yaml keys the classic index repeats (Helm's `Metadata`).
+const CHART_KEYS: [&str; 17] = [
+    "name",
+    "home",
+    "sources",
+    "version",
+    "description",
+    "keywords",
+    "maintainers",
+    "icon",
+    "apiVersion",
+    "condition",
+    "tags",
+    "appVersion",
+    "deprecated",
+    "annotations",
+    "kubeVersion",
+    "dependencies",
+    "type",
+];
+
+/// Reads a held blob, at most `max` bytes; `None` when it cannot be read
+/// (the caller logs nothing more: the reader says why).
+pub type ReadBlob<'a> = &'a dyn Fn(&Sha256, u64) -> Option<Vec<u8>>;
+
+/// Every image and chart held.
+#[derive(Debug, Clone, Default)]
+pub struct OciIndex {
+    /// Name -> registry (`None`: an image with no registry) -> repository.
+    repos: BTreeMap<String, BTreeMap<Option<String>, OciRepo>>,
+    /// Chart name -> version -> chart.
+    charts: BTreeMap<String, BTreeMap<String, ChartEntry>>,
+    /// `<name>-<version>.tgz` -> (name, version).
+    chart_files: BTreeMap<String, (String, String)>,
+}
+
+/// One repository of one registry, merged over every bundle carrying it.
+#[derive(Debug, Clone, Default)]
+pub struct OciRepo {
+    pub registry: Option<String>,
+    pub name: String,
+    /// Tag -> the top manifest's digest, the last in trusted order.
+    pub tags: BTreeMap<String, Sha256>,
+    /// Every manifest or index held under this name.
+    pub manifests: BTreeMap<Sha256, ManifestEntry>,
+    /// Every blob (config, layer, and the manifests) a held manifest of
+    /// this name lists.
+    pub blobs: BTreeMap<Sha256, u64>,
+    /// Subject digest -> the held manifests whose `subject` it is.
+    pub referrers: BTreeMap<Sha256, Vec<Referrer>>,
+}
+
+/// A manifest or index and what it is.
+#[derive(Debug, Clone)]
+pub struct ManifestEntry {
+    pub blob: Blob,
+    pub media_type: String,
+}
+
+/// A manifest with a `subject`, as the referrers API lists it.
+#[derive(Debug, Clone)]
+pub struct Referrer {
+    pub blob: Blob,
+    pub media_type: String,
+    /// Its `artifactType`, else its config's media type (an index has none).
+    pub artifact_type: Option<String>,
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// One chart version, for the classic repository.
+#[derive(Debug, Clone)]
+pub struct ChartEntry {
+    pub name: String,
+    pub version: String,
+    pub package: Blob,
+    /// Chart.yaml's fields as the chart's config carries them (Helm's keys
+    /// only), with `name`, `version` and `appVersion` from the manifest.
+    pub metadata: Map<String, Value>,
+    /// The `created` of the bundle that carried it last.
+    pub created: String,
+}
+
+/// What a name (and `ns`) finds.
+#[derive(Debug)]
+pub enum Lookup<'a> {
+    Found(&'a OciRepo),
+    /// No registry holds the name.
+    Unknown,
+    /// Several registries hold it and no `ns` picked one.
+    Ambiguous(Vec<String>),
+    /// `ns` names a registry that does not hold it; these do.
+    NotFrom {
+        ns: String,
+        held: Vec<String>,
+    },
+}
+
+/// How a registry is named to people: `(no registry)` for a local image.
+pub fn registry_label(r: &Option<String>) -> String {
+    r.clone().unwrap_or_else(|| "(no registry)".to_string())
+}
+
+/// A manifest's fields the referrers API repeats.
+#[derive(Debug, Deserialize)]
+struct Carried {
+    #[serde(rename = "artifactType")]
+    artifact_type: Option<String>,
+    config: Option<CarriedDescriptor>,
+    subject: Option<CarriedDescriptor>,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CarriedDescriptor {
+    digest: String,
+    #[serde(rename = "mediaType")]
+    media_type: Option<String>,
+}
+
+/// Whether a media type may go into a header: `type/subtype`, printable.
+fn is_media_type(t: &str) -> bool {
+    t.len() <= 255
+        && t.split_once('/')
+            .is_some_and(|(a, b)| !a.is_empty() && !b.is_empty())
+        && t.bytes().all(|b| b.is_ascii_graphic())
+}
+
+impl OciIndex {
+    /// Builds the tables from the manifests in trusted order (the last
+    /// one counts most); `read` gives carried manifests and chart configs.
+    pub fn build(bundles: &[(String, Manifest)], read: ReadBlob<'_>) -> Self {
+        let mut out = OciIndex::default();
+        for (id, m) in bundles {
+            for image in &m.images {
+                out.add_image(id, image);
+            }
+            for chart in &m.charts {
+                if out.add_image(id, &chart.artifact) {
+                    out.add_chart(id, &m.created, chart, read);
+                }
+            }
+        }
+        out.find_referrers(read);
+        out
+    }
+
+    /// Adds one image; false (and a log line) when it cannot be served.
+    fn add_image(&mut self, bundle: &str, image: &OciImage) -> bool {
+        let refuse = |why: &str| {
+            tracing::warn!(
+                bundle,
+                repository = %shown(&image.repository),
+                why,
+                "image not served"
+            );
+            false
+        };
+        if !is_name(&image.repository) {
+            return refuse("its repository is not an OCI name");
+        }
+        let registry = match &image.registry {
+            None => None,
+            Some(r) => match registry_key(r) {
+                Some(k) => Some(k),
+                None => return refuse("its registry is not a host[:port]"),
+            },
+        };
+        if image.tag.as_deref().is_some_and(|t| !is_tag(t)) {
+            return refuse("its tag is not an OCI tag");
+        }
+        if !image.manifests.iter().any(|d| d.sha256 == image.digest) {
+            return refuse("its top digest is not among its manifests");
+        }
+        if let Some(d) = image.all_blobs().find(|d| !is_media_type(&d.media_type)) {
+            tracing::warn!(bundle, blob = %d.sha256, "media type is not type/subtype");
+            return refuse("a descriptor's media type is not a media type");
+        }
+        let repo = self
+            .repos
+            .entry(image.repository.clone())
+            .or_default()
+            .entry(registry.clone())
+            .or_insert_with(|| OciRepo {
+                registry,
+                name: image.repository.clone(),
+                ..OciRepo::default()
+            });
+        for d in &image.manifests {
+            repo.manifests
+                .entry(d.sha256.clone())
+                .or_insert_with(|| ManifestEntry {
+                    blob: Blob {
+                        sha256: d.sha256.clone(),
+                        size: d.size,
+                    },
+                    media_type: d.media_type.clone(),
+                });
+        }
+        for d in image.all_blobs() {
+            repo.blobs.insert(d.sha256.clone(), d.size);
+        }
+        if let Some(tag) = &image.tag {
+            repo.tags.insert(tag.clone(), image.digest.clone());
+        }
+        true
+    }
+
+    /// Adds a chart version to the classic repository.
+    fn add_chart(&mut self, bundle: &str, created: &str, chart: &HelmChart, read: ReadBlob<'_>) {
+        let safe = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 128
+                && !s.starts_with(['.', '-'])
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+        };
+        if !safe(&chart.name) || !safe(&chart.version) {
+            tracing::warn!(bundle, chart = %shown(&chart.name), "chart name or version not served");
+            return;
+        }
+        let Some(size) = chart
+            .artifact
+            .blobs
+            .iter()
+            .find(|d| d.sha256 == chart.package)
+            .map(|d| d.size)
+        else {
+            tracing::warn!(bundle, chart = %shown(&chart.name), "chart package not in its artifact");
+            return;
+        };
+        let mut metadata = chart
+            .artifact
+            .blobs
+            .iter()
+            .find(|d| d.media_type == HELM_CONFIG && d.size <= MAX_CHART_CONFIG_BYTES)
+            .and_then(|d| read(&d.sha256, MAX_CHART_CONFIG_BYTES))
+            .and_then(|b| serde_json::from_slice::<Map<String, Value>>(&b).ok())
+            .unwrap_or_default();
+        metadata.retain(|k, _| CHART_KEYS.contains(&k.as_str()));
+        metadata.entry("apiVersion").or_insert_with(|| "v2".into());
+        metadata.insert("name".into(), chart.name.clone().into());
+        metadata.insert("version".into(), chart.version.clone().into());
+        if let Some(a) = &chart.app_version {
+            metadata.insert("appVersion".into(), a.clone().into());
+        }
+        let file = format!("{}-{}.tgz", chart.name, chart.version);
+        self.chart_files
+            .insert(file, (chart.name.clone(), chart.version.clone()));
+        self.charts.entry(chart.name.clone()).or_default().insert(
+            chart.version.clone(),
+            ChartEntry {
+                name: chart.name.clone(),
+                version: chart.version.clone(),
+                package: Blob {
+                    sha256: chart.package.clone(),
+                    size,
+                },
+                metadata,
+                created: created.to_string(),
+            },
+        );
+    }
+
+    /// Reads each held OCI manifest once (bounded) and files the ones with
+    /// a `subject` under it, in each name that holds them.
+    fn find_referrers(&mut self, read: ReadBlob<'_>) {
+        let mut parsed: HashMap<Sha256, Option<Carried>> = HashMap::new();
+        for repo in self.repos.values_mut().flat_map(|r| r.values_mut()) {
+            for (sha, m) in &repo.manifests {
+                if !SUBJECT_BEARING.contains(&m.media_type.as_str())
+                    || m.blob.size > MAX_MANIFEST_BYTES
+                {
+                    continue;
+                }
+                let carried = parsed.entry(sha.clone()).or_insert_with(|| {
+                    read(sha, MAX_MANIFEST_BYTES)
+                        .and_then(|b| serde_json::from_slice::<Carried>(&b).ok())
+                });
+                let Some(c) = carried else { continue };
+                let Some(subject) = c
+                    .subject
+                    .as_ref()
+                    .and_then(|s| s.digest.strip_prefix("sha256:"))
+                    .and_then(|h| Sha256::parse_exact("subject", h).ok())
+                else {
+                    continue;
+                };
+                let artifact_type =
+                    c.artifact_type
+                        .clone()
+                        .filter(|t| !t.is_empty())
+                        .or_else(|| {
+                            (m.media_type == SUBJECT_BEARING[0])
+                                .then(|| c.config.as_ref().and_then(|d| d.media_type.clone()))
+                                .flatten()
+                        });
+                let list = repo.referrers.entry(subject).or_default();
+                list.push(Referrer {
+                    blob: m.blob.clone(),
+                    media_type: m.media_type.clone(),
+                    artifact_type,
+                    annotations: c.annotations.clone(),
+                });
+            }
+        }
+    }
+
+    /// The repository `name` names, with `ns` (containerd's upstream
+    /// registry) picking among registries holding it; an image with no
+    /// registry answers whatever `ns` says, when no registry of that name
+    /// holds the path.
+    pub fn lookup(&self, name: &str, ns: Option<&str>) -> Lookup<'_> {
+        let Some(holders) = self.repos.get(name) else {
+            return Lookup::Unknown;
+        };
+        let held = || holders.keys().map(registry_label).collect::<Vec<_>>();
+        match ns {
+            Some(ns) => {
+                let key = registry_key(ns);
+                if let Some(r) = key.clone().and_then(|k| holders.get(&Some(k))) {
+                    return Lookup::Found(r);
+                }
+                match holders.get(&None) {
+                    Some(r) => Lookup::Found(r),
+                    None => Lookup::NotFrom {
+                        ns: key.unwrap_or_else(|| ns.to_string()),
+                        held: held(),
+                    },
+                }
+            }
+            None => match holders.values().collect::<Vec<_>>().as_slice() {
+                [one] => Lookup::Found(one),
+                _ => Lookup::Ambiguous(held()),
+            },
+        }
+    }
+
+    /// Whether any registry holds `name`.
+    pub fn holds(&self, name: &str) -> bool {
+        self.repos.contains_key(name)
+    }
+
+    /// Every name held, in lexical order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.repos.keys().map(String::as_str)
+    }
+
+    /// Every chart, by name, each version by version.
+    pub fn charts(&self) -> &BTreeMap<String, BTreeMap<String, ChartEntry>> {
+        &self.charts
+    }
+
+    /// The chart a classic repository file name (`acme-0.1.0.tgz`) names.
+    pub fn chart_file(&self, file: &str) -> Option<&ChartEntry> {
+        let (name, version) = self.chart_files.get(file)?;
+        self.charts.get(name)?.get(version)
+    }
+}
+
+#[cfg(test)]
+#[path = "oci_tests.rs"]
+mod tests;

@@ -1,0 +1,189 @@
+//! The grammar of the OCI distribution spec: repository names, tags,
+//! digests, and the registry hosts `ns` names (spec.md, "Pulling
+//! manifests").
+//!
+//! Invariant: a text is a name, tag or digest only when it matches the
+//! spec's grammar exactly; the grammar admits no `%`, `/` inside a
+//! component, `..` or empty component, so a name that passes can only ever
+//! be a key into the index — and the checks here read the raw, still
+//! percent-encoded path, so nothing is decoded into a trick first.
+
+use llmgw_shared::Sha256;
+
+/// Longest `<name>` served: clients limit host + `/` + name to 255.
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Longest tag (the spec's `{0,127}` after the first character).
+pub const MAX_TAG_BYTES: usize = 128;
+
+/// Longest registry host:port accepted from a manifest or from `ns`.
+pub const MAX_REGISTRY_BYTES: usize = 255;
+
+/// Whether `c` is one path component of a name:
+/// `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*`.
+pub fn is_name_component(c: &str) -> bool {
+    let b = c.as_bytes();
+    let alnum = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    if b.is_empty() || !alnum(b[0]) || !alnum(b[b.len() - 1]) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if alnum(b[i]) {
+            i += 1;
+            continue;
+        }
+        // A separator run: `.`, `_`, `__` or any number of `-`, always
+        // between two alphanumerics (the ends were checked above).
+        let start = i;
+        while i < b.len() && !alnum(b[i]) {
+            i += 1;
+        }
+        let sep = &c[start..i];
+        let ok = matches!(sep, "." | "_" | "__") || sep.bytes().all(|x| x == b'-');
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `name` is a repository name: components joined by `/`.
+pub fn is_name(name: &str) -> bool {
+    name.len() <= MAX_NAME_BYTES && name.split('/').all(is_name_component)
+}
+
+/// Whether `tag` is a tag: `[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}`.
+pub fn is_tag(tag: &str) -> bool {
+    let b = tag.as_bytes();
+    let word = |x: u8| x.is_ascii_alphanumeric() || x == b'_';
+    !b.is_empty()
+        && b.len() <= MAX_TAG_BYTES
+        && word(b[0])
+        && b.iter().all(|&x| word(x) || x == b'.' || x == b'-')
+}
+
+/// What a `<digest>` in a URL is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Digest {
+    /// `sha256:` and 64 lower-case hex digits: what the mirror holds.
+    Sha256(Sha256),
+    /// Another algorithm, well formed (`sha512:…`): never held here.
+    Other,
+}
+
+/// Reads `algorithm:encoded` as the spec's digest grammar
+/// (`[a-z0-9]+([+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+`); `None` when it is not
+/// one. A `sha256:` digest must be exactly 64 lower-case hex digits.
+pub fn parse_digest(text: &str) -> Option<Digest> {
+    let (algorithm, encoded) = text.split_once(':')?;
+    let alg_ok = !algorithm.is_empty()
+        && algorithm.split(['+', '.', '_', '-']).all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|x| x.is_ascii_lowercase() || x.is_ascii_digit())
+        });
+    let enc_ok = !encoded.is_empty()
+        && encoded
+            .bytes()
+            .all(|x| x.is_ascii_alphanumeric() || matches!(x, b'=' | b'_' | b'-'));
+    if !alg_ok || !enc_ok {
+        return None;
+    }
+    if algorithm == "sha256" {
+        return Sha256::parse_exact("digest", encoded)
+            .ok()
+            .map(Digest::Sha256);
+    }
+    Some(Digest::Other)
+}
+
+/// A registry host as the mirror keys it: lower case, Docker Hub's other
+/// names as `docker.io` (containerd sends `ns=docker.io`, a manifest may
+/// say `index.docker.io`). `None` when it is not a host[:port].
+pub fn registry_key(host: &str) -> Option<String> {
+    let h = host.to_ascii_lowercase();
+    let ok = !h.is_empty()
+        && h.len() <= MAX_REGISTRY_BYTES
+        && h.bytes()
+            .all(|x| x.is_ascii_alphanumeric() || matches!(x, b'.' | b'-' | b':' | b'[' | b']'));
+    if !ok {
+        return None;
+    }
+    Some(match h.as_str() {
+        "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com" => {
+            "docker.io".to_string()
+        }
+        _ => h,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_spec_grammar() {
+        for good in [
+            "library/ubuntu",
+            "vllm/vllm-openai",
+            "a",
+            "a.b_c__d---e/f0",
+            "charts/acme",
+        ] {
+            assert!(is_name(good), "{good}");
+        }
+        for bad in [
+            "", "..", "a/../b", "a//b", "/a", "a/", "A/b", "a%2Fb", "a___b", "a._b", "-a", "a-",
+            "a b", "_catalog",
+        ] {
+            assert!(!is_name(bad), "{bad}");
+        }
+        assert!(!is_name(&"a".repeat(MAX_NAME_BYTES + 1)));
+    }
+
+    #[test]
+    fn tags_and_digests() {
+        assert!(is_tag("v0.34.0"));
+        assert!(is_tag("_x"));
+        assert!(is_tag(&"a".repeat(128)));
+        for bad in [
+            "",
+            ".x",
+            "-x",
+            "a/b",
+            "a:b",
+            "..",
+            "a%2Fb",
+            &"a".repeat(129),
+        ] {
+            assert!(!is_tag(bad), "{bad}");
+        }
+        let hex = "a".repeat(64);
+        assert_eq!(
+            parse_digest(&format!("sha256:{hex}")),
+            Some(Digest::Sha256(hex.parse().unwrap()))
+        );
+        assert_eq!(parse_digest(&format!("sha512:{hex}")), Some(Digest::Other));
+        assert_eq!(parse_digest(&format!("sha256:{}", "A".repeat(64))), None);
+        assert_eq!(parse_digest("sha256:abc"), None);
+        assert_eq!(parse_digest("sha256:../../etc"), None);
+        assert_eq!(parse_digest(":x"), None);
+        assert_eq!(parse_digest("latest"), None);
+    }
+
+    #[test]
+    fn registries_are_keyed_as_containerd_names_them() {
+        assert_eq!(registry_key("Docker.IO").as_deref(), Some("docker.io"));
+        assert_eq!(
+            registry_key("registry-1.docker.io").as_deref(),
+            Some("docker.io")
+        );
+        assert_eq!(
+            registry_key("127.0.0.1:5000").as_deref(),
+            Some("127.0.0.1:5000")
+        );
+        assert_eq!(registry_key("a/b"), None);
+        assert_eq!(registry_key(""), None);
+    }
+}
