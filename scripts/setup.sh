@@ -7,7 +7,8 @@
 #   mirror benchmark), curl, tar and zstd (real tools the tests compare with),
 #   dosfstools, mtools and xorriso (volumes through real FAT32 and ISO images),
 #   chromium (the front page, read in a real headless browser),
-#   groff-base and man-db (the man pages are rendered in test.sh).
+#   groff-base and man-db (the man pages are rendered in test.sh), skopeo and
+#   containerd (the real registry clients the mirror's OCI registry is tested with).
 #   .venv:        huggingface_hub 2.4.0, the current Hub client, plus the
 #                 chart and Dockerfile linters.
 #   .venv-hf036:  huggingface_hub 0.36.2, the last 0.x client, still used by
@@ -44,7 +45,7 @@ would() {
 if [ "$mode" = demo ]; then
   apt_packages=(curl tar zstd)
 else
-  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium)
+  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium skopeo containerd)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -390,6 +390,11 @@ impl OciIndex {
         self.repos.keys().map(String::as_str)
     }
 
+    /// Every repository held, by name, then registry.
+    pub fn repos(&self) -> impl Iterator<Item = &OciRepo> {
+        self.repos.values().flat_map(|r| r.values())
+    }
+
     /// Every chart, by name, each version by version.
     pub fn charts(&self) -> &BTreeMap<String, BTreeMap<String, ChartEntry>> {
         &self.charts

@@ -77,9 +77,49 @@ pub fn index(req: &Req<'_>) -> Response {
         "releases": releases,
         "repos": repos,
         "python_envs": crate::serve::pypi::index_json(&base, &ix.pypi),
+        "images": images_json(ix),
+        "charts": charts_json(&base, ix),
         "blobs": {"count": ix.blobs.len(), "bytes": ix.blobs.values().sum::<u64>()},
     });
     respond::json(req.method, req.headers, &v)
+}
+
+/// The images held: each repository (with its registry) and its tags.
+fn images_json(ix: &crate::serve::index::Index) -> Value {
+    let repos: Vec<Value> = ix
+        .oci
+        .repos()
+        .map(|r| {
+            let tags: serde_json::Map<String, Value> = r
+                .tags
+                .iter()
+                .map(|(t, d)| (t.clone(), format!("sha256:{d}").into()))
+                .collect();
+            json!({"registry": r.registry, "name": r.name, "tags": tags, "manifests": r.manifests.len(), "blobs": r.blobs.len()})
+        })
+        .collect();
+    Value::Array(repos)
+}
+
+/// The charts held, with their package's sha256 and URL.
+fn charts_json(base: &str, ix: &crate::serve::index::Index) -> Value {
+    let charts: Vec<Value> = ix
+        .oci
+        .charts()
+        .values()
+        .flat_map(|v| v.values())
+        .map(|c| {
+            let file = format!("{}-{}.tgz", c.name, c.version);
+            json!({
+                "name": c.name,
+                "version": c.version,
+                "sha256": c.package.sha256,
+                "size": c.package.size,
+                "url": format!("{base}/charts/{}", quote_path(&file)),
+            })
+        })
+        .collect();
+    Value::Array(charts)
 }
 
 /// Prometheus text format.
