@@ -17,9 +17,10 @@ use bundle_kit::{Kit, Server, import_bundle, stderr, stdout, write_dir};
 use clients::{containerd, http, need};
 use llmgw_shared::Sha256;
 
-/// A store serving: `docker.io/acme/app:v1` (amd64 + arm64 + attestation
-/// + SBOM), `acme/twice:v1` from docker.io and from ghcr.io (two images,
-/// one path), and the chart `acme` 0.1.0 (`charts/acme`, no registry).
+/// A store serving: `docker.io/acme/app:v1` (amd64, arm64, an attestation
+/// and an SBOM), `acme/twice:v1` from docker.io and from ghcr.io (two
+/// images, one path), and the chart `acme` 0.1.0 (`charts/acme`, no
+/// registry).
 struct Fixture {
     dir: tempfile::TempDir,
     server: Server,
