@@ -360,7 +360,7 @@ fn the_registry_answers_as_the_spec_says() {
             "DIGEST_INVALID",
         ),
     ] {
-        let a = http(url, "GET", &path, &["Accept: */*".into()]);
+        let a = http(url, "GET", &path, &[format!("Accept: {}", kit::INDEX)]);
         assert_eq!((a.status, a.code()), (status, code.to_string()), "{path}");
     }
 

@@ -207,7 +207,7 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             };
             hub::api(r, plural, rest, form.as_deref())
         }
-        ["v2", rest @ ..] if oci::is_hub_gguf(&r.index, rest) => hub::manifests(r, rest),
+        ["v2", rest @ ..] if oci::is_hub_gguf(&r.index, rest, r.headers) => hub::manifests(r, rest),
         ["v2", rest @ ..] => oci::v2(r, rest, raw_path).await,
         ["charts", rest @ ..] => oci::charts(r, rest).await,
         ["pypi", rest @ ..]

@@ -27,6 +27,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("GET", "/api/datasets/acme/data/tree/v1.0/{}"),
     ("GET", "/v2/acme/{}/manifests/latest"),
     ("GET", "/v2/acme/tiny/manifests/{}"),
+    ("HEAD", "/v2/{}/manifests/v1"),
+    ("GET", "/v2/acme/{}/blobs/sha256:0000"),
+    ("GET", "/v2/acme/app/blobs/{}"),
+    ("GET", "/v2/{}/tags/list"),
+    ("GET", "/v2/acme/app/referrers/{}"),
+    ("GET", "/charts/{}"),
     ("GET", "/{}/llama.cpp/releases/download/b6123/x.zip"),
     (
         "GET",

@@ -61,11 +61,22 @@ pub async fn v2(req: &Req<'_>, segs: &[&str], path: &str) -> Routed {
 
 /// Whether `/v2/<owner>/<name>/manifests/<tag>` is older llama.cpp's `-hf`
 /// asking for a Hub model's GGUF (`hub::manifests`) rather than a registry
-/// client: the Hub holds that model and no image of that name is held.
-pub fn is_hub_gguf(index: &Index, segs: &[&str]) -> bool {
+/// client: no image of that name is held, and either the Hub holds that
+/// model or the client names no OCI or Docker media type in `Accept`
+/// (every registry client does; llama.cpp sends `application/json`), so
+/// a miss of both is answered in the shape the client reads.
+pub fn is_hub_gguf(index: &Index, segs: &[&str], headers: &http::HeaderMap) -> bool {
     let [owner, name, "manifests", _] = segs else {
         return false;
     };
     let id = format!("{owner}/{name}");
-    !index.oci.holds(&id) && index.repo(RepoKind::Model, &id).is_some()
+    if index.oci.holds(&id) {
+        return false;
+    }
+    let registry_client = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/vnd.oci.") || v.contains("application/vnd.docker."));
+    index.repo(RepoKind::Model, &id).is_some() || !registry_client
 }

@@ -10,12 +10,14 @@
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use llmgw_shared::url::encode_segment;
 use serde_json::{Map, Value, json};
 
 use super::decide::Outcome;
 use crate::serve::files::{BlobReply, serve_blob};
 use crate::serve::index::Blob;
 use crate::serve::index::oci::Referrer;
+use crate::serve::paths::query_get;
 use crate::serve::request::Req;
 use crate::serve::respond::{self, CachedJson, REGISTRY_API_VERSION, header_text};
 
@@ -29,12 +31,12 @@ pub async fn respond(req: &Req<'_>, outcome: Outcome<'_>, path: &str) -> Respons
         Outcome::Catalog { names, next } => json(
             req,
             &json!({ "repositories": names }),
-            link(path, next.as_deref()),
+            link(req, path, next.as_deref()),
         ),
         Outcome::Tags { name, tags, next } => json(
             req,
             &json!({ "name": name, "tags": tags }),
-            link(path, next.as_deref()),
+            link(req, path, next.as_deref()),
         ),
         Outcome::Manifest(m) => stored(req, &m.blob, &m.media_type).await,
         Outcome::Blob(b) => stored(req, &b, "application/octet-stream").await,
@@ -68,13 +70,17 @@ fn json(req: &Req<'_>, v: &Value, extra: HeaderMap) -> Response {
     r
 }
 
-/// `Link: </v2/…?n=N&last=L>; rel="next"` when another page follows.
-fn link(path: &str, next: Option<&str>) -> HeaderMap {
+/// `Link: </v2/…?n=N&last=L>; rel="next"` when another page follows,
+/// keeping the `ns` the request named its registry with.
+fn link(req: &Req<'_>, path: &str, next: Option<&str>) -> HeaderMap {
     let mut h = HeaderMap::new();
     if let Some(q) = next {
+        let ns = query_get(&req.query, "ns")
+            .map(|ns| format!("&ns={}", encode_segment(ns)))
+            .unwrap_or_default();
         h.insert(
             header::LINK,
-            header_text(&format!("<{path}?{q}>; rel=\"next\"")),
+            header_text(&format!("<{path}?{q}{ns}>; rel=\"next\"")),
         );
     }
     h
