@@ -89,9 +89,10 @@ pub struct Made {
     pub amd64: Sha256,
     /// The SBOM whose subject is the index.
     pub sbom: Sha256,
-    /// The SBOM and its blobs: outside the index's tree, so a copy of
-    /// the tag does not bring them.
-    pub referrer_blobs: Vec<Sha256>,
+    /// The SBOM as the bundle carries a referrer: an image of its own
+    /// (same name, no tag, the SBOM its top digest), since it is outside
+    /// the index's tree (the index does not name it; it names the index).
+    pub referrer: OciImage,
 }
 
 /// A single-platform image manifest with one random layer.
@@ -159,14 +160,16 @@ pub fn image(blobs: &mut Blobs, registry: Option<&str>, repository: &str, tag: &
     });
     let (_, sbom_d) = blobs.put_json(&sbom, MANIFEST);
     let sbom_sha = sbom_d.sha256.clone();
-    let referrer_blobs = vec![
-        sbom_sha.clone(),
-        empty_d.sha256.clone(),
-        doc_d.sha256.clone(),
-    ];
-    others.extend([empty_d, doc_d]);
+    let referrer = OciImage {
+        registry: registry.map(str::to_string),
+        repository: repository.into(),
+        tag: None,
+        digest: sbom_sha.clone(),
+        manifests: vec![sbom_d],
+        blobs: vec![empty_d, doc_d],
+        left_out: vec![],
+    };
     manifests.push(index_d.clone());
-    manifests.push(sbom_d);
     let image = OciImage {
         registry: registry.map(str::to_string),
         repository: repository.into(),
@@ -181,7 +184,7 @@ pub fn image(blobs: &mut Blobs, registry: Option<&str>, repository: &str, tag: &
         index_bytes,
         amd64: amd64.unwrap(),
         sbom: sbom_sha,
-        referrer_blobs,
+        referrer,
     }
 }
 
