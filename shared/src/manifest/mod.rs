@@ -14,10 +14,14 @@
 //! writes format 2 and reads 1 and 2.
 
 mod artifacts;
+mod claims;
 mod delivery;
 mod oci;
+mod oci_names;
+mod oci_tree;
 mod python;
 mod validate;
+mod validate_oci;
 
 use std::collections::BTreeMap;
 
@@ -36,9 +40,19 @@ pub use delivery::{
     Volumes, blob_entry_name, chunk_entry_name, parity_entry_name,
 };
 pub use oci::{HelmChart, OciDescriptor, OciImage};
+pub use oci_names::{
+    MAX_REPOSITORY_CHARS, is_media_type, is_platform, is_registry_host, is_repository, is_tag,
+};
+pub use oci_tree::{
+    Child, DOCKER_LIST, DOCKER_MANIFEST, MAX_OCI_CHILDREN, MAX_OCI_CONFIG_BYTES,
+    MAX_OCI_MANIFEST_BYTES, Named, OCI_INDEX, OCI_MANIFEST, OciParseError, OciTreeError,
+    REFERENCE_DIGEST, REFERENCE_TYPE, check_tree, is_image_manifest, is_index, is_manifest,
+    parse_manifest,
+};
 pub use python::{
     AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,
 };
+pub use validate_oci::{HELM_CHART_CONTENT, HELM_CONFIG, image_name};
 
 /// The format this version of llmgw writes for a bundle without images or
 /// charts, so a mirror not yet upgraded still imports it.

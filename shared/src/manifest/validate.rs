@@ -10,34 +10,15 @@
 //! bytes match is import's job; whether the claims are *true* is the
 //! signature's and the carried hash's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::artifacts::{HfRepo, PublisherDigest, Release};
+use super::claims::Claims;
 use super::delivery::{Delta, Volumes};
 use super::python::{BlobRef, PythonEnv};
 use super::{LLMGW_ENGINE, Manifest, ManifestError};
 use crate::time::parse_rfc3339_utc;
-use crate::{Sha256, names};
-
-/// One size per sha256 across the whole manifest, remembering who claimed
-/// it first so a contradiction names both.
-#[derive(Default)]
-struct Claims(BTreeMap<Sha256, (u64, String)>);
-
-impl Claims {
-    fn claim(&mut self, sha: &Sha256, size: u64, who: String) -> Result<(), ManifestError> {
-        match self.0.get(sha) {
-            Some((other, first)) if *other != size => Err(ManifestError::Inconsistent(format!(
-                "{who} and {first} have the same sha256 {sha} but sizes {size} and {other}"
-            ))),
-            Some(_) => Ok(()),
-            None => {
-                self.0.insert(sha.clone(), (size, who));
-                Ok(())
-            }
-        }
-    }
-}
+use crate::names;
 
 impl Manifest {
     /// Checks names, digests and consistency. Called by
@@ -63,6 +44,7 @@ impl Manifest {
         validate_releases(&self.releases, &mut claims)?;
         validate_repos(&self.repos, &mut claims)?;
         validate_python_envs(&self.python_envs, &self.releases, &mut claims)?;
+        super::validate_oci::validate_oci(&self.images, &self.charts, &mut claims)?;
         if self.format_version >= 2 {
             check_time("created", &self.created)?;
             if let Some(expires) = &self.expires {
@@ -292,9 +274,15 @@ fn claim_repairs(m: &Manifest, delta: &Delta, claims: &mut Claims) -> Result<(),
     if delta.repairs.is_empty() {
         return Ok(());
     }
-    if !m.releases.is_empty() || !m.repos.is_empty() || !m.python_envs.is_empty() {
+    if !m.releases.is_empty()
+        || !m.repos.is_empty()
+        || !m.python_envs.is_empty()
+        || !m.images.is_empty()
+        || !m.charts.is_empty()
+    {
         return Err(ManifestError::Inconsistent(
-            "a repair bundle (delta.repairs) names no releases, repos or Python environments"
+            "a repair bundle (delta.repairs) names no releases, repos, Python environments, \
+             images or charts"
                 .into(),
         ));
     }

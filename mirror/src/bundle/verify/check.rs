@@ -19,6 +19,7 @@ use llmgw_shared::signing::PublicKey;
 use super::classify::{self, Entry};
 use super::error::VerifyError;
 use super::manifest::{self, Gated};
+use super::oci::OciTrees;
 use super::signature::Signatures;
 use super::stream::stream_blob;
 use super::target::Target;
@@ -87,6 +88,7 @@ impl<E: From<VerifyError>> From<ReadError> for Flow<E> {
 struct Started<'k> {
     gated: Gated,
     signatures: Signatures<'k>,
+    oci: OciTrees,
 }
 
 /// What the pass has seen so far.
@@ -119,6 +121,7 @@ pub fn check_bundle<T: Target + ?Sized>(
             let gated = manifest::gate(head, data, expected_sha256)?;
             let signatures =
                 Signatures::start(&gated.manifest, trusted, &*target).map_err(Flow::Refused)?;
+            let oci = OciTrees::start(&gated.manifest, &*target).map_err(Flow::Refused)?;
             let to_read: u64 = gated
                 .blobs
                 .iter()
@@ -128,7 +131,11 @@ pub fn check_bundle<T: Target + ?Sized>(
             let go_on = target
                 .on_manifest(&gated.manifest, to_read)
                 .map_err(Flow::Refused)?;
-            state = Some(Started { gated, signatures });
+            state = Some(Started {
+                gated,
+                signatures,
+                oci,
+            });
             if !go_on {
                 stopped = true;
                 return Err(Flow::Stop);
@@ -207,7 +214,7 @@ fn take_blob<T: Target + ?Sized>(
         }
         .into());
     }
-    let wants_bytes = st.signatures.wants(sha);
+    let wants_bytes = st.signatures.wants(sha) || st.oci.wants(sha);
     if target.have(sha, declared) && !wants_bytes {
         // Verified earlier; the reader skips its bytes.
         tally.at_hand.0 += 1;
@@ -239,6 +246,7 @@ fn take_blob<T: Target + ?Sized>(
     tally.hashed.1 += declared;
     if let Some(bytes) = capture {
         st.signatures.offer(sha, &bytes)?;
+        st.oci.offer(sha, &bytes)?;
     }
     Ok(())
 }
@@ -252,7 +260,11 @@ fn conclude<T: Target + ?Sized>(
     target: &T,
     format: BundleFormat,
 ) -> Result<Verified, VerifyError> {
-    let Started { gated, signatures } = st;
+    let Started {
+        gated,
+        signatures,
+        oci,
+    } = st;
     let seen = &tally.seen;
     // Without a store, a delta's prerequisites cannot be checked: listed.
     let elsewhere: BTreeSet<&str> = match (&gated.manifest.delta, target.checks_prerequisites()) {
@@ -292,6 +304,7 @@ fn conclude<T: Target + ?Sized>(
         return Err(VerifyError::Missing { count, list });
     }
     let proven = signatures.settle(&elsewhere, &mut unchecked)?;
+    oci.settle(&elsewhere, &mut unchecked)?;
     let not_read = gated
         .blobs
         .iter()

@@ -111,6 +111,10 @@ pub enum VerifyError {
     Missing { count: usize, list: String },
     #[error(transparent)]
     Signed(#[from] SignedError),
+    /// An image or chart is not the closed tree its record claims (its
+    /// message names the image, the blob, expected and actual).
+    #[error(transparent)]
+    Oci(#[from] Box<llmgw_shared::manifest::OciTreeError>),
     /// A target said it held a blob it cannot hand over (`bundle verify`
     /// holds nothing, so it never says so).
     #[error("blob {sha256} is not at hand")]

@@ -24,6 +24,11 @@
 //! this whole check has succeeded, so no blob is accepted before its
 //! bundle's signature was checked; see [`crate::import`].
 //!
+//! 4. Every image and chart is a closed tree under its top digest: each
+//!    carried manifest is parsed from its bytes (bounded) and every blob
+//!    recorded must be named by one with the same size and media type
+//!    (`oci`).
+//!
 //! Invariant: the check decides; the target only stores. A refusal is a
 //! [`VerifyError`]; what goes wrong on the target's side is the target's
 //! own error type, carried out as it is.
@@ -34,6 +39,7 @@ mod check;
 mod classify;
 mod error;
 mod manifest;
+mod oci;
 mod signature;
 mod stream;
 mod target;
