@@ -45,7 +45,7 @@ would() {
 if [ "$mode" = demo ]; then
   apt_packages=(curl tar zstd)
 else
-  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium skopeo containerd)
+  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium skopeo containerd docker-registry)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -59,6 +59,8 @@ if ((${#missing[@]})) && ! would "install Debian packages: ${missing[*]}"; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # nginx's package starts a server on :80; the benchmark runs its own.
   $sudo systemctl disable --now nginx >/dev/null 2>&1 || $sudo service nginx stop >/dev/null 2>&1 || true
+  # docker-registry's package starts one on :5000; the image tests start their own.
+  $sudo systemctl disable --now docker-registry >/dev/null 2>&1 || $sudo service docker-registry stop >/dev/null 2>&1 || true
 fi
 
 # make_venv DIR PACKAGE...: creates DIR with exactly these pinned packages,

@@ -19,7 +19,6 @@ use crate::cache::{Cache, Expect};
 use crate::create::Options;
 use crate::delta::Delivery;
 use crate::error::CreateError;
-use crate::http::Http;
 use crate::plan::Plan;
 use crate::sources::python::dry_run::{EnvSummary, summarise_envs};
 use crate::spec::CreateSpec;
@@ -85,8 +84,9 @@ pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, Create
     let delivery = spec.delta.load()?;
     let request = crate::request::Request::of(spec)?;
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
-    let http = Http::new(&spec.hf_endpoint, opts.hf_token.clone(), opts.retry)?;
-    let planned = crate::request::plan_request(spec, opts, &http, &cache, &request, false).await?;
+    let (http, auth) = crate::request::client(spec, opts)?;
+    let planned =
+        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request, false).await?;
     Ok(report(&planned.plan, &planned.envs, &delivery, &cache))
 }
 
@@ -124,6 +124,36 @@ fn report(
             if f.lfs_sha256.as_ref().is_none_or(|sha| !skips(sha, f.size)) {
                 s.carry_files += 1;
                 s.carry_bytes += f.size;
+            }
+        }
+        sources.push(s);
+    }
+
+    for image in plan
+        .images
+        .iter()
+        .chain(plan.charts.iter().map(|c| &c.artifact))
+    {
+        let platforms = |list: &[llmgw_shared::manifest::OciDescriptor]| {
+            let p: Vec<&str> = list.iter().filter_map(|d| d.platform.as_deref()).collect();
+            if p.is_empty() {
+                "-".to_string()
+            } else {
+                p.join(", ")
+            }
+        };
+        let mut s = source(format!(
+            "image {} (platforms: {}; left out: {})",
+            llmgw_shared::manifest::image_name(image),
+            platforms(&image.manifests),
+            platforms(&image.left_out)
+        ));
+        for d in image.all_blobs() {
+            s.files += 1;
+            s.bytes += d.size;
+            if !skips(&d.sha256, d.size) {
+                s.carry_files += 1;
+                s.carry_bytes += d.size;
             }
         }
         sources.push(s);

@@ -24,6 +24,11 @@ pub struct Plan {
     /// Python environments, resolved and checked (their files are among
     /// `downloads`, their locks and `.metadata` files among `stored`).
     pub python_envs: Vec<PythonEnv>,
+    /// Container images (format 3): their configs and layers are among
+    /// `downloads`, their manifests among `stored`.
+    pub images: Vec<llmgw_shared::manifest::OciImage>,
+    /// Helm charts (format 3), planned as images are.
+    pub charts: Vec<llmgw_shared::manifest::HelmChart>,
     /// Each distinct content once.
     pub downloads: Vec<Download>,
     index: BTreeMap<Expect, usize>,

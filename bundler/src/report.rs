@@ -48,7 +48,8 @@ pub struct CreateReport {
 /// One file the bundle carries.
 #[derive(Debug, Clone, Serialize)]
 pub struct Artifact {
-    /// `release-asset` or `hf-file`.
+    /// `release-asset`, `hf-file` or `oci-blob` (an image's manifest,
+    /// config or layer: its digest is the registry's descriptor's).
     pub kind: &'static str,
     /// `owner/repo tag name`, or `type id@commit path`.
     pub what: String,
@@ -88,6 +89,18 @@ pub fn artifacts(m: &Manifest) -> Vec<Artifact> {
                 sha256: f.sha256.clone(),
                 size: f.size,
                 publisher_digests: f.publisher_digests.iter().map(|d| d.source).collect(),
+            });
+        }
+    }
+    for image in m.images.iter().chain(m.charts.iter().map(|c| &c.artifact)) {
+        let name = llmgw_shared::manifest::image_name(image);
+        for d in image.all_blobs() {
+            out.push(Artifact {
+                kind: "oci-blob",
+                what: format!("{name} {}", d.media_type),
+                sha256: d.sha256.clone(),
+                size: d.size,
+                publisher_digests: Vec::new(),
             });
         }
     }

@@ -1,7 +1,8 @@
 //! What a run asks for, and asking every upstream what it means: the
 //! request is checked without any network ([`Request::of`]), then
 //! [`plan_request`] fills a [`Plan`] from llmgw's release, each engine's
-//! builds, the Python environments and each Hub repository.
+//! builds, the Python environments, each Hub repository, and the container
+//! images and charts.
 
 use crate::cache::Cache;
 use crate::create::Options;
@@ -9,6 +10,7 @@ use crate::error::CreateError;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::sources::engines::{self, EngineBuilds};
+use crate::sources::oci::{self, auth::RegistryAuth};
 use crate::sources::python::{EnvRequest, PlannedEnv};
 use crate::sources::{hub, llmgw_release};
 use crate::spec::CreateSpec;
@@ -35,6 +37,20 @@ impl Request {
     }
 }
 
+/// The run's client, with the registries' token sessions attached (for
+/// images and charts), and the sessions.
+pub fn client(
+    spec: &CreateSpec,
+    opts: &Options,
+) -> Result<(Http, std::sync::Arc<RegistryAuth>), CreateError> {
+    let http = Http::new(&spec.hf_endpoint, opts.hf_token.clone(), opts.retry)?;
+    oci::with_sessions(
+        http,
+        spec.registry_auth_file.as_deref(),
+        spec.home.as_deref(),
+    )
+}
+
 /// A request planned: the plan, and the Python environments as resolved
 /// (for a dry run's report).
 pub struct Planned {
@@ -50,7 +66,7 @@ pub struct Planned {
 pub async fn plan_request(
     spec: &CreateSpec,
     opts: &Options,
-    http: &Http,
+    (http, auth): (&Http, &RegistryAuth),
     cache: &Cache,
     request: &Request,
     need_interpreters: bool,
@@ -95,5 +111,17 @@ pub async fn plan_request(
         )
         .await?;
     }
+    oci::plan_all(
+        http,
+        auth,
+        cache,
+        progress,
+        &spec.images,
+        &spec.charts,
+        &spec.insecure_registries,
+        &spec.arches,
+        &mut plan,
+    )
+    .await?;
     Ok(Planned { plan, envs })
 }

@@ -85,6 +85,10 @@ type Parts = (
     Vec<crate::plan::PlannedRepo>,
     Vec<llmgw_shared::manifest::Gap>,
     Vec<llmgw_shared::manifest::PythonEnv>,
+    (
+        Vec<llmgw_shared::manifest::OciImage>,
+        Vec<llmgw_shared::manifest::HelmChart>,
+    ),
 );
 
 fn plan_into_parts(plan: &mut Plan) -> Parts {
@@ -93,6 +97,10 @@ fn plan_into_parts(plan: &mut Plan) -> Parts {
         std::mem::take(&mut plan.repos),
         std::mem::take(&mut plan.gaps),
         std::mem::take(&mut plan.python_envs),
+        (
+            std::mem::take(&mut plan.images),
+            std::mem::take(&mut plan.charts),
+        ),
     )
 }
 
@@ -102,7 +110,7 @@ fn build_manifest(
     spec: &CreateSpec,
     opts: &Options,
     series: &Series,
-    (releases, planned, gaps, python_envs): Parts,
+    (releases, planned, gaps, python_envs, (images, charts)): Parts,
     by_expect: &BTreeMap<&Expect, &Fetched>,
 ) -> Result<Manifest, CreateError> {
     let fetched = |oid: &llmgw_shared::GitOid| {
@@ -122,6 +130,11 @@ fn build_manifest(
     m.repos = repos;
     m.gaps = gaps;
     m.python_envs = python_envs;
+    m.images = images;
+    m.charts = charts;
+    // Format 3 only when it carries images or charts, so a format 2
+    // mirror still imports every other bundle.
+    m.format_version = m.needed_format();
     series.apply(&mut m);
     m.sort();
     m.validate()?;

@@ -44,7 +44,7 @@ pub(super) async fn plan(
         opts.password.clone(),
     )?;
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
-    let http = Http::new(&spec.hf_endpoint, opts.hf_token.clone(), opts.retry)?;
+    let (http, auth) = crate::request::client(spec, opts)?;
     writer::remove_stale_temps(&spec.out);
     if let (Some(key), Some(sequence)) = (&series.key, series.sequence) {
         delivery.check_series(
@@ -56,7 +56,8 @@ pub(super) async fn plan(
             sequence,
         )?;
     }
-    let planned = crate::request::plan_request(spec, opts, &http, &cache, &request, true).await?;
+    let planned =
+        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request, true).await?;
     let mut plan = planned.plan;
     delivery.trim(&mut plan);
     room::check_room(spec, format, &cache, &out, &plan)?;

@@ -325,6 +325,11 @@ pub enum CreateError {
     #[error(transparent)]
     UnsafeName(#[from] llmgw_shared::UnsafeName),
 
+    /// An image or chart could not be planned (exit code 2 when the
+    /// reference or flag itself is wrong).
+    #[error(transparent)]
+    Oci(Box<crate::sources::oci::error::OciError>),
+
     /// A flag's value (`--channel`, `--llmgw-repo`) is not a safe name
     /// (exit code 2); the name check's message names the flag.
     #[error(transparent)]
@@ -348,7 +353,7 @@ impl CreateError {
                 | CreateError::NotAList { .. }
                 | CreateError::Size(_)
                 | CreateError::Pack(_)
-        )
+        ) || matches!(self, CreateError::Oci(e) if e.is_usage())
     }
 
     pub(crate) fn hub_answer(
@@ -382,5 +387,11 @@ impl From<PythonError> for CreateError {
 impl From<ManifestError> for CreateError {
     fn from(e: ManifestError) -> Self {
         CreateError::Manifest(e)
+    }
+}
+
+impl From<crate::sources::oci::error::OciError> for CreateError {
+    fn from(e: crate::sources::oci::error::OciError) -> Self {
+        CreateError::Oci(Box::new(e))
     }
 }

@@ -17,6 +17,9 @@ mod hostile_tests;
 mod link;
 mod retry;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
@@ -36,12 +39,25 @@ const MAX_REDIRECTS: usize = 10;
 /// The `User-Agent` sent everywhere.
 const USER_AGENT: &str = concat!("llmgw-bundler/", env!("CARGO_PKG_VERSION"));
 
+/// What a request's `Authorization` is, other than `HF_TOKEN`: a
+/// registry's token session (`sources::oci::auth`) answers for the URLs of
+/// the repositories it logged in to, and for nothing else (a CDN a blob
+/// redirects to gets nothing).
+pub trait Authorizer: Send + Sync {
+    /// The header to send with a request for `url`, if any.
+    fn authorization<'a>(
+        &'a self,
+        url: &'a Url,
+    ) -> Pin<Box<dyn Future<Output = Option<HeaderValue>> + Send + 'a>>;
+}
+
 /// The client every request of a run goes through.
 #[derive(Clone)]
 pub struct Http {
     client: reqwest::Client,
     hub: Origin,
     hf_token: Option<Token>,
+    authorizer: Option<Arc<dyn Authorizer>>,
     pub retry: RetryPolicy,
     pub limits: HttpLimits,
 }
@@ -83,9 +99,24 @@ impl Http {
             client,
             hub: Origin::of(&hub_url),
             hf_token,
+            authorizer: None,
             retry,
             limits,
         })
+    }
+
+    /// The same client, asking `authorizer` for every request's
+    /// `Authorization` (the registries' token sessions).
+    #[must_use]
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// The underlying client, for a token realm's request (which carries
+    /// its own credential and follows no redirect).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 
     /// Sends a GET (optionally for bytes `from` to `to`, inclusive, or to
@@ -127,6 +158,11 @@ impl Http {
                 && let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {}", t.0))
             {
                 v.set_sensitive(true);
+                headers.insert(header::AUTHORIZATION, v);
+            }
+            if let Some(a) = &self.authorizer
+                && let Some(v) = a.authorization(&url).await
+            {
                 headers.insert(header::AUTHORIZATION, v);
             }
             let send = self

@@ -1,7 +1,8 @@
 //! The upstreams a bundle is gathered from, one folder per kind: GitHub-style
 //! releases (`github`), llmgw's own signed release (`llmgw_release`), the
 //! engines' builds from the recipe table (`engines`), the Hugging Face Hub
-//! (`hub`), and Python package indexes with their interpreter (`python`).
+//! (`hub`), Python package indexes with their interpreter (`python`), and
+//! OCI registries for container images and Helm charts (`oci`).
 //!
 //! Invariant: a source only plans — it asks its upstream what exists and
 //! turns a request into planned artifacts, each with the digest its
@@ -12,4 +13,5 @@ pub mod engines;
 pub mod github;
 pub mod hub;
 pub mod llmgw_release;
+pub mod oci;
 pub mod python;

@@ -33,6 +33,9 @@
 //! volume_size = "fat32"   # or dvd5, dvd9, bd25, bd50, or bytes: 4G, 700M
 //! chunk_size = "1G"
 //! parity = 1
+//! images = ["vllm/vllm-openai:v0.34.0", "ghcr.io/acme/app@sha256:…"]
+//! charts = ["oci://ghcr.io/acme/charts/app:1.2.0"]
+//! insecure_registries = ["registry.site.example:5000"]
 //! ```
 
 mod parse;
@@ -141,6 +144,16 @@ pub struct CreateSpec {
     pub dry_run: bool,
     /// `--volume-size`: volumes instead of one bundle.
     pub volumes: Option<crate::volumes::VolumeSpec>,
+    /// `--image`: container images, normalized as Docker does.
+    pub images: Vec<crate::sources::oci::reference::Reference>,
+    /// `--chart`: Helm charts.
+    pub charts: Vec<crate::sources::oci::ChartSource>,
+    /// `--insecure-registry`: registries asked over plain HTTP.
+    pub insecure_registries: Vec<String>,
+    /// `$REGISTRY_AUTH_FILE`, when set.
+    pub registry_auth_file: Option<PathBuf>,
+    /// `$HOME`, for `~/.docker/config.json`.
+    pub home: Option<PathBuf>,
 }
 
 /// The manylinux tag environments are resolved for unless told otherwise:
@@ -303,9 +316,18 @@ impl CreateSpec {
             )));
         }
 
-        if llmgw.is_none() && engines.is_empty() && repos.is_empty() && python_envs.is_empty() {
+        let (images, charts, insecure_registries) =
+            oci_settings(&s.images, &s.charts, &s.insecure_registries)?;
+        if llmgw.is_none()
+            && engines.is_empty()
+            && repos.is_empty()
+            && python_envs.is_empty()
+            && images.is_empty()
+            && charts.is_empty()
+        {
             return Err(usage(
-                "nothing to bundle: give --llmgw, --engine, --model, --dataset or --python-env",
+                "nothing to bundle: give --llmgw, --engine, --model, --dataset, --python-env, \
+                 --image or --chart",
             ));
         }
 
@@ -360,6 +382,46 @@ impl CreateSpec {
             github_raw,
             dry_run: s.dry_run,
             volumes,
+            images,
+            charts,
+            insecure_registries,
+            registry_auth_file: env.registry_auth_file.clone(),
+            home: env.home.clone(),
         })
     }
+}
+
+type OciSettings = (
+    Vec<crate::sources::oci::reference::Reference>,
+    Vec<crate::sources::oci::ChartSource>,
+    Vec<String>,
+);
+
+/// `--image`, `--chart` and `--insecure-registry` read and checked, each
+/// image and chart once.
+fn oci_settings(
+    images: &[String],
+    charts: &[String],
+    insecure: &[String],
+) -> Result<OciSettings, CreateError> {
+    use crate::sources::oci::{ChartSource, parse_insecure, reference::Reference};
+    let mut refs: Vec<Reference> = Vec::new();
+    for i in images {
+        let r = Reference::parse(i).map_err(crate::sources::oci::error::OciError::from)?;
+        if !refs.contains(&r) {
+            refs.push(r);
+        }
+    }
+    let mut chart_list: Vec<ChartSource> = Vec::new();
+    for c in charts {
+        let c = ChartSource::parse(c)?;
+        if !chart_list.contains(&c) {
+            chart_list.push(c);
+        }
+    }
+    let insecure = insecure
+        .iter()
+        .map(|h| parse_insecure(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((refs, chart_list, insecure))
 }

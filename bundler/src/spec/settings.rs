@@ -70,6 +70,12 @@ pub struct CreateSettings {
     pub chunk_size: Option<String>,
     /// `--parity K`: K parity volumes, so any K lost volumes are rebuilt.
     pub parity: Option<u32>,
+    /// `--image REF`: container images (Docker references).
+    pub images: Vec<String>,
+    /// `--chart oci://REGISTRY/REPO:VERSION`: Helm charts.
+    pub charts: Vec<String>,
+    /// `--insecure-registry HOST:PORT`: registries asked over plain HTTP.
+    pub insecure_registries: Vec<String>,
     /// `--spec FILE`: the file layer under this one (flag only).
     #[serde(skip)]
     pub spec: Option<PathBuf>,
@@ -117,6 +123,9 @@ impl CreateSettings {
             volume_size: self.volume_size.or(lower.volume_size),
             chunk_size: self.chunk_size.or(lower.chunk_size),
             parity: self.parity.or(lower.parity),
+            images: list(self.images, lower.images),
+            charts: list(self.charts, lower.charts),
+            insecure_registries: list(self.insecure_registries, lower.insecure_registries),
             spec: self.spec.or(lower.spec),
             series: self.series,
             delta: self.delta,
@@ -167,6 +176,9 @@ pub struct SpecEnv {
     pub xdg_cache_home: Option<PathBuf>,
     /// `$HOME`.
     pub home: Option<PathBuf>,
+    /// `$REGISTRY_AUTH_FILE`: registry credentials (else
+    /// `~/.docker/config.json`).
+    pub registry_auth_file: Option<PathBuf>,
 }
 
 impl SpecEnv {
@@ -177,6 +189,7 @@ impl SpecEnv {
             hf_endpoint: nonempty("HF_ENDPOINT").and_then(|v| v.into_string().ok()),
             xdg_cache_home: nonempty("XDG_CACHE_HOME").map(PathBuf::from),
             home: nonempty("HOME").map(PathBuf::from),
+            registry_auth_file: nonempty("REGISTRY_AUTH_FILE").map(PathBuf::from),
         }
     }
 }

@@ -6,6 +6,7 @@ fn env() -> SpecEnv {
         hf_endpoint: None,
         xdg_cache_home: None,
         home: Some("/home/op".into()),
+        registry_auth_file: None,
     }
 }
 

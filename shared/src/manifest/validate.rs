@@ -17,8 +17,8 @@ use super::claims::Claims;
 use super::delivery::{Delta, Volumes};
 use super::python::{BlobRef, PythonEnv};
 use super::{LLMGW_ENGINE, Manifest, ManifestError};
-use crate::time::parse_rfc3339_utc;
 use crate::names;
+use crate::time::parse_rfc3339_utc;
 
 impl Manifest {
     /// Checks names, digests and consistency. Called by

@@ -16,7 +16,8 @@ const AFTER_HELP: &str = "\
 Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
   github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
-  indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity.
+  indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity, images, charts,
+  insecure_registries.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -24,7 +25,8 @@ The output format follows the --out name: NAME.tar.zst, NAME.tar, or else a dire
 stdout gets the manifest sha256 (the bundle's identity), also written to OUT.sha256 as
 `<hex>  manifest.json`; carry it apart from the bundle. HF_TOKEN, when set, is sent to
 the Hub's origin only, and never written anywhere. SOURCE_DATE_EPOCH makes the bundle
-byte-for-byte reproducible.
+byte-for-byte reproducible. Registry credentials come from $REGISTRY_AUTH_FILE or
+~/.docker/config.json (`docker login`), and go only to that registry and its token realm.
 
 Exit codes:
   0  the bundle was written
@@ -102,6 +104,18 @@ pub struct CreateArgs {
     pub expires: Option<String>,
     #[command(flatten)]
     pub output: crate::cli::OutputArg,
+    /// A container image, e.g. vllm/vllm-openai:v0.34.0 or ghcr.io/acme/app@sha256:HEX,
+    /// normalized as Docker does; for an index, the --arch platforms and their
+    /// attestations are carried (repeatable).
+    #[arg(long = "image", value_name = "REF")]
+    pub images: Vec<String>,
+    /// A Helm chart in a registry, oci://REGISTRY/REPOSITORY:VERSION (repeatable).
+    #[arg(long = "chart", value_name = "oci://REGISTRY/REPO:VERSION")]
+    pub charts: Vec<String>,
+    /// A registry to ask over plain HTTP, HOST:PORT (a site's own build registry;
+    /// repeatable).
+    #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
+    pub insecure_registries: Vec<String>,
     /// A site's own Python environment, resolved per --arch, served at
     /// /pypi/NAME-ARCH/simple/ (repeatable).
     #[arg(long = "python-env", value_name = "NAME=REQ[,REQ...]")]
@@ -121,7 +135,8 @@ pub struct CreateArgs {
     /// The manylinux glibc tag nodes' wheels must fit [default: 2_28].
     #[arg(long, value_name = "2_NN")]
     pub manylinux: Option<String>,
-    /// Plan everything (llmgw's release, engine builds, Python environments, Hub files)
+    /// Plan everything (llmgw's release, engine builds, Python environments, Hub files,
+    /// images and charts)
     /// and print what would be fetched and carried, with sizes; download nothing large and
     /// write no bundle. Works with --have, --base and --need.
     #[arg(long)]
@@ -305,6 +320,9 @@ fn settings(args: CreateArgs) -> CreateSettings {
         volume_size: args.volume_size,
         chunk_size: args.chunk_size,
         parity: args.parity,
+        images: args.images,
+        charts: args.charts,
+        insecure_registries: args.insecure_registries,
     }
 }
 

@@ -1,0 +1,239 @@
+//! Why an image or chart could not be planned. Each message names the
+//! image (as normalized), the blob or URL, what was expected and what was
+//! found, and what to do; causes are `#[source]`s.
+
+use std::path::PathBuf;
+
+use llmgw_shared::Sha256;
+use llmgw_shared::manifest::OciParseError;
+use thiserror::Error;
+
+use super::reference::ReferenceError;
+use crate::http::HttpError;
+
+/// Why an image or chart could not be planned.
+#[derive(Debug, Error)]
+pub enum OciError {
+    /// `--image`, `--chart` or `--insecure-registry` is not what it takes
+    /// (exit code 2).
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    /// `--insecure-registry` is not `HOST[:PORT]` (exit code 2).
+    #[error("--insecure-registry {given:?}: expected HOST:PORT, such as 127.0.0.1:5000")]
+    InsecureFlag {
+        /// The value as given.
+        given: String,
+    },
+    /// The auth file cannot be read.
+    #[error("registry credentials {}", path.display())]
+    AuthFile {
+        /// `$REGISTRY_AUTH_FILE` or `~/.docker/config.json`.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The auth file is not JSON of that kind.
+    #[error("registry credentials {}: not a Docker config or containers auth.json", path.display())]
+    AuthFileJson {
+        /// The file.
+        path: PathBuf,
+        /// serde_json's words.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// One entry of the auth file cannot be used.
+    #[error("registry credentials {}: the entry for {registry:?}: {detail}", path.display())]
+    AuthFileEntry {
+        /// The file.
+        path: PathBuf,
+        /// The registry the entry is for.
+        registry: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A 401 whose challenge cannot be answered.
+    #[error("registry {registry}: cannot follow its authentication challenge: {header}")]
+    Challenge {
+        /// The registry.
+        registry: String,
+        /// The challenge (cut), or what is wrong with it.
+        header: String,
+    },
+    /// A Basic challenge without a filed credential.
+    #[error(
+        "registry {registry} asks for a user and password; log in with `docker login {registry}` \
+         (or `skopeo login`), or set REGISTRY_AUTH_FILE to an auth.json that holds them"
+    )]
+    NeedsCredential {
+        /// The registry.
+        registry: String,
+    },
+    /// The token realm could not be reached.
+    #[error("token realm {realm}")]
+    TokenTransport {
+        /// The realm URL (redacted).
+        realm: String,
+        /// The client's words.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token realm refused.
+    #[error(
+        "token realm {realm} answered {status}: the credential filed for this registry is wrong \
+         or lacks pull access; check `docker login` or REGISTRY_AUTH_FILE"
+    )]
+    TokenRefused {
+        /// The realm URL.
+        realm: String,
+        /// Its status.
+        status: u16,
+    },
+    /// The token realm's answer is not a token.
+    #[error("token realm {realm}: {detail}")]
+    TokenAnswer {
+        /// The realm URL.
+        realm: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Refused after logging in (or the image does not exist, which
+    /// registries answer alike for private repositories).
+    #[error(
+        "{image}: the registry answered {status}: the repository does not exist, or it is private \
+         and needs credentials (`docker login`, REGISTRY_AUTH_FILE)"
+    )]
+    Denied {
+        /// The image.
+        image: String,
+        /// 401 or 403.
+        status: u16,
+    },
+    /// The tag or digest is not in the repository.
+    #[error("{image}: the registry has no manifest {asked} (404); check the tag")]
+    NotFound {
+        /// The image.
+        image: String,
+        /// The tag or digest asked for.
+        asked: String,
+    },
+    /// Rate-limited (Docker Hub's pull limit).
+    #[error(
+        "{registry} answered 429 Too Many Requests (its pull rate limit){}; log in \
+         (`docker login`) for a higher limit, or run again later — the cache keeps what was fetched",
+        retry_after.as_deref().map(|r| format!(": retry after {r}")).unwrap_or_default()
+    )]
+    RateLimited {
+        /// The registry.
+        registry: String,
+        /// The Retry-After it gave, as seconds or a date.
+        retry_after: Option<String>,
+    },
+    /// A request to the registry failed.
+    #[error("{image}")]
+    Http {
+        /// The image.
+        image: String,
+        /// Why.
+        #[source]
+        source: HttpError,
+    },
+    /// A manifest answer larger than any manifest may be.
+    #[error("{image}: the manifest at {url} is larger than {max} bytes; refusing it unread")]
+    ManifestTooLarge {
+        /// The image.
+        image: String,
+        /// The URL.
+        url: String,
+        /// The bound.
+        max: u64,
+    },
+    /// The registry's `Docker-Content-Digest` is not the bytes' digest.
+    #[error(
+        "{image}: the registry says the manifest is {header} (Docker-Content-Digest), but its \
+         bytes hash to sha256:{actual}; refusing it"
+    )]
+    DigestHeader {
+        /// The image.
+        image: String,
+        /// The header as sent.
+        header: String,
+        /// The bytes' digest.
+        actual: Sha256,
+    },
+    /// The tag names another digest than the pin.
+    #[error(
+        "{image}: the tag now names sha256:{actual}, but the reference pins sha256:{pinned}; \
+         the tag moved — pin the new digest if you trust it, or ask for the pinned one"
+    )]
+    PinMismatch {
+        /// The image.
+        image: String,
+        /// The pinned digest.
+        pinned: Sha256,
+        /// What the tag resolved to.
+        actual: Sha256,
+    },
+    /// A manifest fetched by digest is not what its descriptor says.
+    #[error(
+        "{image}: manifest {blob}: its descriptor says {expected}, the registry sent {actual}; \
+         refusing it"
+    )]
+    Descriptor {
+        /// The image.
+        image: String,
+        /// The manifest's digest.
+        blob: Sha256,
+        /// What the descriptor promised (a size or digest).
+        expected: String,
+        /// What arrived.
+        actual: String,
+    },
+    /// A manifest's bytes cannot be read as one.
+    #[error("{image}: manifest {blob}")]
+    Unreadable {
+        /// The image.
+        image: String,
+        /// Its digest.
+        blob: Sha256,
+        /// Why.
+        #[source]
+        source: OciParseError,
+    },
+    /// The answer's Content-Type is not a manifest media type.
+    #[error(
+        "{image}: the registry served the manifest as {content_type:?}, which is not an OCI or \
+         Docker schema 2 manifest or index (schema 1 is not carried)"
+    )]
+    MediaType {
+        /// The image.
+        image: String,
+        /// The Content-Type it gave.
+        content_type: String,
+    },
+    /// An index with none of the bundle's platforms.
+    #[error("{image}: the index has no linux image for {asked}; it has: {available}")]
+    NoPlatform {
+        /// The image.
+        image: String,
+        /// The bundle's `--arch` list.
+        asked: String,
+        /// The platforms it has.
+        available: String,
+    },
+    /// An artifact asked for as a chart that is not a Helm chart.
+    #[error("chart {chart}: {detail}")]
+    ChartArtifact {
+        /// The chart as asked for.
+        chart: String,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl OciError {
+    /// Whether the request itself is wrong (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, OciError::Reference(_) | OciError::InsecureFlag { .. })
+    }
+}

@@ -1,0 +1,123 @@
+//! Container images and Helm charts from OCI registries (format 3): one
+//! module per idea — `reference` (Docker references, normalized as Docker
+//! does), `credentials` (the auth file), `auth` (the token dance, and the
+//! `Http`'s authorizer), `client` (asking for a manifest), `plan` (an
+//! image into the plan), `chart` (a chart's metadata), `error`.
+//!
+//! Invariant: as every source, this only plans: manifests are small and
+//! fetched here (bounded, checked against their descriptor or the
+//! registry's digest), every config and layer is a planned download the
+//! run's verified fetcher checks against its descriptor's digest and size.
+//!
+//! Why not the `oci-client` crate: it brings its own HTTP stack, auth and
+//! retry, while every byte of a run must go through this crate's `http`
+//! (credential scoping, limits, redirects, compressed bodies refused) and
+//! `fetch` (cache, resume, retries, progress). The registry protocol a
+//! pull needs is three GETs and a token request, so it is written here on
+//! top of them, with `oci-spec`'s types for the documents.
+
+pub mod auth;
+pub mod chart;
+pub mod client;
+pub mod credentials;
+pub mod error;
+pub mod plan;
+pub mod reference;
+
+use std::sync::Arc;
+
+use llmgw_shared::manifest::is_registry_host;
+
+use crate::cache::Cache;
+use crate::error::CreateError;
+use crate::http::Http;
+use crate::plan::Plan;
+use crate::progress::Progress;
+use auth::RegistryAuth;
+use credentials::Credentials;
+use error::OciError;
+use reference::Reference;
+
+/// A chart asked for: in a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChartSource {
+    /// `oci://REGISTRY/REPOSITORY:VERSION`.
+    Oci(Reference),
+}
+
+impl ChartSource {
+    /// Reads a `--chart` value: `oci://…`.
+    pub fn parse(given: &str) -> Result<Self, OciError> {
+        Ok(Self::Oci(Reference::parse_chart(given)?))
+    }
+}
+
+/// Checks a `--insecure-registry` value: `HOST[:PORT]`.
+pub fn parse_insecure(given: &str) -> Result<String, OciError> {
+    if is_registry_host(given) {
+        Ok(given.to_string())
+    } else {
+        Err(OciError::InsecureFlag {
+            given: given.to_string(),
+        })
+    }
+}
+
+/// The run's client with the registries' sessions attached, and the
+/// sessions: credentials read from `auth_file` (`$REGISTRY_AUTH_FILE`) or
+/// `~/.docker/config.json` under `home`.
+pub fn with_sessions(
+    http: Http,
+    auth_file: Option<&std::path::Path>,
+    home: Option<&std::path::Path>,
+) -> Result<(Http, Arc<RegistryAuth>), CreateError> {
+    let credentials = Credentials::load(auth_file, home)?;
+    let auth = Arc::new(RegistryAuth::new(http.client().clone(), credentials));
+    Ok((http.with_authorizer(auth.clone()), auth))
+}
+
+/// Plans every image and chart of the request into `plan`.
+#[allow(clippy::too_many_arguments)]
+pub async fn plan_all(
+    http: &Http,
+    auth: &RegistryAuth,
+    cache: &Cache,
+    progress: &Progress,
+    images: &[Reference],
+    charts: &[ChartSource],
+    insecure: &[String],
+    arches: &[String],
+    plan: &mut Plan,
+) -> Result<(), CreateError> {
+    let ctx = plan::Ctx {
+        http,
+        auth,
+        cache,
+        insecure,
+        arches,
+    };
+    for r in images {
+        progress.line(&format!("image {r}: resolving"));
+        let planned = plan::plan_image(&ctx, r, plan).await?;
+        let bytes: u64 = planned.image.all_blobs().map(|d| d.size).sum();
+        progress.line(&format!(
+            "image {r}: sha256:{}, {} manifests and {} blobs, {bytes} bytes; {} left out",
+            planned.image.digest,
+            planned.image.manifests.len(),
+            planned.image.blobs.len(),
+            planned.image.left_out.len()
+        ));
+        plan.images.push(planned.image);
+    }
+    for c in charts {
+        let chart = match c {
+            ChartSource::Oci(r) => {
+                progress.line(&format!("chart oci://{r}: resolving"));
+                let planned = plan::plan_image(&ctx, r, plan).await?;
+                chart::of_artifact(http, cache, progress, planned).await?
+            }
+        };
+        plan.charts.push(chart);
+    }
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! Planning one image (or an OCI chart): the tag resolved once, a pin
+//! checked, the top manifest or index kept exactly as served, the children
+//! for the bundle's platforms (`linux/<arch>`, any variant) and the
+//! attestation manifests about them fetched by digest, the other children
+//! recorded in `left_out`, and every config and layer planned as a
+//! verified download (the run's fetcher: cache, resume, retries, checked
+//! against the descriptor's digest and size).
+//!
+//! Invariant: the image planned is a closed tree under the digest the tag
+//! named when it was asked — every manifest was fetched by digest after
+//! that, checked against its parent's descriptor, and
+//! [`check_tree`] (the check import makes) passes before it is returned.
+
+use std::collections::BTreeMap;
+
+use llmgw_shared::Sha256;
+use llmgw_shared::manifest::{
+    OciDescriptor, OciImage, check_tree, is_image_manifest, is_index, parse_manifest,
+};
+
+use super::auth::RegistryAuth;
+use super::client::{ManifestAnswer, Repo, get_manifest};
+use super::error::OciError;
+use super::reference::Reference;
+use crate::cache::{Cache, Expect};
+use crate::error::CreateError;
+use crate::fetch::Download;
+use crate::http::Http;
+use crate::plan::Plan;
+
+/// What planning an image needs.
+pub struct Ctx<'a> {
+    pub http: &'a Http,
+    pub auth: &'a RegistryAuth,
+    pub cache: &'a Cache,
+    /// `--insecure-registry` hosts: asked over plain HTTP.
+    pub insecure: &'a [String],
+    /// The bundle's `--arch` list (`amd64`, `arm64`).
+    pub arches: &'a [String],
+}
+
+/// An image planned: its record, and its config and layer downloads (in
+/// the plan too).
+pub struct PlannedImage {
+    pub image: OciImage,
+    /// Where the image's blobs are asked for.
+    pub repo: Repo,
+}
+
+/// Whether an index child's platform is one the bundle carries.
+fn wanted(platform: Option<&str>, arches: &[String]) -> bool {
+    let Some(p) = platform else { return false };
+    let mut parts = p.split('/');
+    parts.next() == Some("linux") && parts.next().is_some_and(|a| arches.iter().any(|x| x == a))
+}
+
+/// Plans `r` into `plan`: see the module docs.
+pub async fn plan_image(
+    ctx: &Ctx<'_>,
+    r: &Reference,
+    plan: &mut Plan,
+) -> Result<PlannedImage, CreateError> {
+    let repo = Repo::of(r, ctx.insecure)?;
+    let top = get_manifest(ctx.http, ctx.auth, &repo, &r.asked()).await?;
+    if let Some(pin) = &r.pin
+        && &top.sha256 != pin
+    {
+        return Err(OciError::PinMismatch {
+            image: repo.shown.clone(),
+            pinned: pin.clone(),
+            actual: top.sha256.clone(),
+        }
+        .into());
+    }
+    let unreadable = |blob: &Sha256, source| OciError::Unreadable {
+        image: repo.shown.clone(),
+        blob: blob.clone(),
+        source,
+    };
+    let top_named =
+        parse_manifest(&top.media_type, &top.bytes).map_err(|e| unreadable(&top.sha256, e))?;
+    keep(ctx.cache, &top, plan)?;
+    let mut manifests = vec![OciDescriptor {
+        sha256: top.sha256.clone(),
+        size: top.bytes.len() as u64,
+        media_type: top.media_type.clone(),
+        platform: None,
+    }];
+    let mut named = BTreeMap::new();
+    let mut left_out = Vec::new();
+    let mut images: Vec<Sha256> = Vec::new();
+    if top_named.index {
+        let carried: Vec<&Sha256> = top_named
+            .children
+            .iter()
+            .filter(|c| wanted(c.platform.as_deref(), ctx.arches))
+            .map(|c| &c.sha256)
+            .collect();
+        if carried.is_empty() {
+            let available: Vec<&str> = top_named
+                .children
+                .iter()
+                .filter_map(|c| c.platform.as_deref())
+                .collect();
+            return Err(OciError::NoPlatform {
+                image: repo.shown.clone(),
+                asked: ctx.arches.join(", "),
+                available: available.join(", "),
+            }
+            .into());
+        }
+        for c in &top_named.children {
+            let attests_carried = c.attests.as_ref().is_some_and(|a| carried.contains(&a));
+            let d = OciDescriptor {
+                sha256: c.sha256.clone(),
+                size: c.size,
+                media_type: c.media_type.clone(),
+                platform: c.platform.clone(),
+            };
+            if !(carried.contains(&&c.sha256) || attests_carried) {
+                left_out.push(d);
+                continue;
+            }
+            let child = get_child(ctx, &repo, &d).await?;
+            let child_named = parse_manifest(&child.media_type, &child.bytes)
+                .map_err(|e| unreadable(&d.sha256, e))?;
+            if child_named.index {
+                return Err(OciError::MediaType {
+                    image: repo.shown.clone(),
+                    content_type: format!("{} (an index inside an index)", child.media_type),
+                }
+                .into());
+            }
+            keep(ctx.cache, &child, plan)?;
+            named.insert(d.sha256.clone(), child_named);
+            images.push(d.sha256.clone());
+            manifests.push(d);
+        }
+    } else {
+        images.push(top.sha256.clone());
+    }
+    named.insert(top.sha256.clone(), top_named);
+    let mut blobs = Vec::new();
+    for m in &images {
+        for c in &named[m].children {
+            let d = OciDescriptor {
+                sha256: c.sha256.clone(),
+                size: c.size,
+                media_type: c.media_type.clone(),
+                platform: None,
+            };
+            plan.download(Download {
+                label: format!(
+                    "{} {} sha256:{}",
+                    repo.shown,
+                    if c.is_config { "config" } else { "layer" },
+                    &c.sha256.as_str()[..12]
+                ),
+                url: repo.blob_url(&c.sha256),
+                size: c.size,
+                expect: Expect::Sha256(c.sha256.clone()),
+                denied_hint: Some(
+                    "the registry refused the blob; log in (`docker login`) or set \
+                     REGISTRY_AUTH_FILE"
+                        .into(),
+                ),
+            });
+            blobs.push(d);
+        }
+    }
+    let mut image = OciImage {
+        registry: Some(r.registry.clone()),
+        repository: r.repository.clone(),
+        tag: r.tag.clone(),
+        digest: top.sha256.clone(),
+        manifests,
+        blobs,
+        left_out,
+    };
+    image.sort();
+    check_tree(&repo.shown, &image, &named).map_err(|e| {
+        CreateError::Manifest(llmgw_shared::manifest::ManifestError::Inconsistent(
+            llmgw_shared::chain(&*e),
+        ))
+    })?;
+    Ok(PlannedImage { image, repo })
+}
+
+/// A child manifest by digest, checked against its descriptor: the same
+/// digest, size and media type.
+async fn get_child(
+    ctx: &Ctx<'_>,
+    repo: &Repo,
+    d: &OciDescriptor,
+) -> Result<ManifestAnswer, OciError> {
+    let child = get_manifest(ctx.http, ctx.auth, repo, &format!("sha256:{}", d.sha256)).await?;
+    let mismatch = |expected: String, actual: String| OciError::Descriptor {
+        image: repo.shown.clone(),
+        blob: d.sha256.clone(),
+        expected,
+        actual,
+    };
+    if child.bytes.len() as u64 != d.size {
+        return Err(mismatch(
+            format!("{} bytes", d.size),
+            format!("{} bytes", child.bytes.len()),
+        ));
+    }
+    if child.sha256 != d.sha256 {
+        return Err(mismatch(
+            format!("sha256:{}", d.sha256),
+            format!("bytes hashing to sha256:{}", child.sha256),
+        ));
+    }
+    let same_kind = (is_index(&d.media_type) && is_index(&child.media_type))
+        || (is_image_manifest(&d.media_type) && d.media_type == child.media_type);
+    if !same_kind {
+        return Err(mismatch(
+            format!("media type {}", d.media_type),
+            format!("media type {}", child.media_type),
+        ));
+    }
+    Ok(child)
+}
+
+/// Puts a manifest's verified bytes into the cache, for the writer.
+fn keep(cache: &Cache, m: &ManifestAnswer, plan: &mut Plan) -> Result<(), CreateError> {
+    let (sha, path) = cache
+        .put_bytes(&m.bytes)
+        .map_err(|e| CreateError::io(cache.root(), e))?;
+    if !plan.stored.iter().any(|s| s.0 == sha) {
+        plan.stored.push((sha, path, m.bytes.len() as u64));
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! What the image tests share: the command with nothing from the
+//! environment that could change the run, and readers of what it wrote.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+use llmgw_shared::manifest::{Manifest, OciImage};
+
+/// `llmgw bundle create` with a cache in `dir`, `HOME` there (so no
+/// `~/.docker/config.json` of the machine is read) and no auth file.
+pub fn create(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("llmgw").unwrap();
+    c.args(["bundle", "create", "--cache"])
+        .arg(dir.join("cache"))
+        .env("HOME", dir)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env("RUST_LOG", "warn");
+    c
+}
+
+pub fn llmgw() -> Command {
+    Command::cargo_bin("llmgw").unwrap()
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[track_caller]
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+/// The run failed with `code`; its stderr.
+#[track_caller]
+pub fn fails(o: &Output, code: i32) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stderr)
+}
+
+/// The manifest of a directory bundle.
+pub fn manifest(bundle: &Path) -> Manifest {
+    Manifest::from_json_bytes(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// The bundle's blob of `digest` (`sha256:…` or hex).
+pub fn blob(bundle: &Path, digest: &str) -> Vec<u8> {
+    std::fs::read(blob_path(bundle, digest)).unwrap()
+}
+
+pub fn blob_path(bundle: &Path, digest: &str) -> PathBuf {
+    bundle
+        .join("blobs/sha256")
+        .join(digest.trim_start_matches("sha256:"))
+}
+
+/// `llmgw bundle import BUNDLE --sha256 SHA --store STORE`.
+pub fn import(bundle: &Path, sha: &str, store: &Path) -> Output {
+    llmgw()
+        .args(["bundle", "import"])
+        .arg(bundle)
+        .args(["--sha256", sha, "--store"])
+        .arg(store)
+        .output()
+        .unwrap()
+}
+
+/// The one image of a manifest.
+pub fn only_image(m: &Manifest) -> &OciImage {
+    assert_eq!(m.images.len(), 1, "{:?}", m.images);
+    &m.images[0]
+}

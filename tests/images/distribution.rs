@@ -1,0 +1,185 @@
+//! Against the real registry: an amd64+arm64(+s390x) index with an
+//! attestation, pushed by `skopeo copy --all`, carried by `bundle create`,
+//! imported; the digests are byte-identical to what `skopeo inspect --raw`
+//! reads from the registry.
+
+use llmgw_fixture::registry::{Distribution, TestImage};
+use llmgw_shared::manifest::OCI_INDEX;
+
+use super::common::*;
+
+const REPO: &str = "acme/app";
+
+fn pushed(dir: &std::path::Path, reg: &Distribution, seed: u64) -> TestImage {
+    let img = TestImage::build(
+        &dir.join(format!("layout-{seed}")),
+        "v1",
+        seed,
+        &["amd64", "arm64", "s390x"],
+        2,
+        64 * 1024,
+    )
+    .unwrap();
+    reg.push(&img.layout, "v1", REPO).unwrap();
+    img
+}
+
+#[test]
+fn an_index_is_carried_as_the_registry_serves_it_and_imports() {
+    let reg = Distribution::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let img = pushed(dir.path(), &reg, 1);
+    let served = reg.inspect_raw(REPO, "v1").unwrap();
+    let served_digest = llmgw_fixture::registry::sha256_digest(&served);
+    assert_eq!(
+        served_digest, img.index,
+        "skopeo copy --all keeps the index digest"
+    );
+
+    // The dry run lists the image with its sizes, and writes nothing.
+    let reference = format!("{}/{REPO}:v1", reg.host);
+    let out = dir.path().join("b");
+    let dry = ok(&create(dir.path())
+        .args(["--arch", "amd64,arm64", "--dry-run", "--out"])
+        .arg(&out)
+        .args(["--image", &reference, "--insecure-registry", &reg.host])
+        .output()
+        .unwrap());
+    assert!(dry.contains(&format!("image {reference}")), "{dry}");
+    assert!(!out.exists());
+
+    let o = create(dir.path())
+        .args(["--arch", "amd64,arm64", "--out"])
+        .arg(&out)
+        .args(["--image", &reference, "--insecure-registry", &reg.host])
+        .output()
+        .unwrap();
+    let sha = ok(&o).trim().to_string();
+    let m = manifest(&out);
+    assert_eq!(m.format_version, 3);
+    let image = only_image(&m);
+    assert_eq!(image.registry.as_deref(), Some(reg.host.as_str()));
+    assert_eq!(image.repository, REPO);
+    assert_eq!(image.tag.as_deref(), Some("v1"));
+    assert_eq!(format!("sha256:{}", image.digest), img.index);
+    // The index bytes unchanged, and every manifest byte-identical to the
+    // registry's.
+    assert_eq!(blob(&out, &img.index), served);
+    let top = image
+        .manifests
+        .iter()
+        .find(|d| d.sha256 == image.digest)
+        .unwrap();
+    assert_eq!(top.media_type, OCI_INDEX);
+    for platform in ["linux/amd64", "linux/arm64"] {
+        let digest = &img.platforms[platform];
+        let d = image
+            .manifests
+            .iter()
+            .find(|d| format!("sha256:{}", d.sha256) == *digest)
+            .unwrap_or_else(|| panic!("{platform} carried"));
+        assert_eq!(d.platform.as_deref(), Some(platform));
+        assert_eq!(blob(&out, digest), reg.inspect_raw(REPO, digest).unwrap());
+    }
+    // The attestation of amd64 travels with it; s390x is left out, named.
+    assert!(
+        image
+            .manifests
+            .iter()
+            .any(|d| format!("sha256:{}", d.sha256) == img.attestation
+                && d.platform.as_deref() == Some("unknown/unknown"))
+    );
+    assert_eq!(image.left_out.len(), 1, "{:?}", image.left_out);
+    assert_eq!(image.left_out[0].platform.as_deref(), Some("linux/s390x"));
+    // Every config and layer of the carried platforms, as pushed.
+    for d in &image.blobs {
+        let bytes = blob(&out, d.sha256.as_str());
+        let (media_type, pushed) = &img.blobs[&format!("sha256:{}", d.sha256)];
+        assert_eq!(&bytes, pushed);
+        assert_eq!(&d.media_type, media_type);
+    }
+    assert_eq!(image.blobs.len(), 2 * 3 + 2, "{:?}", image.blobs);
+
+    let store = dir.path().join("store");
+    ok(&import(&out, &sha, &store));
+
+    // A pin that the tag no longer names is refused with both digests.
+    let other = "0".repeat(64);
+    let e = fails(
+        &create(dir.path())
+            .args(["--arch", "amd64", "--out"])
+            .arg(dir.path().join("pinned"))
+            .args(["--image", &format!("{reference}@sha256:{other}")])
+            .args(["--insecure-registry", &reg.host])
+            .output()
+            .unwrap(),
+        1,
+    );
+    assert!(e.contains(&other) && e.contains(&img.index[7..]), "{e}");
+    assert!(e.contains("tag moved") || e.contains("pins"), "{e}");
+    // Pinned by digest alone: no tag recorded.
+    let out2 = dir.path().join("by-digest");
+    ok(&create(dir.path())
+        .args(["--arch", "arm64", "--out"])
+        .arg(&out2)
+        .args(["--image", &format!("{}/{REPO}@{}", reg.host, img.index)])
+        .args(["--insecure-registry", &reg.host])
+        .output()
+        .unwrap());
+    let m2 = manifest(&out2);
+    assert_eq!(only_image(&m2).tag, None);
+    // amd64, s390x, and the attestation about amd64 go with it.
+    let left: Vec<_> = only_image(&m2)
+        .left_out
+        .iter()
+        .map(|d| d.platform.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+    assert!(left.contains(&"unknown/unknown".to_string()), "{left:?}");
+}
+
+#[test]
+fn a_record_that_lies_about_a_descriptor_is_refused_at_import() {
+    let reg = Distribution::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let img = pushed(dir.path(), &reg, 2);
+    let out = dir.path().join("b");
+    ok(&create(dir.path())
+        .args(["--arch", "amd64", "--out"])
+        .arg(&out)
+        .args(["--image", &format!("{}/{REPO}:v1", reg.host)])
+        .args(["--insecure-registry", &reg.host])
+        .output()
+        .unwrap());
+    // The record says a layer is a config: the manifest's descriptor says
+    // otherwise. The bundle's hash is recomputed, as a forger would.
+    let mut m = manifest(&out);
+    let layer = m.images[0]
+        .blobs
+        .iter_mut()
+        .find(|d| d.media_type.ends_with("tar+gzip"))
+        .unwrap();
+    layer.media_type = "application/vnd.oci.image.config.v1+json".into();
+    let lied = layer.sha256.clone();
+    let bytes = m.to_canonical_json();
+    std::fs::write(out.join("manifest.json"), &bytes).unwrap();
+    let sha = llmgw_shared::sha256_hex(&bytes);
+    let store = dir.path().join("store");
+    let e = fails(&import(&out, &sha, &store), 1);
+    assert!(
+        e.contains("acme/app") && e.contains(lied.as_str()) && e.contains("media type"),
+        "{e}"
+    );
+    assert!(
+        e.contains("tar+gzip") && e.contains("config.v1+json"),
+        "{e}"
+    );
+    assert!(
+        !store.join("bundles").exists()
+            || std::fs::read_dir(store.join("bundles"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    let _ = img;
+}

@@ -1,0 +1,111 @@
+//! Hostile registries (the fixture's stand-in serves whatever it is
+//! given): a descriptor whose size or digest lies, a manifest naming
+//! 100 000 layers, a config said to be 10 GB, a Docker-Content-Digest
+//! that is not the bytes'. Each is refused, naming the image and the blob,
+//! and no bundle is written.
+
+use llmgw_fixture::registry::{CONFIG, LAYER, MANIFEST, TokenRegistry, sha256_digest};
+use serde_json::{Value, json};
+
+use super::common::*;
+
+const REPO: &str = "acme/hostile";
+
+fn desc(media_type: &str, digest: &str, size: usize) -> Value {
+    json!({"mediaType": media_type, "digest": digest, "size": size})
+}
+
+fn manifest_bytes(config: Value, layers: Vec<Value>) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "schemaVersion": 2, "mediaType": MANIFEST, "config": config, "layers": layers,
+    }))
+    .unwrap()
+}
+
+/// Serves a manifest as tag `tag`, makes the bundle, expects exit 1.
+fn refused(reg: &TokenRegistry, tag: &str, bytes: Vec<u8>) -> String {
+    reg.put_manifest(REPO, Some(tag), MANIFEST, bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let e = fails(
+        &create(dir.path())
+            .args(["--arch", "amd64", "--out"])
+            .arg(&out)
+            .args(["--image", &format!("{}/{REPO}:{tag}", reg.host)])
+            .args(["--insecure-registry", &reg.host])
+            .output()
+            .unwrap(),
+        1,
+    );
+    assert!(!out.exists(), "{tag}: no bundle may be written");
+    e
+}
+
+#[test]
+fn lying_descriptors_and_absurd_manifests_are_refused() {
+    let reg = TokenRegistry::start().unwrap();
+    let config = br#"{"architecture":"amd64","os":"linux"}"#.to_vec();
+    let layer = b"not much of a layer, but real bytes".to_vec();
+    let config_d = reg.put_blob(config.clone(), None);
+    let layer_d = reg.put_blob(layer.clone(), None);
+
+    // A layer descriptor one byte longer than the blob.
+    let e = refused(
+        &reg,
+        "size-lies",
+        manifest_bytes(
+            desc(CONFIG, &config_d, config.len()),
+            vec![desc(LAYER, &layer_d, layer.len() + 1)],
+        ),
+    );
+    // The registry sends what it has; the fetcher stops short of the
+    // promised size, tries again, and gives up naming the blob.
+    let short = format!("{} of {} bytes", layer.len(), layer.len() + 1);
+    assert!(e.contains(&layer_d[7..]) && e.contains(&short), "{e}");
+
+    // A descriptor naming other bytes than those served under it.
+    let liar = reg.put_blob(
+        b"the bytes actually served".to_vec(),
+        Some(&sha256_digest(b"what was promised")),
+    );
+    let e = refused(
+        &reg,
+        "digest-lies",
+        manifest_bytes(
+            desc(CONFIG, &config_d, config.len()),
+            vec![desc(LAYER, &liar, 25)],
+        ),
+    );
+    assert!(e.contains(&liar[7..]) && e.contains("do not match"), "{e}");
+
+    // 100 000 layers: refused by its size or its count, unread further.
+    let many: Vec<Value> = (0..100_000)
+        .map(|_| desc(LAYER, &layer_d, layer.len()))
+        .collect();
+    let e = refused(
+        &reg,
+        "many",
+        manifest_bytes(desc(CONFIG, &config_d, config.len()), many),
+    );
+    assert!(e.contains("4194304"), "{e}");
+    let many: Vec<Value> = (0..10_001)
+        .map(|_| desc(LAYER, &layer_d, layer.len()))
+        .collect();
+    let e = refused(
+        &reg,
+        "many2",
+        manifest_bytes(desc(CONFIG, &config_d, config.len()), many),
+    );
+    assert!(e.contains("10002 children") && e.contains("10000"), "{e}");
+
+    // A config said to be 10 GB.
+    let e = refused(
+        &reg,
+        "huge-config",
+        manifest_bytes(desc(CONFIG, &config_d, 10_000_000_000), vec![]),
+    );
+    assert!(
+        e.contains("10000000000") && e.contains(&config_d[7..]),
+        "{e}"
+    );
+}
