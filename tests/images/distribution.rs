@@ -183,3 +183,44 @@ fn a_record_that_lies_about_a_descriptor_is_refused_at_import() {
     );
     let _ = img;
 }
+
+#[test]
+fn a_chart_is_carried_as_helm_pushed_it() {
+    use llmgw_fixture::registry::HELM_CHART;
+    let reg = Distribution::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let chart =
+        TestImage::chart(&dir.path().join("chart"), "acme", "0.1.0+build.7", "1.0").unwrap();
+    reg.push(&chart.layout, &chart.tag, "charts/acme").unwrap();
+    let out = dir.path().join("b");
+    let sha = ok(&create(dir.path())
+        .args(["--arch", "amd64", "--out"])
+        .arg(&out)
+        .args([
+            "--chart",
+            &format!("oci://{}/charts/acme:0.1.0+build.7", reg.host),
+        ])
+        .args(["--insecure-registry", &reg.host])
+        .output()
+        .unwrap())
+    .trim()
+    .to_string();
+    let m = manifest(&out);
+    assert_eq!(m.format_version, 3);
+    assert_eq!(m.charts.len(), 1);
+    let c = &m.charts[0];
+    assert_eq!(
+        (c.name.as_str(), c.version.as_str()),
+        ("acme", "0.1.0+build.7")
+    );
+    assert_eq!(c.app_version.as_deref(), Some("1.0"));
+    assert_eq!(c.artifact.tag.as_deref(), Some("0.1.0_build.7"));
+    assert_eq!(format!("sha256:{}", c.artifact.digest), chart.index);
+    let (_, tgz) = chart.blobs.values().find(|(t, _)| t == HELM_CHART).unwrap();
+    assert_eq!(
+        &blob(&out, c.package.as_str()),
+        tgz,
+        "the .tgz exactly as pushed"
+    );
+    ok(&import(&out, &sha, &dir.path().join("store")));
+}
