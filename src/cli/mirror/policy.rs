@@ -171,7 +171,9 @@ fn apply(store: &Store, policy: &mut Policy, change: &Change) -> anyhow::Result<
             }
             if policy.follow.len() == 1 {
                 anyhow::bail!(
-                    "{pair} is the only series this store follows, and a store follows at least                      one (else it would follow its first signed series again); follow another                      first with `llmgw mirror policy follow KEY CHANNEL`"
+                    "{pair} is the only series this store follows, and a store follows at least \
+                     one (else it would follow its first signed series again); follow another \
+                     first with `llmgw mirror policy follow KEY CHANNEL`"
                 );
             }
             policy.follow.retain(|f| f != pair);
