@@ -89,6 +89,10 @@ fn head_answers_exactly_the_headers_of_get_on_every_route() {
         ("/pypi/demo-0.1.0-cu13-amd64/pylock.toml", vec![]),
         ("/pypi/nope/pylock.toml", vec![]),
         ("/-/misses", vec![]),
+        ("/", vec![]),
+        ("/-/models/acme/tiny", vec![]),
+        ("/-/pypi/demo-0.1.0-cu13-amd64", vec![]),
+        ("/-/nothing", vec![]),
     ]
     .into_iter()
     .map(|(p, h)| (p.to_string(), h))
