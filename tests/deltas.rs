@@ -451,3 +451,58 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
 fn dm_sha(bundle: &Path) -> String {
     std::fs::read_to_string(format!("{}.sha256", bundle.display())).unwrap()[..64].to_string()
 }
+
+/// A have-list whose series stands at the highest sequence there is
+/// (#28 item 4) is refused when read, naming the file and the entry —
+/// before it could make `--sign-key` ask for a sequence past it. Nothing
+/// is written.
+#[test]
+fn a_have_list_at_the_last_sequence_is_refused_when_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let key = |args: &[&str]| {
+        let o = Command::new("minisign")
+            .args(args)
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("minisign not runnable ({e}): run scripts/setup.sh"));
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    key(&["-G", "-W", "-p", "site.pub", "-s", "site.key"]);
+    let have = dir.join("have.json");
+    let list = serde_json::json!({
+        "kind": "llmgw-have", "format_version": 1, "store_id": "0".repeat(32),
+        "manifests": [], "blobs": [],
+        "series": [{"key_id": "RWQKEY", "channel": "stable",
+                    "sequence": u64::MAX, "manifest_sha256": "a".repeat(64)}],
+    });
+    std::fs::write(&have, list.to_string()).unwrap();
+    let out = dir.join("delta.tar");
+    let o = llmgw()
+        .args([
+            "bundle",
+            "create",
+            "--arch",
+            "amd64",
+            "--model",
+            "acme/tiny",
+        ])
+        .args(["--out", s(&out), "--cache", s(&dir.join("cache"))])
+        .args(["--have", s(&have), "--sign-key", s(&dir.join("site.key"))])
+        .args(["--hf-endpoint", "http://127.0.0.1:9"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}: expected a have-list", have.display()))
+            && err.contains("the series of key RWQKEY channel stable")
+            && err.contains("expected a sequence below 18446744073709551615")
+            && err.contains("found \"18446744073709551615\"")
+            && err.contains("llmgw mirror have"),
+        "{err}"
+    );
+    assert!(!err.contains("or higher"), "{err}");
+    assert!(!out.exists());
+}

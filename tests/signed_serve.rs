@@ -7,6 +7,8 @@
 //! of a current bundle.
 
 mod bundle_kit;
+#[path = "signed_serve/follow.rs"]
+mod follow;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -29,6 +31,46 @@ fn ok(o: &Output) -> String {
         stderr(o)
     );
     stdout(o)
+}
+
+#[track_caller]
+fn ok_output(o: &Output) -> &Output {
+    ok(o);
+    o
+}
+
+/// A site key made by the real minisign CLI (`site.pub`, `site.key` in
+/// `dir`), trusted for bundles by `store`; its key id.
+fn site_key(dir: &Path, store: &Path) -> String {
+    let o = Command::new("minisign")
+        .args(["-G", "-W", "-p", "site.pub", "-s", "site.key"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("minisign not runnable ({e}): run scripts/setup.sh"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    ok(&llmgw()
+        .args(["bundle", "trust", "add", s(&dir.join("site.pub"))])
+        .args(["--role", "bundle", "--store", s(store)])
+        .output()
+        .unwrap());
+    let text = std::fs::read_to_string(dir.join("site.pub")).unwrap();
+    llmgw_shared::signing::PublicKey::parse("site.pub", &text)
+        .unwrap()
+        .key_id()
+}
+
+/// The kit as a tar in `dir`, signed with `dir/site.key` by `llmgw bundle sign`.
+fn signed_bundle(dir: &Path, name: &str, k: &Kit) -> PathBuf {
+    let p = dir.join(format!("{name}.tar"));
+    write_tar(&p, &k.entries());
+    ok(&llmgw()
+        .args(["bundle", "sign", s(&p), "--key", s(&dir.join("site.key"))])
+        .env_remove("LLMGW_SIGN_PASSWORD")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap());
+    p
 }
 
 fn now() -> u64 {

@@ -12,6 +12,7 @@ mod volumes {
     mod import;
     mod large;
     mod parity;
+    mod recheck;
     mod resume;
     mod state;
 }

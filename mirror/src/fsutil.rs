@@ -97,8 +97,15 @@ pub fn open_keeping(path: &Path) -> io::Result<File> {
 pub fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     use std::io::Write;
     let mut f = File::create(path).map_err(|e| StoreError::io(path, e))?;
-    f.write_all(bytes).map_err(|e| StoreError::io(path, e))?;
-    f.sync_all().map_err(|e| StoreError::io(path, e))
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        // A disk that filled up leaves nothing half-written behind (the
+        // callers write to a temporary name: the store stays as it was).
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(StoreError::io(path, e));
+    }
+    Ok(())
 }
 
 /// Reads a file that should be small (a key, a hash, a token, a state

@@ -50,6 +50,7 @@ pub use import::volumes::verify::{
 pub use store::gc::{GcOptions, gc, remove as remove_bundle};
 pub use store::have::have_list;
 pub use store::inspect::{Summary, human_bytes, inspect};
+pub use store::series::follow::{Followed, first_signed as first_followed, list as followed_list};
 pub use store::series::{Policy, read_head};
 pub use store::state::held_in_order;
 pub use store::verify::verify_store;

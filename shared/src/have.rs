@@ -143,6 +143,23 @@ impl HaveList {
         }
         for s in &l.series {
             check_hex("a series' manifest", &s.manifest_sha256, 64)?;
+            // No bundle can come after the highest sequence there is: a
+            // delta planned against it would ask for an impossible one.
+            if s.sequence == u64::MAX {
+                return Err(ListError::BadValue {
+                    what: format!(
+                        "the series of key {} channel {}",
+                        crate::shown::shown(&s.key_id),
+                        crate::shown::shown(&s.channel)
+                    ),
+                    expected: format!(
+                        "a sequence below {} (no bundle could follow it; the list is damaged or \
+                         forged: write it again with `llmgw mirror have`)",
+                        u64::MAX
+                    ),
+                    found: s.sequence.to_string(),
+                });
+            }
         }
         for b in &l.blobs {
             check_hex("a blob", &b.sha256, 64)?;
@@ -339,6 +356,29 @@ mod tests {
         assert!(err.to_string().contains("at least one"), "{err}");
         let err = HaveList::from_json_bytes(&need.to_canonical_json()).unwrap_err();
         assert!(err.to_string().contains("llmgw-have"), "{err}");
+    }
+
+    /// A series at the highest sequence there is would make a delta ask
+    /// for a sequence past it (#28 item 4): refused when read, by entry.
+    #[test]
+    fn a_series_at_the_last_sequence_is_refused_naming_it() {
+        let mut l = HaveList::new("0".repeat(32), vec![], vec![], vec![blob('c', 1)]);
+        l.series.push(HeldSeries {
+            key_id: "RWQKEY".into(),
+            channel: "stable".into(),
+            sequence: u64::MAX,
+            manifest_sha256: "a".repeat(64),
+        });
+        let err = HaveList::from_json_bytes(&l.to_canonical_json())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the series of key RWQKEY channel stable: expected a sequence below")
+                && err.contains("found \"18446744073709551615\""),
+            "{err}"
+        );
+        l.series[0].sequence = u64::MAX - 1;
+        assert!(HaveList::from_json_bytes(&l.to_canonical_json()).is_ok());
     }
 
     /// What a list says back in a refusal is escaped and cut.

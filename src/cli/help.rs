@@ -131,7 +131,8 @@ on stdout) or the check failed, 2 usage error.";
 
 pub const POLICY: &str = "  llmgw mirror policy --store /srv/mirror
   llmgw mirror policy require-signature on --store /srv/mirror
-  llmgw mirror policy enforce-expiry off --store /srv/mirror";
+  llmgw mirror policy enforce-expiry off --store /srv/mirror
+  llmgw mirror policy follow RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0A8ka0 stable --store /srv/mirror";
 
 pub const HAVE: &str = "  llmgw mirror have --store /srv/mirror --out have.json
   # then, on the connected side, a bundle of only what the store lacks:

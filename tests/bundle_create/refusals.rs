@@ -351,3 +351,46 @@ fn a_sidecar_that_disagrees_with_the_github_digest_is_refused() {
             .any(|r| r.path_only().ends_with(&format!("/{name}")))
     );
 }
+
+/// A Hub-compatible endpoint without `/api/models/{repo}/refs` (#28 item
+/// 8): the revision the revision call found is planned as a branch, with a
+/// warning naming the refs listing, and the bundle is made; any other
+/// failure of the listing says it was the listing that failed.
+#[test]
+fn an_endpoint_without_the_refs_listing_serves_the_revision_as_a_branch() {
+    use llmgw_shared::manifest::RefKind;
+    let fx = fixture();
+    let d = tempfile::tempdir().unwrap();
+    let refs = "/api/models/acme/tiny/refs";
+    fx.faults().refuse(refs, 0, 1000, 404);
+    let out = d.path().join("b");
+    let mut c = create(&fx, d.path());
+    c.args(["--arch", "amd64", "--model", "acme/tiny@v1"]);
+    let o = run(c.arg("--out").arg(&out));
+    ok(&o);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{refs} answered 404 (the endpoint has no refs listing); revision v1 is served as a \
+             branch"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("has no such repository"), "{err}");
+    let m = manifest_of_dir(&out);
+    assert_eq!(
+        (m.repos[0].revision.as_str(), m.repos[0].ref_kind),
+        ("v1", Some(RefKind::Branch))
+    );
+
+    // Another failure of the listing: named as the listing's.
+    fx.faults().clear();
+    fx.faults().refuse(refs, 0, 1000, 500);
+    let mut c = create(&fx, d.path());
+    c.args(["--arch", "amd64", "--model", "acme/tiny@v1"]);
+    let err = fails(&run(c.arg("--out").arg(d.path().join("c"))), 1);
+    assert!(
+        err.contains("listing its branches and tags") && err.contains(refs),
+        "{err}"
+    );
+}

@@ -103,6 +103,8 @@ fn an_unsigned_bundle_cannot_add_to_a_signed_release() {
         &["lists no asset named install.sh"],
     );
 
+    // Not even with the very bytes the signed file lists: a release of
+    // llmgw's own repository comes signed or not at all (#28 item 1).
     let mut same = Kit::new();
     unsigned_release(
         &mut same,
@@ -111,57 +113,103 @@ fn an_unsigned_bundle_cannot_add_to_a_signed_release() {
         "llamacpp",
         &[(SIGNED_ASSET, SIGNED_BYTES)],
     );
-    env.import_kit("same bytes", &same);
+    env.refuse_kit(
+        "same bytes",
+        &same,
+        &[
+            "release acme/llmgw v1.0.0 (engine \"llamacpp\") is a release of llmgw itself",
+            "taken only with their SHA256SUMS signed by a trusted release key",
+        ],
+    );
 }
 
-/// The signed release arriving after an unsigned bundle that holds other
-/// bytes under its name is refused too, naming the unsigned bundle to
-/// remove; after `mirror remove` it imports.
+/// The probe's order (#28 item 1): a crafted release of llmgw's own
+/// repository, unsigned and labelled as another engine, arrives *before*
+/// the genuine signed one, into a store that holds nothing of llmgw yet.
+/// It is refused (every case variant, every engine label), so it can never
+/// be served nor hold the genuine release out; the genuine one then imports
+/// and is what the routes serve. A repository not named `llmgw` counts as
+/// llmgw's once a held bundle carries it as llmgw's signed release.
 #[test]
-fn a_signed_release_names_the_unsigned_bundle_in_its_way() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let key = Key::new();
-    let o = run(&[
-        "bundle",
-        "trust",
-        "add",
-        s(&key.write_pub(dir.path())),
-        "--store",
-        s(&store),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let import = |name: &str, kit: &Kit| {
-        let p = dir.path().join(name);
-        write_tar(&p, &kit.entries());
-        import_bundle(&p, &kit.sha256(), &store, &[])
+fn an_unsigned_llmgw_release_is_refused_before_the_signed_one_arrives() {
+    let env = Env::empty();
+    let crafted = |repo: &str, engine: &str| {
+        let mut k = Kit::new();
+        unsigned_release(
+            &mut k,
+            repo,
+            LLMGW_TAG,
+            engine,
+            &[(SIGNED_ASSET, b"crafted llmgw"), ("extra.bin", b"x")],
+        );
+        k
     };
-    let mut squatter = Kit::new();
-    unsigned_release(
-        &mut squatter,
-        "acme/llmgw",
-        LLMGW_TAG,
-        "llamacpp",
-        &[("extra.bin", b"x")],
-    );
-    assert!(import("squat.tar", &squatter).status.success());
+    for (repo, engine) in [
+        ("acme/llmgw", "llamacpp"),
+        ("ILKER/LLMGW", "uv"),
+        ("acme/LLMGW", "python"),
+    ] {
+        let err = env.refuse_kit(
+            &format!("crafted {} {engine}", repo.replace('/', "-")),
+            &crafted(repo, engine),
+            &[
+                &format!(
+                    "release {repo} v1.0.0 (engine \"{engine}\") is a release of llmgw itself"
+                ),
+                "its repository is named llmgw",
+                "llmgw bundle create --llmgw TAG",
+                "llmgw bundle trust add KEY.pub",
+            ],
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // The genuine release imports, and is what nodes are served.
     let mut signed = Kit::new();
-    signed.llmgw_release(&key, &[(SIGNED_ASSET, SIGNED_BYTES)]);
-    let o = import("signed.tar", &signed);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(err.contains("lists no asset named extra.bin"), "{err}");
-    assert!(
-        err.contains(&format!(
-            "Held bundle {} is not signed for it",
-            squatter.sha256()
-        )),
-        "{err}"
+    signed.llmgw_release(&env.key, &[(SIGNED_ASSET, SIGNED_BYTES)]);
+    env.import_kit("signed", &signed);
+    // A release of another repository, signed as llmgw's: from then on an
+    // unsigned one of that repository is refused too, naming why.
+    let mut fork = Kit::new();
+    fork.llmgw_release(&env.key, &[(SIGNED_ASSET, b"the fork's llmgw")]);
+    fork.manifest.releases[0].repo = "acme/gateway".parse().unwrap();
+    let fork_id = env.import_kit("fork", &fork);
+    let mut k = Kit::new();
+    unsigned_release(&mut k, "Acme/Gateway", "v9.9.9", "llamacpp", &[("g", b"g")]);
+    env.refuse_kit(
+        "crafted fork release",
+        &k,
+        &[
+            "release Acme/Gateway v9.9.9",
+            &format!("bundle {fork_id} carries acme/gateway as engine llmgw"),
+        ],
     );
-    let o = run(&["mirror", "remove", &squatter.sha256(), "--store", s(&store)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = import("signed.tar", &signed);
-    assert!(o.status.success(), "{}", stderr(&o));
+
+    let server = Server::start(&env.store);
+    let body = server.wait_for(
+        &format!("/acme/llmgw/releases/download/{LLMGW_TAG}/{SIGNED_ASSET}"),
+        200,
+    );
+    assert_eq!(body, SIGNED_BYTES);
+    let ilker = server.get("/api/v3/repos/ILKER/llmgw/releases/latest");
+    assert_eq!(ilker.0, 404, "{}", String::from_utf8_lossy(&ilker.1));
+    let latest = server.wait_for("/api/v3/repos/acme/llmgw/releases/latest", 200);
+    let v: serde_json::Value = serde_json::from_slice(&latest).unwrap();
+    assert_eq!(v["tag_name"], LLMGW_TAG);
+    let names: Vec<&str> = v["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"extra.bin"), "{names:?}");
+    assert_eq!(
+        server
+            .get(&format!(
+                "/acme/llmgw/releases/download/{LLMGW_TAG}/extra.bin"
+            ))
+            .0,
+        404
+    );
 }
 
 /// Two bundles that disagree about a model file's bytes at one commit:

@@ -4,7 +4,8 @@
 //! Invariant: the manifest in `bundles/` is written last, after every blob
 //! it names is in `blobs/` and synced, so a reader starting from `bundles/`
 //! sees the whole bundle or none of it; a commit that fails takes back
-//! every blob, folder, number, signature and series step it added.
+//! every blob, folder, number, signature, series step and policy change it
+//! added.
 
 use std::path::PathBuf;
 
@@ -12,7 +13,7 @@ use super::plan::SignedPlan;
 use super::staging::Staging;
 use crate::bundle::verify;
 use crate::fsutil;
-use crate::store::series::{self, Series};
+use crate::store::series;
 use crate::store::state::{self, ImportOrder};
 use crate::store::{Store, StoreError};
 
@@ -30,14 +31,11 @@ pub(super) fn commit(
         fsutil::fsync_dir(&staging.dir)?;
     }
     let before = ImportOrder::load(store)?;
-    let state_existed = state::path(store).exists();
     let state_dir_existed = store.state_dir().exists();
     let mut added: Vec<PathBuf> = Vec::new();
     let mut made_dirs: Vec<PathBuf> = Vec::new();
-    let mut state_written = false;
-    let series_before = Series::load(store)?;
-    let series_existed = store.state_dir().join("series.json").exists();
-    let mut series_written = false;
+    // The state files as they were, for those the commit rewrote.
+    let mut undo: Vec<StateBefore> = Vec::new();
     let mut signature_added: Option<PathBuf> = None;
     let mut bytes = 0u64;
     let result = (|| {
@@ -75,7 +73,7 @@ pub(super) fn commit(
         let mut order = before.clone();
         order.record(store, &v.manifest_sha256, dest.exists())?;
         if order != before {
-            state_written = true;
+            undo.push(StateBefore::read(store, "imports.json")?);
             state::save(store, &order)?;
         }
         // The signature and the series, before the manifest too.
@@ -93,8 +91,12 @@ pub(super) fn commit(
             }
         }
         if let Some(s) = &plan.series {
-            series_written = true;
+            undo.push(StateBefore::read(store, "series.json")?);
             s.save(store)?;
+        }
+        if let Some(p) = &plan.policy {
+            undo.push(StateBefore::read(store, "policy.json")?);
+            p.save(store)?;
         }
         // The manifest last: this is what makes the bundle visible.
         let tmp = staging.dir.join("manifest.json");
@@ -110,29 +112,41 @@ pub(super) fn commit(
             for p in added.iter().chain(&signature_added) {
                 let _ = std::fs::remove_file(p);
             }
-            if series_written {
-                let _ = if series_existed {
-                    series_before.save(store)
-                } else {
-                    std::fs::remove_file(store.state_dir().join("series.json"))
-                        .map_err(|e| StoreError::io(store.state_dir(), e))
-                };
-            }
             for d in &made_dirs {
                 let _ = std::fs::remove_dir(d);
             }
-            if state_written {
-                let _ = if state_existed {
-                    state::save(store, &before)
-                } else {
-                    std::fs::remove_file(state::path(store))
-                        .map_err(|e| StoreError::io(state::path(store), e))
-                };
-                if !state_dir_existed {
-                    let _ = std::fs::remove_dir(store.state_dir());
-                }
+            for b in undo.iter().rev() {
+                b.restore(store);
+            }
+            if !state_dir_existed {
+                let _ = std::fs::remove_dir(store.state_dir());
             }
             Err(e)
         }
+    }
+}
+
+/// A state file as it was before the commit rewrote it, to put back if
+/// the commit fails: its bytes, or that it did not exist.
+struct StateBefore {
+    name: &'static str,
+    bytes: Option<Vec<u8>>,
+}
+
+impl StateBefore {
+    fn read(store: &Store, name: &'static str) -> Result<Self, StoreError> {
+        Ok(Self {
+            name,
+            bytes: state::read_file(store, name)?,
+        })
+    }
+
+    /// Best effort: the commit's own error is what the operator is told.
+    fn restore(&self, store: &Store) {
+        let _ = match &self.bytes {
+            Some(b) => state::write_file(store, self.name, b),
+            None => std::fs::remove_file(store.state_dir().join(self.name))
+                .map_err(|e| StoreError::io(store.state_dir(), e)),
+        };
     }
 }

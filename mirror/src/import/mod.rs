@@ -75,6 +75,9 @@ pub struct ImportOptions {
     /// Accept a signed bundle older than its series' highest (held, never
     /// current).
     pub allow_rollback: bool,
+    /// Let an unsigned bundle move names signed series serve (recorded in
+    /// the policy, logged): [`crate::store::series::follow`].
+    pub allow_unsigned_override: bool,
     /// Now, in Unix seconds: expiry and future `created` are judged by it.
     pub now: u64,
 }
@@ -83,6 +86,7 @@ impl Default for ImportOptions {
     fn default() -> Self {
         Self {
             allow_rollback: false,
+            allow_unsigned_override: false,
             now: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -166,6 +170,10 @@ pub fn import_with(
             manifest_sha256, ..
         }) => {
             staging.remove();
+            // Held already: only what the store follows may change.
+            if let Some(p) = &plan.policy {
+                p.save(store)?;
+            }
             Ok(ImportOutcome::AlreadyHeld {
                 manifest_sha256,
                 bundles_held: store.bundle_ids()?.len(),

@@ -13,7 +13,7 @@ use llmgw_shared::manifest::Manifest;
 
 use super::{ImportError, ImportOptions};
 use crate::store::Store;
-use crate::store::series::{self, Policy, Series, SeriesError, SignedBy, Step};
+use crate::store::series::{self, Policy, Series, SeriesError, SignedBy, Step, follow};
 use crate::store::trust;
 
 /// What the signature check decided, for the commit and the report.
@@ -24,6 +24,9 @@ pub(crate) struct SignedPlan {
     pub(super) step: Option<Step>,
     /// The series as it is to be after the commit, when it moves.
     pub(super) series: Option<Series>,
+    /// The policy as it is to be after the commit, when what it follows or
+    /// overrides changes ([`crate::store::series::follow::plan_import`]).
+    pub(super) policy: Option<Policy>,
     pub(super) notes: Vec<String>,
     /// The head was read before the full pass (not a pipe).
     pub(super) looked_ahead: bool,
@@ -45,7 +48,13 @@ pub(crate) fn plan_signed(
     let regular = std::fs::metadata(bundle).is_ok_and(|m| m.is_file() || m.is_dir());
     if !regular {
         let e = expected.ok_or(SeriesError::NoProof)?;
-        return Ok((e.clone(), SignedPlan::default()));
+        let mut plan = SignedPlan::default();
+        if opts.allow_unsigned_override {
+            let policy = Policy::load(store)?;
+            (plan.policy, plan.notes) =
+                follow::plan_import(store, &policy, None, e.as_str(), true)?;
+        }
+        return Ok((e.clone(), plan));
     }
     let head = series::read_head(bundle)?;
     let sha = Sha256::of(&head.manifest_bytes);
@@ -73,12 +82,24 @@ pub(crate) fn plan_signed(
         signature: signed_by.as_ref().and(head.signature),
         ..SignedPlan::default()
     };
+    if !manifest.is_repair() {
+        // What it follows or overrides: written even when the bundle is
+        // held already (an override asked for on a second import).
+        (plan.policy, plan.notes) = follow::plan_import(
+            store,
+            &policy,
+            signed_by.as_ref(),
+            sha.as_str(),
+            opts.allow_unsigned_override,
+        )?;
+    }
     if store.bundle_ids()?.iter().any(|id| sha == *id) {
         // Held already: importing it again repairs, and moves nothing.
         plan.signed_by = signed_by;
         return Ok((sha, plan));
     }
-    plan.notes = series::check_times(&manifest, opts.now, &policy)?;
+    plan.notes
+        .extend(series::check_times(&manifest, opts.now, &policy)?);
     // A repair bundle names nothing to serve: it never moves a series.
     if let Some(by) = signed_by.as_ref().filter(|_| !manifest.is_repair()) {
         let mut s = Series::load(store)?;

@@ -3,7 +3,8 @@
 //!
 //! Invariant: the probes and `/metrics` answer without the token and
 //! before the store is read; every other route answers only once the store
-//! was read, from the one index loaded for the request. Nothing here
+//! was read, from the one index loaded for the request; HEAD answers GET's
+//! headers exactly, on every route ([`headers_only`]). Nothing here
 //! touches the filesystem.
 
 use std::sync::Arc;
@@ -75,6 +76,7 @@ async fn misses(r: &Req<'_>) -> Response {
 
 pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
+    let head = req.method() == Method::HEAD;
     let (route, resp) = dispatch(&state, req).await;
     if resp.status() == StatusCode::NOT_FOUND && route.counts_misses() {
         let now = std::time::SystemTime::now()
@@ -87,7 +89,30 @@ pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> R
             .get_or_create(&super::metrics::RouteLabel { route })
             .inc();
     }
-    tracker.finish(route, resp)
+    tracker.finish(route, if head { headers_only(resp) } else { resp })
+}
+
+/// HEAD answers exactly GET's headers, on every route: a route answers
+/// HEAD as it answers GET (or with GET's headers and no body, where the
+/// body would cost a read), and here a body it built anyway becomes its
+/// `Content-Length` and is dropped, never sent. (Left to itself, the HTTP
+/// layer would send `Content-Length: 0` for a body emptied by the route.)
+fn headers_only(mut resp: Response) -> Response {
+    use http_body::Body as _;
+    let h = resp.headers();
+    if !h.contains_key(header::CONTENT_LENGTH)
+        && !h.contains_key(header::TRANSFER_ENCODING)
+        && let Some(n) = resp.body().size_hint().exact()
+        && !matches!(
+            resp.status(),
+            StatusCode::NOT_MODIFIED | StatusCode::NO_CONTENT
+        )
+    {
+        resp.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+    }
+    *resp.body_mut() = axum::body::Body::empty();
+    resp
 }
 
 async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {

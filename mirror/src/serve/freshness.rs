@@ -1,9 +1,10 @@
 //! How fresh what the mirror serves is, for `/metrics`: the age of the
 //! newest bundle (by import) and the seconds until the nearest `expires`
 //! of the bundles that are current, so that an alert fires when the
-//! courier stops coming. Also which release is `latest` for a repository
-//! some signed bundle carries (the one the highest signed sequence
-//! carries, never merely the highest tag).
+//! courier stops coming. Also which release is `latest` for each
+//! repository, by the one rule of [`Authority::moves`] (the one the
+//! highest sequence of a followed series carries, never merely the highest
+//! tag).
 //!
 //! Invariant: computed only from the store's own record — manifest file
 //! times (written by import) and the order the index was built in (import
@@ -17,6 +18,7 @@ use llmgw_shared::repo_key;
 
 use super::index::entries::natural_cmp;
 use crate::store::Store;
+use crate::store::series::follow::{Authority, Standing};
 
 /// What `/metrics` reports about freshness (Unix seconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -69,16 +71,18 @@ pub fn of(store: &Store, bundles: &[(String, Manifest)], signers: &Signers) -> F
     }
 }
 
-/// For each repository whose releases a signed bundle carries: the tag
-/// `latest` names — the highest tag among that repository's releases in
-/// the last signed bundle (in index order: by sequence within a series)
-/// that carries any. Keyed by [`repo_key`].
-pub fn signed_latest(bundles: &[(String, Manifest)], signers: &Signers) -> HashMap<String, String> {
-    let mut out: HashMap<String, String> = HashMap::new();
+/// For each repository: the tag `releases/latest` names, keyed by
+/// [`repo_key`]. `latest` is a name like any other ([`Authority::moves`]):
+/// walking the bundles in index order, a bundle that may move it makes it
+/// the highest tag (natural order) among that repository's releases it
+/// carries — so a signed series' newest bundle names it, never merely the
+/// highest tag held. Among unsigned bundles alone it stays the highest tag
+/// any of them carries, so an old unsigned bundle imported again cannot
+/// move it back either.
+pub fn latest(bundles: &[(String, Manifest)], authority: &Authority) -> HashMap<String, String> {
+    // repo key -> (the bundle `latest` is served from, its tag).
+    let mut out: HashMap<String, (&str, String)> = HashMap::new();
     for (id, m) in bundles {
-        if !signers.contains_key(id) {
-            continue;
-        }
         let mut best: HashMap<String, &str> = HashMap::new();
         for r in &m.releases {
             let e = best.entry(repo_key(&r.repo)).or_insert(&r.tag);
@@ -87,8 +91,24 @@ pub fn signed_latest(bundles: &[(String, Manifest)], signers: &Signers) -> HashM
             }
         }
         for (repo, tag) in best {
-            out.insert(repo, tag.to_string());
+            let holder = out.get(&repo).map(|(h, _)| *h);
+            if !authority.moves(holder, id) {
+                continue;
+            }
+            let both_unsigned = holder.is_some_and(|h| {
+                authority.standing(h) == Standing::Unsigned
+                    && authority.standing(id) == Standing::Unsigned
+            });
+            let keep = both_unsigned
+                && out
+                    .get(&repo)
+                    .is_some_and(|(_, held)| natural_cmp(held, tag).is_gt());
+            if !keep {
+                out.insert(repo, (id, tag.to_string()));
+            }
         }
     }
-    out
+    out.into_iter()
+        .map(|(repo, (_, tag))| (repo, tag))
+        .collect()
 }

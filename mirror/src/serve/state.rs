@@ -7,12 +7,13 @@
 //!
 //! The index is rebuilt when `bundles/` changes, so a bundle imported while
 //! the server runs is served without a restart. Every 100 ms the thread
-//! looks at the folder's mtime and the import order's (two `stat`s); the
+//! looks at the folder's mtime and the import order's and the policy's (three `stat`s); the
 //! listing is read again only when one moved or is so recent that a second
 //! change could share it (file times tick coarsely), and the index is
 //! rebuilt only when what is listed differs: the set of manifests, or any
 //! manifest's file (inode, size, mtime) — so a manifest repaired by
-//! importing it again is served at once — or the import order. Import
+//! importing it again is served at once — or the import order, or the
+//! policy (which signed series move names). Import
 //! writes a manifest last, atomically, so a listed bundle is complete.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,6 +27,7 @@ use prometheus_client::registry::Registry;
 use super::index::Index;
 use super::metrics::Metrics;
 use crate::store::Store;
+use crate::store::series::follow::Authority;
 use crate::store::state::{self, ImportOrder};
 
 /// How long after a change the listing is re-read on every check: longer
@@ -33,7 +35,7 @@ use crate::store::state::{self, ImportOrder};
 const RECENT: Duration = Duration::from_secs(2);
 
 /// How often the refresh thread looks at `bundles/`: a new bundle is
-/// served within about this long, and an idle server costs two `stat`s
+/// served within about this long, and an idle server costs three `stat`s
 /// per tick.
 pub const CHECK_EVERY: Duration = Duration::from_millis(100);
 
@@ -219,10 +221,14 @@ impl AppState {
         };
         let dir = self.store.bundles_dir();
         let state_path = state::path(&self.store);
+        // The policy says which series move names: following another is a
+        // change of what is served, like an import.
+        let policy_path = self.store.state_dir().join("policy.json");
         let mtime = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
-        let state_mtime = std::fs::metadata(&state_path)
-            .and_then(|m| m.modified())
-            .ok();
+        let state_mtime = [&state_path, &policy_path]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+            .max();
         let recent = [mtime, state_mtime].iter().any(|t| {
             t.and_then(|t| SystemTime::now().duration_since(t).ok())
                 .is_some_and(|age| age < RECENT)
@@ -254,6 +260,7 @@ impl AppState {
             })
             .collect();
         files.push((String::new(), file_id(&state_path)));
+        files.push((String::new(), file_id(&policy_path)));
         if !force && files == watch.files && self.is_ready() {
             return;
         }
@@ -273,7 +280,12 @@ impl AppState {
             }
         }
         crate::store::series::order_by_sequence(&self.store, &mut manifests);
-        let mut index = Index::build(&manifests);
+        let policy = crate::store::series::Policy::load(&self.store).unwrap_or_else(|e| {
+            tracing::error!(error = %Chain(&e), "policy unreadable; following the first signed series");
+            Default::default()
+        });
+        let authority = Authority::of(&self.store, &manifests, &policy);
+        let mut index = Index::build(&manifests, &authority);
         let store = &self.store;
         let read = |sha: &llmgw_shared::Sha256, max: u64| match store.read_small_blob(sha, max) {
             Ok(b) => Some(b),
@@ -284,7 +296,7 @@ impl AppState {
         };
         index.oci = super::index::oci::OciIndex::build(&manifests, &read);
         let signers = super::freshness::signers(&self.store, &manifests);
-        index.latest = super::freshness::signed_latest(&manifests, &signers);
+        index.latest = super::freshness::latest(&manifests, &authority);
         if let Ok(mut f) = self.metrics.freshness.lock() {
             *f = super::freshness::of(&self.store, &manifests, &signers);
         }

@@ -15,6 +15,9 @@
 //!    is listed there with the same sha256. An unsigned bundle can add
 //!    nothing to a signed release, and a signed release cannot arrive while
 //!    an unsigned bundle holds other bytes under its name.
+//! 3. A release of llmgw's own repository comes with its signed
+//!    `SHA256SUMS` or not at all ([`crate::store::own_release`]), so an
+//!    unsigned one can never be first in and hold the signed one out.
 //!
 //! A refusal names both sha256s and both bundles; replacing a held file on
 //! purpose is `llmgw mirror remove` of the bundle that holds it, first.
@@ -63,6 +66,8 @@ pub enum ClaimError {
     },
     #[error(transparent)]
     NotSigned(Box<NotSigned>),
+    #[error(transparent)]
+    UnsignedOwnRelease(#[from] Box<crate::store::own_release::UnsignedOwnRelease>),
 }
 
 /// Why a held release's `SHA256SUMS` could not be used.
@@ -220,6 +225,13 @@ pub fn check(
             }
         }
     }
+    // After the claims, whose refusals name both versions of a file.
+    crate::store::own_release::check(
+        bundles.iter().map(|(id, m)| (id.as_str(), m)),
+        new_id,
+        new,
+        new_signed,
+    )?;
     Ok(())
 }
 

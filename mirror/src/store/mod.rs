@@ -37,6 +37,7 @@ pub mod have;
 pub mod inspect;
 pub mod layout;
 pub mod new_store;
+mod own_release;
 pub mod remote;
 pub mod s3;
 pub mod s3_cache;

@@ -7,6 +7,7 @@ mod common;
 mod front;
 mod github;
 mod github_gh;
+mod head;
 mod hostile;
 mod hub;
 mod hub_clients;

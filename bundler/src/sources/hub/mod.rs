@@ -311,7 +311,9 @@ pub async fn plan(
 
 /// Whether the revision asked for is a branch, a tag or a commit, as the
 /// Hub's refs API says (a mirror lists each where it belongs). `refs/...`
-/// names (pull requests, conversions) count as branches.
+/// names (pull requests, conversions) count as branches. An endpoint
+/// without the refs listing (older mirrors, some proxies answer 404) has
+/// the revision served as a branch, with a warning.
 async fn ref_kind(
     http: &Http,
     endpoint: &str,
@@ -327,10 +329,22 @@ async fn ref_kind(
         return Ok(RefKind::Branch);
     }
     let url = format!("{endpoint}/api/{}/{}/refs", spec.kind.api_plural(), spec.id);
-    let (body, _) = http
+    let body = match http
         .get_small(&url, Some("application/json"), MAX_PAGE)
         .await
-        .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+    {
+        Ok((body, _)) => body,
+        Err(HttpError::Status { status: 404, .. }) => {
+            return Ok(no_refs_listing(spec, &url));
+        }
+        Err(e) => {
+            return Err(CreateError::Hub(format!(
+                "{}: listing its branches and tags ({url}) failed: {}",
+                what(spec),
+                llmgw_shared::chain(&hub_error(spec, endpoint, have_token, e))
+            )));
+        }
+    };
     let refs: RefsJson = serde_json::from_slice(&body)
         .map_err(|e| CreateError::hub_answer(&what(spec), &url, "refs answer", e))?;
     Ok(if refs.branches.iter().any(|b| b.name == rev) {
@@ -342,6 +356,18 @@ async fn ref_kind(
     } else {
         RefKind::Branch
     })
+}
+
+/// The endpoint has no refs listing (404): the revision, which the
+/// revision call found, is served as a branch, and the operator is told.
+fn no_refs_listing(spec: &RepoSpec, url: &str) -> RefKind {
+    tracing::warn!(
+        "{}: {url} answered 404 (the endpoint has no refs listing); revision {} is served as a \
+         branch (a mirror that lists refs would say whether it is a tag)",
+        what(spec),
+        llmgw_shared::shown(&spec.revision)
+    );
+    RefKind::Branch
 }
 
 /// A URL a server chose, for a message: printable and at most 200

@@ -101,6 +101,20 @@ pub enum StageError {
         got: String,
         expected: String,
     },
+    #[error(
+        "{} ({what}) changed since an earlier run of this import checked it: it now hashes to \
+         {got}, not {expected} (a byte of the staging folder changed between two runs: bit \
+         rot, or another process). Nothing was published; it was set aside, so read volume \
+         {volumes} again: run the import again with that volume",
+        path.display()
+    )]
+    ChangedSinceChecked {
+        path: PathBuf,
+        what: String,
+        expected: String,
+        got: String,
+        volumes: String,
+    },
 }
 
 impl StageError {

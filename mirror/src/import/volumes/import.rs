@@ -191,8 +191,11 @@ pub fn import_volumes(
         if pl.pieces.len() > 1
             && !stage.blob_done(p)
             && (0..pl.pieces.len()).all(|i| stage.state.verified.contains(&(p, i)))
+            && let Err(e) = stage.finish_blob(p)
         {
-            stage.finish_blob(p)?;
+            // What was set aside is recorded before the run stops.
+            stage.save()?;
+            return Err(e.into());
         }
         if pl.pieces.is_empty() && !stage.blob_done(p) {
             // An empty file: nothing to carry, staged as it is.
@@ -210,6 +213,12 @@ pub fn import_volumes(
         .all(|(p, _)| stage.blob_done(p));
     if !all_there {
         return Ok(VolumesOutcome::Incomplete(Box::new(report)));
+    }
+    // Nothing an earlier run staged is published on its word.
+    let checked = super::recheck::blobs(stage.index, &stage.dir, &mut stage.state, &stage.earlier);
+    if let Err(e) = checked {
+        stage.save()?;
+        return Err(e.into());
     }
     // The existing import publishes it: it finds every blob staged.
     drop(lock);

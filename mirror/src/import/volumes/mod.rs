@@ -10,6 +10,7 @@ pub mod import;
 pub mod index;
 pub mod read;
 pub mod rebuild;
+pub mod recheck;
 pub mod rehash;
 pub mod stage;
 pub mod state;

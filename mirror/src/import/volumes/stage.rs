@@ -29,6 +29,7 @@ use sha2::{Digest, Sha256};
 use super::error::{StageError, StateError};
 use super::index::{Slot, VolumeIndex, Which};
 use super::read::{Running, SlotTarget, Verdict};
+use super::recheck::Earlier;
 use super::rehash::{Rehasher, hash_file, hash_range};
 use super::state::{self, Resume, STATE_NAME, VolState};
 use crate::fsutil;
@@ -72,6 +73,9 @@ pub struct Stage<'a> {
     /// Bytes verified since the state was last saved.
     pub since_save: u64,
     to_seal: Vec<(PathBuf, PathBuf)>,
+    /// What earlier runs verified: hashed again before it is published
+    /// ([`super::recheck`]), never taken on their word.
+    pub earlier: Earlier,
 }
 
 impl<'a> Stage<'a> {
@@ -86,7 +90,18 @@ impl<'a> Stage<'a> {
             .iter()
             .filter_map(|(p, r)| r.hasher().map(|h| (*p, (r.next, h))))
             .collect();
+        let earlier = Earlier {
+            pieces: state.verified.clone(),
+            blobs: (0..index.volumes.placements.len())
+                .filter(|&p| {
+                    let pl = &index.volumes.placements[p];
+                    std::fs::metadata(dir.join(pl.sha256.as_str()))
+                        .is_ok_and(|m| m.len() == pl.size)
+                })
+                .collect(),
+        };
         Ok(Self {
+            earlier,
             store,
             dir,
             index,
@@ -271,8 +286,11 @@ impl<'a> Stage<'a> {
     pub fn finish_blob(&mut self, placement: usize) -> Result<bool, StageError> {
         let p = &self.index.volumes.placements[placement];
         let part = self.part(&p.sha256);
+        // A running hash over chunks an earlier run verified vouches for
+        // bytes as they streamed then, not as they are on disk now.
+        let earlier = self.earlier.has_piece_of(placement);
         let got = match self.running.remove(&placement) {
-            Some((next, h)) if next == p.pieces.len() => hex::encode(h.finalize()),
+            Some((next, h)) if next == p.pieces.len() && !earlier => hex::encode(h.finalize()),
             _ => match self.rehash.take(placement) {
                 Some(hashed) => hashed,
                 None => hash_file(&part),
@@ -283,6 +301,12 @@ impl<'a> Stage<'a> {
             })?,
         };
         if got != p.sha256 {
+            if earlier {
+                // A chunk staged by an earlier run changed since: named.
+                let (index, dir) = (self.index, &self.dir);
+                super::recheck::chunks(index, dir, &mut self.state, &self.earlier, placement)?;
+            }
+            let p = &self.index.volumes.placements[placement];
             // Every chunk matched, yet the whole does not: forget the chunks,
             // and that their volumes were whole, so they are read again.
             for (i, piece) in p.pieces.iter().enumerate() {

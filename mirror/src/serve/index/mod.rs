@@ -12,8 +12,12 @@
 //! Bundles are merged in the store's import order ([`crate::store::state`]):
 //! where bundles disagree about what a branch or tag names, the later
 //! import wins — never the bundle with the later `created` date, which is
-//! whatever its maker wrote. Repository ids are merged case-insensitively
-//! ([`llmgw_shared::repo_key`]), as GitHub and the Hub match them.
+//! whatever its maker wrote — unless it stands lower than the bundle that
+//! serves the name now: every name changes hands only where
+//! [`Authority::moves`] says so (a signed series the store follows over
+//! other series, any signed series over unsigned bundles). Repository ids
+//! are merged case-insensitively ([`llmgw_shared::repo_key`]), as GitHub
+//! and the Hub match them.
 
 pub mod entries;
 pub mod oci;
@@ -27,6 +31,7 @@ use llmgw_shared::repo_key;
 use sha2::Digest;
 use sha2::Sha256;
 
+use crate::store::series::follow::Authority;
 use entries::snapshot;
 pub use entries::{
     AssetEntry, Blob, BundleInfo, HubFile, HubRepo, ReleaseEntry, Snapshot, TreeEntry, natural_cmp,
@@ -50,9 +55,8 @@ pub struct Index {
     /// Container images and Helm charts (built with the store at hand:
     /// [`oci::OciIndex::build`] reads carried manifests).
     pub oci: oci::OciIndex,
-    /// By lower-case `owner/repo`: the tag `latest` names where a signed
-    /// bundle carries the repo ([`super::freshness::signed_latest`]);
-    /// other repos' latest is their highest tag.
+    /// By lower-case `owner/repo`: the tag `latest` names
+    /// ([`super::freshness::latest`], by [`Authority::moves`]).
     pub latest: HashMap<String, String>,
     /// Who signed each held signed bundle (key id, channel), for the
     /// front page.
@@ -77,11 +81,12 @@ pub fn stable_id(parts: &[&str]) -> u64 {
 }
 
 impl Index {
-    /// Builds the index from the manifests held, given in import order
-    /// (oldest first), so that a later import's revision names win.
-    pub fn build(bundles: &[(String, Manifest)]) -> Self {
+    /// Builds the index from the manifests held, given in index order
+    /// (oldest import first, a signed series by sequence), so that a later
+    /// bundle's revision names win where `authority` lets it move them.
+    pub fn build(bundles: &[(String, Manifest)], authority: &Authority) -> Self {
         let mut index = Index {
-            pypi: super::index::pypi::PypiIndex::build(bundles),
+            pypi: super::index::pypi::PypiIndex::build(bundles, authority),
             ..Index::default()
         };
         // (kind, key) -> (id, commit -> (last_modified, files by path), refs)
@@ -94,7 +99,11 @@ impl Index {
             tags: std::collections::BTreeSet<String>,
             /// The commit of the latest import carrying the repo.
             latest: String,
+            /// The bundle each ref, and `latest`, is served from now.
+            holders: HashMap<Option<String>, String>,
         }
+        // The bundle each release tag's asset list is served from now.
+        let mut release_holders: HashMap<(String, String), &str> = HashMap::new();
         let mut repos: HashMap<(RepoKind, String), RepoAcc> = HashMap::new();
 
         for (id, m) in bundles {
@@ -113,6 +122,16 @@ impl Index {
             }
             for r in &m.releases {
                 let key = (repo_key(&r.repo), r.tag.clone());
+                let holder = release_holders.get(&key).copied();
+                if !authority.moves(holder, id) {
+                    continue;
+                }
+                if holder.is_some_and(|h| authority.standing(h) < authority.standing(id)) {
+                    // Taken over: the tag lists what the new holder's
+                    // standing carries, nothing of the bundles below it.
+                    index.releases.remove(&key);
+                }
+                release_holders.insert(key.clone(), id);
                 let entry = index.releases.entry(key).or_insert_with(|| ReleaseEntry {
                     repo: r.repo.to_string(),
                     tag: r.tag.clone(),
@@ -150,8 +169,12 @@ impl Index {
                         refs: BTreeMap::new(),
                         tags: Default::default(),
                         latest: String::new(),
+                        holders: HashMap::new(),
                     });
-                acc.latest = r.commit.clone();
+                if authority.moves(acc.holders.get(&None).map(String::as_str), id) {
+                    acc.latest = r.commit.clone();
+                    acc.holders.insert(None, id.clone());
+                }
                 let (last, files) = acc
                     .commits
                     .entry(r.commit.clone())
@@ -168,7 +191,12 @@ impl Index {
                         lfs: f.lfs,
                     });
                 }
-                if r.revision != r.commit && r.ref_kind != Some(RefKind::Commit) {
+                let rev = Some(r.revision.clone());
+                if r.revision != r.commit
+                    && r.ref_kind != Some(RefKind::Commit)
+                    && authority.moves(acc.holders.get(&rev).map(String::as_str), id)
+                {
+                    acc.holders.insert(rev, id.clone());
                     acc.refs.insert(r.revision.clone(), r.commit.clone());
                     if r.ref_kind == Some(RefKind::Tag) {
                         acc.tags.insert(r.revision.clone());
@@ -275,12 +303,16 @@ mod tests {
     fn the_later_import_names_main_whatever_the_dates_say() {
         let future = at_commit("acme/tiny", &"f".repeat(40), "9999-12-31T23:59:59Z");
         let past = at_commit("ACME/Tiny", &"1".repeat(40), "2020-01-01T00:00:00Z");
-        let index = Index::build(&[("x".into(), future.clone()), ("y".into(), past.clone())]);
+        let all = Authority::default();
+        let index = Index::build(
+            &[("x".into(), future.clone()), ("y".into(), past.clone())],
+            &all,
+        );
         let repo = index.repo(RepoKind::Model, "Acme/TINY").unwrap();
         assert_eq!(repo.snapshots.len(), 2);
         assert_eq!(repo.refs["main"], "1".repeat(40));
         assert_eq!(repo.default_commit, "1".repeat(40));
-        let index = Index::build(&[("y".into(), past), ("x".into(), future)]);
+        let index = Index::build(&[("y".into(), past), ("x".into(), future)], &all);
         let repo = index.repo(RepoKind::Model, "acme/tiny").unwrap();
         assert_eq!(repo.default_commit, "f".repeat(40));
         assert_eq!(index.bundles[0].id, "y");

@@ -4,8 +4,9 @@
 //!
 //! Invariant: an environment is served exactly as one manifest lists it —
 //! never merged with another environment or with another bundle's
-//! environment of the same name (the later import replaces it whole), so a
-//! CUDA 13 node is never offered a `+cu129` file. Project and file names
+//! environment of the same name (the later import replaces it whole, where
+//! [`Authority::moves`] lets it), so a CUDA 13 node is never offered a
+//! `+cu129` file. Project and file names
 //! from a URL are only ever keys into these tables.
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use llmgw_shared::manifest::{AssetRef, Manifest, PYTHON_ENGINE, Yanked};
 use llmgw_shared::{Sha256, pep503_normalize};
 
 use crate::serve::index::entries::{Blob, natural_cmp};
+use crate::store::series::follow::Authority;
 
 /// Every environment and interpreter held.
 #[derive(Debug, Clone, Default)]
@@ -102,14 +104,20 @@ impl Interpreter {
 impl PypiIndex {
     /// Builds the tables from the manifests in the order they count
     /// (oldest import first): a later bundle's environment of the same name
-    /// replaces the earlier one whole; for an interpreter key held twice,
-    /// the newer build wins.
-    pub fn build<'a>(bundles: impl IntoIterator<Item = &'a (String, Manifest)>) -> Self {
+    /// replaces the earlier one whole where `authority` lets it move the
+    /// name; for an interpreter key held twice, the newer build wins.
+    pub fn build<'a>(
+        bundles: impl IntoIterator<Item = &'a (String, Manifest)>,
+        authority: &Authority,
+    ) -> Self {
         let mut out = PypiIndex::default();
         for (id, m) in bundles {
             for env in &m.python_envs {
-                out.envs
-                    .insert(env.name.to_ascii_lowercase(), py_env(id, env));
+                let name = env.name.to_ascii_lowercase();
+                let holder = out.envs.get(&name).map(|e| e.bundle.as_str());
+                if authority.moves(holder, id) {
+                    out.envs.insert(name, py_env(id, env));
+                }
             }
             for r in m.releases.iter().filter(|r| r.engine == PYTHON_ENGINE) {
                 for a in &r.assets {

@@ -201,7 +201,7 @@ mod tests {
         };
         let mut m = Manifest::new(vec!["amd64".into()], 0);
         m.python_envs.push(env);
-        PypiIndex::build(&[("b".to_string(), m)])
+        PypiIndex::build(&[("b".to_string(), m)], &Default::default())
     }
 
     fn get<'a>(ix: &'a PypiIndex, path: &str) -> Outcome<'a> {

@@ -54,9 +54,7 @@ pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
                 header::CONTENT_TYPE,
                 http::HeaderValue::from_static("application/toml; charset=utf-8"),
             );
-            if req.method == Method::HEAD {
-                *r.body_mut() = axum::body::Body::empty();
-            }
+            // HEAD: the body's length is its Content-Length (dispatch).
             r
         }
         Ok(Err(e)) => e.into_response(),

@@ -11,7 +11,9 @@
 //!   current; the same sequence with another manifest is equivocation and
 //!   is always refused.
 //! - `STORE/state/policy.json` holds what the operator decided
-//!   (`require_signature`, `enforce_expiry`); missing means both off.
+//!   (`require_signature`, `enforce_expiry`; missing means both off) and
+//!   which series the store follows ([`follow`]: which bundle may move a
+//!   name).
 //! - A signature counts only when it verifies, prehashed, over the exact
 //!   manifest bytes with a key of role `bundle` ([`crate::store::trust::Role`]).
 
@@ -27,6 +29,8 @@ use thiserror::Error;
 use crate::bundle::reader::{self, ReadError};
 use crate::store::state;
 use crate::store::{StateFault, StateFile, Store, StoreError};
+
+pub mod follow;
 
 /// A signature entry larger than this is not a minisign signature.
 pub const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;
@@ -262,6 +266,14 @@ pub struct Policy {
     /// Refuse a bundle past its `expires`, rather than warn.
     #[serde(default)]
     pub enforce_expiry: bool,
+    /// The signed series whose bundles move names ([`follow`]): the first
+    /// one imported, and those added by `llmgw mirror policy follow`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub follow: Vec<follow::Followed>,
+    /// Unsigned bundles (manifest sha256) imported with
+    /// `--allow-unsigned-override`: they move names as a followed series does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsigned_overrides: Vec<String>,
 }
 
 const POLICY_FILE: &str = "policy.json";

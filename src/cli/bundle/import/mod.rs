@@ -38,6 +38,11 @@ pub struct ImportArgs {
     /// held, but nodes keep being served the newer one); logged.
     #[arg(long)]
     pub allow_rollback: bool,
+    /// Let this unsigned bundle move branches, tags, `latest` and environments a signed
+    /// series serves (otherwise it only adds names nobody signed); recorded in the store's
+    /// policy and logged.
+    #[arg(long)]
+    pub allow_unsigned_override: bool,
     #[command(flatten)]
     pub store: StoreArg,
     #[command(flatten)]
@@ -73,6 +78,7 @@ pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
     let progress = Terminal::new("importing");
     let opts = ImportOptions {
         allow_rollback: a.allow_rollback,
+        allow_unsigned_override: a.allow_unsigned_override,
         now: now()?,
     };
     let imported = llmgw_mirror::import_into(
