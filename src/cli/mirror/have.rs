@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use llmgw_mirror::StoreLock;
 
 use crate::cli::print;
 
@@ -40,12 +39,11 @@ pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
             if !store.is_store() {
                 anyhow::bail!(
                     "{} is not a mirror store (no bundles/ folder, or in a bucket no manifest, \
-                 trusted key or state under the prefix); give the --store that `llmgw bundle \
-                 import` fills",
+                     trusted key or state under the prefix); give the --store that `llmgw \
+                     bundle import` fills",
                     a.store.path.display()
                 );
             }
-            let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
             Ok(llmgw_mirror::have_list(store)?)
         })?;
     let bytes = list.to_canonical_json();
