@@ -404,3 +404,32 @@ fn the_registry_answers_as_the_spec_says() {
         Sha256::of(&f.chart_tgz).to_string()
     );
 }
+
+/// The front page lists the images a node can pull (as the mirror names
+/// them, with the registry `ns` picks) and the charts with their versions;
+/// a miss of an image tag is counted in the miss log.
+#[test]
+fn the_front_page_lists_images_and_charts_and_misses_count_tags() {
+    let f = Fixture::new();
+    let (status, page) = f.server.get("/");
+    assert_eq!(status, 200);
+    let page = String::from_utf8(page).unwrap();
+    for wanted in [
+        format!("{}/acme/app", f.host()),
+        format!("{}/acme/twice", f.host()),
+        "docker.io".to_string(),
+        "ghcr.io".to_string(),
+        "Helm charts".to_string(),
+        "0.1.0".to_string(),
+    ] {
+        assert!(page.contains(&wanted), "{wanted} not on the page:\n{page}");
+    }
+    let (status, _) = f.server.get("/v2/acme/app/manifests/v9?ns=docker.io");
+    assert_eq!(status, 404);
+    let (_, misses) = f.server.get("/-/misses");
+    let misses: serde_json::Value = serde_json::from_slice(&misses).unwrap();
+    assert_eq!(
+        misses["misses"][0]["path"], "/v2/acme/app/manifests/v9",
+        "{misses}"
+    );
+}

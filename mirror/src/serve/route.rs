@@ -80,7 +80,8 @@ pub enum Route {
 impl Route {
     /// Whether a 404 of this route is a miss worth carrying next time: a
     /// name in a family the mirror serves (a repo, revision or file; a
-    /// release or asset; a Python project or file), not a path no route
+    /// release or asset; a Python project or file; an image name, tag or
+    /// blob; a chart), not a path no route
     /// takes, a refusal, or a page.
     pub const fn counts_misses(self) -> bool {
         matches!(
@@ -103,6 +104,13 @@ impl Route {
                 | Route::PypiLock
                 | Route::Pypi
                 | Route::UvPythonDownloads
+                | Route::OciTags
+                | Route::OciManifest
+                | Route::OciBlob
+                | Route::OciReferrers
+                | Route::Oci
+                | Route::ChartsPackage
+                | Route::Charts
         )
     }
 

@@ -70,6 +70,7 @@ fn decide(r: &Req<'_>, segs: &[&str]) -> Outcome {
                 sections::releases(ix, &base),
                 sections::repos(ix),
                 sections::envs(ix, &base),
+                sections::oci(ix, &base),
             ]
             .concat();
             Outcome::Page {

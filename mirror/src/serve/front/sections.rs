@@ -299,3 +299,52 @@ pub fn envs(ix: &Index, base: &str) -> String {
         )
     )
 }
+
+/// Images and charts, where the store holds any: the name a node pulls,
+/// its tags and size; each chart's versions.
+pub fn oci(ix: &Index, base: &str) -> String {
+    let host = base.split_once("://").map_or(base, |(_, h)| h);
+    let images: Vec<Vec<String>> = ix
+        .oci
+        .repos()
+        .map(|r| {
+            let bytes: u64 = r.blobs.values().sum::<u64>()
+                + r.manifests.values().map(|m| m.blob.size).sum::<u64>();
+            let tags: Vec<String> = r.tags.keys().map(|t| esc(t)).collect();
+            vec![
+                format!("<code>{}</code>", esc(&format!("{host}/{}", r.name))),
+                esc(&crate::serve::index::oci::registry_label(&r.registry)),
+                tags.join(", "),
+                esc(&human_bytes(bytes)),
+            ]
+        })
+        .collect();
+    let charts: Vec<Vec<String>> = ix
+        .oci
+        .charts()
+        .iter()
+        .map(|(name, versions)| {
+            let list: Vec<String> = versions.keys().map(|v| esc(v)).collect();
+            let bytes: u64 = versions.values().map(|c| c.package.size).sum();
+            vec![esc(name), list.join(", "), esc(&human_bytes(bytes))]
+        })
+        .collect();
+    let mut out = String::new();
+    if !images.is_empty() {
+        out.push_str("<h2>Images</h2>");
+        out.push_str(&table(
+            &["pull as", "registry (ns)", "tags", "size"],
+            &[3],
+            &images,
+        ));
+    }
+    if !charts.is_empty() {
+        let _ = write!(
+            out,
+            "<h2>Helm charts</h2><p>classic repository: <code>{}</code></p>",
+            esc(&format!("{base}/charts"))
+        );
+        out.push_str(&table(&["chart", "versions", "size"], &[2], &charts));
+    }
+    out
+}
