@@ -10,57 +10,19 @@
 
 use llmgw_shared::Sha256;
 
-/// Longest `<name>` served: clients limit host + `/` + name to 255.
-pub const MAX_NAME_BYTES: usize = 255;
-
-/// Longest tag (the spec's `{0,127}` after the first character).
-pub const MAX_TAG_BYTES: usize = 128;
-
 /// Longest registry host:port accepted from a manifest or from `ns`.
 pub const MAX_REGISTRY_BYTES: usize = 255;
 
-/// Whether `c` is one path component of a name:
-/// `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*`.
-pub fn is_name_component(c: &str) -> bool {
-    let b = c.as_bytes();
-    let alnum = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
-    if b.is_empty() || !alnum(b[0]) || !alnum(b[b.len() - 1]) {
-        return false;
-    }
-    let mut i = 0;
-    while i < b.len() {
-        if alnum(b[i]) {
-            i += 1;
-            continue;
-        }
-        // A separator run: `.`, `_`, `__` or any number of `-`, always
-        // between two alphanumerics (the ends were checked above).
-        let start = i;
-        while i < b.len() && !alnum(b[i]) {
-            i += 1;
-        }
-        let sep = &c[start..i];
-        let ok = matches!(sep, "." | "_" | "__") || sep.bytes().all(|x| x == b'-');
-        if !ok {
-            return false;
-        }
-    }
-    true
-}
-
-/// Whether `name` is a repository name: components joined by `/`.
+/// Whether `name` is a repository name: the spec's components joined by
+/// `/`, checked by the same grammar the manifest is validated with.
 pub fn is_name(name: &str) -> bool {
-    name.len() <= MAX_NAME_BYTES && name.split('/').all(is_name_component)
+    llmgw_shared::manifest::is_repository(name)
 }
 
-/// Whether `tag` is a tag: `[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}`.
+/// Whether `tag` is a tag: `[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}` (shared's
+/// grammar, as for the manifest).
 pub fn is_tag(tag: &str) -> bool {
-    let b = tag.as_bytes();
-    let word = |x: u8| x.is_ascii_alphanumeric() || x == b'_';
-    !b.is_empty()
-        && b.len() <= MAX_TAG_BYTES
-        && word(b[0])
-        && b.iter().all(|&x| word(x) || x == b'.' || x == b'-')
+    llmgw_shared::manifest::is_tag(tag)
 }
 
 /// What a `<digest>` in a URL is.
@@ -139,7 +101,9 @@ mod tests {
         ] {
             assert!(!is_name(bad), "{bad}");
         }
-        assert!(!is_name(&"a".repeat(MAX_NAME_BYTES + 1)));
+        assert!(!is_name(
+            &"a".repeat(llmgw_shared::manifest::MAX_REPOSITORY_CHARS + 1)
+        ));
     }
 
     #[test]
