@@ -9,6 +9,7 @@ use std::process::Command;
 use super::common::*;
 use super::pypi_kit::{self, CU13, CU129};
 use llmgw_mirror::human_bytes;
+use llmgw_shared::manifest::{Manifest, Release};
 
 /// The DOM of `url` after Chromium rendered it and ran its scripts.
 fn rendered_dom(url: &str, profile: &Path) -> String {
@@ -157,6 +158,10 @@ fn pages_answer_head_as_get_and_misses_say_what_is_not_held() {
         "/-/models/acme/tiny",
         "/-/datasets/acme/data",
         &format!("/-/pypi/{CU129}"),
+        "/-/bundles",
+        "/-/releases?page=1",
+        "/-/repos",
+        "/-/pypi",
     ] {
         let get = raw(server.addr, "GET", path.as_bytes(), &[]);
         let head = raw(server.addr, "HEAD", path.as_bytes(), &[]);
@@ -204,4 +209,46 @@ fn pwned(dom: &str) -> bool {
 
 fn sha256_of(b: &[u8]) -> String {
     llmgw_shared::sha256_hex(b)
+}
+
+/// A store of 450 releases (one bundle) beside the main bundle: the front
+/// page shows the first few and links to the list, whose pages hold the
+/// rest, every release on exactly one page.
+#[test]
+fn long_lists_page_on_from_the_front_page() {
+    let (_keep, store, _) = store_with_main_bundle();
+    let mut m = Manifest::new(vec!["amd64".into()], 1_780_000_000);
+    let body = b"one small asset".to_vec();
+    for i in 0..450 {
+        m.releases.push(Release {
+            repo: "acme/many".parse().unwrap(),
+            tag: format!("t{i:04}"),
+            engine: "llamacpp".into(),
+            version: format!("{i}"),
+            builds: vec![],
+            assets: vec![asset("a.zip", &body)],
+            signature: None,
+        });
+    }
+    import(&store, &m, &[&body]);
+    let server = serve(&store);
+    let front = get(server.addr, "/").text();
+    assert!(front.contains("<h2>Releases (452)</h2>"), "{front}");
+    assert!(front.contains("href=\"/-/releases\">all 452 releases</a>"));
+    assert!(front.contains("t0000") && !front.contains("t0100"));
+    let mut seen = Vec::new();
+    for page in 1..=3 {
+        let list = get(server.addr, &format!("/-/releases?page={page}"));
+        assert_eq!(list.status, 200);
+        let list = list.text();
+        assert!(list.contains(&format!("page {page} of 3")), "{list}");
+        seen.extend((0..450).filter(|i| list.contains(&format!(">t{i:04}<"))));
+    }
+    assert_eq!(
+        seen,
+        (0..450).collect::<Vec<_>>(),
+        "every release on one page"
+    );
+    let past = get(server.addr, "/-/releases?page=9").text();
+    assert!(!past.contains(">t0"), "a page past the end lists nothing");
 }

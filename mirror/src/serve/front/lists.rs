@@ -8,16 +8,14 @@
 
 use super::Outcome;
 use super::html::{esc, table};
-use super::sections::pager;
+use super::view::View;
 use crate::serve::index::HubRepo;
 use crate::serve::index::pypi::PyEnv;
 use crate::store::inspect::human_bytes;
-
-/// Files on one page of a list.
-pub const FILES_PER_PAGE: usize = 200;
+use llmgw_shared::url::encode_segment;
 
 /// A repository's files at `rev` (else its default revision).
-pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, page: usize) -> Outcome {
+pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, view: View) -> Outcome {
     let snapshot = match rev {
         Some(rev) => repo.resolve(rev),
         None => repo.default_snapshot(),
@@ -35,10 +33,8 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, page: 
         ""
     };
     let files: Vec<_> = snap.files().collect();
-    let rows: Vec<Vec<String>> = files
-        .iter()
-        .skip(page * FILES_PER_PAGE)
-        .take(FILES_PER_PAGE)
+    let rows: Vec<Vec<String>> = view
+        .window(files.iter())
         .map(|f| {
             let url = format!("/{prefix}{}/resolve/{}/{}", repo.id, snap.commit, f.path);
             vec![
@@ -54,7 +50,10 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, page: 
         .filter(|(_, c)| **c == snap.commit)
         .map(|(n, _)| esc(n))
         .collect();
-    let path = format!("/-/{plural}/{}", repo.id);
+    let path = match rev {
+        Some(rev) => format!("/-/{plural}/{}?rev={}", repo.id, encode_segment(rev)),
+        None => format!("/-/{plural}/{}", repo.id),
+    };
     let body = format!(
         "<p><a href=\"/\">mirror</a></p><h1>{}</h1><p>commit <code>{}</code> {}</p>\
          <h2>Files ({})</h2>{}{}",
@@ -63,7 +62,7 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, page: 
         names.join(", "),
         files.len(),
         table(&["path", "size", "sha256"], &[1], &rows),
-        pager(&esc(&path), page, files.len().div_ceil(FILES_PER_PAGE)),
+        view.footer(&esc(&path), files.len(), "files"),
     );
     Outcome::Page {
         title: repo.id.clone(),
@@ -72,12 +71,9 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, page: 
 }
 
 /// An environment's wheels.
-pub(super) fn env_files(env: &PyEnv, page: usize) -> Outcome {
-    let rows: Vec<Vec<String>> = env
-        .files
-        .values()
-        .skip(page * FILES_PER_PAGE)
-        .take(FILES_PER_PAGE)
+pub(super) fn env_files(env: &PyEnv, view: View) -> Outcome {
+    let rows: Vec<Vec<String>> = view
+        .window(env.files.values())
         .map(|f| {
             let url = format!("/pypi/{}/files/{}", env.name, f.filename);
             vec![
@@ -103,7 +99,7 @@ pub(super) fn env_files(env: &PyEnv, page: usize) -> Outcome {
         esc(&human_bytes(env.bytes)),
         env.files.len(),
         table(&["file", "project", "version", "size"], &[3], &rows),
-        pager(&esc(&path), page, env.files.len().div_ceil(FILES_PER_PAGE)),
+        view.footer(&esc(&path), env.files.len(), "files"),
     );
     Outcome::Page {
         title: env.name.clone(),

@@ -13,6 +13,7 @@
 pub mod html;
 mod lists;
 mod sections;
+mod view;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -21,6 +22,7 @@ use http::{HeaderValue, Method, StatusCode, header};
 use super::request::Req;
 use super::route::{Route, Routed};
 use llmgw_shared::manifest::RepoKind;
+use view::View;
 
 /// What a front-page request asks for.
 enum Outcome {
@@ -42,13 +44,25 @@ pub fn answer(r: &Req<'_>, segs: &[&str]) -> Routed {
     (route, respond(r.method, decide(r, segs)))
 }
 
-/// The page number asked for (`?page=N`, from 1 in the URL, from 0 here).
-fn page(r: &Req<'_>) -> usize {
+/// The value of query parameter `key`, if the request has it.
+fn param<'a>(r: &'a Req<'_>, key: &str) -> Option<&'a str> {
     r.query
         .iter()
-        .find(|(k, _)| k == "page")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0)
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The page of a list asked for (`?page=N`; see [`View::page`]).
+fn page(r: &Req<'_>) -> View {
+    View::page(param(r, "page"))
+}
+
+/// A list's own page: a link home, then the list.
+fn list_page(title: &str, list: String) -> Outcome {
+    Outcome::Page {
+        title: format!("{title} · llmgw mirror"),
+        body: format!("<p><a href=\"/\">mirror</a></p>{list}"),
+    }
 }
 
 fn decide(r: &Req<'_>, segs: &[&str]) -> Outcome {
@@ -66,11 +80,12 @@ fn decide(r: &Req<'_>, segs: &[&str]) -> Outcome {
                 "<h1>llmgw mirror</h1>".to_string(),
                 sections::health(r.state, now),
                 sections::use_block(ix, &base),
-                sections::bundles(ix, page(r)),
-                sections::releases(ix, &base),
-                sections::repos(ix),
-                sections::envs(ix, &base),
-                sections::oci(ix, &base),
+                sections::bundles(ix, View::Front),
+                sections::releases(ix, &base, View::Front),
+                sections::repos(ix, View::Front),
+                sections::envs(ix, &base, View::Front),
+                sections::images(ix, &base, View::Front),
+                sections::charts(ix, &base, View::Front),
             ]
             .concat();
             Outcome::Page {
@@ -78,6 +93,12 @@ fn decide(r: &Req<'_>, segs: &[&str]) -> Outcome {
                 body,
             }
         }
+        ["-", "bundles"] => list_page("bundles", sections::bundles(ix, page(r))),
+        ["-", "releases"] => list_page("releases", sections::releases(ix, &base, page(r))),
+        ["-", "repos"] => list_page("models and datasets", sections::repos(ix, page(r))),
+        ["-", "pypi"] => list_page("Python environments", sections::envs(ix, &base, page(r))),
+        ["-", "images"] => list_page("images", sections::images(ix, &base, page(r))),
+        ["-", "charts"] => list_page("Helm charts", sections::charts(ix, &base, page(r))),
         ["-", plural @ ("models" | "datasets"), org, name] => {
             let kind = if *plural == "models" {
                 RepoKind::Model
@@ -85,11 +106,7 @@ fn decide(r: &Req<'_>, segs: &[&str]) -> Outcome {
                 RepoKind::Dataset
             };
             let key = format!("{org}/{name}").to_ascii_lowercase();
-            let rev = r
-                .query
-                .iter()
-                .find(|(k, _)| k == "rev")
-                .map(|(_, v)| v.as_str());
+            let rev = param(r, "rev");
             match ix.repos.get(&(kind, key)) {
                 Some(repo) => lists::repo_files(repo, plural, rev, page(r)),
                 None => Outcome::NotFound(format!("no {plural} repository {org}/{name} is held")),

@@ -11,12 +11,10 @@ use std::fmt::Write as _;
 use llmgw_shared::manifest::RepoKind;
 
 use super::html::{copy_block, esc, table};
+use super::view::View;
 use crate::serve::index::Index;
 use crate::serve::state::{AppState, Readiness};
 use crate::store::inspect::human_bytes;
-
-/// Bundles shown on one page of the front page; older ones page on.
-pub const BUNDLES_PER_PAGE: usize = 50;
 
 /// The health line: what `/readyz` and `/metrics` know, in words, each
 /// coloured by how an operator should feel about it.
@@ -115,15 +113,11 @@ pub fn use_block(ix: &Index, base: &str) -> String {
     format!("<h2>Use this mirror</h2>{}", copy_block(&text))
 }
 
-/// The bundles held, newest import first, one page of them.
-pub fn bundles(ix: &Index, page: usize) -> String {
+/// The bundles held, newest import first, the rows `view` shows.
+pub fn bundles(ix: &Index, view: View) -> String {
     let total = ix.bundles.len();
-    let rows: Vec<Vec<String>> = ix
-        .bundles
-        .iter()
-        .rev()
-        .skip(page * BUNDLES_PER_PAGE)
-        .take(BUNDLES_PER_PAGE)
+    let rows: Vec<Vec<String>> = view
+        .window(ix.bundles.iter().rev())
         .map(|b| {
             let signer = ix.signers.get(&b.id).map(|(key, _)| key.as_str());
             vec![
@@ -161,34 +155,18 @@ pub fn bundles(ix: &Index, page: usize) -> String {
         &[3, 6],
         &rows,
     ));
-    out.push_str(&pager("/", page, total.div_ceil(BUNDLES_PER_PAGE)));
-    out
-}
-
-/// Links to the previous and next pages, where there are any.
-pub fn pager(path: &str, page: usize, pages: usize) -> String {
-    if pages <= 1 {
-        return String::new();
-    }
-    let mut out = format!("<nav>page {} of {pages} ", page + 1);
-    if page > 0 {
-        let _ = write!(out, "<a href=\"{path}?page={}\">previous</a>", page - 1);
-    }
-    if page + 1 < pages {
-        let _ = write!(out, "<a href=\"{path}?page={}\">next</a>", page + 1);
-    }
-    out.push_str("</nav>");
+    out.push_str(&view.footer("/-/bundles", total, "bundles"));
     out
 }
 
 /// The releases, by repository and tag.
-pub fn releases(ix: &Index, base: &str) -> String {
+pub fn releases(ix: &Index, base: &str, view: View) -> String {
     if ix.releases.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<String>> = ix
-        .releases
-        .values()
+    let total = ix.releases.len();
+    let rows: Vec<Vec<String>> = view
+        .window(ix.releases.values())
         .map(|r| {
             let bytes: u64 = r.assets.values().map(|a| a.blob.size).sum();
             let api = format!("{base}/api/v3/repos/{}/releases/tags/{}", r.repo, r.tag);
@@ -202,25 +180,27 @@ pub fn releases(ix: &Index, base: &str) -> String {
         })
         .collect();
     format!(
-        "<h2>Releases</h2>{}",
+        "<h2>Releases ({total})</h2>{}{}",
         table(
             &["repository", "tag", "engine", "assets", "size"],
             &[3, 4],
             &rows
-        )
+        ),
+        view.footer("/-/releases", total, "releases")
     )
 }
 
 /// The Hub repositories: branches, tags and commits, and a link to each
 /// one's file list.
-pub fn repos(ix: &Index) -> String {
+pub fn repos(ix: &Index, view: View) -> String {
     if ix.repos.is_empty() {
         return String::new();
     }
     let mut list: Vec<_> = ix.repos.values().collect();
     list.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
-    let rows: Vec<Vec<String>> = list
-        .iter()
+    let total = list.len();
+    let rows: Vec<Vec<String>> = view
+        .window(list.iter())
         .map(|r| {
             let kind = match r.kind {
                 RepoKind::Model => "models",
@@ -252,20 +232,21 @@ pub fn repos(ix: &Index) -> String {
         })
         .collect();
     format!(
-        "<h2>Models and datasets</h2>{}",
+        "<h2>Models and datasets ({total})</h2>{}{}",
         table(
             &["kind", "repository", "branches", "tags", "commits", "files"],
             &[4, 5],
             &rows
-        )
+        ),
+        view.footer("/-/repos", total, "repositories")
     )
 }
 
 /// The Python environments, each with its index URL to copy.
-pub fn envs(ix: &Index, base: &str) -> String {
-    let rows: Vec<Vec<String>> = ix
-        .pypi
-        .envs()
+pub fn envs(ix: &Index, base: &str, view: View) -> String {
+    let total = ix.pypi.envs().count();
+    let rows: Vec<Vec<String>> = view
+        .window(ix.pypi.envs())
         .map(|e| {
             vec![
                 format!("<a href=\"/-/pypi/{0}\">{0}</a>", esc(&e.name)),
@@ -284,7 +265,7 @@ pub fn envs(ix: &Index, base: &str) -> String {
         return String::new();
     }
     format!(
-        "<h2>Python environments</h2>{}",
+        "<h2>Python environments ({total})</h2>{}{}",
         table(
             &[
                 "environment",
@@ -296,17 +277,21 @@ pub fn envs(ix: &Index, base: &str) -> String {
             ],
             &[3, 4],
             &rows
-        )
+        ),
+        view.footer("/-/pypi", total, "environments")
     )
 }
 
-/// Images and charts, where the store holds any: the name a node pulls,
-/// its tags and size; each chart's versions.
-pub fn oci(ix: &Index, base: &str) -> String {
+/// The images, where the store holds any: the name a node pulls, the
+/// registry it came from, its tags and size.
+pub fn images(ix: &Index, base: &str, view: View) -> String {
     let host = base.split_once("://").map_or(base, |(_, h)| h);
-    let images: Vec<Vec<String>> = ix
-        .oci
-        .repos()
+    let total = ix.oci.repos().count();
+    if total == 0 {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = view
+        .window(ix.oci.repos())
         .map(|r| {
             let bytes: u64 = r.blobs.values().sum::<u64>()
                 + r.manifests.values().map(|m| m.blob.size).sum::<u64>();
@@ -319,32 +304,33 @@ pub fn oci(ix: &Index, base: &str) -> String {
             ]
         })
         .collect();
-    let charts: Vec<Vec<String>> = ix
-        .oci
-        .charts()
-        .iter()
+    format!(
+        "<h2>Images ({total})</h2>{}{}",
+        table(&["pull as", "registry (ns)", "tags", "size"], &[3], &rows),
+        view.footer("/-/images", total, "images")
+    )
+}
+
+/// The Helm charts, where the store holds any: each chart's versions, and
+/// the classic repository's URL.
+pub fn charts(ix: &Index, base: &str, view: View) -> String {
+    let all = ix.oci.charts();
+    if all.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = view
+        .window(all.iter())
         .map(|(name, versions)| {
             let list: Vec<String> = versions.keys().map(|v| esc(v)).collect();
             let bytes: u64 = versions.values().map(|c| c.package.size).sum();
             vec![esc(name), list.join(", "), esc(&human_bytes(bytes))]
         })
         .collect();
-    let mut out = String::new();
-    if !images.is_empty() {
-        out.push_str("<h2>Images</h2>");
-        out.push_str(&table(
-            &["pull as", "registry (ns)", "tags", "size"],
-            &[3],
-            &images,
-        ));
-    }
-    if !charts.is_empty() {
-        let _ = write!(
-            out,
-            "<h2>Helm charts</h2><p>classic repository: <code>{}</code></p>",
-            esc(&format!("{base}/charts"))
-        );
-        out.push_str(&table(&["chart", "versions", "size"], &[2], &charts));
-    }
-    out
+    format!(
+        "<h2>Helm charts ({})</h2><p>classic repository: <code>{}</code></p>{}{}",
+        all.len(),
+        esc(&format!("{base}/charts")),
+        table(&["chart", "versions", "size"], &[2], &rows),
+        view.footer("/-/charts", all.len(), "charts")
+    )
 }
