@@ -56,6 +56,11 @@ impl Server {
         Self { child, url }
     }
 
+    /// The server's process id (to read its memory in /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// GETs a path with curl: (status, body).
     pub fn get(&self, path: &str) -> (u16, Vec<u8>) {
         let o = std::process::Command::new("curl")

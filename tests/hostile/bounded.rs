@@ -194,3 +194,88 @@ fn small_files_that_never_end_are_refused() {
     );
     assert!(peak_kib < 150 * 1024, "peak RSS {peak_kib} KiB");
 }
+
+/// Resident memory of process `pid`, in bytes (`VmRSS`).
+fn rss_of(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb << 10
+}
+
+/// The probe's case: the JSON answer cache grew to a 158–177 MiB plateau
+/// under host-header and query variants of a 4 000-file tree, against the
+/// 64 MiB it documents. 9 000 variants (each a new cache key, each answer
+/// about half a megabyte) now leave the mirror within the cap of where it
+/// stood after the first few.
+#[test]
+fn the_answer_cache_holds_its_cap_in_real_bytes() {
+    use std::io::Read;
+    let env = Env::empty();
+    let mut kit = Kit::new();
+    for i in 0..4_000 {
+        let path = format!("shards/part-{i:05}/weights-of-a-long-name-{i:05}.safetensors");
+        kit.model_file("acme/big", &path, format!("file {i}").as_bytes());
+    }
+    env.import_kit("big", &kit);
+    let server = Server::start(&env.store);
+    server.wait_for("/readyz", 200);
+    let addr = server.url.trim_start_matches("http://").to_string();
+    let ask = |i: usize| {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        let req = format!(
+            "GET /api/models/acme/big/tree/main?recursive=true&nocache={i}&page={} HTTP/1.1\r\n\
+             Host: variant-{i}.example\r\nConnection: close\r\n\r\n",
+            i % 3
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut body = Vec::new();
+        s.read_to_end(&mut body).unwrap();
+        assert!(
+            body.starts_with(b"HTTP/1.1 200"),
+            "variant {i}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(300)])
+        );
+        body.len()
+    };
+    let size = ask(0);
+    assert!(size > 400_000, "the tree answer is {size} bytes");
+    for i in 1..20 {
+        ask(i);
+    }
+    let settled = rss_of(server.pid());
+    // Three clients at once (the server's workers are busy building), the
+    // main thread sampling the server's memory while they ask.
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let peak = std::thread::scope(|scope| {
+        for t in 0..3 {
+            let (ask, done) = (&ask, &done);
+            scope.spawn(move || {
+                for i in (20 + t..9_000).step_by(3) {
+                    ask(i);
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+        let mut peak = settled;
+        while done.load(std::sync::atomic::Ordering::SeqCst) < 3 {
+            peak = peak.max(rss_of(server.pid()));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        peak.max(rss_of(server.pid()))
+    });
+    let grew = peak.saturating_sub(settled);
+    let cap = llmgw_mirror::CACHE_MAX_BYTES as u64;
+    eprintln!("the mirror grew by {} MiB under 9 000 variants", grew >> 20);
+    assert!(
+        grew < cap + (16 << 20),
+        "9 000 variants grew the mirror by {} MiB (from {} to {} MiB); the cache's cap is {} MiB",
+        grew >> 20,
+        settled >> 20,
+        peak >> 20,
+        cap >> 20
+    );
+}

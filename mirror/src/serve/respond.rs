@@ -59,7 +59,11 @@ pub fn json_with(
     value: &serde_json::Value,
     extra: HeaderMap,
 ) -> Response {
-    let body = Bytes::from(serde_json::to_vec(value).unwrap_or_default());
+    let mut body = serde_json::to_vec(value).unwrap_or_default();
+    // The vector grew by doubling: give back the spare capacity, so what
+    // the cache counts (the length) is what it holds.
+    body.shrink_to_fit();
+    let body = Bytes::from(body);
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
     let mut h = HeaderMap::new();
     h.insert(
