@@ -8,9 +8,14 @@
 //! (normalised, so `?nocache=N` or `page=01` add nothing), the base URL the
 //! links use and whether the client asked for bytes — and dropped whole when
 //! the index changes. Past the cap the oldest answers go first.
+//!
+//! Each answer is built once: requests for a key that is being built wait
+//! for that build ([`JsonCache::join_flight`]) and are answered from the
+//! cache, so N clients asking for a large tree just after an import cost
+//! one build, not N.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use http::{HeaderMap, header};
 
@@ -64,6 +69,13 @@ pub fn key(
             k.push('&');
         }
     }
+    // A tree page's cursor: its own answer (bounded where it is read; an
+    // overlong one is refused, and refusals are not kept).
+    if let Some(c) = query_get(query, "cursor") {
+        k.push_str("cursor=");
+        k.push_str(c);
+        k.push('&');
+    }
     let wants_bytes = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -83,14 +95,41 @@ struct Inner {
     bytes: usize,
 }
 
+/// The builds under way: one lock per key, held by the request building
+/// it, which the others for that key wait on.
+type Flights = Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>;
+
 pub struct JsonCache {
     inner: RwLock<Inner>,
     cap: usize,
+    flights: Flights,
 }
 
 impl Default for JsonCache {
     fn default() -> Self {
         Self::with_cap(MAX_BYTES)
+    }
+}
+
+/// A place in the one build of a key: while it is held, other requests
+/// for the key wait; dropping it lets the next one look in the cache.
+pub struct Flight<'c> {
+    cache: &'c JsonCache,
+    key: String,
+    slot: Arc<tokio::sync::Mutex<()>>,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        let Ok(mut flights) = self.cache.flights.lock() else {
+            return;
+        };
+        // The map, this flight and its guard hold the slot; any more are
+        // requests waiting for it, which still need the entry.
+        if Arc::strong_count(&self.slot) <= 3 {
+            flights.remove(&self.key);
+        }
     }
 }
 
@@ -100,6 +139,25 @@ impl JsonCache {
         Self {
             inner: RwLock::default(),
             cap,
+            flights: Mutex::default(),
+        }
+    }
+
+    /// Waits until no other request is building `key`, then holds the
+    /// key's build until the returned flight is dropped. The caller looks
+    /// in the cache again first: the request it waited for may have built
+    /// the answer.
+    pub async fn join_flight(&self, key: &str) -> Flight<'_> {
+        let slot = {
+            let mut flights = self.flights.lock().unwrap_or_else(|e| e.into_inner());
+            flights.entry(key.to_string()).or_default().clone()
+        };
+        let turn = slot.clone().lock_owned().await;
+        Flight {
+            cache: self,
+            key: key.to_string(),
+            slot,
+            _turn: turn,
         }
     }
 
@@ -184,6 +242,7 @@ mod tests {
         assert_eq!(k("recursive=True"), k("recursive=true&expand=false"));
         assert_ne!(k("page=1"), k("page=2"));
         assert_ne!(k("blobs=true"), k(""));
+        assert_ne!(k("cursor=YQ"), k("cursor=Yg"));
         assert_ne!(
             key("/v1/index", &[], "http://a", &h),
             key("/v1/index", &[], "http://b", &h)

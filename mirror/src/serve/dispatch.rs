@@ -15,6 +15,7 @@ use http::{HeaderValue, Method, StatusCode, header};
 
 use super::github::{self, graphql, graphql_parse};
 use super::index::route as index_route;
+use super::metrics::RouteLabel;
 use super::request::Req;
 use super::route::{Route, Routed};
 use super::state::{AppState, CHECK_EVERY, Readiness};
@@ -172,10 +173,27 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
     {
         return (route, respond::reply(r.method, r.headers, &hit));
     }
+    // One build per key: wait for a request already building it, and take
+    // what it built.
+    let _flight = match &cache_key {
+        Some(key) if builds_json(&segs) => {
+            let flight = state.json_cache.join_flight(key).await;
+            if let Some((route, hit)) = state.json_cache.get(&r.index, key) {
+                return (route, respond::reply(r.method, r.headers, &hit));
+            }
+            Some(flight)
+        }
+        _ => None,
+    };
     let (route, mut resp) = route(&r, &segs, raw_path, body).await;
     if let Some(built) = resp.extensions_mut().remove::<respond::CachedJson>()
         && let Some(key) = cache_key
     {
+        state
+            .metrics
+            .json_builds
+            .get_or_create(&RouteLabel { route })
+            .inc();
         state.json_cache.put(&r.index, key, route, built);
     }
     (route, resp)
@@ -230,7 +248,9 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             } else {
                 None
             };
-            hub::api(r, plural, rest, form.as_deref())
+            // Building a large listing takes milliseconds of CPU: let the
+            // runtime move other requests off this worker meanwhile.
+            off_worker(|| hub::api(r, plural, rest, form.as_deref()))
         }
         ["v2", rest @ ..] if oci::is_hub_gguf(&r.index, rest, r.headers) => hub::manifests(r, rest),
         ["v2", rest @ ..] => oci::v2(r, rest, raw_path).await,
@@ -253,5 +273,22 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             Route::NotFound,
             respond::text(StatusCode::NOT_FOUND, "not found\n"),
         ),
+    }
+}
+
+/// Whether a path is under the routes that build JSON answers (the Hub and
+/// GitHub APIs, `/v1/index`), whose builds are worth doing once: a file
+/// download's route answers at once and streams, so it never waits.
+fn builds_json(segs: &[&str]) -> bool {
+    matches!(segs.first(), Some(&("api" | "repos" | "v1")))
+}
+
+/// Runs `f`, which computes without waiting, telling a multi-threaded
+/// runtime that this worker is busy so its other tasks move elsewhere.
+fn off_worker<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
     }
 }

@@ -106,6 +106,9 @@ pub enum HubError {
     BadName(#[from] BadPath),
     #[error("quant tag {0:?} is not a tag")]
     BadTag(String),
+    /// A tree listing's `cursor` that no page of this mirror wrote.
+    #[error("cursor {0:?} is not one this mirror gave: list the tree again from its first page")]
+    BadCursor(String),
     #[error("Repository not found: {plural}/{id} is not held by this mirror")]
     RepoNotFound { plural: &'static str, id: String },
     #[error("Invalid rev id: {rev} is not held by this mirror for {id}")]
@@ -136,7 +139,7 @@ impl IntoResponse for HubError {
     fn into_response(self) -> Response {
         let message = self.to_string();
         match self {
-            HubError::BadName(_) | HubError::BadTag(_) => {
+            HubError::BadName(_) | HubError::BadTag(_) | HubError::BadCursor(_) => {
                 text(StatusCode::BAD_REQUEST, format!("{message}\n"))
             }
             HubError::RepoNotFound { .. } => {

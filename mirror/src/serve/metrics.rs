@@ -40,6 +40,8 @@ pub struct Metrics {
     pub reload_errors: Counter,
     /// Requests for something a served route family does not hold.
     pub misses: Family<RouteLabel, Counter>,
+    /// JSON answers built (each then kept for identical requests).
+    pub json_builds: Family<RouteLabel, Counter>,
 }
 
 impl Metrics {
@@ -55,6 +57,12 @@ impl Metrics {
             "misses",
             "Requests answered 404 for something a served route family does not hold, by route",
             self.misses.clone(),
+        );
+        r.register(
+            "json_builds",
+            "JSON answers built, by route: a cached answer is not built again, and requests \
+             that ask while it is being built wait for that one build",
+            self.json_builds.clone(),
         );
         r.register(
             "http_sent_bytes",

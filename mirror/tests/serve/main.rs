@@ -11,6 +11,7 @@ mod head;
 mod hostile;
 mod hub;
 mod hub_clients;
+mod hub_paging;
 mod misc;
 mod misses;
 mod pypi;

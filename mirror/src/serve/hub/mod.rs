@@ -3,7 +3,8 @@
 //!
 //! - `GET /api/{models,datasets}/{repo}` and `…/revision/{rev}` (`blobs`)
 //! - `GET /api/{type}s/{repo}/tree/{rev}[/{path}]` (`recursive`, `expand`),
-//!   as ONE page: no `Link`, bare-hex oids, never `xetHash`
+//!   1 000 entries a page with a `Link` to the next (`tree.rs`), bare-hex
+//!   oids, never `xetHash`
 //! - `POST /api/{type}s/{repo}/paths-info/{rev}` (form: `paths`, `expand`)
 //! - `GET /api/{type}s/{repo}/refs`
 //! - `HEAD|GET /[datasets/]{repo}/resolve/{rev}/{path}`: 200 directly
@@ -15,6 +16,7 @@
 
 mod files;
 mod shapes;
+mod tree;
 
 use axum::response::Response;
 use http::{HeaderMap, Method};
@@ -121,13 +123,18 @@ fn answer(
         Route::HubTree | Route::HubPathsInfo if rest.len() >= 2 => (&rest[1..2], &rest[2..]),
         _ => return Err(HubError::NotFound),
     };
-    let snap = if rev_raw.is_empty() {
-        repo.default_snapshot()
-            .ok_or_else(|| revision_not_found(&repo.id, "main"))?
+    let rev = if rev_raw.is_empty() {
+        None
     } else {
-        let rev = revision(rev_raw)?;
-        repo.resolve(&rev)
-            .ok_or_else(|| revision_not_found(&repo.id, &rev))?
+        Some(revision(rev_raw)?)
+    };
+    let snap = match &rev {
+        None => repo
+            .default_snapshot()
+            .ok_or_else(|| revision_not_found(&repo.id, "main"))?,
+        Some(rev) => repo
+            .resolve(rev)
+            .ok_or_else(|| revision_not_found(&repo.id, rev))?,
     };
     let mut commit = HeaderMap::new();
     commit.insert("x-repo-commit", header_text(&snap.commit));
@@ -138,7 +145,21 @@ fn answer(
             }
             info_json(repo, snap, query_bool(&req.query, "blobs"))
         }
-        Route::HubTree => tree(req, repo, snap, after)?,
+        Route::HubTree => {
+            let at = tree::Listing {
+                plural: repo.kind.api_plural(),
+                repo,
+                rev: rev.as_deref().unwrap_or_default(),
+            };
+            let page = tree::tree(req, &at, snap, after)?;
+            if let Some(next) = page.next {
+                commit.insert(
+                    http::header::LINK,
+                    header_text(&format!("<{next}>; rel=\"next\"")),
+                );
+            }
+            page.entries
+        }
         _ => {
             if !after.is_empty() {
                 return Err(HubError::NotFound);
@@ -167,43 +188,6 @@ fn refs_json(repo: &HubRepo) -> Value {
         "converts": [],
         "tags": listed(true, "refs/tags/"),
     })
-}
-
-/// `tree/{rev}[/{path}]`: one folder's entries, or all below it.
-fn tree(req: &Req<'_>, repo: &HubRepo, snap: &Snapshot, after: &[&str]) -> Result<Value, HubError> {
-    let path = paths::decode_join(after)?;
-    if !path.is_empty() {
-        check_relative_path("tree path", &path).map_err(BadPath::from)?;
-    }
-    if !snap.is_dir(&path) {
-        return Err(HubError::EntryNotFound {
-            id: repo.id.clone(),
-            path,
-            commit: snap.commit.clone(),
-        });
-    }
-    let expand = query_bool(&req.query, "expand");
-    let mut out = Vec::new();
-    if query_bool(&req.query, "recursive") {
-        let prefix = if path.is_empty() {
-            String::new()
-        } else {
-            format!("{path}/")
-        };
-        for (p, e) in snap.entries.range(prefix.clone()..) {
-            if !p.starts_with(&prefix) {
-                break;
-            }
-            out.push(tree_json(e, snap, expand));
-        }
-    } else {
-        for p in snap.children.get(&path).into_iter().flatten() {
-            if let Some(e) = snap.entries.get(p) {
-                out.push(tree_json(e, snap, expand));
-            }
-        }
-    }
-    Ok(Value::Array(out))
 }
 
 /// `paths-info/{rev}`: the form's `paths`, in order, skipping misses.
