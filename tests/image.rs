@@ -417,6 +417,24 @@ fn ref_picks_among_several_images_and_the_spec_file_form_reads_its_folder() {
         stderr(&o)
     );
 
+    // A folder that is no layout is named, with what to give instead.
+    let o = create(d)
+        .args(["--dry-run", "--out"])
+        .arg(d.join("x"))
+        .args([
+            "--image",
+            &layout_flag("llmgw/llmgw:1", &d.join("cache"), None),
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&d.join("cache/oci-layout").display().to_string())
+            && err.contains("is missing"),
+        "{err}"
+    );
+
     // The spec file names the layout relative to its own folder.
     std::fs::write(
         d.join("spec.toml"),

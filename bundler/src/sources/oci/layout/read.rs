@@ -155,12 +155,15 @@ impl Layout<'_> {
     /// `oci-layout` says `{"imageLayoutVersion": "1.0.0"}`.
     fn check_marker(&self) -> Result<(), OciError> {
         let path = self.file("oci-layout");
+        let what = "give the folder of an OCI image layout, as skopeo copy … oci:PATH, \
+                    buildah push … oci:PATH or scripts/build-image.sh PATH write it";
         if !self.src.path.is_dir() {
+            return Err(self.bad(self.src.path.clone(), format!("is not a folder; {what}")));
+        }
+        if !path.exists() {
             return Err(self.bad(
-                self.src.path.clone(),
-                "is not a folder; give the OCI image layout a tool wrote (skopeo copy \
-                 … oci:PATH, buildah push … oci:PATH, scripts/build-image.sh PATH)"
-                    .into(),
+                path,
+                format!("is missing, so this is no OCI image layout; {what}"),
             ));
         }
         let bytes = read_small(&path, 4096)?;
@@ -283,14 +286,21 @@ impl Layout<'_> {
                 format!("was not read (at most {MAX_OCI_MANIFEST_BYTES} bytes are)"),
             ));
         }
-        let bytes = read_small(&file, d.size)?;
-        if bytes.len() as u64 != d.size {
+        let (f, len) = open_regular(&file)?;
+        if len != d.size {
             return Err(self.mismatch(
                 &file,
                 format!("{} bytes", d.size),
-                format!("has {} bytes", file_len(&file, bytes.len() as u64)),
+                format!("has {len} bytes"),
             ));
         }
+        let mut bytes = Vec::new();
+        f.take(d.size)
+            .read_to_end(&mut bytes)
+            .map_err(|source| OciError::LayoutIo {
+                path: file.clone(),
+                source,
+            })?;
         let sha256 = Sha256::of(&bytes);
         if sha256 != d.sha256 {
             return Err(self.mismatch(
@@ -316,12 +326,7 @@ impl Layout<'_> {
         size: u64,
     ) -> Result<PathBuf, CreateError> {
         let file = self.blob_file(sha256);
-        let have = fs::metadata(&file)
-            .map_err(|e| OciError::LayoutIo {
-                path: file.clone(),
-                source: e,
-            })?
-            .len();
+        let (f, have) = open_regular(&file)?;
         if have != size {
             return Err(self
                 .mismatch(&file, format!("{size} bytes"), format!("has {have} bytes"))
@@ -337,8 +342,7 @@ impl Layout<'_> {
             path: p.to_path_buf(),
             source: e,
         };
-        let f = File::open(&file).map_err(|e| io_err(&file, e))?;
-        let mut r = HashReader::new(f.take(size + 1), StreamHasher::sha256());
+        let mut r = HashReader::new(f.take(size.saturating_add(1)), StreamHasher::sha256());
         let n = if copy {
             let mut out = File::create(&tmp).map_err(|e| CreateError::io(&tmp, e))?;
             let n = io::copy(&mut r, &mut out).map_err(|e| io_err(&file, e))?;
@@ -381,22 +385,39 @@ impl Layout<'_> {
     }
 }
 
-/// A file's length, or `fallback` when it cannot be read.
-fn file_len(path: &Path, fallback: u64) -> u64 {
-    fs::metadata(path).map(|m| m.len()).unwrap_or(fallback)
-}
-
-/// A small file, at most `max` bytes of it (one more is read, so a longer
-/// file is seen as longer).
-fn read_small(path: &Path, max: u64) -> Result<Vec<u8>, OciError> {
+/// Opens a layout's file, refusing what is not a regular file (a FIFO or
+/// a device would block or never end).
+fn open_regular(path: &Path) -> Result<(File, u64), OciError> {
     let io_err = |source| OciError::LayoutIo {
         path: path.to_path_buf(),
         source,
     };
     let f = File::open(path).map_err(io_err)?;
+    let meta = f.metadata().map_err(io_err)?;
+    if !meta.is_file() {
+        return Err(OciError::Layout {
+            path: path.to_path_buf(),
+            detail: "is not a regular file".into(),
+        });
+    }
+    Ok((f, meta.len()))
+}
+
+/// A small file whole; one longer than `max` bytes is refused unread.
+fn read_small(path: &Path, max: u64) -> Result<Vec<u8>, OciError> {
+    let (f, len) = open_regular(path)?;
+    if len > max {
+        return Err(OciError::Layout {
+            path: path.to_path_buf(),
+            detail: format!("it is {len} bytes; at most {max} are read"),
+        });
+    }
     let mut bytes = Vec::new();
     f.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(io_err)?;
+        .map_err(|source| OciError::LayoutIo {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok(bytes)
 }
