@@ -267,13 +267,39 @@ fn containerd_pulls_the_image_from_the_mirror_and_runs_it_as_10001() {
         &reference,
     ]);
     ok(&o);
-    let (top, _, _) = image_documents(&layout);
+    // The chart's default image, `llmgw/llmgw:VERSION`, is docker.io's to a
+    // node: pulled through a docker.io mirror entry, the mirror answers it
+    // (containerd sends ?ns=docker.io) with the same image.
+    let hosts = d.join("hosts/docker.io");
+    std::fs::create_dir_all(&hosts).unwrap();
+    std::fs::write(
+        hosts.join("hosts.toml"),
+        format!(
+            "server = \"https://registry-1.docker.io\"\n[host.\"{}\"]\n  capabilities = [\"pull\", \"resolve\"]\n",
+            mirror.url
+        ),
+    )
+    .unwrap();
+    let as_chart_names_it = format!("docker.io/llmgw/llmgw:{tag}");
+    let o = ctd.ctr(&[
+        "images",
+        "pull",
+        "--snapshotter",
+        "native",
+        "--hosts-dir",
+        d.join("hosts").to_str().unwrap(),
+        &as_chart_names_it,
+    ]);
+    ok(&o);
     let listed = stdout(&ctd.ctr(&["images", "ls"]));
-    let digest = json(&layout.join("index.json"))["manifests"][0]["digest"].clone();
-    assert!(
-        listed.contains(digest.as_str().unwrap()),
-        "{reference} as built ({top}): {listed}"
-    );
+    let digest = entry_digest(&layout);
+    for name in [&reference, &as_chart_names_it] {
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not listed: {listed}"));
+        assert!(line.contains(&digest), "{name} as built ({digest}): {line}");
+    }
 
     let port = free_port();
     let task = Task::run(

@@ -10,6 +10,8 @@
 //! named when it was asked — every manifest was fetched by digest after
 //! that, checked against its parent's descriptor, and
 //! [`check_tree`] (the check import makes) passes before it is returned.
+//! Which children are carried ([`split_children`]) and the last check
+//! ([`finish`]) are the same for an image read from a local layout.
 
 use std::collections::BTreeMap;
 
