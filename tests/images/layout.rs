@@ -1,0 +1,85 @@
+//! `--image NAME:TAG=oci-layout:PATH[:REF]` over a multi-platform layout
+//! as BuildKit shapes it (#36): the index carried unchanged with the
+//! `--arch` children and the attestation about them, the rest left out,
+//! every blob byte-identical, no registry recorded, and the closed tree
+//! accepted at import; a layout with none of the bundle's platforms is
+//! refused listing what it has.
+
+use std::collections::BTreeSet;
+
+use llmgw_fixture::registry::TestImage;
+
+use super::common::*;
+
+#[test]
+fn a_layout_index_is_carried_with_the_arch_children_and_their_attestation() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = TestImage::build(
+        &dir.path().join("layout"),
+        "v1",
+        3,
+        &["amd64", "arm64", "s390x"],
+        2,
+        16 * 1024,
+    )
+    .unwrap();
+    let flag = format!("acme/app:v1=oci-layout:{}:v1", img.layout.display());
+    let out = dir.path().join("b");
+    let o = create(dir.path())
+        .args(["--arch", "amd64", "--out"])
+        .arg(&out)
+        .args(["--image", &flag])
+        .output()
+        .unwrap();
+    let sha = ok(&o).trim().to_string();
+    let m = manifest(&out);
+    let image = only_image(&m);
+    assert_eq!(image.registry, None, "a layout's image has no registry");
+    assert_eq!(
+        (image.repository.as_str(), image.tag.as_deref()),
+        ("acme/app", Some("v1"))
+    );
+    assert_eq!(format!("sha256:{}", image.digest), img.index);
+    let digests = |list: &[llmgw_shared::manifest::OciDescriptor]| -> BTreeSet<String> {
+        list.iter()
+            .map(|d| format!("sha256:{}", d.sha256))
+            .collect()
+    };
+    assert_eq!(
+        digests(&image.manifests),
+        BTreeSet::from([
+            img.index.clone(),
+            img.platforms["linux/amd64"].clone(),
+            img.attestation.clone()
+        ])
+    );
+    assert_eq!(
+        digests(&image.left_out),
+        BTreeSet::from([
+            img.platforms["linux/arm64"].clone(),
+            img.platforms["linux/s390x"].clone()
+        ])
+    );
+    for d in image.all_blobs() {
+        let digest = format!("sha256:{}", d.sha256);
+        assert_eq!(blob(&out, &digest), img.blobs[&digest].1, "{digest}");
+    }
+    let o = import(&out, &sha, &dir.path().join("store"));
+    ok(&o);
+
+    let s390x = TestImage::build(&dir.path().join("s390x"), "v1", 4, &["s390x"], 1, 1024).unwrap();
+    let o = create(dir.path())
+        .args(["--arch", "amd64,arm64", "--dry-run", "--out"])
+        .arg(dir.path().join("none"))
+        .args([
+            "--image",
+            &format!("acme/z:v1=oci-layout:{}", s390x.layout.display()),
+        ])
+        .output()
+        .unwrap();
+    let err = fails(&o, 1);
+    assert!(
+        err.contains("no linux image for amd64, arm64") && err.contains("linux/s390x"),
+        "{err}"
+    );
+}
