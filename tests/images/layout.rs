@@ -67,6 +67,33 @@ fn a_layout_index_is_carried_with_the_arch_children_and_their_attestation() {
     let o = import(&out, &sha, &dir.path().join("store"));
     ok(&o);
 
+    // A copy the cache kept and that rotted since is replaced by the
+    // layout's checked bytes, never carried.
+    let layer = image
+        .blobs
+        .iter()
+        .find(|d| d.media_type.contains("layer"))
+        .unwrap();
+    let cached = dir
+        .path()
+        .join("cache/blobs/sha256")
+        .join(layer.sha256.as_str());
+    let mut perm = std::fs::metadata(&cached).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    std::fs::set_permissions(&cached, perm).unwrap();
+    std::fs::write(&cached, b"rot").unwrap();
+    let again = dir.path().join("again");
+    let o = create(dir.path())
+        .args(["--arch", "amd64", "--out"])
+        .arg(&again)
+        .args(["--image", &flag])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&o).trim(), sha, "the same bundle");
+    let digest = format!("sha256:{}", layer.sha256);
+    assert_eq!(blob(&again, &digest), img.blobs[&digest].1);
+
     let s390x = TestImage::build(&dir.path().join("s390x"), "v1", 4, &["s390x"], 1, 1024).unwrap();
     let o = create(dir.path())
         .args(["--arch", "amd64,arm64", "--dry-run", "--out"])

@@ -316,9 +316,10 @@ impl Layout<'_> {
         })
     }
 
-    /// A config or layer hashed as it is copied into the cache (or, when
-    /// the cache has it already, hashed in place): its size and sha256
-    /// checked against the descriptor before the cache names it.
+    /// A config or layer hashed as it is copied into the cache, its size
+    /// and sha256 checked against the descriptor before the cache names
+    /// it (a copy the cache had is replaced by this checked one, so a cache
+    /// damaged on disk never reaches the bundle).
     fn blob_into_cache(
         &self,
         cache: &Cache,
@@ -337,41 +338,30 @@ impl Layout<'_> {
             .root()
             .join("partial")
             .join(format!("{sha256}.layout"));
-        let copy = !cached.is_file();
-        let io_err = |p: &Path, e| OciError::LayoutIo {
-            path: p.to_path_buf(),
-            source: e,
-        };
-        let mut r = HashReader::new(f.take(size.saturating_add(1)), StreamHasher::sha256());
-        let n = if copy {
-            let mut out = File::create(&tmp).map_err(|e| CreateError::io(&tmp, e))?;
-            let n = io::copy(&mut r, &mut out).map_err(|e| io_err(&file, e))?;
-            out.flush().map_err(|e| CreateError::io(&tmp, e))?;
-            n
-        } else {
-            r.drain().map_err(|e| io_err(&file, e))?
-        };
-        let actual = r.into_parts().1.finalize().sha256;
-        let refused = if n != size {
-            Some(self.mismatch(&file, format!("{size} bytes"), format!("has {n} bytes")))
-        } else if &actual != sha256 {
-            Some(self.mismatch(
-                &file,
-                format!("sha256:{sha256}"),
-                format!("hashes to sha256:{actual}"),
-            ))
-        } else {
-            None
+        let copied = copy_hashed(f, &file, size, &tmp);
+        let refused = match copied {
+            Err(e) => Some(e),
+            Ok((n, _)) if n != size => Some(
+                self.mismatch(&file, format!("{size} bytes"), format!("has {n} bytes"))
+                    .into(),
+            ),
+            Ok((_, actual)) if &actual != sha256 => Some(
+                self.mismatch(
+                    &file,
+                    format!("sha256:{sha256}"),
+                    format!("hashes to sha256:{actual}"),
+                )
+                .into(),
+            ),
+            Ok(_) => None,
         };
         if let Some(e) = refused {
             let _ = fs::remove_file(&tmp);
-            return Err(e.into());
+            return Err(e);
         }
-        if copy {
-            cache
-                .commit(&tmp, sha256, &Expect::Sha256(sha256.clone()))
-                .map_err(|e| CreateError::io(&cached, e))?;
-        }
+        cache
+            .commit(&tmp, sha256, &Expect::Sha256(sha256.clone()))
+            .map_err(|e| CreateError::io(&cached, e))?;
         Ok(cached)
     }
 
@@ -383,6 +373,34 @@ impl Layout<'_> {
             actual,
         }
     }
+}
+
+/// Copies at most `size + 1` bytes of `f` (the layout's `file`) to `tmp`,
+/// hashing them: how many there were and their sha256. A read error names
+/// the layout's file, a write error the cache's.
+fn copy_hashed(f: File, file: &Path, size: u64, tmp: &Path) -> Result<(u64, Sha256), CreateError> {
+    let mut r = HashReader::new(f.take(size.saturating_add(1)), StreamHasher::sha256());
+    let mut out = File::create(tmp).map_err(|e| CreateError::io(tmp, e))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let k = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(OciError::LayoutIo {
+                    path: file.to_path_buf(),
+                    source: e,
+                }
+                .into());
+            }
+        };
+        out.write_all(&buf[..k])
+            .map_err(|e| CreateError::io(tmp, e))?;
+    }
+    out.flush().map_err(|e| CreateError::io(tmp, e))?;
+    let n = r.len();
+    Ok((n, r.into_parts().1.finalize().sha256))
 }
 
 /// Opens a layout's file, refusing what is not a regular file (a FIFO or
