@@ -26,6 +26,7 @@ fn a_layout_index_is_carried_with_the_arch_children_and_their_attestation() {
     let flag = format!("acme/app:v1=oci-layout:{}:v1", img.layout.display());
     let out = dir.path().join("b");
     let o = create(dir.path())
+        .env("SOURCE_DATE_EPOCH", "1764892800")
         .args(["--arch", "amd64", "--out"])
         .arg(&out)
         .args(["--image", &flag])
@@ -85,6 +86,7 @@ fn a_layout_index_is_carried_with_the_arch_children_and_their_attestation() {
     std::fs::write(&cached, b"rot").unwrap();
     let again = dir.path().join("again");
     let o = create(dir.path())
+        .env("SOURCE_DATE_EPOCH", "1764892800")
         .args(["--arch", "amd64", "--out"])
         .arg(&again)
         .args(["--image", &flag])
@@ -109,4 +111,72 @@ fn a_layout_index_is_carried_with_the_arch_children_and_their_attestation() {
         err.contains("no linux image for amd64, arm64") && err.contains("linux/s390x"),
         "{err}"
     );
+}
+
+/// Layouts as a real tool writes them: `skopeo copy` of the amd64 image
+/// alone (index.json naming a manifest, not an index) and of the whole
+/// index into the same folder under another ref name.
+#[test]
+fn layouts_skopeo_wrote_are_carried_and_ref_picks_among_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = TestImage::build(
+        &dir.path().join("src"),
+        "v1",
+        5,
+        &["amd64", "arm64"],
+        1,
+        4096,
+    )
+    .unwrap();
+    let copied = dir.path().join("copied");
+    let src = format!("oci:{}:v1", img.layout.display());
+    for (all, to) in [(false, "one"), (true, "all")] {
+        let mut c = std::process::Command::new("skopeo");
+        c.args(["--override-os", "linux", "--override-arch", "amd64", "copy"]);
+        if all {
+            c.arg("--all");
+        }
+        let o = c
+            .args([&src, &format!("oci:{}:{to}", copied.display())])
+            .output()
+            .expect("skopeo (scripts/setup.sh installs it)");
+        ok(&o);
+    }
+    let o = create(dir.path())
+        .args(["--arch", "amd64", "--dry-run", "--out"])
+        .arg(dir.path().join("x"))
+        .args([
+            "--image",
+            &format!("acme/app:1=oci-layout:{}", copied.display()),
+        ])
+        .output()
+        .unwrap();
+    let err = fails(&o, 1);
+    assert!(err.contains("\"one\"") && err.contains("\"all\""), "{err}");
+
+    let out = dir.path().join("b");
+    let o = create(dir.path())
+        .args(["--arch", "amd64", "--out"])
+        .arg(&out)
+        .args([
+            "--image",
+            &format!("acme/one:1=oci-layout:{}:one", copied.display()),
+        ])
+        .args([
+            "--image",
+            &format!("acme/all:1=oci-layout:{}:all", copied.display()),
+        ])
+        .output()
+        .unwrap();
+    let sha = ok(&o).trim().to_string();
+    let m = manifest(&out);
+    let by_name = |name: &str| m.images.iter().find(|i| i.repository == name).unwrap();
+    let one = by_name("acme/one");
+    assert_eq!(
+        format!("sha256:{}", one.digest),
+        img.platforms["linux/amd64"]
+    );
+    assert_eq!(one.manifests.len(), 1, "a manifest, no index: {one:?}");
+    assert_eq!(format!("sha256:{}", by_name("acme/all").digest), img.index);
+    ok(&import(&out, &sha, &dir.path().join("store")));
 }
