@@ -304,6 +304,7 @@ fn containerd_pulls_the_image_from_the_mirror_and_runs_it_as_10001() {
     let port = free_port();
     let task = Task::run(
         &ctd,
+        &d.join("task.log"),
         &[
             "--net-host",
             "--read-only",
@@ -330,7 +331,18 @@ fn containerd_pulls_the_image_from_the_mirror_and_runs_it_as_10001() {
     let healthz = wait_for(&inside, "/healthz");
     assert_eq!(healthz.0, 200, "{}", task.log());
     let (status, body) = wait_for(&inside, "/readyz");
-    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(
+        status,
+        200,
+        "{}\n{}",
+        String::from_utf8_lossy(&body),
+        task.log()
+    );
+    assert!(
+        task.log().contains("serving /store on http://127.0.0.1:"),
+        "{}",
+        task.log()
+    );
     let (status, got) = get(&inside, "/acme/tiny/resolve/main/tiny.gguf");
     assert_eq!(status, 200);
     assert!(

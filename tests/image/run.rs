@@ -51,12 +51,20 @@ pub fn wait_for(base: &str, path: &str) -> (u16, Vec<u8>) {
 pub struct Task<'a> {
     ctd: &'a clients::Containerd,
     id: String,
+    log: std::path::PathBuf,
 }
 
 impl<'a> Task<'a> {
-    pub fn run(ctd: &'a clients::Containerd, flags: &[&str], args: &[&str]) -> Self {
+    /// `ctr run -d FLAGS… ID ARGS…`, the task's output into the file `log`.
+    pub fn run(
+        ctd: &'a clients::Containerd,
+        log: &std::path::Path,
+        flags: &[&str],
+        args: &[&str],
+    ) -> Self {
         let id = format!("llmgw-image-{}", std::process::id());
-        let mut all = vec!["run", "-d"];
+        let uri = format!("file://{}", log.display());
+        let mut all = vec!["run", "-d", "--log-uri", &uri];
         all.extend_from_slice(flags);
         all.push(&id);
         all.extend_from_slice(args);
@@ -64,6 +72,7 @@ impl<'a> Task<'a> {
         let task = Task {
             ctd,
             id: id.clone(),
+            log: log.to_path_buf(),
         };
         ok(&o);
         task
@@ -78,8 +87,9 @@ impl<'a> Task<'a> {
             .unwrap_or_else(|| panic!("{} not in: {ls}", self.id))
     }
 
+    /// What the task wrote so far.
     pub fn log(&self) -> String {
-        stdout(&self.ctd.ctr(&["tasks", "ls"]))
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 }
 
