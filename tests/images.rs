@@ -9,5 +9,6 @@ mod images {
 
     mod distribution;
     mod hostile;
+    mod layout;
     mod token;
 }

@@ -464,6 +464,19 @@ class ChartTest(unittest.TestCase):
                 docs = chartlib.render(values)
                 self.assertEqual(len(objs(docs, "Deployment")), 1)
 
+    def test_the_default_image_is_the_one_the_mirror_serves(self):
+        """The chart's default image is the name docs/kubernetes.md's bootstrap carries the
+        image under (`--image NAME:VERSION=oci-layout:…`, no registry host), at the
+        chart's appVersion, so a fresh install pulls what the first bundle brought."""
+        import re
+
+        default = self.rendered["default"]
+        app_version = (chartlib.CHART / "Chart.yaml").read_text().split('appVersion: "')[1].split('"')[0]
+        doc = (chartlib.DEPLOY.parent / "docs" / "kubernetes.md").read_text()
+        carried = set(re.findall(r"--image ([a-z0-9./_-]+):[^=\s]+=oci-layout:", doc))
+        self.assertEqual(carried, {"llmgw/llmgw"}, "the bootstrap's --image … =oci-layout:")
+        self.assertEqual(default.mirror["image"], f"llmgw/llmgw:{app_version}")
+
     def test_image_and_chart_agree(self):
         """The Dockerfile's runtime stage and the chart's defaults name the same user,
         port and store, so `docker run` and the chart run the same server."""

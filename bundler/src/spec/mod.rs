@@ -33,7 +33,8 @@
 //! volume_size = "fat32"   # or dvd5, dvd9, bd25, bd50, or bytes: 4G, 700M
 //! chunk_size = "1G"
 //! parity = 1
-//! images = ["vllm/vllm-openai:v0.34.0", "ghcr.io/acme/app@sha256:…"]
+//! images = ["vllm/vllm-openai:v0.34.0", "ghcr.io/acme/app@sha256:…",
+//!           "llmgw/llmgw:0.1.0=oci-layout:llmgw-image"]   # a local OCI layout
 //! charts = ["oci://ghcr.io/acme/charts/app:1.2.0"]
 //! insecure_registries = ["registry.site.example:5000"]
 //! ```
@@ -144,8 +145,9 @@ pub struct CreateSpec {
     pub dry_run: bool,
     /// `--volume-size`: volumes instead of one bundle.
     pub volumes: Option<crate::volumes::VolumeSpec>,
-    /// `--image`: container images, normalized as Docker does.
-    pub images: Vec<crate::sources::oci::reference::Reference>,
+    /// `--image`: container images, from registries (normalized as Docker
+    /// does) or local OCI layouts.
+    pub images: Vec<crate::sources::oci::ImageSource>,
     /// `--chart`: Helm charts.
     pub charts: Vec<crate::sources::oci::ChartSource>,
     /// `--insecure-registry`: registries asked over plain HTTP.
@@ -392,7 +394,7 @@ impl CreateSpec {
 }
 
 type OciSettings = (
-    Vec<crate::sources::oci::reference::Reference>,
+    Vec<crate::sources::oci::ImageSource>,
     Vec<crate::sources::oci::ChartSource>,
     Vec<String>,
 );
@@ -404,13 +406,23 @@ fn oci_settings(
     charts: &[String],
     insecure: &[String],
 ) -> Result<OciSettings, CreateError> {
-    use crate::sources::oci::{ChartSource, parse_insecure, reference::Reference};
-    let mut refs: Vec<Reference> = Vec::new();
+    use crate::sources::oci::{ChartSource, ImageSource, parse_insecure};
+    let mut refs: Vec<ImageSource> = Vec::new();
     for i in images {
-        let r = Reference::parse(i).map_err(crate::sources::oci::error::OciError::from)?;
-        if !refs.contains(&r) {
-            refs.push(r);
+        let r = ImageSource::parse(i)?;
+        if refs.contains(&r) {
+            continue;
         }
+        if let Some(other) = refs
+            .iter()
+            .find(|o| o.served_as() == r.served_as() && r.served_as().2.is_some())
+        {
+            return Err(usage(format!(
+                "--image {r} and --image {other} would both be served as the same name and tag; \
+                 give one of them another NAME:TAG"
+            )));
+        }
+        refs.push(r);
     }
     let mut chart_list: Vec<ChartSource> = Vec::new();
     for c in charts {

@@ -70,7 +70,8 @@ pub struct CreateSettings {
     pub chunk_size: Option<String>,
     /// `--parity K`: K parity volumes, so any K lost volumes are rebuilt.
     pub parity: Option<u32>,
-    /// `--image REF`: container images (Docker references).
+    /// `--image REF` or `NAME:TAG=oci-layout:PATH[:REF]`: container images
+    /// (Docker references, or local OCI layouts).
     pub images: Vec<String>,
     /// `--chart oci://REGISTRY/REPO:VERSION`: Helm charts.
     pub charts: Vec<String>,
@@ -150,6 +151,11 @@ impl CreateSettings {
             trust: file.trust.into_iter().map(rel).collect(),
             cache: file.cache.map(rel),
             uv: file.uv.map(rel),
+            images: file
+                .images
+                .iter()
+                .map(|i| crate::sources::oci::layout::LayoutSource::rebase(i, &base))
+                .collect(),
             ..file
         })
     }

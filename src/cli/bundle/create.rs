@@ -105,8 +105,10 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub output: crate::cli::OutputArg,
     /// A container image, e.g. vllm/vllm-openai:v0.34.0 or ghcr.io/acme/app@sha256:HEX,
-    /// normalized as Docker does; for an index, the --arch platforms and their
-    /// attestations are carried (repeatable).
+    /// normalized as Docker does; or NAME:TAG=oci-layout:PATH[:REF], an image from a local
+    /// OCI layout (REF picks an org.opencontainers.image.ref.name of its index.json; the only
+    /// image by default) served as NAME:TAG with no registry host. For an index, the --arch
+    /// platforms and their attestations are carried (repeatable).
     #[arg(long = "image", value_name = "REF")]
     pub images: Vec<String>,
     /// A Helm chart in a registry, oci://REGISTRY/REPOSITORY:VERSION (repeatable).

@@ -221,6 +221,52 @@ pub enum OciError {
         /// The platforms it has.
         available: String,
     },
+    /// `--image NAME:TAG=…` that is not `NAME:TAG=oci-layout:PATH[:REF]`
+    /// (exit code 2).
+    #[error(
+        "--image {given:?}: {detail}; expected NAME:TAG=oci-layout:PATH[:REF], NAME a repository \
+         path such as llmgw/llmgw (served with no registry host, whatever registry a node names)"
+    )]
+    LayoutFlag {
+        /// The value as given.
+        given: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A file of an OCI layout that cannot be read.
+    #[error("{}", path.display())]
+    LayoutIo {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An OCI layout whose `oci-layout` or `index.json` is not what the
+    /// image-layout spec says, or that has no one image to take.
+    #[error("{}: {detail}", path.display())]
+    Layout {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        detail: String,
+    },
+    /// A blob of an OCI layout that is not what its descriptor says.
+    #[error(
+        "{image}: {}: its descriptor says {expected}, but the file {actual}; the layout is \
+         damaged or was changed after it was written: build or copy it again",
+        file.display()
+    )]
+    LayoutBlob {
+        /// The image as asked for.
+        image: String,
+        /// The blob's file in the layout.
+        file: PathBuf,
+        /// What the descriptor says (a size or a digest).
+        expected: String,
+        /// What the file is.
+        actual: String,
+    },
     /// An artifact asked for as a chart that is not a Helm chart.
     #[error("chart {chart}: {detail}")]
     ChartArtifact {
@@ -234,6 +280,9 @@ pub enum OciError {
 impl OciError {
     /// Whether the request itself is wrong (exit code 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, OciError::Reference(_) | OciError::InsecureFlag { .. })
+        matches!(
+            self,
+            OciError::Reference(_) | OciError::InsecureFlag { .. } | OciError::LayoutFlag { .. }
+        )
     }
 }

@@ -2,7 +2,8 @@
 //! module per idea — `reference` (Docker references, normalized as Docker
 //! does), `credentials` (the auth file), `auth` (the token dance, and the
 //! `Http`'s authorizer), `client` (asking for a manifest), `plan` (an
-//! image into the plan), `chart` (a chart's metadata), `error`.
+//! image into the plan), `layout` (an image from a local OCI layout),
+//! `chart` (a chart's metadata), `error`.
 //!
 //! Invariant: as every source, this only plans: manifests are small and
 //! fetched here (bounded, checked against their descriptor or the
@@ -21,6 +22,7 @@ pub mod chart;
 pub mod client;
 pub mod credentials;
 pub mod error;
+pub mod layout;
 pub mod plan;
 pub mod reference;
 
@@ -36,7 +38,46 @@ use crate::progress::Progress;
 use auth::RegistryAuth;
 use credentials::Credentials;
 use error::OciError;
+use layout::LayoutSource;
 use reference::Reference;
+
+/// An image asked for: in a registry, or in a local OCI layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSource {
+    /// `[REGISTRY/]REPOSITORY[:TAG][@sha256:DIGEST]`.
+    Registry(Reference),
+    /// `NAME:TAG=oci-layout:PATH[:REF]`.
+    Layout(LayoutSource),
+}
+
+impl ImageSource {
+    /// Reads an `--image` value.
+    pub fn parse(given: &str) -> Result<Self, OciError> {
+        if LayoutSource::is_layout(given) {
+            Ok(Self::Layout(LayoutSource::parse(given)?))
+        } else {
+            Ok(Self::Registry(Reference::parse(given)?))
+        }
+    }
+
+    /// The repository and tag a node pulls it by, and the registry when
+    /// there is one: two sources served under one name are refused.
+    pub fn served_as(&self) -> (Option<&str>, &str, Option<&str>) {
+        match self {
+            Self::Registry(r) => (Some(&r.registry), &r.repository, r.tag.as_deref()),
+            Self::Layout(l) => (None, &l.name, Some(&l.tag)),
+        }
+    }
+}
+
+impl std::fmt::Display for ImageSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Registry(r) => r.fmt(f),
+            Self::Layout(l) => l.fmt(f),
+        }
+    }
+}
 
 /// A chart asked for: in a registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +124,7 @@ pub async fn plan_all(
     auth: &RegistryAuth,
     cache: &Cache,
     progress: &Progress,
-    images: &[Reference],
+    images: &[ImageSource],
     charts: &[ChartSource],
     insecure: &[String],
     arches: &[String],
@@ -96,18 +137,26 @@ pub async fn plan_all(
         insecure,
         arches,
     };
-    for r in images {
-        progress.line(&format!("image {r}: resolving"));
-        let planned = plan::plan_image(&ctx, r, plan).await?;
-        let bytes: u64 = planned.image.all_blobs().map(|d| d.size).sum();
+    for source in images {
+        let image = match source {
+            ImageSource::Registry(r) => {
+                progress.line(&format!("image {r}: resolving"));
+                plan::plan_image(&ctx, r, plan).await?.image
+            }
+            ImageSource::Layout(l) => {
+                progress.line(&format!("image {l}: checking every blob"));
+                layout::read::plan_layout(cache, l, arches, plan)?
+            }
+        };
+        let bytes: u64 = image.all_blobs().map(|d| d.size).sum();
         progress.line(&format!(
-            "image {r}: sha256:{}, {} manifests and {} blobs, {bytes} bytes; {} left out",
-            planned.image.digest,
-            planned.image.manifests.len(),
-            planned.image.blobs.len(),
-            planned.image.left_out.len()
+            "image {source}: sha256:{}, {} manifests and {} blobs, {bytes} bytes; {} left out",
+            image.digest,
+            image.manifests.len(),
+            image.blobs.len(),
+            image.left_out.len()
         ));
-        plan.images.push(planned.image);
+        plan.images.push(image);
     }
     for c in charts {
         let chart = match c {

@@ -10,12 +10,14 @@
 //! named when it was asked — every manifest was fetched by digest after
 //! that, checked against its parent's descriptor, and
 //! [`check_tree`] (the check import makes) passes before it is returned.
+//! Which children are carried ([`split_children`]) and the last check
+//! ([`finish`]) are the same for an image read from a local layout.
 
 use std::collections::BTreeMap;
 
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{
-    OciDescriptor, OciImage, check_tree, is_image_manifest, is_index, parse_manifest,
+    Named, OciDescriptor, OciImage, check_tree, is_image_manifest, is_index, parse_manifest,
 };
 
 use super::auth::RegistryAuth;
@@ -90,46 +92,14 @@ pub async fn plan_image(
     let mut left_out = Vec::new();
     let mut images: Vec<Sha256> = Vec::new();
     if top_named.index {
-        let carried: Vec<&Sha256> = top_named
-            .children
-            .iter()
-            .filter(|c| wanted(c.platform.as_deref(), ctx.arches))
-            .map(|c| &c.sha256)
-            .collect();
-        if carried.is_empty() {
-            let available: Vec<&str> = top_named
-                .children
-                .iter()
-                .filter_map(|c| c.platform.as_deref())
-                .collect();
-            return Err(OciError::NoPlatform {
-                image: repo.shown.clone(),
-                asked: ctx.arches.join(", "),
-                available: available.join(", "),
-            }
-            .into());
-        }
-        for c in &top_named.children {
-            let attests_carried = c.attests.as_ref().is_some_and(|a| carried.contains(&a));
-            let d = OciDescriptor {
-                sha256: c.sha256.clone(),
-                size: c.size,
-                media_type: c.media_type.clone(),
-                platform: c.platform.clone(),
-            };
-            if !(carried.contains(&&c.sha256) || attests_carried) {
-                left_out.push(d);
-                continue;
-            }
+        let (carried, skipped) = split_children(&repo.shown, &top_named, ctx.arches)?;
+        left_out = skipped;
+        for d in carried {
             let child = get_child(ctx, &repo, &d).await?;
             let child_named = parse_manifest(&child.media_type, &child.bytes)
                 .map_err(|e| unreadable(&d.sha256, e))?;
             if child_named.index {
-                return Err(OciError::MediaType {
-                    image: repo.shown.clone(),
-                    content_type: format!("{} (an index inside an index)", child.media_type),
-                }
-                .into());
+                return Err(nested_index(&repo.shown, &child.media_type).into());
             }
             keep(ctx.cache, &child, plan)?;
             named.insert(d.sha256.clone(), child_named);
@@ -168,7 +138,7 @@ pub async fn plan_image(
             blobs.push(d);
         }
     }
-    let mut image = OciImage {
+    let image = OciImage {
         registry: Some(r.registry.clone()),
         repository: r.repository.clone(),
         tag: r.tag.clone(),
@@ -177,13 +147,81 @@ pub async fn plan_image(
         blobs,
         left_out,
     };
+    let image = finish(&repo.shown, image, &named)?;
+    Ok(PlannedImage { image, repo })
+}
+
+/// An index's children split into those the bundle carries — the images
+/// for its platforms (`linux/<arch>`, any variant) and the attestation
+/// manifests about them — and those left out; none carried is an error
+/// naming the platforms the index has.
+pub(super) fn split_children(
+    shown: &str,
+    index: &Named,
+    arches: &[String],
+) -> Result<(Vec<OciDescriptor>, Vec<OciDescriptor>), OciError> {
+    let wanted_images: Vec<&Sha256> = index
+        .children
+        .iter()
+        .filter(|c| wanted(c.platform.as_deref(), arches))
+        .map(|c| &c.sha256)
+        .collect();
+    if wanted_images.is_empty() {
+        let available: Vec<&str> = index
+            .children
+            .iter()
+            .filter_map(|c| c.platform.as_deref())
+            .collect();
+        return Err(OciError::NoPlatform {
+            image: shown.to_string(),
+            asked: arches.join(", "),
+            available: available.join(", "),
+        });
+    }
+    let (mut carried, mut left_out) = (Vec::new(), Vec::new());
+    for c in &index.children {
+        let attests_carried = c
+            .attests
+            .as_ref()
+            .is_some_and(|a| wanted_images.contains(&a));
+        let d = OciDescriptor {
+            sha256: c.sha256.clone(),
+            size: c.size,
+            media_type: c.media_type.clone(),
+            platform: c.platform.clone(),
+        };
+        if wanted_images.contains(&&c.sha256) || attests_carried {
+            carried.push(d);
+        } else {
+            left_out.push(d);
+        }
+    }
+    Ok((carried, left_out))
+}
+
+/// An index named as a child of an index: not carried.
+pub(super) fn nested_index(shown: &str, media_type: &str) -> OciError {
+    OciError::MediaType {
+        image: shown.to_string(),
+        content_type: format!("{media_type} (an index inside an index)"),
+    }
+}
+
+/// The image record sorted, and checked to be a closed tree under its top
+/// digest ([`check_tree`], the check import makes) before it enters the
+/// plan.
+pub(super) fn finish(
+    shown: &str,
+    mut image: OciImage,
+    named: &BTreeMap<Sha256, Named>,
+) -> Result<OciImage, CreateError> {
     image.sort();
-    check_tree(&repo.shown, &image, &named).map_err(|e| {
+    check_tree(shown, &image, named).map_err(|e| {
         CreateError::Manifest(llmgw_shared::manifest::ManifestError::Inconsistent(
             llmgw_shared::chain(&*e),
         ))
     })?;
-    Ok(PlannedImage { image, repo })
+    Ok(image)
 }
 
 /// A child manifest by digest, checked against its descriptor: the same
@@ -224,7 +262,7 @@ async fn get_child(
 }
 
 /// Puts a manifest's verified bytes into the cache, for the writer.
-fn keep(cache: &Cache, m: &ManifestAnswer, plan: &mut Plan) -> Result<(), CreateError> {
+pub(super) fn keep(cache: &Cache, m: &ManifestAnswer, plan: &mut Plan) -> Result<(), CreateError> {
     let (sha, path) = cache
         .put_bytes(&m.bytes)
         .map_err(|e| CreateError::io(cache.root(), e))?;
