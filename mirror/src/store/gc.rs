@@ -169,7 +169,7 @@ fn sweep_folder(store: &Store, dry_run: bool, report: &mut GcReport) -> Result<(
     if let Ok(entries) = std::fs::read_dir(&tmp) {
         for entry in entries.flatten() {
             let path = entry.path();
-            if crate::import::volumes::stage::in_progress(&path) {
+            if super::layout::volume_import_in_progress(&path) {
                 report.staging_kept.push(path);
                 continue;
             }

@@ -20,6 +20,15 @@ pub const TRUST: &str = "trust";
 pub const STATE: &str = "state";
 /// Work in progress; never served, never copied to object storage.
 pub const TMP: &str = "tmp";
+/// The state file of a volume import in progress, inside its folder of
+/// [`TMP`]: the folder is kept for later runs (and by gc) while it exists.
+pub const VOLUME_STATE: &str = "volumes.json";
+
+/// Whether `dir` (a folder of the store's `tmp/`) is a volume import in
+/// progress: one that later runs of `bundle import` add to.
+pub fn volume_import_in_progress(dir: &std::path::Path) -> bool {
+    dir.join(VOLUME_STATE).is_file()
+}
 
 /// `blobs/sha256/<first two hex digits>/<all 64>`: a blob's key (the
 /// two-digit folder keeps a directory of a million blobs listable).

@@ -42,6 +42,7 @@ pub use delivery::{
 pub use oci::{HelmChart, OciDescriptor, OciImage};
 pub use oci_names::{
     MAX_REPOSITORY_CHARS, is_media_type, is_platform, is_registry_host, is_repository, is_tag,
+    registry_key,
 };
 pub use oci_tree::{
     Child, DOCKER_LIST, DOCKER_MANIFEST, MAX_OCI_CHILDREN, MAX_OCI_CONFIG_BYTES,

@@ -64,6 +64,26 @@ pub fn is_tag(tag: &str) -> bool {
         && b[1..].iter().all(|&x| first(x) || x == b'.' || x == b'-')
 }
 
+/// A registry host as the mirror keys it: lower case, Docker Hub's other
+/// names as `docker.io` (containerd sends `ns=docker.io`, a manifest may
+/// say `index.docker.io`). `None` when it is not a host[:port].
+pub fn registry_key(host: &str) -> Option<String> {
+    let h = host.to_ascii_lowercase();
+    let ok = !h.is_empty()
+        && h.len() <= 255 // the longest host:port taken from a manifest or `ns`
+        && h.bytes()
+            .all(|x| x.is_ascii_alphanumeric() || matches!(x, b'.' | b'-' | b':' | b'[' | b']'));
+    if !ok {
+        return None;
+    }
+    Some(match h.as_str() {
+        "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com" => {
+            "docker.io".to_string()
+        }
+        _ => h,
+    })
+}
+
 /// Whether `host` is a registry host as Docker reads one: a DNS name or
 /// IPv4 address, or a bracketed IPv6 address, with an optional `:port`.
 pub fn is_registry_host(host: &str) -> bool {
@@ -219,5 +239,20 @@ mod tests {
         assert!(is_platform("unknown/unknown"));
         assert!(!is_platform("linux"));
         assert!(!is_platform("linux/../x"));
+    }
+
+    #[test]
+    fn registries_are_keyed_as_containerd_names_them() {
+        assert_eq!(registry_key("Docker.IO").as_deref(), Some("docker.io"));
+        assert_eq!(
+            registry_key("registry-1.docker.io").as_deref(),
+            Some("docker.io")
+        );
+        assert_eq!(
+            registry_key("127.0.0.1:5000").as_deref(),
+            Some("127.0.0.1:5000")
+        );
+        assert_eq!(registry_key("a/b"), None);
+        assert_eq!(registry_key(""), None);
     }
 }

@@ -35,11 +35,6 @@ use super::state::{self, Resume, STATE_NAME, VolState};
 use crate::fsutil;
 use crate::store::{Store, StoreError};
 
-/// Whether `dir` (a folder of the store's `tmp/`) is a volume import in
-/// progress: one that later runs of `bundle import` add to.
-pub fn in_progress(dir: &Path) -> bool {
-    dir.join(STATE_NAME).is_file()
-}
 /// The manifest and signature, kept as a small tar for the final publish.
 pub const HEAD_NAME: &str = "head.tar";
 

@@ -20,7 +20,7 @@ use super::error::{StateError, StateProblem};
 use super::index::VolumeIndex;
 
 /// The state file's name in the staging folder.
-pub const STATE_NAME: &str = "volumes.json";
+pub use crate::store::layout::VOLUME_STATE as STATE_NAME;
 
 /// What earlier runs verified.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::serve::index::entries::Blob;
-use crate::serve::oci::names::{is_name, is_tag, registry_key};
+use llmgw_shared::manifest::{is_repository as is_name, is_tag, registry_key};
 
 /// Largest carried manifest read to find its `subject`: the size the spec
 /// says registries should accept.

@@ -76,7 +76,7 @@ pub fn index(req: &Req<'_>) -> Response {
         "bundles": bundles,
         "releases": releases,
         "repos": repos,
-        "python_envs": crate::serve::pypi::index_json(&base, &ix.pypi),
+        "python_envs": python_envs_json(&base, &ix.pypi),
         "images": images_json(ix),
         "charts": charts_json(&base, ix),
         "blobs": {"count": ix.blobs.len(), "bytes": ix.blobs.values().sum::<u64>()},
@@ -120,6 +120,42 @@ fn charts_json(base: &str, ix: &crate::serve::index::Index) -> Value {
         })
         .collect();
     Value::Array(charts)
+}
+
+/// The environments held, for `/v1/index`: what each is, its size, what
+/// its nodes need, and where its index, lock and interpreter are.
+fn python_envs_json(base: &str, ix: &super::pypi::PypiIndex) -> serde_json::Value {
+    use crate::serve::paths::quote_path;
+    let envs: Vec<serde_json::Value> = ix
+        .envs()
+        .map(|e| {
+            let at = format!("{base}/pypi/{}", quote_path(&e.name));
+            serde_json::json!({
+                "name": e.name,
+                "bundle": e.bundle,
+                "engine": e.engine,
+                "version": e.version,
+                "variant": e.variant,
+                "arch": e.arch,
+                "python": e.python,
+                "platform": e.platform,
+                "files": e.files.len(),
+                "bytes": e.bytes,
+                "os_packages": e.os_packages,
+                "free_gb": e.free_gb,
+                "note": e.note,
+                "index_url": format!("{at}/simple/"),
+                "lock_url": format!("{at}/pylock.toml"),
+                "interpreter": e.interpreter.as_ref().map(|i| format!(
+                    "{base}/{}/releases/download/{}/{}",
+                    i.repo,
+                    quote_path(&i.tag),
+                    quote_path(&i.name)
+                )),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(envs)
 }
 
 /// Prometheus text format.

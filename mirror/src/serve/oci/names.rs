@@ -10,9 +10,6 @@
 
 use llmgw_shared::Sha256;
 
-/// Longest registry host:port accepted from a manifest or from `ns`.
-pub const MAX_REGISTRY_BYTES: usize = 255;
-
 /// Whether `name` is a repository name: the spec's components joined by
 /// `/`, checked by the same grammar the manifest is validated with.
 pub fn is_name(name: &str) -> bool {
@@ -58,26 +55,6 @@ pub fn parse_digest(text: &str) -> Option<Digest> {
             .map(Digest::Sha256);
     }
     Some(Digest::Other)
-}
-
-/// A registry host as the mirror keys it: lower case, Docker Hub's other
-/// names as `docker.io` (containerd sends `ns=docker.io`, a manifest may
-/// say `index.docker.io`). `None` when it is not a host[:port].
-pub fn registry_key(host: &str) -> Option<String> {
-    let h = host.to_ascii_lowercase();
-    let ok = !h.is_empty()
-        && h.len() <= MAX_REGISTRY_BYTES
-        && h.bytes()
-            .all(|x| x.is_ascii_alphanumeric() || matches!(x, b'.' | b'-' | b':' | b'[' | b']'));
-    if !ok {
-        return None;
-    }
-    Some(match h.as_str() {
-        "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com" => {
-            "docker.io".to_string()
-        }
-        _ => h,
-    })
 }
 
 #[cfg(test)]
@@ -134,20 +111,5 @@ mod tests {
         assert_eq!(parse_digest("sha256:../../etc"), None);
         assert_eq!(parse_digest(":x"), None);
         assert_eq!(parse_digest("latest"), None);
-    }
-
-    #[test]
-    fn registries_are_keyed_as_containerd_names_them() {
-        assert_eq!(registry_key("Docker.IO").as_deref(), Some("docker.io"));
-        assert_eq!(
-            registry_key("registry-1.docker.io").as_deref(),
-            Some("docker.io")
-        );
-        assert_eq!(
-            registry_key("127.0.0.1:5000").as_deref(),
-            Some("127.0.0.1:5000")
-        );
-        assert_eq!(registry_key("a/b"), None);
-        assert_eq!(registry_key(""), None);
     }
 }

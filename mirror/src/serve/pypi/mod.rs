@@ -72,39 +72,3 @@ pub fn python_downloads(req: &Req<'_>) -> Routed {
     let v = downloads::downloads_json(&req.base_url(), req.index.pypi.interpreters.values());
     (route, respond::json(req.method, req.headers, &v))
 }
-
-/// The environments held, for `/v1/index`: what each is, its size, what
-/// its nodes need, and where its index, lock and interpreter are.
-pub fn index_json(base: &str, ix: &super::index::pypi::PypiIndex) -> serde_json::Value {
-    use super::paths::quote_path;
-    let envs: Vec<serde_json::Value> = ix
-        .envs()
-        .map(|e| {
-            let at = format!("{base}/pypi/{}", quote_path(&e.name));
-            serde_json::json!({
-                "name": e.name,
-                "bundle": e.bundle,
-                "engine": e.engine,
-                "version": e.version,
-                "variant": e.variant,
-                "arch": e.arch,
-                "python": e.python,
-                "platform": e.platform,
-                "files": e.files.len(),
-                "bytes": e.bytes,
-                "os_packages": e.os_packages,
-                "free_gb": e.free_gb,
-                "note": e.note,
-                "index_url": format!("{at}/simple/"),
-                "lock_url": format!("{at}/pylock.toml"),
-                "interpreter": e.interpreter.as_ref().map(|i| format!(
-                    "{base}/{}/releases/download/{}/{}",
-                    i.repo,
-                    quote_path(&i.tag),
-                    quote_path(&i.name)
-                )),
-            })
-        })
-        .collect();
-    serde_json::Value::Array(envs)
-}
