@@ -25,6 +25,7 @@ use llmgw_shared::{Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
+use super::index::models::{LayerDigests, Pending, hash_layer};
 use super::metrics::Metrics;
 use crate::store::Store;
 use crate::store::series::follow::Authority;
@@ -71,6 +72,10 @@ pub struct AppState {
     pub misses: super::misses::MissLog,
     /// This server's name among replicas: its misses file's name.
     pub instance: String,
+    /// The models' tar layer digests known (`STORE/state/model-layers.json`).
+    layer_digests: Mutex<LayerDigests>,
+    /// Set when digests were learned: the next tick rebuilds the index.
+    rebuild: AtomicBool,
 }
 
 /// Whether the server can answer from the store yet.
@@ -142,7 +147,12 @@ impl AppState {
             tls,
             misses: super::misses::MissLog::new(super::misses::DEFAULT_CAPACITY),
             instance: super::misses::instance_name(),
+            layer_digests: Mutex::new(LayerDigests::default()),
+            rebuild: AtomicBool::new(false),
         });
+        if let Ok(mut d) = state.layer_digests.lock() {
+            *d = LayerDigests::load(&state.store);
+        }
         // A restart keeps counting where this server's misses file left off.
         let own = state
             .store
@@ -208,6 +218,7 @@ impl AppState {
     /// the refresh thread calls it, and so may a test. A caller that does
     /// not force does not wait for another one already reading.
     pub fn refresh(&self, force: bool) {
+        let force = force || self.rebuild.swap(false, Ordering::AcqRel);
         let mut watch = if force {
             match self.watch.lock() {
                 Ok(w) => w,
@@ -295,6 +306,12 @@ impl AppState {
             }
         };
         index.oci = super::index::oci::OciIndex::build(&manifests, &read);
+        let digests = self
+            .layer_digests
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default();
+        let pending = super::index::models::add(&mut index.oci, &index.repos, &digests, &read);
         let signers = super::freshness::signers(&self.store, &manifests);
         index.latest = super::freshness::latest(&manifests, &authority);
         if let Ok(mut f) = self.metrics.freshness.lock() {
@@ -323,6 +340,53 @@ impl AppState {
             *p = None;
         }
         self.ready.store(true, Ordering::Release);
+        if !pending.is_empty() {
+            self.learn_layers(&pending);
+        }
+    }
+
+    /// Hashes the tar layers whose digests are not known (each file read
+    /// once, counted in `model_layer_hashed_bytes`), keeps them in the
+    /// store's state, and has the next tick serve their images. A file
+    /// that cannot be read is logged and its image left out.
+    fn learn_layers(&self, pending: &[Pending]) {
+        let started = std::time::Instant::now();
+        let mut digests = self
+            .layer_digests
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default();
+        let (mut files, mut bytes) = (0u64, 0u64);
+        for p in pending {
+            match hash_layer(&self.store, &p.file, &p.path) {
+                Ok((digest, read)) => {
+                    digests.insert(p.file.sha256.clone(), p.path.clone(), digest);
+                    self.metrics.model_layer_hashed_bytes.inc_by(read);
+                    files += 1;
+                    bytes += read;
+                }
+                Err(e) => {
+                    tracing::error!(blob = %p.file.sha256, error = %Chain(&e), "cannot hash a model file's tar layer; its image is not served")
+                }
+            }
+        }
+        if files == 0 {
+            return;
+        }
+        if let Err(e) = digests.save(&self.store) {
+            tracing::warn!(error = %Chain(&e), "model layer digests kept in memory only: the store's state cannot be written");
+        }
+        tracing::info!(
+            files,
+            bytes,
+            seconds = started.elapsed().as_secs_f64(),
+            known = digests.len(),
+            "model tar layers hashed"
+        );
+        if let Ok(mut d) = self.layer_digests.lock() {
+            *d = digests;
+        }
+        self.rebuild.store(true, Ordering::Release);
     }
 }
 
