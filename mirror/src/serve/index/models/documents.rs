@@ -22,6 +22,9 @@ pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
 /// The layer annotation ModelPack names a file's path with.
 pub const FILEPATH: &str = "org.cncf.model.filepath";
+/// The OCI annotation a file's name goes in (ORAS writes a pulled layer
+/// under it).
+pub const TITLE: &str = "org.opencontainers.image.title";
 
 /// The platforms the mountable image is offered for: a model's files are
 /// the same on every node, but containerd unpacks an image only for its
@@ -100,7 +103,9 @@ pub fn modelpack_manifest(src: &Source<'_>, config: &[u8], layers: &[Layer]) -> 
                 "mediaType": l.media_type,
                 "digest": format!("sha256:{}", l.digest),
                 "size": l.size,
-                "annotations": {FILEPATH: l.path},
+                // ModelPack's own key, and the title ORAS names a pulled
+                // file by (as modctl writes both).
+                "annotations": {FILEPATH: l.path, TITLE: l.path},
             })
         })
         .collect();
