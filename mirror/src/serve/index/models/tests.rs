@@ -128,3 +128,65 @@ fn a_dataset_is_under_datasets_and_its_files_are_dataset_layers() {
         "model.safetensors"
     );
 }
+
+#[test]
+fn a_later_import_moves_the_tags_and_every_commit_keeps_its_own() {
+    let old = bundle(RepoKind::Model, "acme/tiny", "main", RefKind::Branch);
+    let mut new = bundle(RepoKind::Model, "acme/tiny", "main", RefKind::Branch);
+    let other = "f".repeat(40);
+    new.1.repos[0].commit = other.clone();
+    new.1.repos[0].files.pop();
+    new.0 = "b-new".into();
+    let (oci, _) = build(&[old.clone(), new.clone()], &LayerDigests::default());
+    let pack = oci.generated("modelpack/acme/tiny").unwrap();
+    assert_eq!(
+        pack.tags["main"], pack.tags[&other],
+        "the later import names main"
+    );
+    assert_ne!(pack.tags[COMMIT], pack.tags[&other]);
+    let (oci, _) = build(&[new, old], &LayerDigests::default());
+    let pack = oci.generated("modelpack/acme/tiny").unwrap();
+    assert_eq!(
+        pack.tags["main"], pack.tags[COMMIT],
+        "whatever the order, the last import"
+    );
+}
+
+#[test]
+fn a_layer_is_hashed_as_served_and_a_short_blob_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::store::Store::at(dir.path());
+    store.create_dirs().unwrap();
+    let body = vec![5u8; 1300];
+    let sha = Sha256::of(&body);
+    let path = store.blob_file(&sha);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &body).unwrap();
+    let blob = Blob {
+        sha256: sha.clone(),
+        size: body.len() as u64,
+    };
+    let (digest, read) = hash_layer(&store, &blob, "models/w.bin").unwrap();
+    let mut whole = tar::head("models/w.bin", 1300);
+    whole.extend_from_slice(&body);
+    whole.resize(whole.len() + tar::tail(1300) as usize, 0);
+    assert_eq!(digest, Sha256::of(&whole));
+    assert_eq!(read, 1300);
+
+    std::fs::write(&path, &body[..1000]).unwrap();
+    let e = hash_layer(&store, &blob, "models/w.bin").unwrap_err();
+    let text = llmgw_shared::chain(&e);
+    assert!(
+        text.contains(sha.as_str())
+            && text.contains("1000 bytes read where the manifests say 1300"),
+        "{text}"
+    );
+
+    // The state file: written, read back, and a damaged one is dropped whole.
+    let mut known = LayerDigests::default();
+    known.insert(sha.clone(), "models/w.bin".into(), digest.clone());
+    known.save(&store).unwrap();
+    assert_eq!(LayerDigests::load(&store), known);
+    std::fs::write(store.state_dir().join("model-layers.json"), b"{not json").unwrap();
+    assert_eq!(LayerDigests::load(&store), LayerDigests::default());
+}
