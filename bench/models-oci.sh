@@ -8,6 +8,9 @@
 # Uses the dev build (its dependencies optimized, as the workspace profile says).
 #
 #   bench/models-oci.sh            FILES=5000 SIZE=5368709120
+#
+# With BENCH_RESULTS=FILE, one tab-separated line per figure is appended to FILE
+# (bench/all.sh reads them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -16,6 +19,8 @@ SIZE=${SIZE:-5368709120}
 cargo build --locked -q --bin llmgw
 BIN=${CARGO_TARGET_DIR:-target}/debug/llmgw
 bench_start models-oci
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+LINES=()
 
 # run STORE NAME LABEL: starts the server, times until the image's manifest answers, prints
 # a table row with the seconds, the bytes hashed and the peak RSS, stops the server.
@@ -37,6 +42,7 @@ run() {
   hashed=$(curl -sf "$url/metrics" | awk '/^llmgw_mirror_model_layer_hashed_bytes_total /{print $2}')
   rss=$(awk '/VmHWM/{printf "%.1f", $2/1024}' "/proc/$pid/status")
   printf '| %-28s | %8.2f | %14s | %8s |\n' "$label" "$(echo "$end - $start" | bc)" "$hashed" "$rss"
+  LINES+=("$(printf 'models-oci\t%s: until the image is served (%s bytes hashed)\t%.2f s\t\t\t\t%s\t' "$label" "$hashed" "$(echo "$end - $start" | bc)" "$rss")")
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
@@ -82,3 +88,16 @@ awk -v s="$(echo "$t1 - $t0" | bc)" -v h="$(echo "$t2 - $t1" | bc)" -v n="$PULL_
   printf "\n| pull of %s bytes | seconds | GB/s |\n|---|---:|---:|\n", n
   printf "| skopeo copy (image profile) | %.2f | %.3f |\n| hf download | %.2f | %.3f |\n", s, n/s/1e9, h, n/h/1e9
   printf "\nskopeo / hf speed: %.2fx (goal >= 0.9x)\n", h/s }'
+
+if [ -n "${BENCH_RESULTS:-}" ]; then
+  LOAD="$LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg)"
+  s=$(echo "$t1 - $t0" | bc); h=$(echo "$t2 - $t1" | bc)
+  ratio=$(awk -v s="$s" -v h="$h" 'BEGIN { printf "%.2f", h/s }')
+  verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 0.9) ? "met" : "MISSED" }')
+  {
+    for l in "${LINES[@]}"; do printf '%s\t%s\n' "$l" "$LOAD"; done
+    printf 'models-oci\tpull %s bytes: skopeo copy of the image vs hf download\t%s GB/s\t%s GB/s\t%s\t>= 0.90\t\t%s\t%s\n' \
+      "$PULL_SIZE" "$(awk -v n="$PULL_SIZE" -v s="$s" 'BEGIN { printf "%.3f", n/s/1e9 }')" \
+      "$(awk -v n="$PULL_SIZE" -v h="$h" 'BEGIN { printf "%.3f", n/h/1e9 }')" "$ratio" "$verdict" "$LOAD"
+  } >> "$BENCH_RESULTS"
+fi
