@@ -25,7 +25,7 @@ use llmgw_shared::{Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
-use super::index::models::{LayerDigests, Pending, hash_layer};
+use super::index::models::{LayerDigests, Pending, learn};
 use super::metrics::Metrics;
 use crate::store::Store;
 use crate::store::series::follow::Authority;
@@ -76,6 +76,10 @@ pub struct AppState {
     layer_digests: Mutex<LayerDigests>,
     /// Set when digests were learned: the next tick rebuilds the index.
     rebuild: AtomicBool,
+    /// The tar layers the last index left out, their digests unknown.
+    pending: Mutex<Vec<Pending>>,
+    /// Whether a thread is hashing them (one at a time).
+    hashing: Arc<AtomicBool>,
 }
 
 /// Whether the server can answer from the store yet.
@@ -149,6 +153,8 @@ impl AppState {
             instance: super::misses::instance_name(),
             layer_digests: Mutex::new(LayerDigests::default()),
             rebuild: AtomicBool::new(false),
+            pending: Mutex::new(Vec::new()),
+            hashing: Arc::new(AtomicBool::new(false)),
         });
         if let Ok(mut d) = state.layer_digests.lock() {
             *d = LayerDigests::load(&state.store);
@@ -340,53 +346,9 @@ impl AppState {
             *p = None;
         }
         self.ready.store(true, Ordering::Release);
-        if !pending.is_empty() {
-            self.learn_layers(&pending);
+        if let Ok(mut p) = self.pending.lock() {
+            *p = pending;
         }
-    }
-
-    /// Hashes the tar layers whose digests are not known (each file read
-    /// once, counted in `model_layer_hashed_bytes`), keeps them in the
-    /// store's state, and has the next tick serve their images. A file
-    /// that cannot be read is logged and its image left out.
-    fn learn_layers(&self, pending: &[Pending]) {
-        let started = std::time::Instant::now();
-        let mut digests = self
-            .layer_digests
-            .lock()
-            .map(|d| d.clone())
-            .unwrap_or_default();
-        let (mut files, mut bytes) = (0u64, 0u64);
-        for p in pending {
-            match hash_layer(&self.store, &p.file, &p.path) {
-                Ok((digest, read)) => {
-                    digests.insert(p.file.sha256.clone(), p.path.clone(), digest);
-                    self.metrics.model_layer_hashed_bytes.inc_by(read);
-                    files += 1;
-                    bytes += read;
-                }
-                Err(e) => {
-                    tracing::error!(blob = %p.file.sha256, error = %Chain(&e), "cannot hash a model file's tar layer; its image is not served")
-                }
-            }
-        }
-        if files == 0 {
-            return;
-        }
-        if let Err(e) = digests.save(&self.store) {
-            tracing::warn!(error = %Chain(&e), "model layer digests kept in memory only: the store's state cannot be written");
-        }
-        tracing::info!(
-            files,
-            bytes,
-            seconds = started.elapsed().as_secs_f64(),
-            known = digests.len(),
-            "model tar layers hashed"
-        );
-        if let Ok(mut d) = self.layer_digests.lock() {
-            *d = digests;
-        }
-        self.rebuild.store(true, Ordering::Release);
     }
 }
 
@@ -421,6 +383,7 @@ fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
     loop {
         let Some(s) = state.upgrade() else { return };
         s.refresh(force);
+        hash_pending(&s, state);
         if last_save.elapsed() >= SAVE_MISSES_EVERY {
             s.save_misses();
             last_save = std::time::Instant::now();
@@ -433,3 +396,46 @@ fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
         }
     }
 }
+
+/// Starts a thread hashing the tar layers the last index left out, unless
+/// one is at it: the index thread never waits for a file to be read, so
+/// imports are served while terabytes are hashed. What it learns is kept in
+/// the store's state and served from the next tick on, a batch at a time.
+fn hash_pending(s: &AppState, weak: &Weak<AppState>) {
+    // While a thread hashes, what a newer index left out waits for it.
+    if s.hashing.load(Ordering::Acquire) {
+        return;
+    }
+    let pending = match s.pending.lock() {
+        Ok(mut p) if !p.is_empty() => std::mem::take(&mut *p),
+        _ => return,
+    };
+    s.hashing.store(true, Ordering::Release);
+    let weak = weak.clone();
+    let busy = s.hashing.clone();
+    let spawned = std::thread::Builder::new()
+        .name("llmgw-layers".into())
+        .spawn(move || {
+            for batch in pending.chunks(LAYERS_PER_BATCH) {
+                // Not held between batches: a server being dropped stops here.
+                let Some(s) = weak.upgrade() else { break };
+                if !learn(
+                    &s.store,
+                    &s.layer_digests,
+                    &s.metrics.model_layer_hashed_bytes,
+                    batch,
+                ) {
+                    continue;
+                }
+                s.rebuild.store(true, Ordering::Release);
+            }
+            busy.store(false, Ordering::Release);
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the thread that hashes model tar layers; their images are not served");
+        s.hashing.store(false, Ordering::Release);
+    }
+}
+
+/// Files hashed between two saves of the digests (and index rebuilds).
+const LAYERS_PER_BATCH: usize = 64;

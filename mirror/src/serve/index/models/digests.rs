@@ -11,6 +11,9 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::sync::Mutex;
+
+use prometheus_client::metrics::counter::Counter;
 
 use llmgw_shared::{Chain, Sha256};
 use serde::{Deserialize, Serialize};
@@ -155,4 +158,55 @@ pub fn hash_layer(store: &Store, file: &Blob, path: &str) -> Result<(Sha256, u64
     h.update(&zeros);
     let digest: [u8; 32] = h.finalize().into();
     Ok((Sha256::from_bytes(&digest), read))
+}
+
+/// Hashes each layer of `batch` not known yet (counting the bytes read in
+/// `hashed`), adds it to `known` and saves them all into the store's state.
+/// False when nothing was learned. A file that cannot be read is logged
+/// and its image left out.
+pub fn learn(
+    store: &Store,
+    known: &Mutex<LayerDigests>,
+    hashed: &Counter,
+    batch: &[super::Pending],
+) -> bool {
+    let started = std::time::Instant::now();
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for p in batch {
+        let is_known = known
+            .lock()
+            .map(|k| k.get(&p.file.sha256, &p.path).is_some())
+            .unwrap_or(false);
+        if is_known {
+            continue;
+        }
+        match hash_layer(store, &p.file, &p.path) {
+            Ok((digest, read)) => {
+                if let Ok(mut k) = known.lock() {
+                    k.insert(p.file.sha256.clone(), p.path.clone(), digest);
+                }
+                hashed.inc_by(read);
+                files += 1;
+                bytes += read;
+            }
+            Err(e) => {
+                tracing::error!(blob = %p.file.sha256, error = %Chain(&e), "cannot hash a model file's tar layer; its image is not served")
+            }
+        }
+    }
+    if files == 0 {
+        return false;
+    }
+    let all = known.lock().map(|k| k.clone()).unwrap_or_default();
+    if let Err(e) = all.save(store) {
+        tracing::warn!(error = %Chain(&e), "model layer digests kept in memory only: the store's state cannot be written");
+    }
+    tracing::info!(
+        files,
+        bytes,
+        seconds = started.elapsed().as_secs_f64(),
+        known = all.len(),
+        "model tar layers hashed"
+    );
+    true
 }

@@ -35,7 +35,7 @@ use super::entries::{Blob, HubRepo, Snapshot};
 use super::made::{LAYER_TAR, Made, TarLayer};
 use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, ReadBlob};
 use crate::serve::oci::names::{is_name, is_tag};
-pub use digests::{LayerDigests, hash_layer};
+pub use digests::{LayerDigests, learn};
 use documents::{Layer, Source};
 
 /// Largest `config.json` read for the architecture.

@@ -1,6 +1,7 @@
 //! Tests of the models' profiles: names, tags from the Hub's refs, the
 //! image left out until its layers are hashed, the same bytes every time.
 
+use super::digests::hash_layer;
 use super::*;
 use crate::serve::index::Index;
 use crate::store::series::follow::Authority;
