@@ -29,6 +29,8 @@ echo "== bench/serve.sh" >&2
 bench/serve.sh >&2
 echo "== bench/pyinstall.sh" >&2
 bench/pyinstall.sh >&2
+echo "== bench/models-oci.sh" >&2
+bench/models-oci.sh >&2
 echo "== bench/soak.sh" >&2
 bench/soak.sh >&2 || true   # its line says MISSED; the table is still printed
 

@@ -88,6 +88,9 @@ if [ "$mode" = demo ]; then
 fi
 make_venv .venv-hf036 huggingface_hub==0.36.2
 make_venv .venv-py uv==0.13.9 pip==26.3
+# Models as OCI artifacts (issue 31): the ORAS Python client pulls the ModelPack artifact,
+# jsonschema checks its config against the spec's pinned schema (testdata/modelpack/).
+make_venv .venv-oci oras==0.2.43 jsonschema==4.26.0
 
 # The S3 store's tests (issue 16) run against two real S3 servers, built once from the
 # Rust registry into $LLMGW_TOOLS_DIR (their build folders are removed; only the binaries

@@ -22,6 +22,7 @@ mod s3 {
     mod have;
     mod import;
     mod lease;
+    mod models;
     mod presigned;
     pub mod replicas;
     mod verify;

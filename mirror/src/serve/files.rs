@@ -171,6 +171,29 @@ async fn cached(s3: &crate::store::s3::S3Blobs, blob: &Blob, fill: bool) -> Opti
     hit
 }
 
+/// The bytes `start..start + len` of a held blob as a body: its file, the
+/// replica's cached copy, or the bucket's object (a presigning store
+/// proxies here: the bytes are one part of a larger answer). Opened
+/// before the answer's status is sent, so a missing blob is an error
+/// response, not a body cut short.
+pub async fn blob_body(
+    store: &Store,
+    blob: &Blob,
+    start: u64,
+    len: u64,
+) -> Result<Body, BlobError> {
+    match store.bucket() {
+        Some(s3) => match cached(s3, blob, true).await {
+            Some(f) => Ok(Body::new(FileBody::new(f, start, len))),
+            None => remote_body(s3, blob, start, len).await,
+        },
+        None => {
+            let f = open_checked(store.blob_file(&blob.sha256), blob).await?;
+            Ok(Body::new(FileBody::new(f, start, len)))
+        }
+    }
+}
+
 /// Where a blob's bytes come from.
 enum Source {
     File(File),

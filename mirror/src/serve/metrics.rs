@@ -42,6 +42,9 @@ pub struct Metrics {
     pub misses: Family<RouteLabel, Counter>,
     /// JSON answers built (each then kept for identical requests).
     pub json_builds: Family<RouteLabel, Counter>,
+    /// Bytes of held files read to learn their tar layers' digests (a
+    /// restart that finds them in the store's state reads none).
+    pub model_layer_hashed_bytes: Counter,
 }
 
 impl Metrics {
@@ -105,6 +108,11 @@ impl Metrics {
             "index_reload_errors",
             "Bundles that could not be read while rebuilding the index",
             self.reload_errors.clone(),
+        );
+        r.register(
+            "model_layer_hashed_bytes",
+            "Bytes of held model files read to learn the digests of their OCI tar layers",
+            self.model_layer_hashed_bytes.clone(),
         );
         r
     }

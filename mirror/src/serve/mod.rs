@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod cache;
+pub mod concat;
 pub mod conn;
 mod dispatch;
 pub mod error;

@@ -25,6 +25,7 @@ use llmgw_shared::{Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
+use super::index::models::{LayerDigests, Pending, learn};
 use super::metrics::Metrics;
 use crate::store::Store;
 use crate::store::series::follow::Authority;
@@ -71,6 +72,14 @@ pub struct AppState {
     pub misses: super::misses::MissLog,
     /// This server's name among replicas: its misses file's name.
     pub instance: String,
+    /// The models' tar layer digests known (`STORE/state/model-layers.json`).
+    layer_digests: Mutex<LayerDigests>,
+    /// Set when digests were learned: the next tick rebuilds the index.
+    rebuild: AtomicBool,
+    /// The tar layers the last index left out, their digests unknown.
+    pending: Mutex<Vec<Pending>>,
+    /// Whether a thread is hashing them (one at a time).
+    hashing: Arc<AtomicBool>,
 }
 
 /// Whether the server can answer from the store yet.
@@ -142,7 +151,14 @@ impl AppState {
             tls,
             misses: super::misses::MissLog::new(super::misses::DEFAULT_CAPACITY),
             instance: super::misses::instance_name(),
+            layer_digests: Mutex::new(LayerDigests::default()),
+            rebuild: AtomicBool::new(false),
+            pending: Mutex::new(Vec::new()),
+            hashing: Arc::new(AtomicBool::new(false)),
         });
+        if let Ok(mut d) = state.layer_digests.lock() {
+            *d = LayerDigests::load(&state.store);
+        }
         // A restart keeps counting where this server's misses file left off.
         let own = state
             .store
@@ -208,6 +224,7 @@ impl AppState {
     /// the refresh thread calls it, and so may a test. A caller that does
     /// not force does not wait for another one already reading.
     pub fn refresh(&self, force: bool) {
+        let force = force || self.rebuild.swap(false, Ordering::AcqRel);
         let mut watch = if force {
             match self.watch.lock() {
                 Ok(w) => w,
@@ -295,6 +312,12 @@ impl AppState {
             }
         };
         index.oci = super::index::oci::OciIndex::build(&manifests, &read);
+        let digests = self
+            .layer_digests
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default();
+        let pending = super::index::models::add(&mut index.oci, &index.repos, &digests, &read);
         let signers = super::freshness::signers(&self.store, &manifests);
         index.latest = super::freshness::latest(&manifests, &authority);
         if let Ok(mut f) = self.metrics.freshness.lock() {
@@ -323,6 +346,9 @@ impl AppState {
             *p = None;
         }
         self.ready.store(true, Ordering::Release);
+        if let Ok(mut p) = self.pending.lock() {
+            *p = pending;
+        }
     }
 }
 
@@ -357,6 +383,7 @@ fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
     loop {
         let Some(s) = state.upgrade() else { return };
         s.refresh(force);
+        hash_pending(&s, state);
         if last_save.elapsed() >= SAVE_MISSES_EVERY {
             s.save_misses();
             last_save = std::time::Instant::now();
@@ -369,3 +396,46 @@ fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
         }
     }
 }
+
+/// Starts a thread hashing the tar layers the last index left out, unless
+/// one is at it: the index thread never waits for a file to be read, so
+/// imports are served while terabytes are hashed. What it learns is kept in
+/// the store's state and served from the next tick on, a batch at a time.
+fn hash_pending(s: &AppState, weak: &Weak<AppState>) {
+    // While a thread hashes, what a newer index left out waits for it.
+    if s.hashing.load(Ordering::Acquire) {
+        return;
+    }
+    let pending = match s.pending.lock() {
+        Ok(mut p) if !p.is_empty() => std::mem::take(&mut *p),
+        _ => return,
+    };
+    s.hashing.store(true, Ordering::Release);
+    let weak = weak.clone();
+    let busy = s.hashing.clone();
+    let spawned = std::thread::Builder::new()
+        .name("llmgw-layers".into())
+        .spawn(move || {
+            for batch in pending.chunks(LAYERS_PER_BATCH) {
+                // Not held between batches: a server being dropped stops here.
+                let Some(s) = weak.upgrade() else { break };
+                if !learn(
+                    &s.store,
+                    &s.layer_digests,
+                    &s.metrics.model_layer_hashed_bytes,
+                    batch,
+                ) {
+                    continue;
+                }
+                s.rebuild.store(true, Ordering::Release);
+            }
+            busy.store(false, Ordering::Release);
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the thread that hashes model tar layers; their images are not served");
+        s.hashing.store(false, Ordering::Release);
+    }
+}
+
+/// Files hashed between two saves of the digests (and index rebuilds).
+const LAYERS_PER_BATCH: usize = 64;

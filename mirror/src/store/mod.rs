@@ -151,6 +151,21 @@ impl Store {
         Ok(bytes)
     }
 
+    /// A held blob's bytes as a reader, from the folder, else the bucket:
+    /// the server reads a model file once so, to learn the digest of the
+    /// tar layer around it.
+    pub fn read_blob(
+        &self,
+        sha: &Sha256,
+        size: u64,
+    ) -> Result<Box<dyn std::io::Read + Send>, StoreError> {
+        let from = self
+            .holders()
+            .find(|b| b.head(sha).ok().flatten().is_some())
+            .unwrap_or(self.published());
+        from.read(sha, 0..size)
+    }
+
     /// Creates the store's folders if they are missing.
     pub fn create_dirs(&self) -> Result<(), StoreError> {
         for dir in [

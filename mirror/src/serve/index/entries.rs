@@ -27,7 +27,7 @@ pub struct BundleInfo {
 }
 
 /// A blob and how big it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Blob {
     pub sha256: Sha256,
     pub size: u64,

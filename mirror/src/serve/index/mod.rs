@@ -20,6 +20,8 @@
 //! and the Hub match them.
 
 pub mod entries;
+pub mod made;
+pub mod models;
 pub mod oci;
 pub mod pypi;
 pub mod route;

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::serve::index::entries::Blob;
+use crate::serve::index::made::Made;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag, registry_key};
 
 /// Largest carried manifest read to find its `subject`: the size the spec
@@ -76,6 +77,10 @@ pub struct OciIndex {
     charts: BTreeMap<String, BTreeMap<String, ChartEntry>>,
     /// `<name>-<version>.tgz` -> (name, version).
     chart_files: BTreeMap<String, (String, String)>,
+    /// Repositories made rather than carried (the models' profiles,
+    /// [`crate::serve::index::models`]), by name; a carried image of the
+    /// same name wins.
+    generated: BTreeMap<String, OciRepo>,
 }
 
 /// One repository of one registry, merged over every bundle carrying it.
@@ -92,6 +97,10 @@ pub struct OciRepo {
     pub blobs: BTreeMap<Sha256, u64>,
     /// Subject digest -> the held manifests whose `subject` it is.
     pub referrers: BTreeMap<Sha256, Vec<Referrer>>,
+    /// The bytes of the manifests and blobs above that were made, not
+    /// carried (empty for a carried image): sent from memory, or as a tar
+    /// around a stored blob.
+    pub made: BTreeMap<Sha256, Made>,
 }
 
 /// A manifest or index and what it is.
@@ -356,7 +365,11 @@ impl OciIndex {
     /// holds the path.
     pub fn lookup(&self, name: &str, ns: Option<&str>) -> Lookup<'_> {
         let Some(holders) = self.repos.get(name) else {
-            return Lookup::Unknown;
+            // A made repository has no registry: it answers whatever `ns`.
+            return match self.generated.get(name) {
+                Some(r) => Lookup::Found(r),
+                None => Lookup::Unknown,
+            };
         };
         let held = || holders.keys().map(registry_label).collect::<Vec<_>>();
         match ns {
@@ -380,14 +393,40 @@ impl OciIndex {
         }
     }
 
-    /// Whether any registry holds `name`.
+    /// Whether any registry holds `name`, or it was made.
     pub fn holds(&self, name: &str) -> bool {
-        self.repos.contains_key(name)
+        self.repos.contains_key(name) || self.generated.contains_key(name)
     }
 
-    /// Every name held, in lexical order.
+    /// Every name held or made, in lexical order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.repos.keys().map(String::as_str)
+        let mut all: Vec<&str> = self
+            .repos
+            .keys()
+            .chain(self.generated.keys())
+            .map(String::as_str)
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.into_iter()
+    }
+
+    /// Adds a made repository (one with a manifest), unless a carried image
+    /// already has its name (logged).
+    pub fn add_generated(&mut self, repo: OciRepo) {
+        if repo.manifests.is_empty() {
+            return;
+        }
+        if self.repos.contains_key(&repo.name) {
+            tracing::warn!(name = %shown(&repo.name), "a carried image has this name: the model's profile is not served under it");
+            return;
+        }
+        self.generated.insert(repo.name.clone(), repo);
+    }
+
+    /// The made repository of that name.
+    pub fn generated(&self, name: &str) -> Option<&OciRepo> {
+        self.generated.get(name)
     }
 
     /// Every repository held, by name, then registry.

@@ -14,6 +14,7 @@ use llmgw_shared::shown;
 use super::names::{self, Digest, is_name, is_tag};
 use crate::serve::error::OciError;
 use crate::serve::index::Blob;
+use crate::serve::index::made::Made;
 use crate::serve::index::oci::{
     Lookup, ManifestEntry, OciIndex, OciRepo, Referrer, registry_label,
 };
@@ -39,6 +40,14 @@ pub enum Outcome<'a> {
     Manifest(&'a ManifestEntry),
     /// A config or layer (or a manifest asked for as a blob).
     Blob(Blob),
+    /// A manifest, config or layer made rather than stored (a model's
+    /// profiles), with its digest.
+    Made {
+        made: &'a Made,
+        digest: &'a llmgw_shared::Sha256,
+        /// Asked for as a manifest (the route it is counted under).
+        manifest: bool,
+    },
     /// `GET /v2/<name>/referrers/<digest>`: an index of these.
     Referrers {
         list: Vec<&'a Referrer>,
@@ -86,6 +95,7 @@ pub fn decide<'a>(ix: &'a OciIndex, ask: &Ask<'_>) -> Outcome<'a> {
         }
         [name @ .., "blobs", digest] => with_repo(ix, name, ask, |repo| match digest_of(digest) {
             Ok(Some(d)) => match repo.blobs.get_key_value(&d) {
+                Some((sha, _)) if repo.made.contains_key(sha) => made(repo, sha),
                 Some((sha, size)) => Outcome::Blob(Blob {
                     sha256: sha.clone(),
                     size: *size,
@@ -193,7 +203,26 @@ fn manifest<'a>(repo: &'a OciRepo, reference: &str, accept: &[&str]) -> Outcome<
             media_type: entry.media_type.clone(),
         });
     }
-    Outcome::Manifest(entry)
+    match repo.made.get_key_value(&digest) {
+        Some((digest, made)) => Outcome::Made {
+            made,
+            digest,
+            manifest: true,
+        },
+        None => Outcome::Manifest(entry),
+    }
+}
+
+/// A made blob the repository lists.
+fn made<'a>(repo: &'a OciRepo, sha: &llmgw_shared::Sha256) -> Outcome<'a> {
+    match repo.made.get_key_value(sha) {
+        Some((digest, made)) => Outcome::Made {
+            made,
+            digest,
+            manifest: false,
+        },
+        None => blob_unknown(repo, sha.as_str()),
+    }
 }
 
 /// Whether the `Accept` lines, combined, take `media_type`: no `Accept`

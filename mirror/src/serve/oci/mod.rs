@@ -52,6 +52,8 @@ pub async fn v2(req: &Req<'_>, segs: &[&str], path: &str) -> Routed {
         Outcome::Catalog { .. } => Route::OciCatalog,
         Outcome::Tags { .. } => Route::OciTags,
         Outcome::Manifest(_) => Route::OciManifest,
+        Outcome::Made { manifest: true, .. } => Route::OciManifest,
+        Outcome::Made { .. } => Route::OciBlob,
         Outcome::Blob(_) => Route::OciBlob,
         Outcome::Referrers { .. } => Route::OciReferrers,
         Outcome::Refused(_) | Outcome::NoRoute => Route::Oci,

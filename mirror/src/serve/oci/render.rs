@@ -14,8 +14,10 @@ use llmgw_shared::url::encode_segment;
 use serde_json::{Map, Value, json};
 
 use super::decide::Outcome;
+use crate::serve::concat::{Part, PartsReply, serve_parts};
 use crate::serve::files::{BlobReply, serve_blob};
 use crate::serve::index::Blob;
+use crate::serve::index::made::Made;
 use crate::serve::index::oci::Referrer;
 use crate::serve::paths::query_get;
 use crate::serve::request::Req;
@@ -40,6 +42,7 @@ pub async fn respond(req: &Req<'_>, outcome: Outcome<'_>, path: &str) -> Respons
         ),
         Outcome::Manifest(m) => stored(req, &m.blob, &m.media_type).await,
         Outcome::Blob(b) => stored(req, &b, "application/octet-stream").await,
+        Outcome::Made { made, digest, .. } => made_bytes(req, made, digest).await,
         Outcome::Referrers { list, filtered } => {
             let manifests: Vec<Value> = list.into_iter().map(referrer_json).collect();
             let v = json!({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": manifests});
@@ -99,6 +102,34 @@ async fn stored(req: &Req<'_>, blob: &Blob, content_type: &str) -> Response {
             blob,
             etag: format!("\"{digest}\""),
             content_type,
+            extra,
+        },
+    )
+    .await
+}
+
+/// A made manifest, config or tar layer: from memory, or its headers, the
+/// stored file and the padding.
+async fn made_bytes(req: &Req<'_>, made: &Made, sha: &llmgw_shared::Sha256) -> Response {
+    let digest = format!("sha256:{sha}");
+    let mut extra = HeaderMap::new();
+    extra.insert("docker-content-digest", header_text(&digest));
+    let parts = match made {
+        Made::Json { bytes, .. } => vec![Part::Memory(bytes.clone())],
+        Made::Tar(t) => vec![
+            Part::Memory(t.head.clone()),
+            Part::Blob(t.file.clone()),
+            Part::Memory(bytes::Bytes::from(vec![0u8; t.tail as usize])),
+        ],
+    };
+    serve_parts(
+        &req.state.store,
+        req.method,
+        req.headers,
+        PartsReply {
+            parts,
+            etag: format!("\"{digest}\""),
+            content_type: made.media_type(),
             extra,
         },
     )

@@ -1,0 +1,206 @@
+//! Sending bytes that are parts laid end to end — pieces held in memory
+//! and a range of a held blob — as one blob is sent: HEAD, Range and
+//! If-Range (206/416, see [`super::range`]), If-None-Match (304), ETag, a
+//! true Content-Length, never compressed. A model's tar layer is its
+//! headers, the stored file and zero padding, sent so without a copy.
+//!
+//! Invariant: a request's range is cut into the parts it covers
+//! ([`slices`], pure) and only those are opened; the stored part is read
+//! through [`super::files::blob_body`], the blob path every protocol uses,
+//! so memory per download stays one chunk whatever the file's size.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body::{Frame, SizeHint};
+
+use super::files::blob_body;
+use super::index::Blob;
+use super::range::RangeAsk;
+use super::respond::{empty, etag_matches, header_text};
+use crate::store::Store;
+
+/// One part of the bytes sent.
+#[derive(Debug, Clone)]
+pub enum Part {
+    Memory(Bytes),
+    /// A held blob, whole.
+    Blob(Blob),
+}
+
+impl Part {
+    fn len(&self) -> u64 {
+        match self {
+            Part::Memory(b) => b.len() as u64,
+            Part::Blob(b) => b.size,
+        }
+    }
+}
+
+/// How the bytes are described to the client.
+pub struct PartsReply<'a> {
+    pub parts: Vec<Part>,
+    /// Quoted.
+    pub etag: String,
+    pub content_type: &'a str,
+    /// Protocol headers, sent on 200, 206, 304 and 416 alike.
+    pub extra: HeaderMap,
+}
+
+/// Which bytes of which parts make `start..start + len` of the whole:
+/// (part, offset in it, length), in order, none empty.
+pub fn slices(lens: &[u64], start: u64, len: u64) -> Vec<(usize, u64, u64)> {
+    let end = start + len;
+    let mut out = Vec::new();
+    let mut at = 0u64;
+    for (i, l) in lens.iter().enumerate() {
+        let (from, to) = (start.max(at), end.min(at + l));
+        if from < to {
+            out.push((i, from - at, to - from));
+        }
+        at += l;
+    }
+    out
+}
+
+/// Answers a GET or HEAD for bytes made of `reply.parts`.
+pub async fn serve_parts(
+    store: &Store,
+    method: &Method,
+    req: &HeaderMap,
+    reply: PartsReply<'_>,
+) -> Response {
+    let PartsReply {
+        parts,
+        etag,
+        content_type,
+        extra,
+    } = reply;
+    let finish = |mut r: Response| {
+        let h = r.headers_mut();
+        h.insert(header::ETAG, header_text(&etag));
+        h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        h.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+        h.extend(extra.clone());
+        r
+    };
+    if etag_matches(req, &etag) {
+        return finish(empty(StatusCode::NOT_MODIFIED));
+    }
+    let lens: Vec<u64> = parts.iter().map(Part::len).collect();
+    let size: u64 = lens.iter().sum();
+    let (status, start, len) = match super::range::asked(req, &etag, size) {
+        None | Some(RangeAsk::Ignore) => (StatusCode::OK, 0, size),
+        Some(RangeAsk::Unsatisfiable) => {
+            let mut r = finish(empty(StatusCode::RANGE_NOT_SATISFIABLE));
+            r.headers_mut().insert(
+                header::CONTENT_RANGE,
+                header_text(&format!("bytes */{size}")),
+            );
+            return r;
+        }
+        Some(RangeAsk::Range(a, b)) => (StatusCode::PARTIAL_CONTENT, a, b - a + 1),
+    };
+    let body = if method == Method::HEAD {
+        Body::empty()
+    } else {
+        let mut bodies = VecDeque::new();
+        for (i, off, n) in slices(&lens, start, len) {
+            bodies.push_back(match &parts[i] {
+                Part::Memory(b) => Body::from(b.slice(off as usize..(off + n) as usize)),
+                Part::Blob(blob) => match blob_body(store, blob, off, n).await {
+                    Ok(b) => b,
+                    Err(e) => return e.into_response(),
+                },
+            });
+        }
+        Body::new(Concat {
+            bodies,
+            remaining: len,
+        })
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(header::CONTENT_TYPE, header_text(content_type));
+    if status == StatusCode::PARTIAL_CONTENT {
+        h.insert(
+            header::CONTENT_RANGE,
+            header_text(&format!("bytes {start}-{}/{size}", start + len - 1)),
+        );
+    }
+    finish(r)
+}
+
+/// Bodies sent one after the other.
+struct Concat {
+    bodies: VecDeque<Body>,
+    /// Bytes not yet handed on.
+    remaining: u64,
+}
+
+impl http_body::Body for Concat {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = &mut *self;
+        loop {
+            let Some(front) = this.bodies.front_mut() else {
+                return Poll::Ready(None);
+            };
+            match ready!(Pin::new(front).poll_frame(cx)) {
+                Some(Ok(frame)) => {
+                    if let Some(d) = frame.data_ref() {
+                        this.remaining = this.remaining.saturating_sub(d.len() as u64);
+                    }
+                    return Poll::Ready(Some(Ok(frame)));
+                }
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                None => {
+                    this.bodies.pop_front();
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slices;
+
+    #[test]
+    fn a_range_is_cut_at_every_boundary() {
+        let lens = [512, 1000, 536];
+        assert_eq!(
+            slices(&lens, 0, 2048),
+            vec![(0, 0, 512), (1, 0, 1000), (2, 0, 536)]
+        );
+        assert_eq!(slices(&lens, 511, 2), vec![(0, 511, 1), (1, 0, 1)]);
+        assert_eq!(slices(&lens, 512, 1000), vec![(1, 0, 1000)]);
+        assert_eq!(slices(&lens, 1511, 2), vec![(1, 999, 1), (2, 0, 1)]);
+        assert_eq!(slices(&lens, 2047, 1), vec![(2, 535, 1)]);
+        assert_eq!(slices(&[0, 5], 0, 5), vec![(1, 0, 5)]);
+        assert!(slices(&lens, 0, 0).is_empty());
+    }
+}

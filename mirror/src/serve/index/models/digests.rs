@@ -1,0 +1,212 @@
+//! The digests of the models' tar layers, learned by hashing each layer
+//! once and kept in `STORE/state/model-layers.json`, so a restart serves
+//! the same digests without reading terabytes again.
+//!
+//! Invariant: a digest is recorded only after hashing exactly the bytes
+//! the layer is served as (the headers of [`super::tar`], the held blob,
+//! the zero tail), keyed by the blob's sha256 and the path in the tar and
+//! by the tar layout's version, so a change of either is a new key, never
+//! a stale digest. The file is a cache of the store's own making: one that
+//! cannot be read is logged and hashed again, never trusted in part.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::Mutex;
+
+use prometheus_client::metrics::counter::Counter;
+
+use llmgw_shared::{Chain, Sha256};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use super::tar;
+use crate::serve::index::entries::Blob;
+use crate::store::{Store, StoreError, state};
+
+/// The state file's name in `STORE/state/`.
+pub const FILE: &str = "model-layers.json";
+
+/// The tar layout these digests are of: bumped whenever [`tar::head`] or
+/// [`tar::tail`] would give other bytes, so older digests are dropped.
+const LAYOUT: u32 = 1;
+
+/// Bytes hashed per read.
+const READ: usize = 1 << 20;
+
+/// Known layer digests, by (file sha256, path in the tar).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LayerDigests {
+    known: BTreeMap<(Sha256, String), Sha256>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct OnDisk {
+    kind: String,
+    layout: u32,
+    layers: Vec<Entry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    file: Sha256,
+    path: String,
+    digest: Sha256,
+}
+
+const KIND: &str = "llmgw-model-layers";
+
+impl LayerDigests {
+    /// What the store's state file says; empty when it is missing, and
+    /// (logged) when it cannot be read or is of another layout.
+    pub fn load(store: &Store) -> Self {
+        let bytes = match state::read_file(store, FILE) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Self::default(),
+            Err(e) => {
+                tracing::warn!(error = %Chain(&e), "model layer digests unreadable; hashing again");
+                return Self::default();
+            }
+        };
+        match serde_json::from_slice::<OnDisk>(&bytes) {
+            Ok(d) if d.kind == KIND && d.layout == LAYOUT => Self {
+                known: d
+                    .layers
+                    .into_iter()
+                    .map(|e| ((e.file, e.path), e.digest))
+                    .collect(),
+            },
+            Ok(_) => Self::default(),
+            Err(e) => {
+                tracing::warn!(file = FILE, error = %e, "model layer digests not understood; hashing again");
+                Self::default()
+            }
+        }
+    }
+
+    /// Writes them into the store's state (atomically, as every state file).
+    pub fn save(&self, store: &Store) -> Result<(), StoreError> {
+        let d = OnDisk {
+            kind: KIND.into(),
+            layout: LAYOUT,
+            layers: self
+                .known
+                .iter()
+                .map(|((file, path), digest)| Entry {
+                    file: file.clone(),
+                    path: path.clone(),
+                    digest: digest.clone(),
+                })
+                .collect(),
+        };
+        let mut bytes = serde_json::to_vec(&d).expect("digests always serialize");
+        bytes.push(b'\n');
+        state::write_file(store, FILE, &bytes)
+    }
+
+    /// The digest of the tar of `file` at `path`, if known.
+    pub fn get(&self, file: &Sha256, path: &str) -> Option<&Sha256> {
+        self.known.get(&(file.clone(), path.to_string()))
+    }
+
+    /// Records a digest learned by [`hash_layer`].
+    pub fn insert(&mut self, file: Sha256, path: String, digest: Sha256) {
+        self.known.insert((file, path), digest);
+    }
+
+    pub fn len(&self) -> usize {
+        self.known.len()
+    }
+}
+
+/// Hashes the tar layer of `file` at `path` as it is served: its headers,
+/// the blob read from the store (which must be exactly its size), the
+/// zero tail. Gives the digest and the bytes read from the store.
+pub fn hash_layer(store: &Store, file: &Blob, path: &str) -> Result<(Sha256, u64), StoreError> {
+    let mut h = sha2::Sha256::new();
+    h.update(tar::head(path, file.size));
+    let mut reader = store.read_blob(&file.sha256, file.size)?;
+    let mut buf = vec![0u8; READ];
+    let mut read = 0u64;
+    let location = || format!("the blob {}", file.sha256);
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(StoreError::io(location(), e)),
+        };
+        read += n as u64;
+        if read > file.size {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    if read != file.size {
+        return Err(StoreError::io(
+            location(),
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{read} bytes read where the manifests say {}: the store is damaged, \
+                     run `llmgw mirror verify`",
+                    file.size
+                ),
+            ),
+        ));
+    }
+    let zeros = vec![0u8; tar::tail(file.size) as usize];
+    h.update(&zeros);
+    let digest: [u8; 32] = h.finalize().into();
+    Ok((Sha256::from_bytes(&digest), read))
+}
+
+/// Hashes each layer of `batch` not known yet (counting the bytes read in
+/// `hashed`), adds it to `known` and saves them all into the store's state.
+/// False when nothing was learned. A file that cannot be read is logged
+/// and its image left out.
+pub fn learn(
+    store: &Store,
+    known: &Mutex<LayerDigests>,
+    hashed: &Counter,
+    batch: &[super::Pending],
+) -> bool {
+    let started = std::time::Instant::now();
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for p in batch {
+        let is_known = known
+            .lock()
+            .map(|k| k.get(&p.file.sha256, &p.path).is_some())
+            .unwrap_or(false);
+        if is_known {
+            continue;
+        }
+        match hash_layer(store, &p.file, &p.path) {
+            Ok((digest, read)) => {
+                if let Ok(mut k) = known.lock() {
+                    k.insert(p.file.sha256.clone(), p.path.clone(), digest);
+                }
+                hashed.inc_by(read);
+                files += 1;
+                bytes += read;
+            }
+            Err(e) => {
+                tracing::error!(blob = %p.file.sha256, error = %Chain(&e), "cannot hash a model file's tar layer; its image is not served")
+            }
+        }
+    }
+    if files == 0 {
+        return false;
+    }
+    let all = known.lock().map(|k| k.clone()).unwrap_or_default();
+    if let Err(e) = all.save(store) {
+        tracing::warn!(error = %Chain(&e), "model layer digests kept in memory only: the store's state cannot be written");
+    }
+    tracing::info!(
+        files,
+        bytes,
+        seconds = started.elapsed().as_secs_f64(),
+        known = all.len(),
+        "model tar layers hashed"
+    );
+    true
+}

@@ -1,0 +1,193 @@
+//! Tests of the models' profiles: names, tags from the Hub's refs, the
+//! image left out until its layers are hashed, the same bytes every time.
+
+use super::digests::hash_layer;
+use super::*;
+use crate::serve::index::Index;
+use crate::store::series::follow::Authority;
+use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, Manifest, PublisherDigest, RefKind};
+
+const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn file(path: &str, body: &[u8]) -> HfFile {
+    let sha = Sha256::of(body);
+    HfFile {
+        path: path.into(),
+        size: body.len() as u64,
+        sha256: sha.clone(),
+        git_oid: "b".repeat(40).parse().unwrap(),
+        lfs: true,
+        publisher_digests: vec![PublisherDigest {
+            source: DigestSource::HfLfsSha256,
+            value: sha.to_string(),
+        }],
+    }
+}
+
+fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> (String, Manifest) {
+    let mut m = Manifest::new(vec!["amd64".into()], 0);
+    m.repos.push(HfRepo {
+        kind,
+        id: id.parse().unwrap(),
+        revision: revision.into(),
+        ref_kind: Some(ref_kind),
+        commit: COMMIT.into(),
+        patterns: vec![],
+        files: vec![
+            file("config.json", br#"{"architectures":["TinyForCausalLM"]}"#),
+            file("model.safetensors", &[1u8; 700]),
+        ],
+    });
+    (format!("b-{id}-{revision}"), m)
+}
+
+fn config_json(_: &Sha256, _: u64) -> Option<Vec<u8>> {
+    Some(br#"{"architectures":["TinyForCausalLM"]}"#.to_vec())
+}
+
+fn build(bundles: &[(String, Manifest)], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
+    let index = Index::build(bundles, &Authority::default());
+    let mut oci = OciIndex::default();
+    let pending = add(&mut oci, &index.repos, digests, &config_json);
+    (oci, pending)
+}
+
+#[test]
+fn modelpack_is_served_at_once_and_the_image_once_its_layers_are_known() {
+    let bundles = [
+        bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch),
+        bundle(RepoKind::Model, "Acme/Tiny", "v1.0", RefKind::Tag),
+    ];
+    let (oci, pending) = build(&bundles, &LayerDigests::default());
+    let names: Vec<&str> = oci.names().collect();
+    assert_eq!(
+        names,
+        ["modelpack/acme/tiny"],
+        "no image before its layers are hashed"
+    );
+    let pack = oci.generated("modelpack/acme/tiny").unwrap();
+    let tags: Vec<&str> = pack.tags.keys().map(String::as_str).collect();
+    assert_eq!(tags, [COMMIT, "main", "v1.0"]);
+    assert_eq!(pack.tags["main"], pack.tags[COMMIT]);
+    let paths: Vec<&str> = pending.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths.len(), 2);
+    assert!(paths.contains(&"models/model.safetensors"), "{paths:?}");
+
+    let mut digests = LayerDigests::default();
+    for p in &pending {
+        digests.insert(
+            p.file.sha256.clone(),
+            p.path.clone(),
+            Sha256::of(p.path.as_bytes()),
+        );
+    }
+    let (oci, pending) = build(&bundles, &digests);
+    assert!(pending.is_empty());
+    let image = oci.generated("models/acme/tiny").unwrap();
+    let top = &image.tags["v1.0"];
+    assert_eq!(image.manifests[top].media_type, documents::OCI_INDEX);
+    // An index, two platform manifests, two configs, two tar layers.
+    assert_eq!(image.made.len(), 7);
+    assert_eq!(image.blobs.len(), 7);
+    // The raw files are blobs of the ModelPack name only.
+    let weights = Sha256::of(&[1u8; 700]);
+    assert!(
+        oci.generated("modelpack/acme/tiny")
+            .unwrap()
+            .blobs
+            .contains_key(&weights)
+    );
+    assert!(!image.blobs.contains_key(&weights));
+
+    let (again, _) = build(&bundles, &digests);
+    let again = again.generated("models/acme/tiny").unwrap();
+    assert_eq!(again.tags, image.tags, "same store, same digests");
+}
+
+#[test]
+fn a_dataset_is_under_datasets_and_its_files_are_dataset_layers() {
+    let bundles = [bundle(
+        RepoKind::Dataset,
+        "acme/set",
+        "main",
+        RefKind::Branch,
+    )];
+    let (oci, _) = build(&bundles, &LayerDigests::default());
+    let pack = oci.generated("modelpack/datasets/acme/set").unwrap();
+    let top = &pack.tags["main"];
+    let Some(Made::Json { bytes, .. }) = pack.made.get(top) else {
+        panic!("no manifest");
+    };
+    let m: Value = serde_json::from_slice(bytes).unwrap();
+    assert_eq!(m["artifactType"], documents::MODEL_ARTIFACT);
+    assert_eq!(
+        m["layers"][1]["mediaType"],
+        "application/vnd.cncf.model.dataset.v1.raw"
+    );
+    assert_eq!(
+        m["layers"][1]["annotations"][documents::FILEPATH],
+        "model.safetensors"
+    );
+}
+
+#[test]
+fn a_later_import_moves_the_tags_and_every_commit_keeps_its_own() {
+    let old = bundle(RepoKind::Model, "acme/tiny", "main", RefKind::Branch);
+    let mut new = bundle(RepoKind::Model, "acme/tiny", "main", RefKind::Branch);
+    let other = "f".repeat(40);
+    new.1.repos[0].commit = other.clone();
+    new.1.repos[0].files.pop();
+    new.0 = "b-new".into();
+    let (oci, _) = build(&[old.clone(), new.clone()], &LayerDigests::default());
+    let pack = oci.generated("modelpack/acme/tiny").unwrap();
+    assert_eq!(
+        pack.tags["main"], pack.tags[&other],
+        "the later import names main"
+    );
+    assert_ne!(pack.tags[COMMIT], pack.tags[&other]);
+    let (oci, _) = build(&[new, old], &LayerDigests::default());
+    let pack = oci.generated("modelpack/acme/tiny").unwrap();
+    assert_eq!(
+        pack.tags["main"], pack.tags[COMMIT],
+        "whatever the order, the last import"
+    );
+}
+
+#[test]
+fn a_layer_is_hashed_as_served_and_a_short_blob_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::store::Store::at(dir.path());
+    store.create_dirs().unwrap();
+    let body = vec![5u8; 1300];
+    let sha = Sha256::of(&body);
+    let path = store.blob_file(&sha);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &body).unwrap();
+    let blob = Blob {
+        sha256: sha.clone(),
+        size: body.len() as u64,
+    };
+    let (digest, read) = hash_layer(&store, &blob, "models/w.bin").unwrap();
+    let mut whole = tar::head("models/w.bin", 1300);
+    whole.extend_from_slice(&body);
+    whole.resize(whole.len() + tar::tail(1300) as usize, 0);
+    assert_eq!(digest, Sha256::of(&whole));
+    assert_eq!(read, 1300);
+
+    std::fs::write(&path, &body[..1000]).unwrap();
+    let e = hash_layer(&store, &blob, "models/w.bin").unwrap_err();
+    let text = llmgw_shared::chain(&e);
+    assert!(
+        text.contains(sha.as_str())
+            && text.contains("1000 bytes read where the manifests say 1300"),
+        "{text}"
+    );
+
+    // The state file: written, read back, and a damaged one is dropped whole.
+    let mut known = LayerDigests::default();
+    known.insert(sha.clone(), "models/w.bin".into(), digest.clone());
+    known.save(&store).unwrap();
+    assert_eq!(LayerDigests::load(&store), known);
+    std::fs::write(store.state_dir().join("model-layers.json"), b"{not json").unwrap();
+    assert_eq!(LayerDigests::load(&store), LayerDigests::default());
+}
