@@ -11,3 +11,7 @@ pub mod signed;
 pub mod tar_headers;
 pub mod unzstd;
 pub mod verify;
+
+/// A signature entry (`manifest.json.minisig`) larger than this is not a
+/// minisign signature: refused before it is read.
+pub const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;

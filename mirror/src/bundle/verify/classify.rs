@@ -13,8 +13,8 @@ use llmgw_shared::manifest::{BLOB_DIR, MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNAT
 use llmgw_shared::{check_relative_path, is_sha256_hex};
 
 use super::error::VerifyError;
+use crate::bundle::MAX_SIGNATURE_BYTES;
 use crate::bundle::reader::EntryKind;
-use crate::store::series::MAX_SIGNATURE_BYTES;
 
 /// What an entry after the manifest is.
 #[derive(Debug, Clone, PartialEq, Eq)]

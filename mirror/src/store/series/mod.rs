@@ -32,8 +32,7 @@ use crate::store::{StateFault, StateFile, Store, StoreError};
 
 pub mod follow;
 
-/// A signature entry larger than this is not a minisign signature.
-pub const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;
+pub use crate::bundle::MAX_SIGNATURE_BYTES;
 
 /// How far in the future a bundle's `created` may be before import warns
 /// (clocks on either side of the gap drift).

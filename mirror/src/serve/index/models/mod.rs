@@ -34,9 +34,9 @@ use serde_json::Value;
 use super::entries::{Blob, HubRepo, Snapshot};
 use super::made::{LAYER_TAR, Made, TarLayer};
 use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, ReadBlob};
-use crate::serve::oci::names::{is_name, is_tag};
 pub use digests::{LayerDigests, learn};
 use documents::{Layer, Source};
+use llmgw_shared::manifest::{is_repository as is_name, is_tag};
 
 /// Largest `config.json` read for the architecture.
 const MAX_CONFIG_JSON: u64 = 1 << 20;
