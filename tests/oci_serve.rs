@@ -1,7 +1,8 @@
 //! The mirror as a read-only OCI registry and chart repository (#30, the
 //! serve side), checked with the real clients: skopeo, containerd's `ctr`
 //! and Helm's Go SDK (`helm-python-sdk`), against a store that imported a
-//! format 3 bundle made by `oci_serve/kit.rs`. A client that is missing
+//! format 3 bundle made by `oci_serve/kit.rs`; and a tag under the trusted
+//! order (`oci_serve/trust.rs`). A client that is missing
 //! fails the test, naming what to install.
 
 mod bundle_kit;
@@ -9,6 +10,8 @@ mod bundle_kit;
 mod clients;
 #[path = "oci_serve/kit.rs"]
 mod kit;
+#[path = "oci_serve/trust.rs"]
+mod trust;
 
 use std::path::PathBuf;
 use std::process::Command;

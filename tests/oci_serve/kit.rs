@@ -191,8 +191,18 @@ pub fn image(blobs: &mut Blobs, registry: Option<&str>, repository: &str, tag: &
 /// A packaged chart (`acme-0.1.0.tgz` as `helm package` lays it out) and
 /// its OCI artifact as `helm push` makes it, served as `charts/acme`.
 pub fn chart(blobs: &mut Blobs, name: &str, version: &str) -> (HelmChart, Vec<u8>) {
+    chart_described(blobs, name, version, "a test chart")
+}
+
+/// [`chart`] with its own description (two builds of one version differ).
+pub fn chart_described(
+    blobs: &mut Blobs,
+    name: &str,
+    version: &str,
+    description: &str,
+) -> (HelmChart, Vec<u8>) {
     let chart_yaml = format!(
-        "apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: \"1.0\"\ndescription: a test chart\ntype: application\n"
+        "apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: \"1.0\"\ndescription: {description}\ntype: application\n"
     );
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  k: {{ .Values.k | quote }}\n";
     let (_, tgz) = tar_gz(&[
@@ -200,7 +210,7 @@ pub fn chart(blobs: &mut Blobs, name: &str, version: &str) -> (HelmChart, Vec<u8
         (&format!("{name}/values.yaml"), b"k: v\n"),
         (&format!("{name}/templates/configmap.yaml"), cm.as_bytes()),
     ]);
-    let config = json!({"apiVersion": "v2", "name": name, "version": version, "appVersion": "1.0", "description": "a test chart", "type": "application"});
+    let config = json!({"apiVersion": "v2", "name": name, "version": version, "appVersion": "1.0", "description": description, "type": "application"});
     let (config_v, config_d) = blobs.put_json(&config, "application/vnd.cncf.helm.config.v1+json");
     let (layer_v, layer_d) = blobs.put(
         tgz.clone(),

@@ -103,6 +103,8 @@ struct Watch {
     /// What the index was built from: each manifest's file, and the
     /// import order's.
     files: Vec<(String, Option<FileId>)>,
+    /// What earlier builds parsed of carried OCI manifests, by digest.
+    parsed: super::index::oci::ParsedManifests,
 }
 
 /// Enough of a file's metadata to tell that it was replaced or changed.
@@ -311,7 +313,8 @@ impl AppState {
                 None
             }
         };
-        index.oci = super::index::oci::OciIndex::build(&manifests, &read);
+        index.oci =
+            super::index::oci::OciIndex::build(&manifests, &authority, &read, &mut watch.parsed);
         let digests = self
             .layer_digests
             .lock()

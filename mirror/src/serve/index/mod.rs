@@ -24,6 +24,7 @@ pub mod made;
 pub mod models;
 pub mod oci;
 pub mod pypi;
+pub mod referrers;
 pub mod route;
 
 use std::collections::{BTreeMap, HashMap};

@@ -3,9 +3,13 @@
 //! up.
 //!
 //! Invariants:
-//! - A tag names what the last manifest in trusted order (the order
-//!   [`super::Index::build`] is given: signed sequence, then import order)
-//!   said it named, as a Hub branch does.
+//! - A tag changes hands as every other name does: walking the bundles in
+//!   index order (import order, a signed series by sequence), a bundle
+//!   that names a tag takes it over only where [`Authority::moves`] lets
+//!   it (so an unsigned bundle, or one of a series the store does not
+//!   follow, adds tags but never moves one a followed series serves, and
+//!   a chart's version in the classic repository goes with its tag).
+//!   Every held manifest stays servable by digest.
 //! - A manifest or blob is served under a name only when a held image of
 //!   that (registry, name) lists it: a blob another image carries is not
 //!   reachable through this name.
@@ -13,35 +17,27 @@
 //!   spec's grammar here; an image that fails is left out (and logged),
 //!   never served under a name the grammar would refuse in a URL.
 //! - Carried manifest bytes are read (bounded) only here, off the request
-//!   path, to learn their `subject` (the referrers) and a chart's metadata.
+//!   path, to learn their `subject` (the referrers, kept by digest between
+//!   builds: [`ParsedManifests`]) and a chart's metadata.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{HelmChart, Manifest, OciImage};
 use llmgw_shared::shown;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::serve::index::entries::Blob;
 use crate::serve::index::made::Made;
+pub use crate::serve::index::referrers::{MAX_MANIFEST_BYTES, ParsedManifests, Referrer};
+use crate::store::series::follow::Authority;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag, registry_key};
-
-/// Largest carried manifest read to find its `subject`: the size the spec
-/// says registries should accept.
-pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 
 /// Largest chart config (Chart.yaml as JSON) read for the classic index.
 pub const MAX_CHART_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Helm's config media type: the chart's metadata as JSON.
 pub const HELM_CONFIG: &str = "application/vnd.cncf.helm.config.v1+json";
-
-/// Media types that may carry a `subject` (image manifests and indexes).
-const SUBJECT_BEARING: [&str; 2] = [
-    "application/vnd.oci.image.manifest.v1+json",
-    "application/vnd.oci.image.index.v1+json",
-];
 
 /// The Chart.yaml keys the classic index repeats (Helm's `Metadata`).
 const CHART_KEYS: [&str; 17] = [
@@ -88,8 +84,12 @@ pub struct OciIndex {
 pub struct OciRepo {
     pub registry: Option<String>,
     pub name: String,
-    /// Tag -> the top manifest's digest, the last in trusted order.
+    /// Tag -> the top manifest's digest, as the bundle serving the tag
+    /// carries it.
     pub tags: BTreeMap<String, Sha256>,
+    /// Tag -> the bundle (manifest sha256) it is served from: who a later
+    /// bundle must be able to move it from ([`Authority::moves`]).
+    pub tag_bundles: BTreeMap<String, String>,
     /// Every manifest or index held under this name.
     pub manifests: BTreeMap<Sha256, ManifestEntry>,
     /// Every blob (config, layer, and the manifests) a held manifest of
@@ -108,16 +108,6 @@ pub struct OciRepo {
 pub struct ManifestEntry {
     pub blob: Blob,
     pub media_type: String,
-}
-
-/// A manifest with a `subject`, as the referrers API lists it.
-#[derive(Debug, Clone)]
-pub struct Referrer {
-    pub blob: Blob,
-    pub media_type: String,
-    /// Its `artifactType`, else its config's media type (an index has none).
-    pub artifact_type: Option<String>,
-    pub annotations: BTreeMap<String, String>,
 }
 
 /// One chart version, for the classic repository.
@@ -148,27 +138,20 @@ pub enum Lookup<'a> {
     },
 }
 
+/// What adding an image did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Added {
+    /// Left out: it fails the grammar (logged).
+    Refused,
+    /// Held and served by digest; its tag (if any) stays where it was.
+    ByDigest,
+    /// Held, and its tag now names its top digest.
+    TagMoved,
+}
+
 /// How a registry is named to people: `(no registry)` for a local image.
 pub fn registry_label(r: &Option<String>) -> String {
     r.clone().unwrap_or_else(|| "(no registry)".to_string())
-}
-
-/// A manifest's fields the referrers API repeats.
-#[derive(Debug, Deserialize)]
-struct Carried {
-    #[serde(rename = "artifactType")]
-    artifact_type: Option<String>,
-    config: Option<CarriedDescriptor>,
-    subject: Option<CarriedDescriptor>,
-    #[serde(default)]
-    annotations: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct CarriedDescriptor {
-    digest: String,
-    #[serde(rename = "mediaType")]
-    media_type: Option<String>,
 }
 
 /// Whether a media type may go into a header: `type/subtype`, printable.
@@ -180,26 +163,34 @@ fn is_media_type(t: &str) -> bool {
 }
 
 impl OciIndex {
-    /// Builds the tables from the manifests in trusted order (the last
-    /// one counts most); `read` gives carried manifests and chart configs.
-    pub fn build(bundles: &[(String, Manifest)], read: ReadBlob<'_>) -> Self {
+    /// Builds the tables from the manifests in index order (import order,
+    /// a signed series by sequence), each tag moving only where
+    /// `authority` lets it; `read` gives carried manifests and chart
+    /// configs, and `parsed` keeps what earlier builds parsed of them.
+    pub fn build(
+        bundles: &[(String, Manifest)],
+        authority: &Authority,
+        read: ReadBlob<'_>,
+        parsed: &mut ParsedManifests,
+    ) -> Self {
         let mut out = OciIndex::default();
         for (id, m) in bundles {
             for image in &m.images {
-                out.add_image(id, image);
+                out.add_image(id, image, authority);
             }
             for chart in &m.charts {
-                if out.add_image(id, &chart.artifact) {
+                if out.add_image(id, &chart.artifact, authority) == Added::TagMoved {
                     out.add_chart(id, &m.created, chart, read);
                 }
             }
         }
-        out.find_referrers(read);
+        out.find_referrers(read, parsed);
         out
     }
 
-    /// Adds one image; false (and a log line) when it cannot be served.
-    fn add_image(&mut self, bundle: &str, image: &OciImage) -> bool {
+    /// Adds one image (a log line when it cannot be served), and moves its
+    /// tag to it where `authority` says the bundle may.
+    fn add_image(&mut self, bundle: &str, image: &OciImage, authority: &Authority) -> Added {
         let refuse = |why: &str| {
             tracing::warn!(
                 bundle,
@@ -207,7 +198,7 @@ impl OciIndex {
                 why,
                 "image not served"
             );
-            false
+            Added::Refused
         };
         if !is_name(&image.repository) {
             return refuse("its repository is not an OCI name");
@@ -253,10 +244,16 @@ impl OciIndex {
         for d in image.all_blobs() {
             repo.blobs.insert(d.sha256.clone(), d.size);
         }
-        if let Some(tag) = &image.tag {
-            repo.tags.insert(tag.clone(), image.digest.clone());
+        let Some(tag) = &image.tag else {
+            return Added::ByDigest;
+        };
+        let holder = repo.tag_bundles.get(tag).map(String::as_str);
+        if !authority.moves(holder, bundle) {
+            return Added::ByDigest;
         }
-        true
+        repo.tags.insert(tag.clone(), image.digest.clone());
+        repo.tag_bundles.insert(tag.clone(), bundle.to_string());
+        Added::TagMoved
     }
 
     /// Adds a chart version to the classic repository.
@@ -315,48 +312,17 @@ impl OciIndex {
         );
     }
 
-    /// Reads each held OCI manifest once (bounded) and files the ones with
-    /// a `subject` under it, in each name that holds them.
-    fn find_referrers(&mut self, read: ReadBlob<'_>) {
-        let mut parsed: HashMap<Sha256, Option<Carried>> = HashMap::new();
+    /// Files each held OCI manifest with a `subject` under it, in each
+    /// name that holds it; `parsed` reads each digest once, over builds.
+    fn find_referrers(&mut self, read: ReadBlob<'_>, parsed: &mut ParsedManifests) {
         for repo in self.repos.values_mut().flat_map(|r| r.values_mut()) {
-            for (sha, m) in &repo.manifests {
-                if !SUBJECT_BEARING.contains(&m.media_type.as_str())
-                    || m.blob.size > MAX_MANIFEST_BYTES
-                {
-                    continue;
+            for m in repo.manifests.values() {
+                if let Some((subject, r)) = parsed.referrer(&m.blob, &m.media_type, read) {
+                    repo.referrers.entry(subject).or_default().push(r);
                 }
-                let carried = parsed.entry(sha.clone()).or_insert_with(|| {
-                    read(sha, MAX_MANIFEST_BYTES)
-                        .and_then(|b| serde_json::from_slice::<Carried>(&b).ok())
-                });
-                let Some(c) = carried else { continue };
-                let Some(subject) = c
-                    .subject
-                    .as_ref()
-                    .and_then(|s| s.digest.strip_prefix("sha256:"))
-                    .and_then(|h| Sha256::parse_exact("subject", h).ok())
-                else {
-                    continue;
-                };
-                let artifact_type =
-                    c.artifact_type
-                        .clone()
-                        .filter(|t| !t.is_empty())
-                        .or_else(|| {
-                            (m.media_type == SUBJECT_BEARING[0])
-                                .then(|| c.config.as_ref().and_then(|d| d.media_type.clone()))
-                                .flatten()
-                        });
-                let list = repo.referrers.entry(subject).or_default();
-                list.push(Referrer {
-                    blob: m.blob.clone(),
-                    media_type: m.media_type.clone(),
-                    artifact_type,
-                    annotations: c.annotations.clone(),
-                });
             }
         }
+        parsed.finish_build();
     }
 
     /// The repository `name` names, with `ns` (containerd's upstream

@@ -26,7 +26,12 @@ fn index() -> OciIndex {
             left_out: vec![],
         });
     }
-    OciIndex::build(&[("x".into(), m)], &|_, _| None)
+    OciIndex::build(
+        &[("x".into(), m)],
+        &Default::default(),
+        &|_, _| None,
+        &mut Default::default(),
+    )
 }
 
 fn ask<'a>(ix: &'a OciIndex, method: Method, path: &str, query: &str) -> Outcome<'a> {
