@@ -120,6 +120,7 @@ pub async fn plan_request(
         &spec.charts,
         &spec.insecure_registries,
         &spec.arches,
+        opts.source_date_epoch,
         &mut plan,
     )
     .await?;

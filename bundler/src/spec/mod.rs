@@ -35,7 +35,7 @@
 //! parity = 1
 //! images = ["vllm/vllm-openai:v0.34.0", "ghcr.io/acme/app@sha256:…",
 //!           "llmgw/llmgw:0.1.0=oci-layout:llmgw-image"]   # a local OCI layout
-//! charts = ["oci://ghcr.io/acme/charts/app:1.2.0"]
+//! charts = ["oci://ghcr.io/acme/charts/app:1.2.0", "charts/site-0.3.0.tgz"]
 //! insecure_registries = ["registry.site.example:5000"]
 //! ```
 

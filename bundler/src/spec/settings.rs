@@ -73,7 +73,8 @@ pub struct CreateSettings {
     /// `--image REF` or `NAME:TAG=oci-layout:PATH[:REF]`: container images
     /// (Docker references, or local OCI layouts).
     pub images: Vec<String>,
-    /// `--chart oci://REGISTRY/REPO:VERSION`: Helm charts.
+    /// `--chart oci://REGISTRY/REPO:VERSION` or `--chart PATH.tgz`: Helm
+    /// charts (a packaged chart's path in a spec file is relative to it).
     pub charts: Vec<String>,
     /// `--insecure-registry HOST:PORT`: registries asked over plain HTTP.
     pub insecure_registries: Vec<String>,
@@ -155,6 +156,18 @@ impl CreateSettings {
                 .images
                 .iter()
                 .map(|i| crate::sources::oci::layout::LayoutSource::rebase(i, &base))
+                .collect(),
+            // A packaged chart's path (not `oci://…`) is a path too.
+            charts: file
+                .charts
+                .into_iter()
+                .map(|c| {
+                    if crate::sources::oci::package::is_package(&c) {
+                        rel(c.into()).to_string_lossy().into_owned()
+                    } else {
+                        c
+                    }
+                })
                 .collect(),
             ..file
         })

@@ -227,3 +227,26 @@ allow_missing = true
     );
     assert!(!shown.contains('\\'), "one line, nothing escaped: {shown}");
 }
+
+#[test]
+fn a_packaged_chart_in_a_spec_file_is_relative_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("site.toml");
+    std::fs::write(
+        &spec,
+        "charts = [\"charts/site-0.3.0.tgz\", \"/abs/other.tgz\", \"oci://ghcr.io/acme/app:1.0.0\"]\n",
+    )
+    .unwrap();
+    let s = CreateSettings::from_file(&spec).unwrap();
+    assert_eq!(
+        s.charts,
+        [
+            dir.path()
+                .join("charts/site-0.3.0.tgz")
+                .display()
+                .to_string(),
+            "/abs/other.tgz".to_string(),
+            "oci://ghcr.io/acme/app:1.0.0".to_string(),
+        ]
+    );
+}

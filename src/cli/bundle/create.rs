@@ -25,7 +25,8 @@ The output format follows the --out name: NAME.tar.zst, NAME.tar, or else a dire
 stdout gets the manifest sha256 (the bundle's identity), also written to OUT.sha256 as
 `<hex>  manifest.json`; carry it apart from the bundle. HF_TOKEN, when set, is sent to
 the Hub's origin only, and never written anywhere. SOURCE_DATE_EPOCH makes the bundle
-byte-for-byte reproducible. Registry credentials come from $REGISTRY_AUTH_FILE or
+byte-for-byte reproducible (and is the `created` annotation of a --chart PATH.tgz,
+else the file's mtime). Registry credentials come from $REGISTRY_AUTH_FILE or
 ~/.docker/config.json (`docker login`), and go only to that registry and its token realm.
 
 Exit codes:
@@ -111,8 +112,10 @@ pub struct CreateArgs {
     /// platforms and their attestations are carried (repeatable).
     #[arg(long = "image", value_name = "REF")]
     pub images: Vec<String>,
-    /// A Helm chart in a registry, oci://REGISTRY/REPOSITORY:VERSION (repeatable).
-    #[arg(long = "chart", value_name = "oci://REGISTRY/REPO:VERSION")]
+    /// A Helm chart: in a registry, oci://REGISTRY/REPOSITORY:VERSION, or packaged
+    /// on disk, PATH.tgz (name and version from its Chart.yaml; carried as helm push
+    /// makes it, served as oci://MIRROR/charts/NAME) (repeatable).
+    #[arg(long = "chart", value_name = "oci://REGISTRY/REPO:VERSION|PATH.tgz")]
     pub charts: Vec<String>,
     /// A registry to ask over plain HTTP, HOST:PORT (a site's own build registry;
     /// repeatable).

@@ -275,6 +275,23 @@ pub enum OciError {
         /// What is wrong.
         detail: String,
     },
+    /// A packaged chart on disk (`--chart PATH.tgz`) that cannot be carried.
+    #[error("chart {}: {detail}", llmgw_shared::shown(&path.display().to_string()))]
+    ChartPackage {
+        /// The file given.
+        path: PathBuf,
+        /// What is wrong, and what to give instead.
+        detail: String,
+    },
+    /// A packaged chart on disk that cannot be read.
+    #[error("chart {}", llmgw_shared::shown(&path.display().to_string()))]
+    ChartPackageRead {
+        /// The file given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl OciError {

@@ -3,7 +3,9 @@
 //! does), `credentials` (the auth file), `auth` (the token dance, and the
 //! `Http`'s authorizer), `client` (asking for a manifest), `plan` (an
 //! image into the plan), `layout` (an image from a local OCI layout),
-//! `chart` (a chart's metadata), `error`.
+//! `chart` (a chart's metadata), `package` (a packaged chart from disk, as
+//! helm push would push it), `helm_meta` (Chart.yaml as Helm reads and
+//! writes it), `go_text` (Go's text rules Helm's bytes follow), `error`.
 //!
 //! Invariant: as every source, this only plans: manifests are small and
 //! fetched here (bounded, checked against their descriptor or the
@@ -22,7 +24,10 @@ pub mod chart;
 pub mod client;
 pub mod credentials;
 pub mod error;
+pub mod go_text;
+pub mod helm_meta;
 pub mod layout;
+pub mod package;
 pub mod plan;
 pub mod reference;
 
@@ -79,16 +84,21 @@ impl std::fmt::Display for ImageSource {
     }
 }
 
-/// A chart asked for: in a registry.
+/// A chart asked for: in a registry, or packaged on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChartSource {
     /// `oci://REGISTRY/REPOSITORY:VERSION`.
     Oci(Reference),
+    /// `PATH.tgz`: a packaged chart (`helm package`'s output).
+    Package(std::path::PathBuf),
 }
 
 impl ChartSource {
-    /// Reads a `--chart` value: `oci://…`.
+    /// Reads a `--chart` value: `oci://…`, or a file's path.
     pub fn parse(given: &str) -> Result<Self, OciError> {
+        if package::is_package(given) {
+            return Ok(Self::Package(given.into()));
+        }
         Ok(Self::Oci(Reference::parse_chart(given)?))
     }
 }
@@ -117,7 +127,8 @@ pub fn with_sessions(
     Ok((http.with_authorizer(auth.clone()), auth))
 }
 
-/// Plans every image and chart of the request into `plan`.
+/// Plans every image and chart of the request into `plan`; `created` is
+/// `SOURCE_DATE_EPOCH` (a packaged chart's `created` annotation).
 #[allow(clippy::too_many_arguments)]
 pub async fn plan_all(
     http: &Http,
@@ -128,6 +139,7 @@ pub async fn plan_all(
     charts: &[ChartSource],
     insecure: &[String],
     arches: &[String],
+    created: Option<u64>,
     plan: &mut Plan,
 ) -> Result<(), CreateError> {
     let ctx = plan::Ctx {
@@ -164,6 +176,18 @@ pub async fn plan_all(
                 progress.line(&format!("chart oci://{r}: resolving"));
                 let planned = plan::plan_image(&ctx, r, plan).await?;
                 chart::of_artifact(http, cache, progress, planned).await?
+            }
+            ChartSource::Package(path) => {
+                let c = package::plan_package(cache, path, created, plan)?;
+                progress.line(&format!(
+                    "chart {}: {} {}, served as charts/{}:{}",
+                    path.display(),
+                    llmgw_shared::shown(&c.name),
+                    llmgw_shared::shown(&c.version),
+                    c.name,
+                    c.artifact.tag.as_deref().unwrap_or_default()
+                ));
+                c
             }
         };
         plan.charts.push(chart);
