@@ -2,7 +2,9 @@
 # Every benchmark in one command, one table: bundle create (.tar, .tar.zst and a
 # directory, against curl and `hf download` of the same repository from the same
 # upstream), bundle import (against tar -xf, with and without sha256sum), import of
-# volumes (against the same content as one .tar), mirror serve (against nginx), a Python
+# volumes (against the same content as one .tar), mirror serve (against nginx), a 2 GiB
+# container image (skopeo from the mirror against docker-registry, and create against
+# skopeo copy from the same upstream), a Python
 # environment installed by uv (against nginx) and a 64-client soak, each with its peak
 # RSS and the load average before / after.
 #
@@ -27,6 +29,8 @@ echo "== bench/volumes.sh" >&2
 bench/volumes.sh >&2
 echo "== bench/serve.sh" >&2
 bench/serve.sh >&2
+echo "== bench/oci.sh" >&2
+bench/oci.sh >&2
 echo "== bench/pyinstall.sh" >&2
 bench/pyinstall.sh >&2
 echo "== bench/models-oci.sh" >&2
