@@ -48,18 +48,18 @@ pub struct ChartMeta {
     pub config: Vec<u8>,
 }
 
-/// Reads Chart.yaml's text; `Err` says what is wrong, for a person.
-pub fn read(text: &str) -> Result<ChartMeta, String> {
-    bound(text)?;
-    let docs = yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
-    let empty = Yaml::Hash(Default::default());
-    let doc = match docs.first() {
-        Some(Yaml::Null) | None => &empty,
-        Some(d) => d,
-    };
-    let Yaml::Hash(map) = doc else {
-        return Err("it is not a mapping of keys to values".into());
-    };
+/// Reads Chart.yaml's text, and requirements.yaml's when the package has
+/// one (Helm reads it into the same metadata after Chart.yaml, so its
+/// keys, `dependencies` in practice, win); `Err` says what is wrong, for
+/// a person.
+pub fn read(text: &str, requirements: Option<&str>) -> Result<ChartMeta, String> {
+    let mut map = mapping(text)?;
+    if let Some(r) = requirements {
+        let extra = mapping(r).map_err(|e| format!("requirements.yaml: {e}"))?;
+        for (k, v) in extra {
+            map.insert(k, v);
+        }
+    }
     let get = |k: &str| map.get(&Yaml::String(k.into())).filter(|v| !v.is_null());
     // Helm's `Validate` sanitizes some fields only (not version,
     // apiVersion, type or annotations).
@@ -122,6 +122,18 @@ pub fn read(text: &str) -> Result<ChartMeta, String> {
         annotations,
         config: go_json(&fields),
     })
+}
+
+/// The first document of a YAML text as a mapping (empty when there is
+/// none), bounded.
+fn mapping(text: &str) -> Result<yaml_rust2::yaml::Hash, String> {
+    bound(text)?;
+    let docs = yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    match docs.into_iter().next() {
+        Some(Yaml::Null) | None => Ok(Default::default()),
+        Some(Yaml::Hash(h)) => Ok(h),
+        Some(_) => Err("it is not a mapping of keys to values".into()),
+    }
 }
 
 /// Refuses YAML too deep, or too large once aliases are expanded, before

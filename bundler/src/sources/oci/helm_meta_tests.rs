@@ -10,6 +10,7 @@ fn the_config_is_helm_s_json_of_the_metadata() {
          description: \"a <chart> & more\\tof it\"\ntype: application\nunknown: ignored\n\
          keywords: [a, 2]\nmaintainers:\n  - name: Ann\n    email: ann@example.org\n  - name: Bo\n\
          annotations:\n  z: 1\n  a: yes\n",
+        None,
     )
     .unwrap();
     assert_eq!(
@@ -19,7 +20,7 @@ fn the_config_is_helm_s_json_of_the_metadata() {
     assert_eq!(m.authors, "Ann (ann@example.org), Bo");
     assert_eq!(m.app_version.as_deref(), Some("1.16"));
     // A chart without apiVersion is a v1 chart, as Helm 2 wrote them.
-    let m = read("name: old\nversion: 1.0.0\n").unwrap();
+    let m = read("name: old\nversion: 1.0.0\n", None).unwrap();
     assert!(
         String::from_utf8(m.config)
             .unwrap()
@@ -69,7 +70,7 @@ fn what_helm_refuses_is_refused_naming_the_field() {
         ("- a\n- b\n", "not a mapping"),
         ("name: acme\nversion: [\n", "not YAML"),
     ] {
-        match read(yaml) {
+        match read(yaml, None) {
             Err(e) => assert!(e.contains(says), "{yaml:?}: {e}"),
             // Masterminds' loose parse takes 1.02.0 (a leading zero is
             // coerced), as Helm does.
@@ -93,21 +94,36 @@ fn aliases_and_depth_are_bounded() {
             "{n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
         ));
     }
-    let e = read(&format!("name: acme\nversion: 1.0.0\n{laughs}")).unwrap_err();
+    let e = read(&format!("name: acme\nversion: 1.0.0\n{laughs}"), None).unwrap_err();
     assert!(e.contains("more than 100000 values"), "{e}");
     let deep = format!(
         "name: acme\nversion: 1.0.0\nx: {}{}\n",
         "[".repeat(100),
         "]".repeat(100)
     );
-    let e = read(&deep).unwrap_err();
+    let e = read(&deep, None).unwrap_err();
     assert!(e.contains("deeper than 64"), "{e}");
     // A few aliases are fine.
-    let m = read("name: acme\nversion: &v 1.0.0\nappVersion: *v\n").unwrap();
+    let m = read("name: acme\nversion: &v 1.0.0\nappVersion: *v\n", None).unwrap();
     assert_eq!(m.app_version.as_deref(), Some("1.0.0"));
 }
 
 #[test]
 fn sanitize_is_helm_s() {
     assert_eq!(sanitize("a\tb\nc\u{a0}d\u{200b}e\u{7}f"), "a b c def");
+}
+
+#[test]
+fn requirements_yaml_is_read_into_the_metadata_after_chart_yaml() {
+    let m = read(
+        "apiVersion: v1\nname: old\nversion: 1.0.0\n",
+        Some("dependencies:\n  - name: redis\n    version: 10.x.x\n    repository: https://charts.example\n    enabled: true\n    import-values: [{child: a, parent: b}]\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(m.config).unwrap(),
+        r#"{"name":"old","version":"1.0.0","apiVersion":"v1","dependencies":[{"name":"redis","version":"10.x.x","repository":"https://charts.example","enabled":true,"import-values":[{"child":"a","parent":"b"}]}]}"#
+    );
+    let e = read("name: old\nversion: 1.0.0\n", Some("[1]")).unwrap_err();
+    assert!(e.contains("requirements.yaml: it is not a mapping"), "{e}");
 }

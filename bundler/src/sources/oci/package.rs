@@ -59,8 +59,9 @@ pub fn plan_package(
     plan: &mut Plan,
 ) -> Result<HelmChart, CreateError> {
     let (bytes, mtime) = read_bounded(path)?;
-    let yaml = chart_yaml(&bytes).map_err(|d| refuse(path, d))?;
-    let meta = helm_meta::read(&yaml).map_err(|d| refuse(path, format!("Chart.yaml: {d}")))?;
+    let text = chart_yaml(&bytes).map_err(|d| refuse(path, d))?;
+    let meta = helm_meta::read(&text.chart, text.requirements.as_deref())
+        .map_err(|d| refuse(path, format!("Chart.yaml: {d}")))?;
     let created = llmgw_shared::rfc3339_utc(created.unwrap_or(mtime));
     let config = descriptor(&meta.config, HELM_CONFIG);
     let layer = descriptor(&bytes, HELM_CHART_CONTENT);
@@ -149,10 +150,21 @@ fn read_bounded(path: &Path) -> Result<(Vec<u8>, u64), OciError> {
     Ok((bytes, mtime))
 }
 
-/// Chart.yaml's text from a packaged chart's bytes, read as Helm's
-/// `LoadArchiveFiles` reads it (the entry `<folder>/Chart.yaml`, a UTF-8
-/// BOM dropped), every entry counted against [`MAX_UNPACKED_BYTES`].
-pub fn chart_yaml(bytes: &[u8]) -> Result<String, String> {
+/// The files of a chart its metadata comes from.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ChartText {
+    /// `<folder>/Chart.yaml`.
+    pub chart: String,
+    /// `<folder>/requirements.yaml`, which Helm reads into the metadata
+    /// after Chart.yaml (a v1 chart's dependencies).
+    pub requirements: Option<String>,
+}
+
+/// Chart.yaml's (and requirements.yaml's) text from a packaged chart's
+/// bytes, read as Helm's `LoadArchiveFiles` reads them (the entries
+/// `<folder>/Chart.yaml`, `<folder>/requirements.yaml`, a UTF-8 BOM
+/// dropped), every entry counted against [`MAX_UNPACKED_BYTES`].
+pub fn chart_yaml(bytes: &[u8]) -> Result<ChartText, String> {
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(
             "it is not gzip-compressed: expected a packaged chart (.tgz) as `helm \
@@ -167,7 +179,7 @@ pub fn chart_yaml(bytes: &[u8]) -> Result<String, String> {
         .entries()
         .map_err(|e| format!("it is not a gzip'd tar ({e})"))?;
     let mut remaining = MAX_UNPACKED_BYTES;
-    let mut found: Option<String> = None;
+    let mut found: BTreeMap<String, String> = BTreeMap::new();
     let too_big = || format!("it unpacks to more than {MAX_UNPACKED_BYTES} bytes (Helm's limit)");
     for entry in entries {
         let mut entry = entry.map_err(|e| format!("it is not a readable gzip'd tar ({e})"))?;
@@ -176,7 +188,8 @@ pub fn chart_yaml(bytes: &[u8]) -> Result<String, String> {
             continue;
         }
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let is_chart_yaml = base_path(&name)? == "Chart.yaml";
+        let base = base_path(&name)?;
+        let is_chart_yaml = base == "Chart.yaml" || base == "requirements.yaml";
         let size = entry
             .header()
             .size()
@@ -186,7 +199,7 @@ pub fn chart_yaml(bytes: &[u8]) -> Result<String, String> {
         }
         if is_chart_yaml && size > MAX_CHART_YAML_BYTES {
             return Err(format!(
-                "its Chart.yaml is {size} bytes; at most {MAX_CHART_YAML_BYTES} are read"
+                "its {base} is {size} bytes; at most {MAX_CHART_YAML_BYTES} are read"
             ));
         }
         let mut data = Vec::new();
@@ -206,17 +219,24 @@ pub fn chart_yaml(bytes: &[u8]) -> Result<String, String> {
             return Err(too_big());
         }
         if is_chart_yaml {
-            if found.is_some() {
-                return Err("it holds two Chart.yaml files at its top".into());
+            if found.contains_key(&base) {
+                return Err(format!("it holds two {base} files at its top"));
             }
             let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&data);
             let text = String::from_utf8(data.to_vec())
-                .map_err(|_| "its Chart.yaml is not UTF-8 text".to_string())?;
-            found = Some(text);
+                .map_err(|_| format!("its {base} is not UTF-8 text"))?;
+            found.insert(base, text);
         }
     }
-    found.ok_or_else(|| {
-        "it holds no Chart.yaml in its top folder (<name>/Chart.yaml): not a packaged chart".into()
+    let Some(chart) = found.remove("Chart.yaml") else {
+        return Err(
+            "it holds no Chart.yaml in its top folder (<name>/Chart.yaml): not a packaged chart"
+                .into(),
+        );
+    };
+    Ok(ChartText {
+        chart,
+        requirements: found.remove("requirements.yaml"),
     })
 }
 

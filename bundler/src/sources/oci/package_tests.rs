@@ -35,10 +35,14 @@ fn chart_yaml_is_the_one_in_the_chart_s_folder() {
         ("acme/values.yaml", b"k: v\n"),
         ("acme/charts/sub/Chart.yaml", b"name: sub\nversion: 9.9.9\n"),
         ("acme/./Chart.yaml", CHART),
+        ("acme/requirements.yaml", b"dependencies: []\n"),
     ]);
     assert_eq!(
         chart_yaml(&t).unwrap(),
-        "apiVersion: v2\nname: acme\nversion: 0.1.0\n"
+        ChartText {
+            chart: "apiVersion: v2\nname: acme\nversion: 0.1.0\n".into(),
+            requirements: Some("dependencies: []\n".into()),
+        }
     );
 }
 
