@@ -18,6 +18,7 @@ pub mod recipe;
 mod shown;
 mod signer;
 pub mod signing;
+pub mod size;
 mod space;
 mod sums;
 mod time;

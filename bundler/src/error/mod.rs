@@ -11,6 +11,7 @@ use llmgw_shared::recipe::RecipeError;
 use llmgw_shared::signing::SigningError;
 use thiserror::Error;
 
+pub mod oci;
 mod python;
 mod space;
 mod spec;
@@ -328,7 +329,7 @@ pub enum CreateError {
     /// An image or chart could not be planned (exit code 2 when the
     /// reference or flag itself is wrong).
     #[error(transparent)]
-    Oci(Box<crate::sources::oci::error::OciError>),
+    Oci(Box<oci::OciError>),
 
     /// A flag's value (`--channel`, `--llmgw-repo`) is not a safe name
     /// (exit code 2); the name check's message names the flag.
@@ -390,8 +391,8 @@ impl From<ManifestError> for CreateError {
     }
 }
 
-impl From<crate::sources::oci::error::OciError> for CreateError {
-    fn from(e: crate::sources::oci::error::OciError) -> Self {
+impl From<oci::OciError> for CreateError {
+    fn from(e: oci::OciError) -> Self {
         CreateError::Oci(Box::new(e))
     }
 }

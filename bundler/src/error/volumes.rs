@@ -4,32 +4,7 @@
 
 use thiserror::Error;
 
-use crate::volumes::size::PRESETS;
-
-/// A size flag's value refused.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum SizeError {
-    #[error(
-        "{flag} {text:?}: expected bytes with an optional K, M, G or T suffix (powers of 1024), \
-         or one of {}",
-        PRESETS.map(|p| p.0).join(", ")
-    )]
-    /// Not a number of bytes, a suffixed one, or a preset name.
-    NotASize {
-        /// The flag (`--volume-size`, `--chunk-size`, `--cache-size`).
-        flag: String,
-        /// The value given.
-        text: String,
-    },
-    #[error("{flag} {text:?}: must be above zero")]
-    /// Zero bytes.
-    Zero {
-        /// The flag.
-        flag: String,
-        /// The value given.
-        text: String,
-    },
-}
+pub use llmgw_shared::size::SizeError;
 
 /// The volumes cannot hold the bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -55,7 +55,7 @@ pub enum ClaimError {
     },
     #[error(
         "held bundle {bundle} names a signed SHA256SUMS that cannot be read from the store \
-         ({reason}); run `llmgw mirror verify`, and import that bundle again to repair it"
+         (run `llmgw mirror verify`, and import that bundle again to repair it)"
     )]
     HeldSums {
         bundle: String,

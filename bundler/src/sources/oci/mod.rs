@@ -23,7 +23,7 @@ pub mod auth;
 pub mod chart;
 pub mod client;
 pub mod credentials;
-pub mod error;
+pub use crate::error::oci as error;
 pub mod go_text;
 pub mod helm_meta;
 pub mod layout;

@@ -13,7 +13,8 @@ use std::fmt;
 
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{is_registry_host, is_repository, is_tag};
-use thiserror::Error;
+
+pub use crate::error::oci::ReferenceError;
 
 /// Docker Hub's name in references and in the manifest.
 pub const DOCKER_HUB: &str = "docker.io";
@@ -32,60 +33,6 @@ pub struct Reference {
     pub tag: Option<String>,
     /// The digest the reference is pinned to, if any.
     pub pin: Option<Sha256>,
-}
-
-/// Why a reference was refused; each names the reference as given.
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum ReferenceError {
-    /// Empty, or with characters no reference has.
-    #[error(
-        "{given:?} is not an image reference (expected [REGISTRY/]REPOSITORY[:TAG][@sha256:DIGEST])"
-    )]
-    Shape {
-        /// The reference as given.
-        given: String,
-    },
-    /// A repository path outside the distribution spec's grammar.
-    #[error(
-        "{given:?}: repository {repository:?} is not a valid repository path (lower-case \
-         letters, digits and separators . _ __ -, components joined by /)"
-    )]
-    Repository {
-        /// The reference as given.
-        given: String,
-        /// The path found.
-        repository: String,
-    },
-    /// A tag outside the grammar.
-    #[error("{given:?}: tag {tag:?} is not a valid tag ([A-Za-z0-9_][A-Za-z0-9._-]{{0,127}})")]
-    Tag {
-        /// The reference as given.
-        given: String,
-        /// The tag found.
-        tag: String,
-    },
-    /// A registry host that is not one.
-    #[error("{given:?}: {host:?} is not a registry host")]
-    Host {
-        /// The reference as given.
-        given: String,
-        /// The host found.
-        host: String,
-    },
-    /// A digest that is not `sha256:` and 64 lower-case hex digits.
-    #[error("{given:?}: the digest {digest:?} is not sha256: and 64 lower-case hex digits")]
-    Digest {
-        /// The reference as given.
-        given: String,
-        /// The digest found.
-        digest: String,
-    },
-    /// A chart reference without `oci://` or a registry.
-    #[error("{given:?}: a chart is oci://REGISTRY/REPOSITORY:VERSION or a packaged PATH.tgz")]
-    Chart {
-        /// The reference as given.
-        given: String,
-    },
 }
 
 impl Reference {

@@ -1,6 +1,8 @@
 //! Why an image or chart could not be planned. Each message names the
 //! image (as normalized), the blob or URL, what was expected and what was
-//! found, and what to do; causes are `#[source]`s.
+//! found, and what to do; causes are `#[source]`s. Also why a reference
+//! was refused ([`ReferenceError`]): kept with the crate's other errors so
+//! that `sources/oci/` uses them and nothing here uses `sources/`.
 
 use std::path::PathBuf;
 
@@ -8,7 +10,6 @@ use llmgw_shared::Sha256;
 use llmgw_shared::manifest::OciParseError;
 use thiserror::Error;
 
-use super::reference::ReferenceError;
 use crate::http::HttpError;
 
 /// Why an image or chart could not be planned.
@@ -302,4 +303,58 @@ impl OciError {
             OciError::Reference(_) | OciError::InsecureFlag { .. } | OciError::LayoutFlag { .. }
         )
     }
+}
+
+/// Why a reference was refused; each names the reference as given.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ReferenceError {
+    /// Empty, or with characters no reference has.
+    #[error(
+        "{given:?} is not an image reference (expected [REGISTRY/]REPOSITORY[:TAG][@sha256:DIGEST])"
+    )]
+    Shape {
+        /// The reference as given.
+        given: String,
+    },
+    /// A repository path outside the distribution spec's grammar.
+    #[error(
+        "{given:?}: repository {repository:?} is not a valid repository path (lower-case \
+         letters, digits and separators . _ __ -, components joined by /)"
+    )]
+    Repository {
+        /// The reference as given.
+        given: String,
+        /// The path found.
+        repository: String,
+    },
+    /// A tag outside the grammar.
+    #[error("{given:?}: tag {tag:?} is not a valid tag ([A-Za-z0-9_][A-Za-z0-9._-]{{0,127}})")]
+    Tag {
+        /// The reference as given.
+        given: String,
+        /// The tag found.
+        tag: String,
+    },
+    /// A registry host that is not one.
+    #[error("{given:?}: {host:?} is not a registry host")]
+    Host {
+        /// The reference as given.
+        given: String,
+        /// The host found.
+        host: String,
+    },
+    /// A digest that is not `sha256:` and 64 lower-case hex digits.
+    #[error("{given:?}: the digest {digest:?} is not sha256: and 64 lower-case hex digits")]
+    Digest {
+        /// The reference as given.
+        given: String,
+        /// The digest found.
+        digest: String,
+    },
+    /// A chart reference without `oci://` or a registry.
+    #[error("{given:?}: a chart is oci://REGISTRY/REPOSITORY:VERSION or a packaged PATH.tgz")]
+    Chart {
+        /// The reference as given.
+        given: String,
+    },
 }
