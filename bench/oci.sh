@@ -108,7 +108,7 @@ wait_for "http://$REGISTRY/v2/"
 skopeo copy --quiet --dest-tls-verify=false "oci:$WORK/layout:v1" "docker://$REGISTRY/bench/big:v1"
 rm -rf "$WORK/layout"
 
-best() { sort -n | head -1; }
+best() { sort -n | awk 'NR == 1'; }
 seconds() { # command...: wall seconds of one run
   local t0 t1
   t0=$(date +%s.%N)
