@@ -248,9 +248,7 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             } else {
                 None
             };
-            // Building a large listing takes milliseconds of CPU: let the
-            // runtime move other requests off this worker meanwhile.
-            off_worker(|| hub::api(r, plural, rest, form.as_deref()))
+            hub::api(r, plural, rest, form.as_deref())
         }
         ["v2", rest @ ..] if oci::is_hub_gguf(&r.index, rest, r.headers) => hub::manifests(r, rest),
         ["v2", rest @ ..] => oci::v2(r, rest, raw_path).await,
@@ -281,14 +279,4 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
 /// download's route answers at once and streams, so it never waits.
 fn builds_json(segs: &[&str]) -> bool {
     matches!(segs.first(), Some(&("api" | "repos" | "v1")))
-}
-
-/// Runs `f`, which computes without waiting, telling a multi-threaded
-/// runtime that this worker is busy so its other tasks move elsewhere.
-fn off_worker<T>(f: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
-        _ => f(),
-    }
 }

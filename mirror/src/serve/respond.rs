@@ -59,11 +59,11 @@ pub fn json_with(
     value: &serde_json::Value,
     extra: HeaderMap,
 ) -> Response {
-    let mut body = serde_json::to_vec(value).unwrap_or_default();
-    // The vector grew by doubling: give back the spare capacity, so what
-    // the cache counts (the length) is what it holds.
-    body.shrink_to_fit();
-    let body = Bytes::from(body);
+    // The vector grows by doubling, and shrinking it in place leaves its
+    // tail as a hole between kept answers: copy it into an allocation of
+    // exactly its length instead, so what the cache counts (the length) is
+    // what it holds, and the grown one is freed whole for the next answer.
+    let body = Bytes::copy_from_slice(&serde_json::to_vec(value).unwrap_or_default());
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
     let mut h = HeaderMap::new();
     h.insert(
