@@ -19,7 +19,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
 
-use super::files::blob_body;
+use super::files::{blob_body, with_byte_headers};
 use super::index::Blob;
 use super::range::RangeAsk;
 use super::respond::{empty, etag_matches, header_text};
@@ -81,17 +81,7 @@ pub async fn serve_parts(
         content_type,
         extra,
     } = reply;
-    let finish = |mut r: Response| {
-        let h = r.headers_mut();
-        h.insert(header::ETAG, header_text(&etag));
-        h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        h.insert(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        );
-        h.extend(extra.clone());
-        r
-    };
+    let finish = |r: Response| with_byte_headers(r, &etag, &extra);
     if etag_matches(req, &etag) {
         return finish(empty(StatusCode::NOT_MODIFIED));
     }

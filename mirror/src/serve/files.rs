@@ -41,6 +41,22 @@ pub struct BlobReply<'a> {
     pub extra: HeaderMap,
 }
 
+/// The headers every answer of stored bytes carries, on 200, 206, 304 and
+/// 416 alike: its ETag, that ranges are served, no content sniffing (a
+/// browser must not guess HTML or script out of a model file), and the
+/// route's own.
+pub(super) fn with_byte_headers(mut r: Response, etag: &str, extra: &HeaderMap) -> Response {
+    let h = r.headers_mut();
+    h.insert(header::ETAG, header_text(etag));
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.extend(extra.clone());
+    r
+}
+
 /// Answers a GET or HEAD for a blob.
 pub async fn serve_blob(
     store: &Store,
@@ -54,18 +70,7 @@ pub async fn serve_blob(
         content_type,
         extra,
     } = reply;
-    let finish = |mut r: Response| {
-        let h = r.headers_mut();
-        h.insert(header::ETAG, header_text(&etag));
-        h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        // A browser must not guess HTML or script out of a model file.
-        h.insert(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        );
-        h.extend(extra.clone());
-        r
-    };
+    let finish = |r: Response| with_byte_headers(r, &etag, &extra);
     if etag_matches(req, &etag) {
         return finish(empty(StatusCode::NOT_MODIFIED));
     }
