@@ -130,7 +130,7 @@ fn an_empty_store_starts_and_says_so_and_listen_takes_a_host_name() {
     ]));
     ok(&import_bundle(&bundle, s(&sha), &held, &[]));
     let srv = serve(&held, "127.0.0.1:0", &d.path().join("serve2.log"));
-    assert_eq!(readyz(&srv.url), (200, "ready: 1 bundles\n".to_string()));
+    assert_eq!(readyz(&srv.url), (200, "ready: 1 bundle\n".to_string()));
     let log = std::fs::read_to_string(&srv.stderr).unwrap();
     assert!(!log.contains("no bundles"), "{log}");
 }

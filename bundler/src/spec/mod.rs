@@ -295,7 +295,7 @@ impl CreateSpec {
                 .filter(|(n, _)| !n.trim().is_empty())
                 .ok_or_else(|| {
                     usage(format!(
-                        "--index {i:?}: expected NAME=URL, e.g.                          pytorch-cu129=https://proxy.example/whl/cu129"
+                        "--index {i:?}: expected NAME=URL, e.g. pytorch-cu129=https://proxy.example/whl/cu129"
                     ))
                 })?;
             indexes.push((

@@ -37,7 +37,8 @@ fn readyz(state: &AppState) -> Response {
             ),
         ),
         Readiness::Ready { bundles } => {
-            respond::text(StatusCode::OK, format!("ready: {bundles} bundles\n"))
+            let noun = if bundles == 1 { "bundle" } else { "bundles" };
+            respond::text(StatusCode::OK, format!("ready: {bundles} {noun}\n"))
         }
         Readiness::Reading => {
             respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n")

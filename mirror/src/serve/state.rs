@@ -315,12 +315,13 @@ impl AppState {
         };
         index.oci =
             super::index::oci::OciIndex::build(&manifests, &authority, &read, &mut watch.parsed);
-        let digests = self
-            .layer_digests
-            .lock()
-            .map(|d| d.clone())
-            .unwrap_or_default();
-        let pending = super::index::models::add(&mut index.oci, &index.repos, &digests, &read);
+        // Read under the lock, not copied: the layer thread waits one build.
+        let pending = match self.layer_digests.lock() {
+            Ok(digests) => super::index::models::add(&mut index.oci, &index.repos, &digests, &read),
+            Err(p) => {
+                super::index::models::add(&mut index.oci, &index.repos, &p.into_inner(), &read)
+            }
+        };
         let signers = super::freshness::signers(&self.store, &manifests);
         index.latest = super::freshness::latest(&manifests, &authority);
         if let Ok(mut f) = self.metrics.freshness.lock() {
@@ -419,18 +420,21 @@ fn hash_pending(s: &AppState, weak: &Weak<AppState>) {
     let spawned = std::thread::Builder::new()
         .name("llmgw-layers".into())
         .spawn(move || {
-            for batch in pending.chunks(LAYERS_PER_BATCH) {
+            let mut rest = &pending[..];
+            while !rest.is_empty() {
                 // Not held between batches: a server being dropped stops here.
                 let Some(s) = weak.upgrade() else { break };
-                if !learn(
+                let (went, learned) = learn(
                     &s.store,
                     &s.layer_digests,
                     &s.metrics.model_layer_hashed_bytes,
-                    batch,
-                ) {
-                    continue;
+                    rest,
+                    LAYERS_BATCH_TIME,
+                );
+                rest = &rest[went..];
+                if learned {
+                    s.rebuild.store(true, Ordering::Release);
                 }
-                s.rebuild.store(true, Ordering::Release);
             }
             busy.store(false, Ordering::Release);
         });
@@ -440,5 +444,6 @@ fn hash_pending(s: &AppState, weak: &Weak<AppState>) {
     }
 }
 
-/// Files hashed between two saves of the digests (and index rebuilds).
-const LAYERS_PER_BATCH: usize = 64;
+/// How long the layer thread hashes between two saves of the digests (and
+/// index rebuilds): each costs as much as the store is large.
+const LAYERS_BATCH_TIME: Duration = Duration::from_secs(2);

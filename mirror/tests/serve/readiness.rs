@@ -63,7 +63,7 @@ fn a_store_that_cannot_be_read_says_why_and_recovers_without_a_restart() {
     loop {
         let r = get(addr, "/readyz");
         if r.status == 200 {
-            assert_eq!(r.text(), "ready: 1 bundles\n");
+            assert_eq!(r.text(), "ready: 1 bundle\n");
             break;
         }
         assert!(start.elapsed() < Duration::from_secs(10), "{}", r.text());

@@ -21,7 +21,10 @@ use crate::store::inspect::human_bytes;
 pub fn health(state: &AppState, now: u64) -> String {
     let (class, ready) = match state.readiness() {
         Readiness::Ready { bundles: 0 } => ("warn", "ready, but holds no bundles yet".to_string()),
-        Readiness::Ready { bundles } => ("ok", format!("ready: {bundles} bundles")),
+        Readiness::Ready { bundles } => {
+            let noun = if bundles == 1 { "bundle" } else { "bundles" };
+            ("ok", format!("ready: {bundles} {noun}"))
+        }
         Readiness::Reading => ("warn", "reading the store".to_string()),
         Readiness::Failing(why) => ("bad", format!("the store cannot be read: {why}")),
     };

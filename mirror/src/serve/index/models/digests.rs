@@ -160,19 +160,29 @@ pub fn hash_layer(store: &Store, file: &Blob, path: &str) -> Result<(Sha256, u64
     Ok((Sha256::from_bytes(&digest), read))
 }
 
-/// Hashes each layer of `batch` not known yet (counting the bytes read in
-/// `hashed`), adds it to `known` and saves them all into the store's state.
-/// False when nothing was learned. A file that cannot be read is logged
-/// and its image left out.
+/// Hashes the layers of `pending` not known yet, in order, for about
+/// `budget` (at least one file), adds each to `known` (counting the bytes
+/// read in `hashed`) and then saves them all into the store's state. Gives
+/// how many of `pending` it went through and whether it learned anything.
+///
+/// Why a time budget and not a count of files: the save rewrites the whole
+/// state file and what is learned is served by rebuilding the index, both
+/// costs of the store's size. A fixed count of files made a repository of
+/// 100 000 small files cost 1 500 saves and index rebuilds; by time, small
+/// files are hashed thousands at a time and a model's large shards still
+/// reach the index one by one. A file that cannot be read is logged and its
+/// image left out.
 pub fn learn(
     store: &Store,
     known: &Mutex<LayerDigests>,
     hashed: &Counter,
-    batch: &[super::Pending],
-) -> bool {
+    pending: &[super::Pending],
+    budget: std::time::Duration,
+) -> (usize, bool) {
     let started = std::time::Instant::now();
-    let (mut files, mut bytes) = (0u64, 0u64);
-    for p in batch {
+    let (mut files, mut bytes, mut went) = (0u64, 0u64, 0usize);
+    for p in pending {
+        went += 1;
         let is_known = known
             .lock()
             .map(|k| k.get(&p.file.sha256, &p.path).is_some())
@@ -193,20 +203,28 @@ pub fn learn(
                 tracing::error!(blob = %p.file.sha256, error = %Chain(&e), "cannot hash a model file's tar layer; its image is not served")
             }
         }
+        if started.elapsed() >= budget {
+            break;
+        }
     }
     if files == 0 {
-        return false;
+        return (went, false);
     }
-    let all = known.lock().map(|k| k.clone()).unwrap_or_default();
-    if let Err(e) = all.save(store) {
-        tracing::warn!(error = %Chain(&e), "model layer digests kept in memory only: the store's state cannot be written");
+    // Written under the lock (the index thread waits at most this long),
+    // so the table is never copied whole.
+    let saved = match known.lock() {
+        Ok(all) => Some((all.save(store), all.len())),
+        Err(_) => None,
+    };
+    if let Some((Err(e), _)) = &saved {
+        tracing::warn!(error = %Chain(e), "model layer digests kept in memory only: the store's state cannot be written");
     }
     tracing::info!(
         files,
         bytes,
         seconds = started.elapsed().as_secs_f64(),
-        known = all.len(),
+        known = saved.map_or(0, |(_, n)| n),
         "model tar layers hashed"
     );
-    true
+    (went, true)
 }

@@ -41,6 +41,18 @@ use llmgw_shared::manifest::{is_repository as is_name, is_tag};
 /// Largest `config.json` read for the architecture.
 const MAX_CONFIG_JSON: u64 = 1 << 20;
 
+/// The fewest bytes one layer's descriptor takes in a manifest of either
+/// profile (`{"mediaType":"application/vnd.oci.image.layer.v1.tar",
+/// "digest":"sha256:<64>","size":N}` and a comma is 147).
+const MIN_DESCRIPTOR_BYTES: u64 = 140;
+
+/// The most files a commit can have and still be listed in a manifest of
+/// at most 4 MiB. A commit with more (a dataset of 100 000 files) is left
+/// out of both profiles before anything is built or hashed: its manifest
+/// could not be pulled, and building it cost hundreds of MB and hashing
+/// every file's tar layer for nothing.
+pub const MAX_FILES: usize = (MAX_MANIFEST_BYTES / MIN_DESCRIPTOR_BYTES) as usize;
+
 /// A tar layer whose digest is not known yet: the file and its path in
 /// the tar.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -74,6 +86,11 @@ pub fn add(
         let mut image = generated(image_name);
         let (mut pack_top, mut image_top) = (BTreeMap::new(), BTreeMap::new());
         for (commit, snap) in &repo.snapshots {
+            let files = snap.files().count();
+            if files > MAX_FILES {
+                tracing::warn!(repo = %shown(&repo.id), commit, files, max = MAX_FILES, "too many files for a manifest of 4 MiB: not served as OCI");
+                continue;
+            }
             let src = Source {
                 kind: repo.kind,
                 id: &repo.id,

@@ -191,3 +191,33 @@ fn a_layer_is_hashed_as_served_and_a_short_blob_is_named() {
     std::fs::write(store.state_dir().join("model-layers.json"), b"{not json").unwrap();
     assert_eq!(LayerDigests::load(&store), LayerDigests::default());
 }
+
+#[test]
+fn a_commit_too_large_for_a_manifest_is_left_out_before_anything_is_hashed() {
+    let (_, mut m) = bundle(RepoKind::Dataset, "Acme/Huge", "main", RefKind::Branch);
+    m.repos[0].files = (0..=MAX_FILES)
+        .map(|i| file(&format!("part-{i:06}.json"), format!("{i}").as_bytes()))
+        .collect();
+    let (_, small) = bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch);
+    let bundles = [("huge".to_string(), m), ("small".to_string(), small)];
+    let (oci, pending) = build(&bundles, &LayerDigests::default());
+    let names: Vec<&str> = oci.names().collect();
+    assert_eq!(
+        names,
+        ["modelpack/acme/tiny"],
+        "the huge dataset has neither profile"
+    );
+    assert_eq!(
+        pending.len(),
+        2,
+        "only the small model's layers wait to be hashed"
+    );
+    // Below the bound the manifest is built and measured: 5 000 files fit.
+    let (_, mut m) = bundle(RepoKind::Dataset, "Acme/Huge", "main", RefKind::Branch);
+    m.repos[0].files = (0..5_000)
+        .map(|i| file(&format!("p{i}"), format!("{i}").as_bytes()))
+        .collect();
+    let (oci, _) = build(&[("huge".to_string(), m)], &LayerDigests::default());
+    let names: Vec<&str> = oci.names().collect();
+    assert_eq!(names, ["modelpack/datasets/acme/huge"]);
+}
