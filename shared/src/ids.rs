@@ -6,6 +6,10 @@
 //!
 //! Each prints as its text (`Display`), compares and orders as its text,
 //! and borrows as `&str`, so maps keyed by it are looked up with a `&str`.
+//!
+//! A digest keeps its hex digits inline (64 bytes for a sha256), not in a
+//! `String` of its own: the mirror holds one per file held, and a heap
+//! allocation each cost it 80 more bytes a file (issue 35).
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -38,12 +42,29 @@ pub struct BadHex {
 macro_rules! hex_id {
     ($(#[$doc:meta])* $name:ident, $digits:expr, $human:expr) => {
         $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub struct $name(String);
+        /// The lower-case ASCII hex digits, so the bytes are valid UTF-8
+        /// and compare as the text does.
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+        pub struct $name([u8; $digits]);
+
+        /// Hashes as its text, as `Borrow<str>` requires.
+        impl std::hash::Hash for $name {
+            fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+                self.as_str().hash(h)
+            }
+        }
 
         impl $name {
             /// How many hex digits it has.
             pub const DIGITS: usize = $digits;
+
+            /// From text already checked to be `$digits` lower-case hex
+            /// digits.
+            fn from_checked(text: &str) -> Self {
+                let mut digits = [0u8; $digits];
+                digits.copy_from_slice(text.as_bytes());
+                Self(digits)
+            }
 
             /// Checks `text` (either case; surrounding white space is
             /// trimmed) and keeps it in lower case; `what` names the value
@@ -51,7 +72,7 @@ macro_rules! hex_id {
             pub fn parse(what: &str, text: &str) -> Result<Self, BadHex> {
                 let t = text.trim();
                 if t.len() == $digits && t.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    Ok(Self(t.to_ascii_lowercase()))
+                    Ok(Self::from_checked(&t.to_ascii_lowercase()))
                 } else {
                     Err(BadHex {
                         what: what.to_string(),
@@ -70,7 +91,7 @@ macro_rules! hex_id {
                 if text.len() == $digits
                     && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
                 {
-                    Ok(Self(text.to_string()))
+                    Ok(Self::from_checked(text))
                 } else {
                     Err(BadHex {
                         what: what.to_string(),
@@ -83,24 +104,28 @@ macro_rules! hex_id {
 
             /// A digest as raw bytes.
             pub fn from_bytes(bytes: &[u8; $digits / 2]) -> Self {
-                Self(hex::encode(bytes))
+                Self::from_checked(&hex::encode(bytes))
             }
 
             /// The lower-case hex digits.
             pub fn as_str(&self) -> &str {
-                &self.0
+                match std::str::from_utf8(&self.0) {
+                    Ok(text) => text,
+                    // Every way of making one stores checked hex digits.
+                    Err(_) => unreachable!("a {} holds only hex digits", stringify!($name)),
+                }
             }
         }
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+                f.write_str(self.as_str())
             }
         }
 
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}({})", stringify!($name), self.0)
+                write!(f, "{}({})", stringify!($name), self.as_str())
             }
         }
 
@@ -115,67 +140,67 @@ macro_rules! hex_id {
         impl std::ops::Deref for $name {
             type Target = str;
             fn deref(&self) -> &str {
-                &self.0
+                self.as_str()
             }
         }
 
         impl PartialEq<$name> for str {
             fn eq(&self, other: &$name) -> bool {
-                self == other.0
+                self == other.as_str()
             }
         }
 
         impl PartialEq<$name> for &str {
             fn eq(&self, other: &$name) -> bool {
-                *self == other.0
+                *self == other.as_str()
             }
         }
 
         impl PartialEq<$name> for String {
             fn eq(&self, other: &$name) -> bool {
-                *self == other.0
+                *self == other.as_str()
             }
         }
 
         impl AsRef<str> for $name {
             fn as_ref(&self) -> &str {
-                &self.0
+                self.as_str()
             }
         }
 
         impl Borrow<str> for $name {
             fn borrow(&self) -> &str {
-                &self.0
+                self.as_str()
             }
         }
 
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {
-                self.0 == other
+                self.as_str() == other
             }
         }
 
         impl PartialEq<&str> for $name {
             fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
+                self.as_str() == *other
             }
         }
 
         impl PartialEq<String> for $name {
             fn eq(&self, other: &String) -> bool {
-                &self.0 == other
+                self.as_str() == other
             }
         }
 
         impl From<$name> for String {
             fn from(id: $name) -> String {
-                id.0
+                id.as_str().to_string()
             }
         }
 
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.0)
+                s.serialize_str(self.as_str())
             }
         }
 
@@ -207,7 +232,7 @@ impl Sha256 {
     /// The sha256 of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
         use sha2::Digest;
-        Self(hex::encode(sha2::Sha256::digest(bytes)))
+        Self::from_checked(&hex::encode(sha2::Sha256::digest(bytes)))
     }
 }
 
@@ -237,7 +262,7 @@ impl RepoId {
 
 impl fmt::Display for RepoId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
@@ -288,7 +313,7 @@ impl std::str::FromStr for RepoId {
 /// Written as the text it is, so a manifest's bytes do not change.
 impl Serialize for RepoId {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        s.serialize_str(self.as_str())
     }
 }
 

@@ -17,6 +17,7 @@ pub mod error;
 pub mod files;
 pub mod freshness;
 pub mod front;
+mod heap;
 pub mod github;
 pub mod hub;
 pub mod index;

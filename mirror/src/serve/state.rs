@@ -330,16 +330,16 @@ impl AppState {
         index.signers = signers;
         index.generation = self.generation.load(Ordering::Acquire) + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
-        self.metrics.blobs.set(index.blobs.len() as i64);
+        self.metrics.blobs.set(index.blob_count as i64);
         self.metrics
             .blob_bytes
-            .set(index.blobs.values().sum::<u64>() as i64);
+            .set(index.blob_bytes as i64);
         self.metrics.reloads.inc();
         tracing::info!(
             bundles = index.bundles.len(),
             releases = index.releases.len(),
             repos = index.repos.len(),
-            blobs = index.blobs.len(),
+            blobs = index.blob_count,
             "store read"
         );
         let generation = index.generation;
@@ -386,7 +386,12 @@ fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
     let mut last_save = std::time::Instant::now();
     loop {
         let Some(s) = state.upgrade() else { return };
+        let before = s.generation();
         s.refresh(force);
+        if s.generation() != before {
+            // What the build parsed is dropped by now.
+            super::heap::give_back_freed();
+        }
         hash_pending(&s, state);
         if last_save.elapsed() >= SAVE_MISSES_EVERY {
             s.save_misses();

@@ -201,8 +201,8 @@ fn paths_info(req: &Req<'_>, snap: &Snapshot, form: Option<&[u8]>) -> Result<Val
         }
         let p = p.trim_matches('/');
         check_relative_path("path", p).map_err(BadPath::from)?;
-        if let Some(e) = snap.entries.get(p) {
-            out.push(tree_json(e, snap, expand));
+        if let Some(e) = snap.entry(p) {
+            out.push(tree_json(&e, snap, expand));
         }
     }
     Ok(Value::Array(out))

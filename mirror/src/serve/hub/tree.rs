@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::shapes::tree_json;
 use crate::serve::error::HubError;
-use crate::serve::index::{HubRepo, Snapshot};
+use crate::serve::index::{HubRepo, Snapshot, TreeEntry};
 use crate::serve::paths::{self, BadPath, query_bool, query_get};
 use crate::serve::request::Req;
 
@@ -67,32 +67,18 @@ pub fn tree(
     let recursive = query_bool(&req.query, "recursive");
     let start = cursor(req)?;
     let page = if expand { EXPANDED_PAGE } else { PAGE };
-    let names: Box<dyn Iterator<Item = &String>> = if recursive {
-        let prefix = if path.is_empty() {
-            String::new()
-        } else {
-            format!("{path}/")
-        };
-        let from = start.clone().unwrap_or_else(|| prefix.clone());
-        Box::new(
-            snap.entries
-                .range(from..)
-                .map(|(p, _)| p)
-                .take_while(move |p| p.starts_with(&prefix)),
-        )
+    let mut entries: Box<dyn Iterator<Item = TreeEntry<'_>>> = if recursive {
+        Box::new(snap.descendants(&path, start.as_deref()))
     } else {
-        Box::new(snap.children.get(&path).into_iter().flatten())
+        Box::new(snap.children(&path, start.as_deref()))
     };
-    let mut names = names.filter(|p| start.as_ref().is_none_or(|s| *p > s));
     let mut out = Vec::new();
     let mut last = None;
-    for p in names.by_ref().take(page) {
-        if let Some(e) = snap.entries.get(p) {
-            out.push(tree_json(e, snap, expand));
-        }
-        last = Some(p);
+    for e in entries.by_ref().take(page) {
+        out.push(tree_json(&e, snap, expand));
+        last = Some(e.path());
     }
-    let next = match (last, names.next()) {
+    let next = match (last, entries.next()) {
         (Some(last), Some(_)) => Some(next_url(req, at, &path, last)),
         _ => None,
     };

@@ -6,6 +6,7 @@
 //! verified manifest; nothing here holds a path on disk.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use llmgw_shared::lfs_pointer;
 use llmgw_shared::manifest::RepoKind;
@@ -27,7 +28,7 @@ pub struct BundleInfo {
 }
 
 /// A blob and how big it is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Blob {
     pub sha256: Sha256,
     pub size: u64,
@@ -58,10 +59,11 @@ pub struct ReleaseEntry {
     pub assets: BTreeMap<String, AssetEntry>,
 }
 
-/// A file of a Hugging Face repository at one commit.
-#[derive(Debug, Clone)]
+/// A file of a Hugging Face repository at one commit. A file the same at
+/// several commits is one value, shared by their snapshots.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HubFile {
-    pub path: String,
+    pub path: Box<str>,
     pub blob: Blob,
     /// git blob sha1: of the content, or of the LFS pointer.
     pub git_oid: GitOid,
@@ -85,14 +87,14 @@ impl HubFile {
 }
 
 /// One entry of a repository's tree: a file or a folder.
-#[derive(Debug, Clone)]
-pub enum TreeEntry {
-    File(HubFile),
-    Dir { path: String, oid: String },
+#[derive(Debug, Clone, Copy)]
+pub enum TreeEntry<'a> {
+    File(&'a HubFile),
+    Dir { path: &'a str, oid: &'a str },
 }
 
-impl TreeEntry {
-    pub fn path(&self) -> &str {
+impl<'a> TreeEntry<'a> {
+    pub fn path(&self) -> &'a str {
         match self {
             TreeEntry::File(f) => &f.path,
             TreeEntry::Dir { path, .. } => path,
@@ -102,35 +104,150 @@ impl TreeEntry {
 
 /// A Hugging Face repository at one commit, merged over every bundle
 /// carrying that commit (bundles may hold different files of it).
+///
+/// Kept small, since a store holds millions of files over years of
+/// revisions (issue 35): each file is one shared [`HubFile`] and a pointer
+/// in a sorted list; folders, far fewer, are listed apart. Listings merge
+/// the two in path order, as one sorted map of both gave them before.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub commit: String,
     /// When the latest bundle carrying it was made: the Hub's `lastModified`.
     pub last_modified: String,
-    /// Every file and folder by path; folders have their git tree sha1.
-    pub entries: BTreeMap<String, TreeEntry>,
-    /// Each folder's direct children (paths), `""` being the root.
-    pub children: BTreeMap<String, Vec<String>>,
+    /// Every file, sorted by path (bytes).
+    files: Vec<Arc<HubFile>>,
+    /// Every folder by path, with its git tree sha1.
+    dirs: BTreeMap<Box<str>, String>,
 }
 
 impl Snapshot {
+    fn find(&self, path: &str) -> Option<&HubFile> {
+        self.files
+            .binary_search_by(|f| (*f.path).cmp(path))
+            .ok()
+            .map(|i| &*self.files[i])
+    }
+
     pub fn file(&self, path: &str) -> Option<&HubFile> {
-        match self.entries.get(path) {
-            Some(TreeEntry::File(f)) => Some(f),
-            _ => None,
-        }
+        self.find(path)
     }
 
     pub fn files(&self) -> impl Iterator<Item = &HubFile> {
-        self.entries.values().filter_map(|e| match e {
-            TreeEntry::File(f) => Some(f),
-            TreeEntry::Dir { .. } => None,
-        })
+        self.files.iter().map(|f| &**f)
     }
 
     pub fn is_dir(&self, path: &str) -> bool {
-        path.is_empty() || matches!(self.entries.get(path), Some(TreeEntry::Dir { .. }))
+        path.is_empty() || self.dirs.contains_key(path)
     }
+
+    /// The file or folder at `path`.
+    pub fn entry(&self, path: &str) -> Option<TreeEntry<'_>> {
+        if let Some(f) = self.find(path) {
+            return Some(TreeEntry::File(f));
+        }
+        self.dirs
+            .get_key_value(path)
+            .map(|(path, oid)| TreeEntry::Dir { path, oid })
+    }
+
+    /// Every file and folder under `dir` (`""` the root), at any depth, in
+    /// path order, those after `after` only.
+    pub fn descendants<'a>(
+        &'a self,
+        dir: &str,
+        after: Option<&str>,
+    ) -> impl Iterator<Item = TreeEntry<'a>> + 'a {
+        let prefix = folder_prefix(dir);
+        let first = self.first_file(&prefix, after);
+        let under = prefix.clone();
+        let files = self.files[first..]
+            .iter()
+            .take_while(move |f| f.path.starts_with(&under))
+            .map(|f| TreeEntry::File(f));
+        merge_by_path(files, self.dirs_under(prefix, after, false))
+    }
+
+    /// The files and folders directly in `dir`, in path order, those after
+    /// `after` only. A sub-folder's files are jumped over, not walked.
+    pub fn children<'a>(
+        &'a self,
+        dir: &str,
+        after: Option<&str>,
+    ) -> impl Iterator<Item = TreeEntry<'a>> + 'a {
+        let prefix = folder_prefix(dir);
+        let mut at = self.first_file(&prefix, after);
+        let under = prefix.clone();
+        let files = std::iter::from_fn(move || {
+            loop {
+                let f = self.files.get(at)?;
+                let rest = f.path.strip_prefix(under.as_str())?;
+                match rest.find('/') {
+                    None => {
+                        at += 1;
+                        return Some(TreeEntry::File(&**f));
+                    }
+                    // Everything in `sub/` sorts before `sub0` ('0' follows '/').
+                    Some(slash) => {
+                        let end = format!("{}0", &f.path[..under.len() + slash]);
+                        at += self.files[at..].partition_point(|g| *g.path < *end);
+                    }
+                }
+            }
+        });
+        merge_by_path(files, self.dirs_under(prefix, after, true))
+    }
+
+    /// The index of the first file under `prefix` and after `after`.
+    fn first_file(&self, prefix: &str, after: Option<&str>) -> usize {
+        let from = self.files.partition_point(|f| *f.path < *prefix);
+        match after {
+            Some(a) => from.max(self.files.partition_point(|f| *f.path <= *a)),
+            None => from,
+        }
+    }
+
+    fn dirs_under<'a>(
+        &'a self,
+        prefix: String,
+        after: Option<&str>,
+        direct: bool,
+    ) -> impl Iterator<Item = TreeEntry<'a>> + 'a {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let lower = match after {
+            Some(a) if *a >= *prefix => Excluded(Box::<str>::from(a)),
+            _ => Included(Box::<str>::from(prefix.as_str())),
+        };
+        self.dirs
+            .range::<Box<str>, _>((lower, Unbounded))
+            .map_while(move |(path, oid)| {
+                let rest = path.strip_prefix(prefix.as_str())?;
+                Some((rest, TreeEntry::Dir { path, oid }))
+            })
+            .filter(move |(rest, _)| !direct || !rest.contains('/'))
+            .map(|(_, entry)| entry)
+    }
+}
+
+/// `dir/`, or nothing for the root.
+fn folder_prefix(dir: &str) -> String {
+    if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    }
+}
+
+/// Two iterators sorted by path, as one.
+fn merge_by_path<'a>(
+    a: impl Iterator<Item = TreeEntry<'a>>,
+    b: impl Iterator<Item = TreeEntry<'a>>,
+) -> impl Iterator<Item = TreeEntry<'a>> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if y.path() < x.path() => b.next(),
+        (Some(_), _) => a.next(),
+        (None, _) => b.next(),
+    })
 }
 
 /// A Hugging Face repository: every commit held, and which revision names
@@ -202,64 +319,62 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 pub(super) fn snapshot(
     commit: String,
     last_modified: String,
-    files: BTreeMap<String, HubFile>,
+    files: BTreeMap<String, Arc<HubFile>>,
 ) -> Snapshot {
-    let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
-    let mut children: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    children.insert(String::new(), BTreeSet::new());
-    for (path, f) in files {
-        let mut parent = String::new();
+    // Each folder's direct children: `(name, is_dir)`; `""` is the root.
+    let mut children: BTreeMap<String, BTreeSet<(String, bool)>> = BTreeMap::new();
+    for path in files.keys() {
         let parts: Vec<&str> = path.split('/').collect();
-        for (i, _) in parts.iter().enumerate().take(parts.len() - 1) {
-            let dir = parts[..=i].join("/");
+        let mut parent = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            let is_dir = i + 1 < parts.len();
             children
                 .entry(parent.clone())
                 .or_default()
-                .insert(dir.clone());
-            children.entry(dir.clone()).or_default();
-            parent = dir;
+                .insert((part.to_string(), is_dir));
+            if is_dir {
+                parent = parts[..=i].join("/");
+            }
         }
-        children.entry(parent).or_default().insert(path.clone());
-        entries.insert(path, TreeEntry::File(f));
     }
     // Deepest folders first, so each folder's children are hashed before it.
-    let mut dirs: Vec<String> = children.keys().filter(|d| !d.is_empty()).cloned().collect();
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
-    for dir in dirs {
-        let oid = tree_oid(&dir, &children[&dir], &entries);
-        entries.insert(dir.clone(), TreeEntry::Dir { path: dir, oid });
+    let mut order: Vec<&String> = children.keys().filter(|d| !d.is_empty()).collect();
+    order.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+    let mut dirs: BTreeMap<Box<str>, String> = BTreeMap::new();
+    for dir in order {
+        let oid = tree_oid(dir, &children[dir], &files, &dirs);
+        dirs.insert(dir.as_str().into(), oid);
     }
     Snapshot {
         commit,
         last_modified,
-        entries,
-        children: children
-            .into_iter()
-            .map(|(k, v)| (k, v.into_iter().collect()))
-            .collect(),
+        files: files.into_values().collect(),
+        dirs,
     }
 }
 
 /// The git tree sha1 of a folder: entries `<mode> <name>\0<20-byte oid>`,
 /// sorted as git sorts them (a folder's name compares as if it ended in '/').
-fn tree_oid(dir: &str, kids: &BTreeSet<String>, entries: &BTreeMap<String, TreeEntry>) -> String {
-    let prefix = format!("{dir}/");
+fn tree_oid(
+    dir: &str,
+    kids: &BTreeSet<(String, bool)>,
+    files: &BTreeMap<String, Arc<HubFile>>,
+    dirs: &BTreeMap<Box<str>, String>,
+) -> String {
     let items: Vec<TreeItem<'_>> = kids
         .iter()
-        .filter_map(|path| {
-            let name = path.strip_prefix(&prefix).unwrap_or(path);
-            match entries.get(path)? {
-                TreeEntry::File(f) => Some(TreeItem {
-                    name,
-                    is_dir: false,
-                    oid: &f.git_oid,
-                }),
-                TreeEntry::Dir { oid, .. } => Some(TreeItem {
-                    name,
-                    is_dir: true,
-                    oid,
-                }),
-            }
+        .filter_map(|(name, is_dir)| {
+            let path = format!("{dir}/{name}");
+            let oid: &str = if *is_dir {
+                dirs.get(path.as_str())?
+            } else {
+                &files.get(&path)?.git_oid
+            };
+            Some(TreeItem {
+                name,
+                is_dir: *is_dir,
+                oid,
+            })
         })
         .collect();
     llmgw_shared::tree_oid(&items)
@@ -294,21 +409,55 @@ mod tests {
         let mut files = BTreeMap::new();
         files.insert(
             "d/b".to_string(),
-            mk("d/b", "ce013625030ba8dba906f756967f9e9ca394464a"),
+            Arc::new(mk("d/b", "ce013625030ba8dba906f756967f9e9ca394464a")),
         );
         files.insert(
             "d/a".to_string(),
-            mk("d/a", "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"),
+            Arc::new(mk("d/a", "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")),
         );
         let s = snapshot("c".into(), "t".into(), files);
-        match s.entries.get("d") {
-            Some(TreeEntry::Dir { oid, .. }) => {
-                assert_eq!(oid, &git_mktree_expected());
-            }
+        match s.entry("d") {
+            Some(TreeEntry::Dir { oid, .. }) => assert_eq!(oid, git_mktree_expected()),
             other => panic!("{other:?}"),
         }
-        assert_eq!(s.children[""], vec!["d".to_string()]);
-        assert_eq!(s.children["d"], vec!["d/a".to_string(), "d/b".to_string()]);
+        let paths = |it: &mut dyn Iterator<Item = TreeEntry<'_>>| -> Vec<String> {
+            it.map(|e| e.path().to_string()).collect()
+        };
+        assert_eq!(paths(&mut s.children("", None)), ["d"]);
+        assert_eq!(paths(&mut s.children("d", None)), ["d/a", "d/b"]);
+    }
+
+    /// Listings merge files and folders in path order, jump over a
+    /// sub-folder's files, and start after a cursor.
+    #[test]
+    fn listings_in_path_order_from_a_cursor() {
+        let mut files = BTreeMap::new();
+        for p in ["a.txt", "a/x", "a/y/z", "a0", "b", "a/y/w", "c/d/e"] {
+            let f = HubFile {
+                path: p.into(),
+                blob: Blob {
+                    sha256: Sha256::of(p.as_bytes()),
+                    size: 1,
+                },
+                git_oid: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse().unwrap(),
+                lfs: false,
+            };
+            files.insert(p.to_string(), Arc::new(f));
+        }
+        let s = snapshot("c".into(), "t".into(), files);
+        let paths = |it: &mut dyn Iterator<Item = TreeEntry<'_>>| -> Vec<String> {
+            it.map(|e| e.path().to_string()).collect()
+        };
+        assert_eq!(paths(&mut s.children("", None)), ["a", "a.txt", "a0", "b", "c"]);
+        assert_eq!(paths(&mut s.children("", Some("a.txt"))), ["a0", "b", "c"]);
+        assert_eq!(paths(&mut s.children("a", None)), ["a/x", "a/y"]);
+        assert_eq!(
+            paths(&mut s.descendants("", None)),
+            ["a", "a.txt", "a/x", "a/y", "a/y/w", "a/y/z", "a0", "b", "c", "c/d", "c/d/e"]
+        );
+        assert_eq!(paths(&mut s.descendants("a", Some("a/y"))), ["a/y/w", "a/y/z"]);
+        assert_eq!(paths(&mut s.descendants("c/d", None)), ["c/d/e"]);
+        assert!(s.is_dir("c/d") && !s.is_dir("c/d/e") && s.file("c/d/e").is_some());
     }
 
     /// Computed with `printf '100644 blob e69d...\ta\n100644 blob ce01...\tb\n' | git mktree`.

@@ -27,7 +27,8 @@ pub mod pypi;
 pub mod referrers;
 pub mod route;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use llmgw_shared::manifest::{Manifest, RefKind, RepoKind};
 use llmgw_shared::repo_key;
@@ -51,8 +52,11 @@ pub struct Index {
     pub releases: BTreeMap<(String, String), ReleaseEntry>,
     /// By (kind, lower-case `org/name`).
     pub repos: HashMap<(RepoKind, String), HubRepo>,
-    /// Every blob named, with its size.
-    pub blobs: BTreeMap<llmgw_shared::Sha256, u64>,
+    /// How many distinct blobs the bundles name, and their bytes (counted
+    /// while building, not kept: a table of every blob cost 125 bytes a
+    /// file held and answered nothing else).
+    pub blob_count: usize,
+    pub blob_bytes: u64,
     /// Python environments and interpreters.
     pub pypi: super::index::pypi::PypiIndex,
     /// Container images and Helm charts (built with the store at hand:
@@ -93,10 +97,13 @@ impl Index {
             ..Index::default()
         };
         // (kind, key) -> (id, commit -> (last_modified, files by path), refs)
-        type Files = BTreeMap<String, HubFile>;
+        type Files = BTreeMap<String, Arc<HubFile>>;
         struct RepoAcc {
             kind: RepoKind,
             id: String,
+            /// Every distinct file of every commit: a file the same at
+            /// several commits is held once.
+            shared: HashSet<Arc<HubFile>>,
             commits: BTreeMap<String, (String, Files)>,
             refs: BTreeMap<String, String>,
             tags: std::collections::BTreeSet<String>,
@@ -109,6 +116,7 @@ impl Index {
         let mut release_holders: HashMap<(String, String), &str> = HashMap::new();
         let mut repos: HashMap<(RepoKind, String), RepoAcc> = HashMap::new();
 
+        let mut blobs = HashSet::new();
         for (id, m) in bundles {
             index.bundles.push(BundleInfo {
                 id: id.clone(),
@@ -121,7 +129,10 @@ impl Index {
                 bytes: m.total_bytes(),
             });
             for (sha, size) in m.blobs() {
-                index.blobs.insert(sha, size);
+                if blobs.insert(sha) {
+                    index.blob_count += 1;
+                    index.blob_bytes += size;
+                }
             }
             for r in &m.releases {
                 let key = (repo_key(&r.repo), r.tag.clone());
@@ -168,6 +179,7 @@ impl Index {
                     .or_insert_with(|| RepoAcc {
                         kind: r.kind,
                         id: r.id.to_string(),
+                        shared: HashSet::new(),
                         commits: BTreeMap::new(),
                         refs: BTreeMap::new(),
                         tags: Default::default(),
@@ -184,15 +196,27 @@ impl Index {
                     .or_insert_with(|| (m.created.clone(), BTreeMap::new()));
                 *last = m.created.clone();
                 for f in &r.files {
-                    files.entry(f.path.clone()).or_insert_with(|| HubFile {
-                        path: f.path.clone(),
+                    if files.contains_key(f.path.as_str()) {
+                        continue;
+                    }
+                    let file = HubFile {
+                        path: f.path.as_str().into(),
                         blob: Blob {
                             sha256: f.sha256.clone(),
                             size: f.size,
                         },
                         git_oid: f.git_oid.clone(),
                         lfs: f.lfs,
-                    });
+                    };
+                    let file = match acc.shared.get(&file) {
+                        Some(held) => held.clone(),
+                        None => {
+                            let file = Arc::new(file);
+                            acc.shared.insert(file.clone());
+                            file
+                        }
+                    };
+                    files.insert(f.path.clone(), file);
                 }
                 let rev = Some(r.revision.clone());
                 if r.revision != r.commit

@@ -79,7 +79,7 @@ pub fn index(req: &Req<'_>) -> Response {
         "python_envs": python_envs_json(&base, &ix.pypi),
         "images": images_json(ix),
         "charts": charts_json(&base, ix),
-        "blobs": {"count": ix.blobs.len(), "bytes": ix.blobs.values().sum::<u64>()},
+        "blobs": {"count": ix.blob_count, "bytes": ix.blob_bytes},
     });
     respond::json(req.method, req.headers, &v)
 }

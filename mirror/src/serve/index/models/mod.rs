@@ -174,7 +174,7 @@ fn add_modelpack(pack: &mut OciRepo, src: &Source<'_>, snap: &Snapshot) -> Optio
             media_type: documents::media_type(src.kind, &f.path),
             digest: f.blob.sha256.clone(),
             size: f.blob.size,
-            path: f.path.clone(),
+            path: f.path.to_string(),
         })
         .collect();
     if layers.is_empty() {
