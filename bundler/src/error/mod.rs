@@ -141,8 +141,9 @@ pub enum CreateError {
         entry: String,
         /// What the piece hashes to now.
         got: llmgw_shared::Sha256,
-        /// What it hashed to when the volumes were planned.
-        planned: llmgw_shared::Sha256,
+        /// What it hashed to when the volumes were planned (boxed: two
+        /// inline digests would make every result of create this large).
+        planned: Box<llmgw_shared::Sha256>,
     },
 
     /// A volume file appeared while the volumes were being written: another

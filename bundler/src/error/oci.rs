@@ -170,8 +170,8 @@ pub enum OciError {
     PinMismatch {
         /// The image.
         image: String,
-        /// The pinned digest.
-        pinned: Sha256,
+        /// The pinned digest (boxed, to keep every result small).
+        pinned: Box<Sha256>,
         /// What the tag resolved to.
         actual: Sha256,
     },
@@ -183,8 +183,8 @@ pub enum OciError {
     Descriptor {
         /// The image.
         image: String,
-        /// The manifest's digest.
-        blob: Sha256,
+        /// The manifest's digest (boxed, to keep every result small).
+        blob: Box<Sha256>,
         /// What the descriptor promised (a size or digest).
         expected: String,
         /// What arrived.
@@ -195,8 +195,8 @@ pub enum OciError {
     Unreadable {
         /// The image.
         image: String,
-        /// Its digest.
-        blob: Sha256,
+        /// Its digest (boxed, to keep every result small).
+        blob: Box<Sha256>,
         /// Why.
         #[source]
         source: OciParseError,

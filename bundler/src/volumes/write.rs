@@ -225,7 +225,7 @@ pub fn write_volume(
                             from: from.clone(),
                             entry: name.clone(),
                             got,
-                            planned: sha256.clone(),
+                            planned: Box::new(sha256.clone()),
                         });
                     }
                 }

@@ -79,7 +79,7 @@ pub fn plan_package(
     image.sort();
     let named = parse_manifest(OCI_MANIFEST, &manifest).map_err(|e| OciError::Unreadable {
         image: path.display().to_string(),
-        blob: top.sha256.clone(),
+        blob: Box::new(top.sha256.clone()),
         source: e,
     })?;
     check_tree(

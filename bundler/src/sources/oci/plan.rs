@@ -69,14 +69,14 @@ pub async fn plan_image(
     {
         return Err(OciError::PinMismatch {
             image: repo.shown.clone(),
-            pinned: pin.clone(),
+            pinned: Box::new(pin.clone()),
             actual: top.sha256.clone(),
         }
         .into());
     }
     let unreadable = |blob: &Sha256, source| OciError::Unreadable {
         image: repo.shown.clone(),
-        blob: blob.clone(),
+        blob: Box::new(blob.clone()),
         source,
     };
     let top_named =
@@ -234,7 +234,7 @@ async fn get_child(
     let child = get_manifest(ctx.http, ctx.auth, repo, &format!("sha256:{}", d.sha256)).await?;
     let mismatch = |expected: String, actual: String| OciError::Descriptor {
         image: repo.shown.clone(),
-        blob: d.sha256.clone(),
+        blob: Box::new(d.sha256.clone()),
         expected,
         actual,
     };

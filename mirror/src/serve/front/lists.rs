@@ -38,7 +38,7 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, view: 
         .map(|f| {
             let url = format!("/{prefix}{}/resolve/{}/{}", repo.id, snap.commit, f.path);
             vec![
-                format!("<a href=\"{}\">{}</a>", esc(&url), esc(&f.path)),
+                format!("<a href=\"{}\">{}</a>", esc(&url), esc(f.path)),
                 esc(&human_bytes(f.blob.size)),
                 format!("<code>{}</code>", esc(&f.blob.sha256)),
             ]

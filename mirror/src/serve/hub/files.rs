@@ -61,7 +61,7 @@ async fn resolve_file(
         req.method,
         req.headers,
         BlobReply {
-            blob: &file.blob,
+            blob: file.blob,
             etag,
             content_type: "application/octet-stream",
             extra,
@@ -110,11 +110,11 @@ fn gguf_for_tag(req: &Req<'_>, segs: &[&str]) -> Result<Response, HubError> {
     let snap = repo
         .default_snapshot()
         .ok_or_else(|| revision_not_found(&repo.id, "main"))?;
-    let ggufs: Vec<&HubFile> = snap
+    let ggufs: Vec<HubFile> = snap
         .files()
         .filter(|f| f.path.to_ascii_lowercase().ends_with(".gguf"))
         .collect();
-    let (models, mmproj): (Vec<&HubFile>, Vec<&HubFile>) = ggufs
+    let (models, mmproj): (Vec<HubFile>, Vec<HubFile>) = ggufs
         .into_iter()
         .partition(|f| !f.path.to_ascii_lowercase().contains("mmproj"));
     // A split model is asked for by its first shard.
@@ -125,7 +125,7 @@ fn gguf_for_tag(req: &Req<'_>, segs: &[&str]) -> Result<Response, HubError> {
     let find = |t: &str| {
         models
             .iter()
-            .find(|f| first_shard(f) && has_quant(&f.path, t))
+            .find(|f| first_shard(f) && has_quant(f.path, t))
             .copied()
     };
     let chosen = if tag.eq_ignore_ascii_case("latest") {
@@ -149,7 +149,7 @@ fn gguf_for_tag(req: &Req<'_>, segs: &[&str]) -> Result<Response, HubError> {
         }
         v
     };
-    let mut v = json!({"ggufFile": file_json(gguf)});
+    let mut v = json!({"ggufFile": file_json(&gguf)});
     if let Some(m) = mmproj.first() {
         v["mmprojFile"] = file_json(m);
     }

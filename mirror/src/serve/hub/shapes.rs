@@ -28,7 +28,7 @@ pub(super) fn info_json(repo: &HubRepo, snap: &Snapshot, blobs: bool) -> Value {
             if blobs {
                 let mut v = json!({"rfilename": f.path, "size": f.blob.size, "blobId": f.git_oid});
                 if f.lfs {
-                    v["lfs"] = lfs_sibling(f);
+                    v["lfs"] = lfs_sibling(&f);
                 }
                 v
             } else {

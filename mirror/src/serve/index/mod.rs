@@ -26,6 +26,7 @@ pub mod oci;
 pub mod pypi;
 pub mod referrers;
 pub mod route;
+pub mod snapshot;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -36,10 +37,8 @@ use sha2::Digest;
 use sha2::Sha256;
 
 use crate::store::series::follow::Authority;
-use entries::snapshot;
-pub use entries::{
-    AssetEntry, Blob, BundleInfo, HubFile, HubRepo, ReleaseEntry, Snapshot, TreeEntry, natural_cmp,
-};
+pub use entries::{AssetEntry, Blob, BundleInfo, ReleaseEntry, natural_cmp};
+pub use snapshot::{FilePool, HubFile, HubRepo, Snapshot, TreeEntry};
 
 /// Everything the store holds, ready to answer requests.
 #[derive(Debug, Clone, Default)]
@@ -97,14 +96,22 @@ impl Index {
             ..Index::default()
         };
         // (kind, key) -> (id, commit -> (last_modified, files by path), refs)
-        type Files = BTreeMap<String, Arc<HubFile>>;
-        struct RepoAcc {
+        // A commit's files: path -> number in the repository's pool.
+        type Files<'m> = BTreeMap<&'m str, u32>;
+        /// A file as the manifests say it, borrowed from them.
+        type FileKey<'m> = (
+            &'m str,
+            &'m llmgw_shared::Sha256,
+            &'m llmgw_shared::GitOid,
+            bool,
+        );
+        struct RepoAcc<'m> {
             kind: RepoKind,
             id: String,
-            /// Every distinct file of every commit: a file the same at
-            /// several commits is held once.
-            shared: HashSet<Arc<HubFile>>,
-            commits: BTreeMap<String, (String, Files)>,
+            /// Every distinct file of every commit, held once.
+            pool: FilePool,
+            numbers: HashMap<FileKey<'m>, u32>,
+            commits: BTreeMap<String, (String, Files<'m>)>,
             refs: BTreeMap<String, String>,
             tags: std::collections::BTreeSet<String>,
             /// The commit of the latest import carrying the repo.
@@ -179,7 +186,8 @@ impl Index {
                     .or_insert_with(|| RepoAcc {
                         kind: r.kind,
                         id: r.id.to_string(),
-                        shared: HashSet::new(),
+                        pool: FilePool::default(),
+                        numbers: HashMap::new(),
                         commits: BTreeMap::new(),
                         refs: BTreeMap::new(),
                         tags: Default::default(),
@@ -199,24 +207,16 @@ impl Index {
                     if files.contains_key(f.path.as_str()) {
                         continue;
                     }
-                    let file = HubFile {
-                        path: f.path.as_str().into(),
-                        blob: Blob {
+                    let key = (f.path.as_str(), &f.sha256, &f.git_oid, f.lfs);
+                    let pool = &mut acc.pool;
+                    let n = *acc.numbers.entry(key).or_insert_with(|| {
+                        let blob = Blob {
                             sha256: f.sha256.clone(),
                             size: f.size,
-                        },
-                        git_oid: f.git_oid.clone(),
-                        lfs: f.lfs,
-                    };
-                    let file = match acc.shared.get(&file) {
-                        Some(held) => held.clone(),
-                        None => {
-                            let file = Arc::new(file);
-                            acc.shared.insert(file.clone());
-                            file
-                        }
-                    };
-                    files.insert(f.path.clone(), file);
+                        };
+                        pool.push(&f.path, blob, f.git_oid.clone(), f.lfs)
+                    });
+                    files.insert(f.path.as_str(), n);
                 }
                 let rev = Some(r.revision.clone());
                 if r.revision != r.commit
@@ -234,10 +234,12 @@ impl Index {
             }
         }
 
-        for (key, acc) in repos {
+        for (key, mut acc) in repos {
+            acc.pool.shrink();
+            let pool = Arc::new(acc.pool);
             let mut snapshots = BTreeMap::new();
             for (commit, (last, files)) in acc.commits {
-                snapshots.insert(commit.clone(), snapshot(commit, last, files));
+                snapshots.insert(commit.clone(), snapshot::build(commit, last, &files, &pool));
             }
             let default_commit = acc.refs.get("main").cloned().unwrap_or(acc.latest);
             // A repo imported only at tags (or commits) still has a default

@@ -56,7 +56,7 @@ pub fn index(req: &Req<'_>) -> Response {
                                 "sha256": f.blob.sha256,
                                 "git_oid": f.git_oid,
                                 "lfs": f.lfs,
-                                "url": format!("{base}/{prefix}{}/resolve/{}/{}", repo.id, s.commit, quote_path(&f.path)),
+                                "url": format!("{base}/{prefix}{}/resolve/{}/{}", repo.id, s.commit, quote_path(f.path)),
                             })
                         })
                         .collect();

@@ -44,7 +44,8 @@ pub enum LockError {
     )]
     Damaged {
         env: String,
-        expected: Sha256,
+        /// Boxed, to keep every result small.
+        expected: Box<Sha256>,
         actual: Sha256,
     },
     #[error("the lock of environment {env} is not a PEP 751 pylock.toml")]
@@ -120,7 +121,7 @@ fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
     if actual != env.lock.sha256 {
         return Err(LockError::Damaged {
             env: env.name.clone(),
-            expected: env.lock.sha256.clone(),
+            expected: Box::new(env.lock.sha256.clone()),
             actual,
         });
     }

@@ -80,7 +80,7 @@ pub fn plan_layout(
     let top = l.manifest(&top_entry)?;
     let unreadable = |blob: &Sha256, source| OciError::Unreadable {
         image: l.shown.clone(),
-        blob: blob.clone(),
+        blob: Box::new(blob.clone()),
         source,
     };
     let top_named =

@@ -31,9 +31,10 @@ use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::{Sha256, shown};
 use serde_json::Value;
 
-use super::entries::{Blob, HubRepo, Snapshot};
+use super::entries::Blob;
 use super::made::{LAYER_TAR, Made, TarLayer};
 use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, ReadBlob};
+use super::snapshot::{HubRepo, Snapshot};
 pub use digests::{LayerDigests, learn};
 use documents::{Layer, Source};
 use llmgw_shared::manifest::{is_repository as is_name, is_tag};
@@ -171,7 +172,7 @@ fn add_modelpack(pack: &mut OciRepo, src: &Source<'_>, snap: &Snapshot) -> Optio
     let layers: Vec<Layer> = snap
         .files()
         .map(|f| Layer {
-            media_type: documents::media_type(src.kind, &f.path),
+            media_type: documents::media_type(src.kind, f.path),
             digest: f.blob.sha256.clone(),
             size: f.blob.size,
             path: f.path.to_string(),
