@@ -14,68 +14,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::{Deserialize, Serialize};
-
 /// The most characters of a request path kept for one miss.
 pub const MAX_WHAT: usize = 512;
 
 /// How many distinct misses a server keeps by default.
 pub const DEFAULT_CAPACITY: usize = 10_000;
 
-/// The format name of a want-list, so a reader knows what it reads.
-pub const WANT_LIST_FORMAT: &str = "llmgw-want-list/1";
-
-/// One thing asked for and not held.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Miss {
-    /// The route family that answered 404 (`hub_resolve`, `github_download`…).
-    pub route: String,
-    /// The request path, as sent (percent-encoding kept), without its query.
-    pub path: String,
-    /// How many requests asked for it.
-    pub count: u64,
-    /// When it was first asked for (Unix seconds).
-    pub first_seen: u64,
-    /// When it was last asked for (Unix seconds).
-    pub last_seen: u64,
-}
-
-/// A want-list: the misses of one or more mirrors, most asked for first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WantList {
-    /// [`WANT_LIST_FORMAT`].
-    pub format: String,
-    /// Every miss, most asked for first.
-    pub misses: Vec<Miss>,
-}
-
-impl WantList {
-    /// The misses of several lists (replicas, restarts) as one: counts
-    /// added, the earliest first sighting and the latest last one kept.
-    pub fn merge(lists: impl IntoIterator<Item = Vec<Miss>>) -> Self {
-        let mut by_key: HashMap<(String, String), Miss> = HashMap::new();
-        for m in lists.into_iter().flatten() {
-            by_key
-                .entry((m.route.clone(), m.path.clone()))
-                .and_modify(|e| {
-                    e.count = e.count.saturating_add(m.count);
-                    e.first_seen = e.first_seen.min(m.first_seen);
-                    e.last_seen = e.last_seen.max(m.last_seen);
-                })
-                .or_insert(m);
-        }
-        let mut misses: Vec<Miss> = by_key.into_values().collect();
-        misses.sort_by(|a, b| {
-            b.count
-                .cmp(&a.count)
-                .then_with(|| (&a.route, &a.path).cmp(&(&b.route, &b.path)))
-        });
-        Self {
-            format: WANT_LIST_FORMAT.into(),
-            misses,
-        }
-    }
-}
+pub use llmgw_shared::{Miss, WANT_LIST_FORMAT, WantList};
 
 /// The bounded table of misses a server keeps.
 pub struct MissLog {

@@ -1,0 +1,311 @@
+//! The miss log writes the next bundle, end to end with the real clients:
+//! a site's mirror holds part of a model and an environment; nodes ask it
+//! through the real `huggingface_hub` (2.4.0) and the real `uv` for a file
+//! and a project it lacks (404s, counted); `llmgw mirror misses --out`
+//! writes the want-list; on the connected side `bundle create --want`
+//! plans exactly those (and says which wants it could not meet, and why);
+//! `bundle import` takes the bundle in, and the very same requests now
+//! succeed from the running mirror, with the upstream's bytes.
+
+mod bundle_kit;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use bundle_kit::{Server, import_bundle, llmgw, uv_bin};
+use llmgw_fixture::{Fixture, FixtureOptions, TINY_COMMIT};
+use llmgw_shared::manifest::Manifest;
+use sha2::{Digest, Sha256};
+
+#[track_caller]
+fn ok(what: &str, o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "{what}: exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn venv_python() -> PathBuf {
+    let dir = std::env::var_os("LLMGW_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv"));
+    let p = dir.join("bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/setup.sh",
+        p.display()
+    );
+    p
+}
+
+/// `bundle create --arch amd64` against the fixture with `args`, the
+/// JSON report.
+fn create(fx: &Fixture, work: &Path, out: &Path, args: &[&str]) -> serde_json::Value {
+    let o = llmgw()
+        .args(["bundle", "create", "--arch", "amd64", "--json"])
+        .args(args)
+        .arg("--hf-endpoint")
+        .arg(fx.hf_endpoint())
+        .arg("--github-api")
+        .arg(fx.github_api_url())
+        .arg("--github-raw")
+        .arg(fx.raw_github_url())
+        .arg("--pypi")
+        .arg(fx.pypi_simple_url())
+        .arg("--uv")
+        .arg(uv_bin())
+        .arg("--cache")
+        .arg(work.join("cache"))
+        .arg("--out")
+        .arg(out)
+        .env("UV_CACHE_DIR", work.join("uv-cache"))
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_ENDPOINT")
+        .output()
+        .unwrap();
+    serde_json::from_str(&ok("bundle create", &o)).unwrap()
+}
+
+fn import(bundle: &Path, report: &serde_json::Value, store: &Path) {
+    let sha = report["manifest_sha256"].as_str().unwrap();
+    ok("bundle import", &import_bundle(bundle, sha, store, &[]));
+}
+
+/// `hf_hub_download` of each file (or `snapshot_download` of a repo, for
+/// `*`) through the mirror, as a node runs it; prints `OK sha256` or
+/// `MISS ErrorType` per line.
+fn hf(mirror: &str, work: &Path, asks: &[(&str, &str)]) -> Vec<String> {
+    let script = r#"
+import hashlib, sys
+from huggingface_hub import hf_hub_download, snapshot_download
+args = sys.argv[1:]
+for repo, name in zip(args[0::2], args[1::2]):
+    try:
+        if name == "*":
+            snapshot_download(repo)
+            print("OK")
+        else:
+            p = hf_hub_download(repo, name)
+            print("OK", hashlib.sha256(open(p, "rb").read()).hexdigest())
+    except Exception as e:
+        print("MISS", type(e).__name__)
+"#;
+    let mut c = Command::new(venv_python());
+    c.arg("-c").arg(script);
+    for (repo, name) in asks {
+        c.args([repo, name]);
+    }
+    let o = c
+        .env("HF_ENDPOINT", mirror)
+        .env("HF_HOME", work.join("hf-home"))
+        .env("HF_HUB_DISABLE_TELEMETRY", "1")
+        .env("HF_HUB_ETAG_TIMEOUT", "5")
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_HUB_OFFLINE")
+        .output()
+        .unwrap();
+    ok("huggingface_hub", &o)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// uv as a node runs it: no config of this machine, the mirror's
+/// environment index only.
+fn uv(work: &Path) -> Command {
+    let mut c = Command::new(uv_bin());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("UV_") || k.starts_with("PIP_") {
+            c.env_remove(k);
+        }
+    }
+    c.current_dir(work)
+        .env("HOME", work)
+        .env("UV_NO_CONFIG", "1")
+        .env("UV_CACHE_DIR", work.join("node-uv-cache"))
+        .env("UV_NO_BUILD", "1");
+    c
+}
+
+fn uv_install(work: &Path, venv: &Path, index: &str, project: &str) -> Output {
+    uv(work)
+        .args(["pip", "install", "--no-cache", "--python"])
+        .arg(venv.join("bin/python"))
+        .args(["--index-url", index, project])
+        .output()
+        .unwrap()
+}
+
+/// Polls until `f` holds (the mirror reads a new import at its next tick).
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what}: not within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn misses_through_real_clients_become_the_next_bundle() {
+    let fx = Fixture::start_blocking(FixtureOptions::default()).expect("start the fixture");
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let uv_engine = format!("uv={}", llmgw_shared::recipe::UV_VERSION);
+
+    // The site holds acme/tiny's config.json only, and the environment
+    // `tools` (click).
+    let first = d.path().join("first.tar");
+    let r1 = create(
+        &fx,
+        d.path(),
+        &first,
+        &[
+            "--engine",
+            &uv_engine,
+            "--model",
+            "acme/tiny@main:config.json",
+            "--python-env",
+            "tools=click",
+        ],
+    );
+    import(&first, &r1, &store);
+    let server = Server::start(&store);
+    let index = format!("{}/pypi/tools-amd64/simple/", server.url);
+
+    // Nodes ask for what it lacks: a file the Hub has, one it has not, a
+    // repository it has not; uv for a project of the environment.
+    let asks = [
+        ("acme/tiny", "tiny-Q4_K_M.gguf"),
+        ("acme/tiny", "no-such-file.bin"),
+        ("acme/absent", "*"),
+    ];
+    let before = hf(&server.url, d.path(), &asks);
+    assert!(
+        before.iter().all(|l| l.starts_with("MISS")),
+        "the mirror should hold none of these yet: {before:?}"
+    );
+    let venv = d.path().join("node-venv");
+    ok(
+        "uv venv",
+        &uv(d.path())
+            .args(["venv", "--python"])
+            .arg(venv_python())
+            .arg(&venv)
+            .output()
+            .unwrap(),
+    );
+    let o = uv_install(d.path(), &venv, &index, "attrs");
+    assert!(!o.status.success(), "attrs is not in the environment yet");
+
+    // The serving mirror writes its misses into the store within 5 s.
+    let want = d.path().join("want.json");
+    eventually("the misses reach the store", || {
+        let o = llmgw()
+            .args(["mirror", "misses", "--json", "--store"])
+            .arg(&store)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        text.contains("tiny-Q4_K_M.gguf") && text.contains("/attrs/") && text.contains("absent")
+    });
+    ok(
+        "mirror misses --out",
+        &llmgw()
+            .args(["mirror", "misses", "--store"])
+            .arg(&store)
+            .arg("--out")
+            .arg(&want)
+            .output()
+            .unwrap(),
+    );
+
+    // Connected side: the same environment request, plus the want-list.
+    let second = d.path().join("second.tar");
+    let r2 = create(
+        &fx,
+        d.path(),
+        &second,
+        &[
+            "--engine",
+            &uv_engine,
+            "--python-env",
+            "tools=click",
+            "--want",
+            want.to_str().unwrap(),
+        ],
+    );
+    let gaps = r2["gaps"].as_array().unwrap();
+    let gap = |needle: &str| {
+        gaps.iter()
+            .find(|g| g["what"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("no gap for {needle}: {gaps:?}"))["reason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let why = gap("no-such-file.bin");
+    assert!(
+        why.contains("has no file no-such-file.bin") && why.contains(TINY_COMMIT),
+        "{why}"
+    );
+    let why = gap("acme/absent");
+    assert!(why.contains("no such repository"), "{why}");
+    import(&second, &r2, &store);
+    // Exactly what was missed: the one file, not the repository.
+    assert_eq!(
+        manifest_files(&store, &r2),
+        vec!["tiny-Q4_K_M.gguf".to_string()]
+    );
+
+    // The same requests, answered now.
+    let upstream = sha256_url(&format!(
+        "{}/acme/tiny/resolve/{TINY_COMMIT}/tiny-Q4_K_M.gguf",
+        fx.hf_endpoint()
+    ));
+    eventually("the mirror serves the new bundle", || {
+        hf(&server.url, d.path(), &asks[..1])[0] == format!("OK {upstream}")
+    });
+    ok(
+        "uv pip install attrs",
+        &uv_install(d.path(), &venv, &index, "attrs"),
+    );
+    let o = Command::new(venv.join("bin/python"))
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('attrs'))",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(ok("attrs installed", &o).trim(), "25.4.0");
+}
+
+/// The Hub files a bundle carries, from its manifest as imported.
+fn manifest_files(store: &Path, report: &serde_json::Value) -> Vec<String> {
+    let sha = report["manifest_sha256"].as_str().unwrap();
+    let m = Manifest::from_json_bytes(
+        &std::fs::read(store.join("bundles").join(format!("{sha}.json"))).unwrap(),
+    )
+    .unwrap();
+    let mut files: Vec<String> = m
+        .repos
+        .iter()
+        .flat_map(|r| r.files.iter().map(|f| f.path.clone()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The sha256 of what the upstream serves at `url`.
+fn sha256_url(url: &str) -> String {
+    let o = Command::new("curl").args(["-sSfL", url]).output().unwrap();
+    assert!(o.status.success(), "curl {url}: {o:?}");
+    hex::encode(Sha256::digest(&o.stdout))
+}
