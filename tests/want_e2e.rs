@@ -204,6 +204,11 @@ fn misses_through_real_clients_become_the_next_bundle() {
     );
     let o = uv_install(d.path(), &venv, &index, "attrs");
     assert!(!o.status.success(), "attrs is not in the environment yet");
+    // And a release asset of an engine, as curl or a script fetches it.
+    let asset = "/ggml-org/llama.cpp/releases/download/b6123/llama-b6123-bin-ubuntu-x64.tar.gz";
+    let no_asset = "/ggml-org/llama.cpp/releases/download/b6123/no-such-asset.tar.gz";
+    assert_eq!(server.get(asset).0, 404);
+    assert_eq!(server.get(no_asset).0, 404);
 
     // The serving mirror writes its misses into the store within 5 s.
     let want = d.path().join("want.json");
@@ -214,7 +219,9 @@ fn misses_through_real_clients_become_the_next_bundle() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&o.stdout);
-        text.contains("tiny-Q4_K_M.gguf") && text.contains("/attrs/") && text.contains("absent")
+        ["tiny-Q4_K_M.gguf", "/attrs/", "absent", "no-such-asset"]
+            .iter()
+            .all(|w| text.contains(w))
     });
     ok(
         "mirror misses --out",
@@ -258,6 +265,12 @@ fn misses_through_real_clients_become_the_next_bundle() {
     );
     let why = gap("acme/absent");
     assert!(why.contains("no such repository"), "{why}");
+    let why = gap("no-such-asset");
+    assert!(
+        why.contains("release b6123 of ggml-org/llama.cpp has no asset no-such-asset.tar.gz"),
+        "{why}"
+    );
+    assert_eq!(gaps.len(), 3, "{gaps:?}");
     import(&second, &r2, &store);
     // Exactly what was missed: the one file, not the repository.
     assert_eq!(
@@ -276,6 +289,12 @@ fn misses_through_real_clients_become_the_next_bundle() {
     ok(
         "uv pip install attrs",
         &uv_install(d.path(), &venv, &index, "attrs"),
+    );
+    let (status, body) = server.get(asset);
+    assert_eq!(status, 200);
+    assert_eq!(
+        hex::encode(Sha256::digest(&body)),
+        sha256_url(&format!("{}{asset}", fx.github_download_url()))
     );
     let o = Command::new(venv.join("bin/python"))
         .args([

@@ -95,7 +95,8 @@ pub async fn plan_request(
     // own repositories and engines, each a gap where its upstream lacks it.
     let wants = spec.wants.clone().unwrap_or_default();
     let python =
-        crate::want::extend_envs(http, &spec.pypi, &request.python, &wants, &mut plan).await;
+        crate::sources::want::extend_envs(http, &spec.pypi, &request.python, &wants, &mut plan)
+            .await;
     let envs = crate::sources::python::plan_for(
         spec,
         http,
@@ -125,9 +126,10 @@ pub async fn plan_request(
         ));
         let have_token = opts.hf_token.is_some();
         let hub = &spec.hf_endpoint;
-        crate::want::plan_hub(http, hub, have_token, &spec.repos, &wants, &mut plan).await;
+        crate::sources::want::plan_hub(http, hub, have_token, &spec.repos, &wants, &mut plan).await;
         let (api, arches) = (&spec.github_api, &spec.arches);
-        crate::want::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan).await;
+        crate::sources::want::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan)
+            .await;
         for (what, why) in wants.unplannable {
             plan.gap(what, why);
         }

@@ -10,9 +10,11 @@
 //! request does not carry — becomes a gap in the manifest naming the path
 //! and why, so the operator reads which wants were not satisfied. Planned
 //! wants are checked against their publishers' digests like every file.
+//!
+//! This module reads and sorts the list (no network); planning the wants
+//! against their upstreams is `sources::want`.
 
 mod parse;
-mod plan;
 
 use std::path::Path;
 
@@ -21,7 +23,6 @@ use llmgw_shared::{WantList, shown};
 use crate::error::CreateError;
 
 pub use parse::Want;
-pub use plan::{extend_envs, plan_hub, plan_releases};
 
 /// A want-list read and sorted into what can be planned and what cannot.
 #[derive(Debug, Clone, Default)]

@@ -13,14 +13,14 @@ use std::collections::{BTreeMap, HashSet};
 use llmgw_shared::chain;
 use llmgw_shared::manifest::RepoKind;
 
-use super::{Want, Wants, what};
+use super::python::EnvRequest;
+use super::{engines, github, hub};
 use crate::cache::Expect;
 use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
-use crate::sources::python::EnvRequest;
-use crate::sources::{engines, github, hub};
 use crate::spec::{EngineSpec, RepoSpec};
+use crate::want::{Want, Wants, what};
 
 /// One repository at one revision, as the wants ask for it.
 #[derive(Default)]
@@ -350,7 +350,7 @@ pub async fn extend_envs(
         }
         let url = format!("{}/{project}/", pypi.trim_end_matches('/'));
         match http
-            .get_small(&url, Some(crate::sources::python::simple::ACCEPT), 64 << 20)
+            .get_small(&url, Some(super::python::simple::ACCEPT), 64 << 20)
             .await
         {
             Ok(_) => e.requirements.push(project.clone()),
