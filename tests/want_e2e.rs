@@ -5,7 +5,10 @@
 //! writes the want-list; on the connected side `bundle create --want`
 //! plans exactly those (and says which wants it could not meet, and why);
 //! `bundle import` takes the bundle in, and the very same requests now
-//! succeed from the running mirror, with the upstream's bytes.
+//! succeed from the running mirror, with the upstream's bytes. Then
+//! `llmgw mirror env` (and `GET /-/env`, the same JSON) prints the block a
+//! node sources, and a node shell with nothing but that block installs an
+//! interpreter, the environment's projects and a Hub file from the mirror.
 
 mod bundle_kit;
 
@@ -304,6 +307,58 @@ fn misses_through_real_clients_become_the_next_bundle() {
         .output()
         .unwrap();
     assert_eq!(ok("attrs installed", &o).trim(), "25.4.0");
+
+    node_set_up_from_mirror_env(&server, &store, d.path());
+}
+
+/// `llmgw mirror env` and `GET /-/env` agree, and the shell block it
+/// prints is all a node needs: sourced as it is, uv installs the carried
+/// interpreter through the mirror's list (only that variable of the two)
+/// and the environment's projects, and huggingface_hub reads the Hub.
+fn node_set_up_from_mirror_env(server: &Server, store: &Path, work: &Path) {
+    let env = |json: bool| {
+        let mut c = llmgw();
+        c.args(["mirror", "env", "--store"])
+            .arg(store)
+            .args(["--url", &server.url]);
+        if json {
+            c.arg("--json");
+        }
+        ok("mirror env", &c.output().unwrap())
+    };
+    let (status, body) = server.get("/-/env");
+    assert_eq!(status, 200);
+    let served: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&env(true)).unwrap();
+    assert_eq!(served, printed);
+    let block = env(false);
+    assert!(block.contains("export HF_ENDPOINT="), "{block}");
+    assert!(!block.contains("UV_PYTHON_INSTALL_MIRROR="), "{block}");
+
+    let script = format!(
+        "set -eu\n{block}\nuv venv --python 3.12 --managed-python node2\n\
+         uv pip install --python node2/bin/python attrs click\n\
+         node2/bin/python -c 'import attrs, click'\n\
+         {py} -c 'from huggingface_hub import hf_hub_download as d; d(\"acme/tiny\", \"config.json\")'\n",
+        py = venv_python().display()
+    );
+    let bin = uv_bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(work)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", work)
+        .env("UV_NO_CONFIG", "1")
+        .env("UV_CACHE_DIR", work.join("node2-uv-cache"))
+        .env("UV_PYTHON_INSTALL_DIR", work.join("node2-pythons"))
+        .env("HF_HOME", work.join("node2-hf"))
+        .env("HF_HUB_DISABLE_TELEMETRY", "1")
+        .output()
+        .unwrap();
+    ok("the node's shell with the mirror env block", &o);
 }
 
 /// The Hub files a bundle carries, from its manifest as imported.

@@ -112,6 +112,11 @@ pub const MISSES: &str = "  llmgw mirror misses --store /srv/mirror
   # on the connected side: carry what was missed (with the request that made the site)
   llmgw bundle create --spec site.toml --want want.json --out wants.tar.zst";
 
+pub const ENV: &str =
+    "  llmgw mirror env --store /srv/mirror --url http://mirror.site.internal:8080
+  llmgw mirror env --store /srv/mirror --url http://mirror.site.internal:8080 --json
+  curl http://mirror.site.internal:8080/-/env   # the same, from the serving mirror";
+
 pub const LIST: &str = "  llmgw mirror list --store /srv/mirror
   LLMGW_STORE=/srv/mirror llmgw mirror list --json";
 

@@ -76,6 +76,21 @@ async fn misses(r: &Req<'_>) -> Response {
     resp
 }
 
+/// `GET /-/env`: the settings a node uses for what this mirror serves,
+/// at the URL the client reached it by.
+fn node_env(r: &Req<'_>) -> Response {
+    if r.method != Method::GET && r.method != Method::HEAD {
+        return respond::method_not_allowed("GET, HEAD");
+    }
+    let holds = super::node_env::Holds::of_index(&r.index);
+    let env = super::node_env::node_env(&holds, &r.base_url());
+    respond::json(
+        r.method,
+        r.headers,
+        &serde_json::to_value(&env).unwrap_or_default(),
+    )
+}
+
 pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
     let head = req.method() == Method::HEAD;
@@ -203,6 +218,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
 async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Body) -> Routed {
     match segs {
         ["-", "misses"] => (Route::Misses, misses(r).await),
+        ["-", "env"] => (Route::Env, node_env(r)),
         [] | [""] | ["-", ..] => super::front::answer(r, segs),
         ["v1", "index"] => {
             if r.method != Method::GET && r.method != Method::HEAD {
