@@ -383,3 +383,36 @@ fn sha256_url(url: &str) -> String {
     assert!(o.status.success(), "curl {url}: {o:?}");
     hex::encode(Sha256::digest(&o.stdout))
 }
+
+/// A file that is not a want-list, or one of another format, is refused
+/// before any network, naming the file and what was expected (exit 2).
+#[test]
+fn a_bad_want_list_is_a_usage_error_naming_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    for (name, body, says) in [
+        ("have.json", r#"{"kind":"llmgw-have"}"#, "not a want-list"),
+        (
+            "future.json",
+            r#"{"format":"llmgw-want-list/9","misses":[]}"#,
+            "llmgw-want-list/9",
+        ),
+        (
+            "empty.json",
+            r#"{"format":"llmgw-want-list/1","misses":[]}"#,
+            "the want-list is empty",
+        ),
+    ] {
+        let p = d.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        let o = llmgw()
+            .args(["bundle", "create", "--arch", "amd64", "--out"])
+            .arg(d.path().join("b.tar"))
+            .arg("--want")
+            .arg(&p)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(name) && err.contains(says), "{name}: {err}");
+    }
+}

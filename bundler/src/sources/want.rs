@@ -390,7 +390,12 @@ fn absorb(plan: &mut Plan, own: Plan) {
                         p.files.push(f);
                     }
                 }
-                p.patterns.extend(r.patterns);
+                // No glob means every file: the whole repository now.
+                if r.patterns.is_empty() {
+                    p.patterns.clear();
+                } else if !p.patterns.is_empty() {
+                    p.patterns.extend(r.patterns);
+                }
             }
             None => plan.repos.push(r),
         }
