@@ -130,9 +130,6 @@ pub async fn plan_request(
         let (api, arches) = (&spec.github_api, &spec.arches);
         crate::sources::want::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan)
             .await;
-        for (what, why) in wants.unplannable {
-            plan.gap(what, why);
-        }
     }
     oci::plan_all(
         http,
@@ -147,5 +144,19 @@ pub async fn plan_request(
         &mut plan,
     )
     .await?;
+    if !wants.is_empty() {
+        let ctx = crate::sources::want::ImageCtx {
+            http,
+            auth,
+            cache,
+            progress,
+            spec,
+            created: opts.source_date_epoch,
+        };
+        crate::sources::want::plan_images(&ctx, &wants, &mut plan).await;
+        for (what, why) in wants.unplannable {
+            plan.gap(what, why);
+        }
+    }
     Ok(Planned { plan, envs })
 }

@@ -120,6 +120,56 @@ pub async fn plan_hub(
     }
 }
 
+/// Where images are planned from: the run's client, its registry
+/// sessions, cache and settings.
+pub struct ImageCtx<'a> {
+    pub http: &'a Http,
+    pub auth: &'a super::oci::auth::RegistryAuth,
+    pub cache: &'a crate::cache::Cache,
+    pub progress: &'a crate::progress::Progress,
+    pub spec: &'a crate::spec::CreateSpec,
+    pub created: Option<u64>,
+}
+
+/// Plans each image wanted (by the registry containerd named) that the
+/// request does not carry, each on a plan of its own: one a registry
+/// refuses is a gap.
+pub async fn plan_images(ctx: &ImageCtx<'_>, wants: &Wants, plan: &mut Plan) {
+    for (w, origin) in &wants.wants {
+        let Want::Image { reference } = w else {
+            continue;
+        };
+        let source = match super::oci::ImageSource::parse(reference) {
+            Ok(s) => s,
+            Err(e) => {
+                plan.gap(what(origin), chain(&e));
+                continue;
+            }
+        };
+        if ctx.spec.images.contains(&source) {
+            continue;
+        }
+        let mut own = Plan::default();
+        let planned = super::oci::plan_all(
+            ctx.http,
+            ctx.auth,
+            ctx.cache,
+            ctx.progress,
+            std::slice::from_ref(&source),
+            &[],
+            &ctx.spec.insecure_registries,
+            &ctx.spec.arches,
+            ctx.created,
+            &mut own,
+        )
+        .await;
+        match planned {
+            Ok(()) => absorb(plan, own),
+            Err(e) => plan.gap(what(origin), chain(&e)),
+        }
+    }
+}
+
 /// The engine of the recipe table whose releases are published at `repo`.
 fn engine_of(repo: &str) -> Option<&'static str> {
     llmgw_shared::recipe::installable()
@@ -378,6 +428,21 @@ fn absorb(plan: &mut Plan, own: Plan) {
         plan.download(d);
     }
     plan.gaps.extend(own.gaps);
+    for s in own.stored {
+        if !plan.stored.iter().any(|x| x.0 == s.0) {
+            plan.stored.push(s);
+        }
+    }
+    for i in own.images {
+        if !plan.images.iter().any(|x| {
+            x.registry == i.registry
+                && x.repository == i.repository
+                && x.tag == i.tag
+                && x.digest == i.digest
+        }) {
+            plan.images.push(i);
+        }
+    }
     for r in own.repos {
         match plan
             .repos

@@ -41,11 +41,20 @@ pub enum Want {
     /// A project of a served environment (`/pypi/ENV/simple/PROJECT/`):
     /// added to that environment's requirements and resolved again.
     PythonProject { env: String, project: String },
+    /// An image by tag or digest, as containerd asked for it through the
+    /// mirror (`/v2/NAME/manifests/REF?ns=REGISTRY`): `REGISTRY/NAME:TAG`
+    /// or `REGISTRY/NAME@sha256:…`, checked as a reference when planned.
+    Image { reference: String },
 }
 
 /// What the miss at `path` (answered 404 on `route`) asks for, or why it
 /// cannot be planned.
 pub fn want_of(route: &str, path: &str) -> Result<Want, String> {
+    // The one query a miss keeps: containerd's registry of an image.
+    let (path, ns) = match path.split_once("?ns=") {
+        Some((p, ns)) => (p, Some(ns)),
+        None => (path, None),
+    };
     let raw: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let segs: Vec<String> = raw
         .iter()
@@ -95,9 +104,14 @@ pub fn want_of(route: &str, path: &str) -> Result<Want, String> {
              OWNER/NAME:*TAG*.gguf"
                 .into(),
         ),
-        ["v2", ..] | ["charts", ..] => Err(
-            "an image or chart: the miss log keeps the name without its registry (containerd's \
-             ?ns= is a query, never kept), so carry it with --image REGISTRY/NAME:TAG or --chart"
+        ["v2", name @ .., "manifests", reference] if !name.is_empty() => image(name, reference, ns),
+        ["v2", ..] => Err(
+            "an image's blob, tag list or referrers: its manifest's miss (a pull asks for it \
+             first) carries the image"
+                .into(),
+        ),
+        ["charts", ..] => Err(
+            "a chart of the classic repository: carry it with --chart oci://REGISTRY/REPO:VERSION"
                 .into(),
         ),
         _ => Err(format!(
@@ -188,6 +202,30 @@ fn python_project(env: &str, project: &str) -> Result<Want, String> {
     })
 }
 
+fn image(name: &[&str], reference: &str, ns: Option<&str>) -> Result<Want, String> {
+    let Some(registry) = ns else {
+        return Err(
+            "an image asked for with no registry (containerd's ?ns=): carry it with --image \
+             REGISTRY/NAME:TAG"
+                .into(),
+        );
+    };
+    let sep = if reference.starts_with("sha256:") {
+        '@'
+    } else {
+        ':'
+    };
+    let reference = format!("{registry}/{}{sep}{reference}", name.join("/"));
+    let ok = reference.len() <= 512
+        && reference
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '/' | '@'));
+    if !ok {
+        return Err("not an image reference".into());
+    }
+    Ok(Want::Image { reference })
+}
+
 fn repo_id(o: &str, n: &str) -> Result<String, String> {
     let id = format!("{o}/{n}");
     check_repo_id("repository id", &id).map_err(|e| e.to_string())?;
@@ -273,6 +311,22 @@ mod tests {
     }
 
     #[test]
+    fn an_image_needs_the_registry_containerd_named() {
+        assert_eq!(
+            want_of("oci_manifest", "/v2/acme/app/manifests/1.0?ns=ghcr.io"),
+            Ok(Want::Image {
+                reference: "ghcr.io/acme/app:1.0".into()
+            })
+        );
+        assert_eq!(
+            want_of("oci", "/v2/library/alpine/manifests/sha256:ab?ns=docker.io"),
+            Ok(Want::Image {
+                reference: "docker.io/library/alpine@sha256:ab".into()
+            })
+        );
+    }
+
+    #[test]
     fn what_cannot_be_planned_says_why() {
         for (route, path, says) in [
             (
@@ -287,6 +341,11 @@ mod tests {
                 "names no version",
             ),
             ("oci_manifest", "/v2/acme/app/manifests/1.0", "--image"),
+            (
+                "oci_blob",
+                "/v2/acme/app/blobs/sha256:00?ns=ghcr.io",
+                "manifest's miss",
+            ),
             ("hub_manifests", "/v2/acme/tiny/manifests/Q4_K_M", "--model"),
             ("pypi", "/pypi/tools-amd64/simple/", "no environment"),
             (

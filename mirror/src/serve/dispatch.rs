@@ -93,13 +93,15 @@ fn node_env(r: &Req<'_>) -> Response {
 
 pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
+    let ns = super::misses::registry_of(req.uri().query());
     let head = req.method() == Method::HEAD;
     let (route, resp) = dispatch(&state, req).await;
     if resp.status() == StatusCode::NOT_FOUND && route.counts_misses() {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        state.misses.record(route.label(), tracker.path(), now);
+        let what = super::misses::with_registry(route, tracker.path(), ns.as_deref());
+        state.misses.record(route.label(), &what, now);
         state
             .metrics
             .misses
