@@ -237,8 +237,28 @@ fn misses_through_real_clients_become_the_next_bundle() {
             .unwrap(),
     );
 
-    // Connected side: the same environment request, plus the want-list.
+    // Connected side: the same environment request, plus the want-list;
+    // a dry run first says the same and writes nothing.
     let second = d.path().join("second.tar");
+    let dry = create(
+        &fx,
+        d.path(),
+        &second,
+        &[
+            "--engine",
+            &uv_engine,
+            "--python-env",
+            "tools=click",
+            "--want",
+            want.to_str().unwrap(),
+            "--dry-run",
+        ],
+    );
+    assert!(!second.exists());
+    let dry_gaps = dry["gaps"].to_string();
+    for w in ["no-such-file.bin", "acme/absent", "no-such-asset"] {
+        assert!(dry_gaps.contains(w), "{w} not in {dry_gaps}");
+    }
     let r2 = create(
         &fx,
         d.path(),

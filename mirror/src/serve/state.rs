@@ -331,9 +331,7 @@ impl AppState {
         index.generation = self.generation.load(Ordering::Acquire) + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
         self.metrics.blobs.set(index.blob_count as i64);
-        self.metrics
-            .blob_bytes
-            .set(index.blob_bytes as i64);
+        self.metrics.blob_bytes.set(index.blob_bytes as i64);
         self.metrics.reloads.inc();
         tracing::info!(
             bundles = index.bundles.len(),

@@ -448,14 +448,22 @@ mod tests {
         let paths = |it: &mut dyn Iterator<Item = TreeEntry<'_>>| -> Vec<String> {
             it.map(|e| e.path().to_string()).collect()
         };
-        assert_eq!(paths(&mut s.children("", None)), ["a", "a.txt", "a0", "b", "c"]);
+        assert_eq!(
+            paths(&mut s.children("", None)),
+            ["a", "a.txt", "a0", "b", "c"]
+        );
         assert_eq!(paths(&mut s.children("", Some("a.txt"))), ["a0", "b", "c"]);
         assert_eq!(paths(&mut s.children("a", None)), ["a/x", "a/y"]);
         assert_eq!(
             paths(&mut s.descendants("", None)),
-            ["a", "a.txt", "a/x", "a/y", "a/y/w", "a/y/z", "a0", "b", "c", "c/d", "c/d/e"]
+            [
+                "a", "a.txt", "a/x", "a/y", "a/y/w", "a/y/z", "a0", "b", "c", "c/d", "c/d/e"
+            ]
         );
-        assert_eq!(paths(&mut s.descendants("a", Some("a/y"))), ["a/y/w", "a/y/z"]);
+        assert_eq!(
+            paths(&mut s.descendants("a", Some("a/y"))),
+            ["a/y/w", "a/y/z"]
+        );
         assert_eq!(paths(&mut s.descendants("c/d", None)), ["c/d/e"]);
         assert!(s.is_dir("c/d") && !s.is_dir("c/d/e") && s.file("c/d/e").is_some());
     }
