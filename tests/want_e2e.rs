@@ -7,8 +7,9 @@
 //! `bundle import` takes the bundle in, and the very same requests now
 //! succeed from the running mirror, with the upstream's bytes. Then
 //! `llmgw mirror env` (and `GET /-/env`, the same JSON) prints the block a
-//! node sources, and a node shell with nothing but that block installs an
-//! interpreter, the environment's projects and a Hub file from the mirror.
+//! node sources, and a node shell with nothing but that block, in a network
+//! namespace where only a mirror of the store answers, installs an
+//! interpreter, the environment's projects and a Hub file from it.
 
 mod bundle_kit;
 
@@ -328,14 +329,16 @@ fn misses_through_real_clients_become_the_next_bundle() {
         .unwrap();
     assert_eq!(ok("attrs installed", &o).trim(), "25.4.0");
 
-    node_set_up_from_mirror_env(&server, &store, d.path());
+    node_set_up_from_mirror_env(&server, &store, d.path(), &fx.hf_endpoint());
 }
 
 /// `llmgw mirror env` and `GET /-/env` agree, and the shell block it
-/// prints is all a node needs: sourced as it is, uv installs the carried
-/// interpreter through the mirror's list (only that variable of the two)
-/// and the environment's projects, and huggingface_hub reads the Hub.
-fn node_set_up_from_mirror_env(server: &Server, store: &Path, work: &Path) {
+/// prints is all a node needs: in a network namespace where only a mirror
+/// of the store answers (`unshare -rn`, loopback up), sourced as it is, uv
+/// installs the carried interpreter through the mirror's list (only that
+/// variable of the two) and the environment's projects, and huggingface_hub
+/// reads the Hub.
+fn node_set_up_from_mirror_env(server: &Server, store: &Path, work: &Path, upstream: &str) {
     let env = |json: bool| {
         let mut c = llmgw();
         c.args(["mirror", "env", "--store"])
@@ -355,17 +358,32 @@ fn node_set_up_from_mirror_env(server: &Server, store: &Path, work: &Path) {
     assert!(block.contains("export HF_ENDPOINT="), "{block}");
     assert!(!block.contains("UV_PYTHON_INSTALL_MIRROR="), "{block}");
 
+    // The node: a network namespace where only loopback exists and a
+    // mirror of the same store answers on it; the fixture is out of reach.
+    // The block `mirror env` prints there is all the node is given.
     let script = format!(
-        "set -eu\n{block}\nuv venv --python 3.12 --managed-python node2\n\
-         uv pip install --python node2/bin/python attrs click\n\
-         node2/bin/python -c 'import attrs, click'\n\
-         {py} -c 'from huggingface_hub import hf_hub_download as d; d(\"acme/tiny\", \"config.json\")'\n",
-        py = venv_python().display()
+        r#"set -eu
+ip link set lo up
+{llmgw} mirror serve --store {store} --listen 127.0.0.1:0 > serve.out 2> serve.err &
+pid=$!
+trap 'kill $pid' EXIT
+for _ in $(seq 100); do grep -q http:// serve.out && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*' serve.out | head -n1)
+if curl -sf -o /dev/null {upstream}/api/models/acme/tiny; then echo "the upstream answers"; exit 1; fi
+eval "$({llmgw} mirror env --store {store} --url "$url")"
+uv venv --python 3.12 --managed-python node2
+uv pip install --python node2/bin/python attrs click
+node2/bin/python -c 'import attrs, click'
+{py} -c 'from huggingface_hub import hf_hub_download as d; d("acme/tiny", "config.json")'
+"#,
+        llmgw = env!("CARGO_BIN_EXE_llmgw"),
+        store = store.display(),
+        py = venv_python().display(),
     );
     let bin = uv_bin().parent().unwrap().to_path_buf();
-    let path = format!("{}:/usr/bin:/bin", bin.display());
-    let o = Command::new("bash")
-        .arg("-c")
+    let path = format!("{}:/usr/sbin:/usr/bin:/bin", bin.display());
+    let o = Command::new("unshare")
+        .args(["-rn", "bash", "-c"])
         .arg(&script)
         .current_dir(work)
         .env_clear()
