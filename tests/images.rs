@@ -2,7 +2,8 @@
 //! test as OCI layouts, pushed by the real `skopeo` into Debian's
 //! `docker-registry` on loopback, carried by `llmgw bundle create --image`
 //! and taken in by `llmgw bundle import`; the token flow, the 429 and the
-//! hostile registries against the fixture's stand-in.
+//! hostile registries against the fixture's stand-in; an image missed
+//! through the mirror carried by `--want`.
 
 mod images {
     pub mod common;
@@ -11,4 +12,5 @@ mod images {
     mod hostile;
     mod layout;
     mod token;
+    mod want;
 }

@@ -31,6 +31,7 @@ mod sources;
 mod space;
 mod spec;
 mod volumes;
+mod want;
 mod writer;
 
 // The face: what the CLI and the tests use. Everything else is private, so

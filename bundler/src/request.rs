@@ -90,12 +90,19 @@ pub async fn plan_request(
         ));
         engines::plan(http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
     }
+    // A want-list adds projects to the environments it names, so they are
+    // resolved with them; its other wants are planned after the request's
+    // own repositories and engines, each a gap where its upstream lacks it.
+    let wants = spec.wants.clone().unwrap_or_default();
+    let python =
+        crate::sources::want::extend_envs(http, &spec.pypi, &request.python, &wants, &mut plan)
+            .await;
     let envs = crate::sources::python::plan_for(
         spec,
         http,
         cache,
         progress,
-        &request.python,
+        &python,
         &mut plan,
         need_interpreters,
     )
@@ -111,6 +118,19 @@ pub async fn plan_request(
         )
         .await?;
     }
+    if !wants.is_empty() {
+        progress.line(&format!(
+            "--want: {} wants to plan, {} no route plans from",
+            wants.wants.len(),
+            wants.unplannable.len()
+        ));
+        let have_token = opts.hf_token.is_some();
+        let hub = &spec.hf_endpoint;
+        crate::sources::want::plan_hub(http, hub, have_token, &spec.repos, &wants, &mut plan).await;
+        let (api, arches) = (&spec.github_api, &spec.arches);
+        crate::sources::want::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan)
+            .await;
+    }
     oci::plan_all(
         http,
         auth,
@@ -124,5 +144,19 @@ pub async fn plan_request(
         &mut plan,
     )
     .await?;
+    if !wants.is_empty() {
+        let ctx = crate::sources::want::ImageCtx {
+            http,
+            auth,
+            cache,
+            progress,
+            spec,
+            created: opts.source_date_epoch,
+        };
+        crate::sources::want::plan_images(&ctx, &wants, &mut plan).await;
+        for (what, why) in wants.unplannable {
+            plan.gap(what, why);
+        }
+    }
     Ok(Planned { plan, envs })
 }

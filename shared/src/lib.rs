@@ -23,6 +23,7 @@ mod space;
 mod sums;
 mod time;
 pub mod url;
+mod want;
 
 // The face: the vocabulary both sides share is public by module (`manifest`,
 // `recipe`, `signing`, `parity`, `url`); the helpers are private, and what the other
@@ -43,3 +44,4 @@ pub use signer::{Password, SecretKey, SecretKeyFault, SignerError};
 pub use space::{FreeSpace, free_space, is_fat};
 pub use sums::{SumsError, parse_sha256sums, parse_sidecar};
 pub use time::{build_time_unix, parse_rfc3339_utc, rfc3339_utc};
+pub use want::{MAX_WANT_BYTES, MAX_WANTS, Miss, WANT_LIST_FORMAT, WantList, WantListError};

@@ -70,7 +70,9 @@ pub const CREATE: &str =
   llmgw bundle create --out site.tar.zst --arch amd64 --llmgw v0.5.0 \\
       --trust llmgw-release.pub --engine uv=0.12.20
   # the settings from a file, signed with the site's key
-  llmgw bundle create --spec site.toml --sign-key site.key --expires 90d";
+  llmgw bundle create --spec site.toml --sign-key site.key --expires 90d
+  # what nodes asked the mirror for and it lacked (llmgw mirror misses --out want.json)
+  llmgw bundle create --spec site.toml --want want.json --out wants.tar.zst";
 
 pub const SIGN: &str = "  llmgw bundle sign site.tar.zst --key site.key
   LLMGW_SIGN_PASSWORD=... llmgw bundle sign site-dir --key site.key";
@@ -106,7 +108,14 @@ pub const MIRROR: &str = "  llmgw mirror serve --store /srv/mirror --listen 0.0.
   llmgw mirror remove 3eb9 --store /srv/mirror && llmgw mirror gc --store /srv/mirror";
 
 pub const MISSES: &str = "  llmgw mirror misses --store /srv/mirror
-  llmgw mirror misses --store /srv/mirror --out want.json";
+  llmgw mirror misses --store /srv/mirror --out want.json
+  # on the connected side: carry what was missed (with the request that made the site)
+  llmgw bundle create --spec site.toml --want want.json --out wants.tar.zst";
+
+pub const ENV: &str =
+    "  llmgw mirror env --store /srv/mirror --url http://mirror.site.internal:8080
+  llmgw mirror env --store /srv/mirror --url http://mirror.site.internal:8080 --json
+  curl http://mirror.site.internal:8080/-/env   # the same, from the serving mirror";
 
 pub const LIST: &str = "  llmgw mirror list --store /srv/mirror
   LLMGW_STORE=/srv/mirror llmgw mirror list --json";

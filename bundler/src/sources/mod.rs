@@ -15,3 +15,4 @@ pub mod hub;
 pub mod llmgw_release;
 pub mod oci;
 pub mod python;
+pub mod want;

@@ -156,6 +156,8 @@ pub struct CreateSpec {
     pub registry_auth_file: Option<PathBuf>,
     /// `$HOME`, for `~/.docker/config.json`.
     pub home: Option<PathBuf>,
+    /// `--want`: a mirror's misses, read and sorted.
+    pub wants: Option<crate::want::Wants>,
 }
 
 /// The manylinux tag environments are resolved for unless told otherwise:
@@ -320,7 +322,22 @@ impl CreateSpec {
 
         let (images, charts, insecure_registries) =
             oci_settings(&s.images, &s.charts, &s.insecure_registries)?;
+        let wants = s
+            .want
+            .as_deref()
+            .map(crate::want::Wants::load)
+            .transpose()?;
+        if wants.as_ref().is_some_and(crate::want::Wants::is_empty) {
+            return Err(usage(format!(
+                "--want {}: the want-list is empty: the mirror missed nothing",
+                s.want
+                    .as_deref()
+                    .unwrap_or_else(|| std::path::Path::new(""))
+                    .display()
+            )));
+        }
         if llmgw.is_none()
+            && wants.is_none()
             && engines.is_empty()
             && repos.is_empty()
             && python_envs.is_empty()
@@ -329,7 +346,7 @@ impl CreateSpec {
         {
             return Err(usage(
                 "nothing to bundle: give --llmgw, --engine, --model, --dataset, --python-env, \
-                 --image or --chart",
+                 --image, --chart or --want",
             ));
         }
 
@@ -389,6 +406,7 @@ impl CreateSpec {
             insecure_registries,
             registry_auth_file: env.registry_auth_file.clone(),
             home: env.home.clone(),
+            wants,
         })
     }
 }

@@ -91,6 +91,9 @@ pub struct CreateSettings {
     /// no bundle (flag only).
     #[serde(skip)]
     pub dry_run: bool,
+    /// `--want want.json`: a mirror's misses to carry (flag only).
+    #[serde(skip)]
+    pub want: Option<PathBuf>,
 }
 
 impl CreateSettings {
@@ -132,6 +135,7 @@ impl CreateSettings {
             series: self.series,
             delta: self.delta,
             dry_run: self.dry_run || lower.dry_run,
+            want: self.want.or(lower.want),
         }
     }
 

@@ -76,15 +76,32 @@ async fn misses(r: &Req<'_>) -> Response {
     resp
 }
 
+/// `GET /-/env`: the settings a node uses for what this mirror serves,
+/// at the URL the client reached it by.
+fn node_env(r: &Req<'_>) -> Response {
+    if r.method != Method::GET && r.method != Method::HEAD {
+        return respond::method_not_allowed("GET, HEAD");
+    }
+    let holds = super::node_env::Holds::of_index(&r.index);
+    let env = super::node_env::node_env(&holds, &r.base_url());
+    respond::json(
+        r.method,
+        r.headers,
+        &serde_json::to_value(&env).unwrap_or_default(),
+    )
+}
+
 pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
+    let ns = super::misses::registry_of(req.uri().query());
     let head = req.method() == Method::HEAD;
     let (route, resp) = dispatch(&state, req).await;
     if resp.status() == StatusCode::NOT_FOUND && route.counts_misses() {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        state.misses.record(route.label(), tracker.path(), now);
+        let what = super::misses::with_registry(route, tracker.path(), ns.as_deref());
+        state.misses.record(route.label(), &what, now);
         state
             .metrics
             .misses
@@ -203,6 +220,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
 async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Body) -> Routed {
     match segs {
         ["-", "misses"] => (Route::Misses, misses(r).await),
+        ["-", "env"] => (Route::Env, node_env(r)),
         [] | [""] | ["-", ..] => super::front::answer(r, segs),
         ["v1", "index"] => {
             if r.method != Method::GET && r.method != Method::HEAD {

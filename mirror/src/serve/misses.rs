@@ -5,7 +5,9 @@
 //!
 //! Invariant: the table is bounded. It holds at most [`MissLog::capacity`]
 //! entries, keyed by what was asked for (the route and the request path,
-//! never the query string or a header, cut to [`MAX_WHAT`] characters); when
+//! never the query string or a header — but for an image, containerd's
+//! `?ns=REGISTRY`, which says which registry's image was asked for — cut
+//! to [`MAX_WHAT`] characters); when
 //! full, a new miss evicts the entry seen fewest times (the oldest among
 //! equals), so a flood of random names churns among itself while a miss
 //! that many nodes hit stays.
@@ -14,7 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::{Deserialize, Serialize};
+use super::route::Route;
 
 /// The most characters of a request path kept for one miss.
 pub const MAX_WHAT: usize = 512;
@@ -22,60 +24,7 @@ pub const MAX_WHAT: usize = 512;
 /// How many distinct misses a server keeps by default.
 pub const DEFAULT_CAPACITY: usize = 10_000;
 
-/// The format name of a want-list, so a reader knows what it reads.
-pub const WANT_LIST_FORMAT: &str = "llmgw-want-list/1";
-
-/// One thing asked for and not held.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Miss {
-    /// The route family that answered 404 (`hub_resolve`, `github_download`…).
-    pub route: String,
-    /// The request path, as sent (percent-encoding kept), without its query.
-    pub path: String,
-    /// How many requests asked for it.
-    pub count: u64,
-    /// When it was first asked for (Unix seconds).
-    pub first_seen: u64,
-    /// When it was last asked for (Unix seconds).
-    pub last_seen: u64,
-}
-
-/// A want-list: the misses of one or more mirrors, most asked for first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WantList {
-    /// [`WANT_LIST_FORMAT`].
-    pub format: String,
-    /// Every miss, most asked for first.
-    pub misses: Vec<Miss>,
-}
-
-impl WantList {
-    /// The misses of several lists (replicas, restarts) as one: counts
-    /// added, the earliest first sighting and the latest last one kept.
-    pub fn merge(lists: impl IntoIterator<Item = Vec<Miss>>) -> Self {
-        let mut by_key: HashMap<(String, String), Miss> = HashMap::new();
-        for m in lists.into_iter().flatten() {
-            by_key
-                .entry((m.route.clone(), m.path.clone()))
-                .and_modify(|e| {
-                    e.count = e.count.saturating_add(m.count);
-                    e.first_seen = e.first_seen.min(m.first_seen);
-                    e.last_seen = e.last_seen.max(m.last_seen);
-                })
-                .or_insert(m);
-        }
-        let mut misses: Vec<Miss> = by_key.into_values().collect();
-        misses.sort_by(|a, b| {
-            b.count
-                .cmp(&a.count)
-                .then_with(|| (&a.route, &a.path).cmp(&(&b.route, &b.path)))
-        });
-        Self {
-            format: WANT_LIST_FORMAT.into(),
-            misses,
-        }
-    }
-}
+pub use llmgw_shared::{Miss, WANT_LIST_FORMAT, WantList};
 
 /// The bounded table of misses a server keeps.
 pub struct MissLog {
@@ -161,6 +110,30 @@ impl MissLog {
     /// Whether a miss was recorded since the last call (which clears it).
     pub fn take_dirty(&self) -> bool {
         self.dirty.swap(false, Ordering::AcqRel)
+    }
+}
+
+/// The registry a containerd mirror request names (`?ns=ghcr.io`), when
+/// it is a host name (with a port): the only part of a query a miss keeps.
+pub fn registry_of(query: Option<&str>) -> Option<String> {
+    let ns = crate::serve::paths::query_pairs(query)
+        .into_iter()
+        .find(|(k, _)| k == "ns")?
+        .1;
+    let ok = !ns.is_empty()
+        && ns.len() <= 255
+        && ns
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'));
+    ok.then_some(ns)
+}
+
+/// What a miss keeps of a request: its path, and for an image route the
+/// registry containerd named (`/v2/acme/app/manifests/1.0?ns=ghcr.io`).
+pub fn with_registry(route: Route, path: &str, ns: Option<&str>) -> String {
+    match ns {
+        Some(ns) if route.label().starts_with("oci") => format!("{path}?ns={ns}"),
+        _ => path.to_string(),
     }
 }
 
@@ -265,6 +238,26 @@ mod tests {
         assert_eq!(m.len(), 1_000);
         assert_eq!(m[0].path, "/acme/tiny/resolve/main/wanted.gguf");
         assert_eq!(m[0].count, 50);
+    }
+
+    #[test]
+    fn an_image_miss_keeps_the_registry_containerd_names_and_nothing_else() {
+        let ns = registry_of(Some("ns=ghcr.io&x=secret"));
+        assert_eq!(ns.as_deref(), Some("ghcr.io"));
+        assert_eq!(
+            with_registry(
+                Route::OciManifest,
+                "/v2/acme/app/manifests/1.0",
+                ns.as_deref()
+            ),
+            "/v2/acme/app/manifests/1.0?ns=ghcr.io"
+        );
+        assert_eq!(
+            with_registry(Route::HubResolve, "/a/b/resolve/main/x", ns.as_deref()),
+            "/a/b/resolve/main/x"
+        );
+        assert_eq!(registry_of(Some("ns=a/b")), None);
+        assert_eq!(registry_of(Some("token=x")), None);
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod hub;
 pub mod index;
 pub mod metrics;
 pub mod misses;
+pub mod node_env;
 pub mod oci;
 pub mod paths;
 pub mod pypi;

@@ -63,6 +63,8 @@ pub enum Route {
     FrontList,
     /// The miss log as a want-list, `GET /-/misses`.
     Misses,
+    /// What a node sets to use this mirror, `GET /-/env`.
+    Env,
     OciBase,
     OciCatalog,
     OciTags,
@@ -149,6 +151,7 @@ impl Route {
             Route::Front => "front",
             Route::FrontList => "front_list",
             Route::Misses => "misses",
+            Route::Env => "env",
             Route::OciBase => "oci_base",
             Route::OciCatalog => "oci_catalog",
             Route::OciTags => "oci_tags",

@@ -174,6 +174,12 @@ pub struct CreateArgs {
     /// A TOML file with the same settings; flags override it.
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
+    /// A want-list from `llmgw mirror misses --out`: also carry what nodes asked the mirror
+    /// for and it did not hold, where its upstream has it (a Hub file or repository at its
+    /// revision, an engine's release asset, a project added to an environment this request
+    /// carries); each want not met is a gap saying why.
+    #[arg(long, value_name = "want.json")]
+    pub want: Option<PathBuf>,
 }
 
 pub fn run(args: CreateArgs) -> anyhow::Result<()> {
@@ -228,7 +234,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
 
     if !report.gaps.is_empty() {
         eprintln!(
-            "{} asked for and not carried (--allow-missing; recorded in the manifest):",
+            "{} asked for and not carried (--allow-missing or --want; recorded in the manifest):",
             report.gaps.len()
         );
         for g in &report.gaps {
@@ -328,6 +334,7 @@ fn settings(args: CreateArgs) -> CreateSettings {
         images: args.images,
         charts: args.charts,
         insecure_registries: args.insecure_registries,
+        want: args.want,
     }
 }
 

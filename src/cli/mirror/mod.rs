@@ -3,6 +3,7 @@
 
 use clap::Subcommand;
 
+pub mod env;
 pub mod gc;
 pub mod have;
 pub mod list;
@@ -28,6 +29,8 @@ pub enum MirrorCommand {
     Have(have::HaveArgs),
     /// What nodes asked the mirror for and it did not hold (a want-list).
     Misses(misses::MissesArgs),
+    /// The variables and files a node sets to use the mirror at --url, for what the store holds.
+    Env(env::EnvArgs),
     // Boxed: its flags are many, and the other commands' values stay small.
     /// Serve the store to nodes over GitHub-release, Hugging Face Hub and package-index HTTP.
     Serve(Box<serve::ServeArgs>),
@@ -42,6 +45,7 @@ pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
         MirrorCommand::Policy(a) => policy::run_policy(a),
         MirrorCommand::Have(a) => have::run_have(a),
         MirrorCommand::Misses(a) => misses::run_misses(a),
+        MirrorCommand::Env(a) => env::run_env(a),
         MirrorCommand::Serve(a) => serve::run(*a),
     }
 }

@@ -18,7 +18,7 @@ use crate::http::{Http, HttpError};
 const MAX_PAGE: usize = 64 << 20;
 
 /// What is asked for: JSON first, HTML where that is all an index has.
-const ACCEPT: &str = "application/vnd.pypi.simple.v1+json, text/html;q=0.1";
+pub const ACCEPT: &str = "application/vnd.pypi.simple.v1+json, text/html;q=0.1";
 const JSON_TYPE: &str = "application/vnd.pypi.simple.v1+json";
 
 /// One file as its index lists it.

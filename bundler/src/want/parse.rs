@@ -1,0 +1,362 @@
+//! What one miss of a want-list asks for, read from the request path the
+//! mirror answered 404 on — the path shapes the mirror serves (the Hub's
+//! `resolve` and API paths, GitHub's release downloads and API, the
+//! environments' simple indexes).
+//!
+//! Invariant: pure and total. Every miss becomes either a [`Want`] whose
+//! every name passed `llmgw_shared`'s name checks, or the sentence saying
+//! why it cannot be planned; nothing here touches the network.
+
+use llmgw_shared::manifest::RepoKind;
+use llmgw_shared::{check_file_name, check_ref_name, check_relative_path, check_repo_id};
+use percent_encoding::percent_decode_str;
+
+/// One thing a node asked for that a bundle can carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Want {
+    /// One file of a Hub repository at a revision (`/…/resolve/REV/PATH`).
+    HubFile {
+        kind: RepoKind,
+        id: String,
+        revision: String,
+        path: String,
+    },
+    /// A whole Hub repository at a revision: the node asked for its
+    /// listing (`snapshot_download` asks `/api/models/ID/revision/REV`
+    /// first), so every file of it is what it will fetch next.
+    HubRepo {
+        kind: RepoKind,
+        id: String,
+        revision: String,
+    },
+    /// One asset of a GitHub release (`/OWNER/REPO/releases/download/TAG/NAME`).
+    ReleaseAsset {
+        repo: String,
+        tag: String,
+        asset: String,
+    },
+    /// A GitHub release by tag (`/api/v3/repos/OWNER/REPO/releases/tags/TAG`):
+    /// the engine's builds at that version for the run's architectures.
+    Release { repo: String, tag: String },
+    /// A project of a served environment (`/pypi/ENV/simple/PROJECT/`):
+    /// added to that environment's requirements and resolved again.
+    PythonProject { env: String, project: String },
+    /// An image by tag or digest, as containerd asked for it through the
+    /// mirror (`/v2/NAME/manifests/REF?ns=REGISTRY`): `REGISTRY/NAME:TAG`
+    /// or `REGISTRY/NAME@sha256:…`, checked as a reference when planned.
+    Image { reference: String },
+}
+
+/// What the miss at `path` (answered 404 on `route`) asks for, or why it
+/// cannot be planned.
+pub fn want_of(route: &str, path: &str) -> Result<Want, String> {
+    // The one query a miss keeps: containerd's registry of an image.
+    let (path, ns) = match path.split_once("?ns=") {
+        Some((p, ns)) => (p, Some(ns)),
+        None => (path, None),
+    };
+    let raw: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs: Vec<String> = raw
+        .iter()
+        .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .collect();
+    let s: Vec<&str> = segs.iter().map(String::as_str).collect();
+    match s.as_slice() {
+        ["api", "v3", "repos", o, r, rest @ ..] | ["repos", o, r, rest @ ..] => {
+            github_api(o, r, rest)
+        }
+        ["api", plural, o, n, rest @ ..] => hub_api(plural, o, n, rest),
+        ["datasets", o, n, "resolve", rev, path @ ..] => {
+            hub_file(RepoKind::Dataset, o, n, rev, path)
+        }
+        ["spaces", ..] => {
+            Err("a Space is not carried in bundles (only models and datasets)".into())
+        }
+        [o, n, "resolve", rev, path @ ..] => hub_file(RepoKind::Model, o, n, rev, path),
+        [_, _, "releases", "latest", ..] => Err(
+            "`releases/latest` names no version: ask for the release with --engine NAME=VERSION"
+                .into(),
+        ),
+        [o, r, "releases", "download", rest @ ..] if rest.len() >= 2 => {
+            let (asset, tag) = rest.split_last().unwrap_or((&"", &[]));
+            release_asset(o, r, &tag.join("/"), asset)
+        }
+        ["pypi", env, "simple"] | ["pypi", env, "simple", ""] => Err(format!(
+            "the mirror holds no environment {}: carry it with --python-env NAME=REQ,… (a \
+             site's) or --engine (an engine's)",
+            llmgw_shared::shown(env)
+        )),
+        ["pypi", env, "simple", project] | ["pypi", env, "simple", project, ""] => {
+            python_project(env, project)
+        }
+        ["pypi", ..] => Err(
+            "a file or lock of an environment its index does not list: carry the environment \
+             again (--python-env or --engine) rather than one file"
+                .into(),
+        ),
+        ["uv", ..] => Err(
+            "uv's interpreter list: carry uv with --engine uv=VERSION and the interpreters \
+             with an environment"
+                .into(),
+        ),
+        ["v2", ..] if route == "hub_manifests" => Err(
+            "llama.cpp's -hf asks for a quantization by tag: carry the model with --model \
+             OWNER/NAME:*TAG*.gguf"
+                .into(),
+        ),
+        ["v2", name @ .., "manifests", reference] if !name.is_empty() => image(name, reference, ns),
+        ["v2", ..] => Err(
+            "an image's blob, tag list or referrers: its manifest's miss (a pull asks for it \
+             first) carries the image"
+                .into(),
+        ),
+        ["charts", ..] => Err(
+            "a chart of the classic repository: carry it with --chart oci://REGISTRY/REPO:VERSION"
+                .into(),
+        ),
+        _ => Err(format!(
+            "no route of bundle create plans from a {} path of this shape",
+            llmgw_shared::shown(route)
+        )),
+    }
+}
+
+fn hub_api(plural: &str, o: &str, n: &str, rest: &[&str]) -> Result<Want, String> {
+    let kind = match plural {
+        "models" => RepoKind::Model,
+        "datasets" => RepoKind::Dataset,
+        other => {
+            return Err(format!(
+                "the Hub's {other} are not carried in bundles (only models and datasets)"
+            ));
+        }
+    };
+    let revision = match rest {
+        [] | ["refs"] => "main".to_string(),
+        ["revision", rev @ ..] if !rev.is_empty() => rev.join("/"),
+        ["tree" | "paths-info", rev, ..] => rev.to_string(),
+        _ => return Err("not a Hub API path a node asks for a repository with".into()),
+    };
+    let id = repo_id(o, n)?;
+    check_ref_name("revision", &revision).map_err(|e| e.to_string())?;
+    Ok(Want::HubRepo { kind, id, revision })
+}
+
+fn hub_file(kind: RepoKind, o: &str, n: &str, rev: &str, path: &[&str]) -> Result<Want, String> {
+    let id = repo_id(o, n)?;
+    check_ref_name("revision", rev).map_err(|e| e.to_string())?;
+    let path = path.join("/");
+    check_relative_path("file path", &path).map_err(|e| e.to_string())?;
+    Ok(Want::HubFile {
+        kind,
+        id,
+        revision: rev.to_string(),
+        path,
+    })
+}
+
+fn github_api(o: &str, r: &str, rest: &[&str]) -> Result<Want, String> {
+    match rest {
+        ["releases", "tags", tag @ ..] if !tag.is_empty() => {
+            let repo = repo_id(o, r)?;
+            let tag = tag.join("/");
+            check_ref_name("release tag", &tag).map_err(|e| e.to_string())?;
+            Ok(Want::Release { repo, tag })
+        }
+        _ => Err(
+            "a release listing, `latest` or an asset by number names no version: ask for the \
+             release with --engine NAME=VERSION"
+                .into(),
+        ),
+    }
+}
+
+fn release_asset(o: &str, r: &str, tag: &str, asset: &str) -> Result<Want, String> {
+    let repo = repo_id(o, r)?;
+    check_ref_name("release tag", tag).map_err(|e| e.to_string())?;
+    check_file_name("asset name", asset).map_err(|e| e.to_string())?;
+    Ok(Want::ReleaseAsset {
+        repo,
+        tag: tag.to_string(),
+        asset: asset.to_string(),
+    })
+}
+
+fn python_project(env: &str, project: &str) -> Result<Want, String> {
+    let name_ok = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 128
+            && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    if !name_ok(env) {
+        return Err("not an environment name".into());
+    }
+    if !name_ok(project) {
+        return Err("not a Python project name".into());
+    }
+    Ok(Want::PythonProject {
+        env: env.to_string(),
+        project: llmgw_shared::pep503_normalize(project),
+    })
+}
+
+fn image(name: &[&str], reference: &str, ns: Option<&str>) -> Result<Want, String> {
+    let Some(registry) = ns else {
+        return Err(
+            "an image asked for with no registry (containerd's ?ns=): carry it with --image \
+             REGISTRY/NAME:TAG"
+                .into(),
+        );
+    };
+    let sep = if reference.starts_with("sha256:") {
+        '@'
+    } else {
+        ':'
+    };
+    let reference = format!("{registry}/{}{sep}{reference}", name.join("/"));
+    let ok = reference.len() <= 512
+        && reference
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '/' | '@'));
+    if !ok {
+        return Err("not an image reference".into());
+    }
+    Ok(Want::Image { reference })
+}
+
+fn repo_id(o: &str, n: &str) -> Result<String, String> {
+    let id = format!("{o}/{n}");
+    check_repo_id("repository id", &id).map_err(|e| e.to_string())?;
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hub_paths_become_files_and_repositories() {
+        assert_eq!(
+            want_of("hub_resolve", "/acme/tiny/resolve/main/sub/w%20x.bin"),
+            Ok(Want::HubFile {
+                kind: RepoKind::Model,
+                id: "acme/tiny".into(),
+                revision: "main".into(),
+                path: "sub/w x.bin".into(),
+            })
+        );
+        assert_eq!(
+            want_of(
+                "hub_resolve",
+                "/datasets/acme/data/resolve/refs%2Fpr%2F1/a.csv"
+            ),
+            Ok(Want::HubFile {
+                kind: RepoKind::Dataset,
+                id: "acme/data".into(),
+                revision: "refs/pr/1".into(),
+                path: "a.csv".into(),
+            })
+        );
+        let repo = |rev: &str| Want::HubRepo {
+            kind: RepoKind::Model,
+            id: "acme/big".into(),
+            revision: rev.into(),
+        };
+        assert_eq!(
+            want_of("hub_info", "/api/models/acme/big"),
+            Ok(repo("main"))
+        );
+        assert_eq!(
+            want_of("hub_revision", "/api/models/acme/big/revision/v1.0"),
+            Ok(repo("v1.0"))
+        );
+        assert_eq!(
+            want_of("hub_tree", "/api/models/acme/big/tree/dev/sub"),
+            Ok(repo("dev"))
+        );
+    }
+
+    #[test]
+    fn releases_and_environments() {
+        assert_eq!(
+            want_of(
+                "github_download",
+                "/ggml-org/llama.cpp/releases/download/b6123/llama-b6123-bin-ubuntu-x64.zip"
+            ),
+            Ok(Want::ReleaseAsset {
+                repo: "ggml-org/llama.cpp".into(),
+                tag: "b6123".into(),
+                asset: "llama-b6123-bin-ubuntu-x64.zip".into(),
+            })
+        );
+        assert_eq!(
+            want_of(
+                "github_release",
+                "/api/v3/repos/astral-sh/uv/releases/tags/0.12.20"
+            ),
+            Ok(Want::Release {
+                repo: "astral-sh/uv".into(),
+                tag: "0.12.20".into(),
+            })
+        );
+        assert_eq!(
+            want_of("pypi", "/pypi/tools-amd64/simple/Rich_Text/"),
+            Ok(Want::PythonProject {
+                env: "tools-amd64".into(),
+                project: "rich-text".into(),
+            })
+        );
+    }
+
+    #[test]
+    fn an_image_needs_the_registry_containerd_named() {
+        assert_eq!(
+            want_of("oci_manifest", "/v2/acme/app/manifests/1.0?ns=ghcr.io"),
+            Ok(Want::Image {
+                reference: "ghcr.io/acme/app:1.0".into()
+            })
+        );
+        assert_eq!(
+            want_of("oci", "/v2/library/alpine/manifests/sha256:ab?ns=docker.io"),
+            Ok(Want::Image {
+                reference: "docker.io/library/alpine@sha256:ab".into()
+            })
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_planned_says_why() {
+        for (route, path, says) in [
+            (
+                "hub_resolve",
+                "/acme/tiny/resolve/main/..%2F..%2Fetc",
+                "file path",
+            ),
+            ("hub_resolve", "/spaces/acme/app/resolve/main/x", "Space"),
+            (
+                "github_latest",
+                "/o/r/releases/latest/download/x",
+                "names no version",
+            ),
+            ("oci_manifest", "/v2/acme/app/manifests/1.0", "--image"),
+            (
+                "oci_blob",
+                "/v2/acme/app/blobs/sha256:00?ns=ghcr.io",
+                "manifest's miss",
+            ),
+            ("hub_manifests", "/v2/acme/tiny/manifests/Q4_K_M", "--model"),
+            ("pypi", "/pypi/tools-amd64/simple/", "no environment"),
+            (
+                "uv_python_downloads",
+                "/uv/python-downloads.json",
+                "--engine uv",
+            ),
+            ("not_found", "/whatever", "of this shape"),
+        ] {
+            let e = want_of(route, path).unwrap_err();
+            assert!(e.contains(says), "{path}: {e}");
+        }
+    }
+}
