@@ -25,12 +25,17 @@ pub enum Made {
     Tar(TarLayer),
 }
 
-/// A tar of one file: `head` (a PAX header when needed, then the file's
-/// header), the held blob itself, then `tail` zero bytes (the padding to
-/// 512 and the two end blocks).
+/// A tar of one file: its headers (a PAX header when needed, then the
+/// file's header, made again from `path` and the size when served: 512
+/// bytes or more a file were too many to keep for a store of a million
+/// files), the held blob itself, then `tail` zero bytes (the padding to 512
+/// and the two end blocks).
 #[derive(Debug, Clone)]
 pub struct TarLayer {
-    pub head: Bytes,
+    /// The file's path in the tar.
+    pub path: Box<str>,
+    /// How long its headers are.
+    pub head_len: u64,
     pub file: Blob,
     pub tail: u64,
     /// The sha256 of the whole tar (learned by hashing it once).
@@ -40,7 +45,7 @@ pub struct TarLayer {
 impl TarLayer {
     /// The tar's length in bytes.
     pub fn size(&self) -> u64 {
-        self.head.len() as u64 + self.file.size + self.tail
+        self.head_len + self.file.size + self.tail
     }
 }
 

@@ -18,6 +18,7 @@ use crate::serve::concat::{Part, PartsReply, serve_parts};
 use crate::serve::files::{BlobReply, serve_blob};
 use crate::serve::index::Blob;
 use crate::serve::index::made::Made;
+use crate::serve::index::models::tar;
 use crate::serve::index::oci::Referrer;
 use crate::serve::paths::query_get;
 use crate::serve::request::Req;
@@ -117,7 +118,7 @@ async fn made_bytes(req: &Req<'_>, made: &Made, sha: &llmgw_shared::Sha256) -> R
     let parts = match made {
         Made::Json { bytes, .. } => vec![Part::Memory(bytes.clone())],
         Made::Tar(t) => vec![
-            Part::Memory(t.head.clone()),
+            Part::Memory(tar::head(&t.path, t.file.size).into()),
             Part::Blob(t.file.clone()),
             Part::Memory(bytes::Bytes::from(vec![0u8; t.tail as usize])),
         ],

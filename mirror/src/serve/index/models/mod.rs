@@ -209,7 +209,8 @@ fn add_image(
         let path = format!("models/{}", f.path);
         match digests.get(&f.blob.sha256, &path) {
             Some(d) => tars.push(TarLayer {
-                head: tar::head(&path, f.blob.size).into(),
+                head_len: tar::head(&path, f.blob.size).len() as u64,
+                path: path.as_str().into(),
                 file: f.blob.clone(),
                 tail: tar::tail(f.blob.size),
                 digest: d.clone(),
