@@ -86,7 +86,7 @@ pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, Create
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
     let (http, auth) = crate::request::client(spec, opts)?;
     let planned =
-        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request, false).await?;
+        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request).await?;
     Ok(report(&planned.plan, &planned.envs, &delivery, &cache))
 }
 

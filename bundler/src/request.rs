@@ -60,16 +60,15 @@ pub struct Planned {
 
 /// Asks every upstream what the request means: llmgw's release (its
 /// signature checked first), each engine's builds, the Python environments
-/// (resolved and checked at their publishers; `need_interpreters` false
-/// for a dry run, which lists an interpreter it cannot check), and each Hub
-/// repository. Downloads only the small files planning needs.
+/// (resolved and checked at their publishers), and each Hub repository.
+/// A dry run plans through here exactly as a real run does, so it fails
+/// where the run would. Downloads only the small files planning needs.
 pub async fn plan_request(
     spec: &CreateSpec,
     opts: &Options,
     (http, auth): (&Http, &RegistryAuth),
     cache: &Cache,
     request: &Request,
-    need_interpreters: bool,
 ) -> Result<Planned, CreateError> {
     let progress = &opts.progress;
     let mut plan = Plan::default();
@@ -104,7 +103,6 @@ pub async fn plan_request(
         progress,
         &python,
         &mut plan,
-        need_interpreters,
     )
     .await?;
     for r in &spec.repos {

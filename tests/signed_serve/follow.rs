@@ -62,6 +62,9 @@ fn content(rev: u8) -> Kit {
         os_packages: vec![],
         free_gb: None,
         note: None,
+        node_interpreter: None,
+        overrides: Vec::new(),
+        constraints: Vec::new(),
         files: vec![PythonFile {
             project: "demo".into(),
             version: format!("{rev}.0"),

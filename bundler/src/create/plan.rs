@@ -57,7 +57,7 @@ pub(super) async fn plan(
         )?;
     }
     let planned =
-        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request, true).await?;
+        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request).await?;
     let mut plan = planned.plan;
     delivery.trim(&mut plan);
     room::check_room(spec, format, &cache, &out, &plan)?;
@@ -67,11 +67,11 @@ pub(super) async fn plan(
         .iter()
         .map(|d| d.size - cache.bytes_present(&d.expect, d.size))
         .sum();
+    let files = plan.downloads.len() + plan.stored.len();
     progress.line(&format!(
-        "{} files, {total} bytes; at most {missing} bytes to download",
-        plan.downloads.len() + plan.stored.len()
+        "{files} files, {total} bytes; at most {missing} bytes to download"
     ));
-    progress.set_total(total);
+    progress.set_total(files, total);
     for s in &plan.stored {
         progress.add_done(s.2);
     }

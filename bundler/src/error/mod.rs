@@ -199,6 +199,20 @@ pub enum CreateError {
         have: String,
     },
 
+    /// One part of the request (the interpreter, a variant's upstream)
+    /// failed, and the run cannot go on without it: names the part and
+    /// what to pass; the cause says why.
+    #[error("{part} ({advice})")]
+    Part {
+        /// `the Python interpreter`, `vllm-0.33.0-cu129-amd64: its upstream`.
+        part: String,
+        /// The flags that get past it.
+        advice: String,
+        /// Why the part failed.
+        #[source]
+        error: Box<CreateError>,
+    },
+
     /// The release itself does not exist.
     #[error("{what}: {detail}")]
     MissingRelease {

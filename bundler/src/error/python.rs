@@ -27,12 +27,15 @@ pub enum PythonError {
         error: std::io::Error,
     },
 
-    /// uv's resolution failed for a reason other than a missing wheel.
-    #[error("{env}: uv pip compile failed ({status}): {stderr}")]
+    /// uv's resolution failed for a reason other than a missing wheel;
+    /// `hint` (empty, or `; at manylinux_2_34 …`) names a later manylinux
+    /// tag that resolves when uv refused for the platform.
+    #[error("{env}: uv pip compile failed ({status}): {stderr}{hint}")]
     UvFailed {
         env: String,
         status: String,
         stderr: String,
+        hint: String,
     },
 
     /// A dependency has no wheel for the node's platform (only an sdist,

@@ -117,7 +117,7 @@ pub async fn fetch_one(
         .map_err(|e| CreateError::io(cache.root(), io::Error::other(e)))?
         .map_err(|e| CreateError::io(cache.root(), e))?;
     if let Some((sha256, path)) = reused {
-        progress.line(&format!("{}: in the cache ({} bytes)", d.label, d.size));
+        progress.file_line(&format!("{}: in the cache ({} bytes)", d.label, d.size));
         progress.add_done(d.size);
         return Ok(Fetched {
             sha256,

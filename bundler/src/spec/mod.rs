@@ -37,6 +37,10 @@
 //!           "llmgw/llmgw:0.1.0=oci-layout:llmgw-image"]   # a local OCI layout
 //! charts = ["oci://ghcr.io/acme/charts/app:1.2.0", "charts/site-0.3.0.tgz"]
 //! insecure_registries = ["registry.site.example:5000"]
+//! python_interpreter = "carried"   # or "none": the nodes bring their own CPython
+//! overrides = ["vllm=flashinfer-python==0.7.4"]
+//! constraints = ["tools=numpy<2.3"]
+//! python = "3.12"                  # the CPython of python_envs
 //! ```
 
 mod parse;
@@ -78,6 +82,9 @@ pub struct LlmgwSpec {
 pub struct EngineSpec {
     pub name: String,
     pub version: String,
+    /// `vllm=0.33.0:cu13`: only this variant's environment (Python engines
+    /// only); `None` is every environment the table lists for the version.
+    pub variant: Option<String>,
 }
 
 /// A Hugging Face repository, a revision and the globs choosing its files.
@@ -137,8 +144,18 @@ pub struct CreateSpec {
     pub indexes: Vec<(String, String)>,
     /// `--uv PATH`.
     pub uv: Option<PathBuf>,
-    /// The manylinux tag environments are resolved for: `2_28`.
-    pub manylinux: String,
+    /// `--manylinux`: the manylinux tag every environment is resolved for
+    /// (`2_31`); `None` takes each environment's default (the recipe
+    /// table's figure for an engine version, else 2_28).
+    pub manylinux: Option<String>,
+    /// `--python-interpreter`: whether the nodes' CPython is carried.
+    pub python_interpreter: crate::sources::python::choices::InterpreterChoice,
+    /// `--override ENV=REQ`.
+    pub overrides: Vec<crate::sources::python::choices::EnvEdit>,
+    /// `--constraint ENV=REQ`.
+    pub constraints: Vec<crate::sources::python::choices::EnvEdit>,
+    /// `--python`: the CPython of the site environments; `None` is 3.12.
+    pub site_python: Option<String>,
     /// GitHub's raw file server (`--github-raw`), for uv's interpreter list.
     pub github_raw: String,
     /// Plan and report only: nothing large is downloaded, no bundle written.
@@ -159,10 +176,6 @@ pub struct CreateSpec {
     /// `--want`: a mirror's misses, read and sorted.
     pub wants: Option<crate::want::Wants>,
 }
-
-/// The manylinux tag environments are resolved for unless told otherwise:
-/// glibc 2.28 (RHEL 8, Debian 10, Ubuntu 18.10) and newer.
-pub const DEFAULT_MANYLINUX: &str = "2_28";
 
 fn usage(msg: impl Into<String>) -> CreateError {
     CreateError::Usage(msg.into())
@@ -310,15 +323,28 @@ impl CreateSpec {
             s.github_raw
                 .unwrap_or_else(|| DEFAULT_GITHUB_RAW.to_string()),
         )?;
-        let manylinux = s.manylinux.unwrap_or_else(|| DEFAULT_MANYLINUX.to_string());
-        let tag_ok = manylinux.split_once('_').is_some_and(|(a, b)| {
-            a == "2" && !b.is_empty() && b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit())
-        });
-        if !tag_ok {
-            return Err(usage(format!(
-                "--manylinux {manylinux:?}: expected a manylinux glibc tag such as 2_28 or 2_34"
-            )));
+        let manylinux = s.manylinux;
+        if let Some(m) = &manylinux {
+            let tag_ok = m.split_once('_').is_some_and(|(a, b)| {
+                a == "2" && !b.is_empty() && b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit())
+            });
+            if !tag_ok {
+                return Err(usage(format!(
+                    "--manylinux {m:?}: expected a manylinux glibc tag such as 2_28 or 2_34"
+                )));
+            }
         }
+        let python = python_choices(&s.python_interpreter, &s.overrides, &s.constraints)?;
+        let site_python = match &s.python {
+            None => None,
+            Some(_) if python_envs.is_empty() => {
+                return Err(usage(
+                    "--python sets the CPython of the --python-env environments, and there is \
+                     none; a recipe engine's environment runs the Python its table names",
+                ));
+            }
+            Some(p) => Some(crate::sources::python::choices::check_python(p)?),
+        };
 
         let (images, charts, insecure_registries) =
             oci_settings(&s.images, &s.charts, &s.insecure_registries)?;
@@ -398,6 +424,10 @@ impl CreateSpec {
             indexes,
             uv: s.uv,
             manylinux,
+            python_interpreter: python.0,
+            overrides: python.1,
+            constraints: python.2,
+            site_python,
             github_raw,
             dry_run: s.dry_run,
             volumes,
@@ -409,6 +439,36 @@ impl CreateSpec {
             wants,
         })
     }
+}
+
+type PythonChoices = (
+    crate::sources::python::choices::InterpreterChoice,
+    Vec<crate::sources::python::choices::EnvEdit>,
+    Vec<crate::sources::python::choices::EnvEdit>,
+);
+
+/// `--python-interpreter`, `--override` and `--constraint` read and
+/// checked (which environments they name is checked with the request).
+fn python_choices(
+    interpreter: &Option<String>,
+    overrides: &[String],
+    constraints: &[String],
+) -> Result<PythonChoices, CreateError> {
+    use crate::sources::python::choices::{EnvEdit, InterpreterChoice};
+    let interpreter = match interpreter {
+        Some(t) => InterpreterChoice::parse(t)?,
+        None => InterpreterChoice::Carried,
+    };
+    let edits = |flag: &str, list: &[String]| {
+        list.iter()
+            .map(|t| EnvEdit::parse(flag, t))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    Ok((
+        interpreter,
+        edits("--override", overrides)?,
+        edits("--constraint", constraints)?,
+    ))
 }
 
 type OciSettings = (

@@ -41,20 +41,31 @@ pub(super) fn url_flag(flag: &str, value: String) -> Result<String, CreateError>
     }
 }
 
-/// `NAME=VERSION`, e.g. `llamacpp=b6123`. The recipe table checks the name
-/// and the version later, with its own words.
+/// `NAME=VERSION[:VARIANT]`, e.g. `llamacpp=b6123` or `vllm=0.33.0:cu13`
+/// (only the CUDA 13 environment of vLLM 0.33.0, no other variant and no
+/// fallback for older GPUs). The recipe table checks the name, the version
+/// and the variant later, with its own words.
 pub fn parse_engine(text: &str) -> Result<EngineSpec, CreateError> {
-    match text.split_once('=') {
-        Some((name, version)) if !name.trim().is_empty() && !version.trim().is_empty() => {
-            Ok(EngineSpec {
-                name: name.trim().to_string(),
-                version: version.trim().to_string(),
-            })
-        }
-        _ => Err(usage(format!(
-            "--engine {text:?}: expected NAME=VERSION, e.g. llamacpp=b6123 or uv=0.12.20"
-        ))),
+    let bad = || {
+        usage(format!(
+            "--engine {text:?}: expected NAME=VERSION[:VARIANT], e.g. llamacpp=b6123, \
+             uv=0.12.20 or vllm=0.33.0:cu13"
+        ))
+    };
+    let (name, rest) = text.split_once('=').ok_or_else(bad)?;
+    let (version, variant) = match rest.split_once(':') {
+        Some((v, variant)) => (v, Some(variant.trim())),
+        None => (rest, None),
+    };
+    let (name, version) = (name.trim(), version.trim());
+    if name.is_empty() || version.is_empty() || variant.is_some_and(str::is_empty) {
+        return Err(bad());
     }
+    Ok(EngineSpec {
+        name: name.to_string(),
+        version: version.to_string(),
+        variant: variant.map(str::to_string),
+    })
 }
 
 /// `REPO[@REVISION][:GLOB,...]`, e.g. `acme/tiny@main` or

@@ -78,6 +78,15 @@ pub struct CreateSettings {
     pub charts: Vec<String>,
     /// `--insecure-registry HOST:PORT`: registries asked over plain HTTP.
     pub insecure_registries: Vec<String>,
+    /// `--python-interpreter carried|none`: whether the nodes' CPython is
+    /// carried or brought by the nodes.
+    pub python_interpreter: Option<String>,
+    /// `--override ENV=REQ`: requirements laid over the upstream pins.
+    pub overrides: Vec<String>,
+    /// `--constraint ENV=REQ`: bounds on what the resolver may pick.
+    pub constraints: Vec<String>,
+    /// `--python 3.11`: the CPython of the `--python-env` environments.
+    pub python: Option<String>,
     /// `--spec FILE`: the file layer under this one (flag only).
     #[serde(skip)]
     pub spec: Option<PathBuf>,
@@ -131,6 +140,10 @@ impl CreateSettings {
             images: list(self.images, lower.images),
             charts: list(self.charts, lower.charts),
             insecure_registries: list(self.insecure_registries, lower.insecure_registries),
+            python_interpreter: self.python_interpreter.or(lower.python_interpreter),
+            overrides: list(self.overrides, lower.overrides),
+            constraints: list(self.constraints, lower.constraints),
+            python: self.python.or(lower.python),
             spec: self.spec.or(lower.spec),
             series: self.series,
             delta: self.delta,

@@ -205,7 +205,8 @@ allow_missing = true
         s.engines,
         vec![EngineSpec {
             name: "uv".into(),
-            version: "0.12.21".into()
+            version: "0.12.21".into(),
+            variant: None,
         }]
     );
     assert_eq!(s.jobs, 8);

@@ -154,7 +154,7 @@ impl Stream<'_> {
                 }
                 hasher = f.into_hasher();
                 self.progress
-                    .line(&format!("{label}: in the cache ({size} bytes)"));
+                    .file_line(&format!("{label}: in the cache ({size} bytes)"));
                 self.progress.add_done(size);
             }
             Source::Net => {

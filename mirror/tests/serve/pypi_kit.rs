@@ -122,6 +122,9 @@ pub fn env(name: &str, arch: &str, files: &[EnvFile], lock: &[u8]) -> PythonEnv 
         os_packages: vec!["gcc".into()],
         free_gb: Some(20),
         note: None,
+        node_interpreter: None,
+        overrides: Vec::new(),
+        constraints: Vec::new(),
         files: files.iter().map(|f| f.file.clone()).collect(),
     }
 }

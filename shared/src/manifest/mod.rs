@@ -20,6 +20,7 @@ mod oci;
 mod oci_names;
 mod oci_tree;
 mod python;
+mod python_choices;
 mod validate;
 mod validate_oci;
 
@@ -53,6 +54,7 @@ pub use oci_tree::{
 pub use python::{
     AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,
 };
+pub use python_choices::NodeInterpreter;
 pub use validate_oci::{HELM_CHART_CONTENT, HELM_CONFIG, image_name};
 
 /// The format this version of llmgw writes for a bundle without images or

@@ -62,6 +62,19 @@ pub struct PythonEnv {
     /// version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// `none` when the bundle carries no interpreter by choice and the
+    /// nodes bring their own CPython `python`; absent, the interpreter is
+    /// `interpreter` (or, with none named, a gap of the manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_interpreter: Option<super::python_choices::NodeInterpreter>,
+    /// Requirements the operator laid over every upstream pin (uv's
+    /// overrides): `flashinfer-python==0.7.4`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+    /// Bounds the operator put on what the resolver may pick (uv's
+    /// constraints).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<String>,
     /// Every distribution file of the lock for this platform.
     pub files: Vec<PythonFile>,
 }

@@ -173,6 +173,9 @@ fn python_env(arch: &str) -> PythonEnv {
         os_packages: vec!["gcc".into()],
         free_gb: Some(20),
         note: None,
+        node_interpreter: None,
+        overrides: Vec::new(),
+        constraints: Vec::new(),
         files: vec![PythonFile {
             project: "vllm".into(),
             version: "0.20.1".into(),

@@ -29,6 +29,10 @@ pub struct Environment {
     pub variant: String,
     /// Go's architecture name: "amd64", "arm64".
     pub arch: String,
+    /// The lowest manylinux tag (`2_31`, glibc 2.31) at which every
+    /// wheel of the environment exists: what a bundle resolves it for
+    /// unless `--manylinux` says else.
+    pub manylinux: String,
     /// Everything the table says of the build, unchanged.
     pub build: Build,
 }
@@ -78,16 +82,55 @@ pub fn environments(
         .into_iter()
         .map(|b| {
             let v = version_of(&b);
+            let manylinux = (r.manylinux)(&v).to_string();
             Environment {
                 name: format!("{engine}-{v}-{}-{arch}", b.variant),
                 engine: engine.to_string(),
                 version: v,
                 variant: b.variant.clone(),
                 arch: arch.to_string(),
+                manylinux,
                 build: b,
             }
         })
         .collect())
+}
+
+/// The environments of `engine` `version` for `arch` an operator chose by
+/// variant (`--engine vllm=0.33.0:cu13`): only `variant`'s build of the
+/// version asked for, none of the fallbacks for older GPUs; `None` is
+/// every environment, as [`environments`]. A variant the version has no
+/// build of is refused, naming the ones it has.
+pub fn environments_of(
+    engine: &str,
+    version: &str,
+    variant: Option<&str>,
+    arch: &str,
+) -> Result<Vec<Environment>, RecipeError> {
+    let all = environments(engine, version, arch)?;
+    let Some(variant) = variant.filter(|v| !v.is_empty()) else {
+        return Ok(all);
+    };
+    let (chosen, others): (Vec<Environment>, Vec<Environment>) = all
+        .into_iter()
+        .partition(|e| e.version == version && e.variant == variant);
+    if chosen.is_empty() {
+        return Err(RecipeError::UnknownVariant {
+            what: format!("{engine} {version} for {arch}"),
+            variant: variant.to_string(),
+            available: others
+                .iter()
+                .filter(|e| e.version == version)
+                .map(|e| e.variant.clone())
+                .collect(),
+        });
+    }
+    Ok(chosen)
+}
+
+/// For engines that are no Python environment: no manylinux figure.
+pub(super) fn no_manylinux(_version: &str) -> &'static str {
+    ""
 }
 
 /// For engines that fall back for no older GPU.

@@ -153,3 +153,45 @@ fn json_nests_the_build() {
     let back: Environment = serde_json::from_value(v).unwrap();
     assert_eq!(back, envs[2]);
 }
+
+#[test]
+fn each_environment_carries_the_lowest_manylinux_its_wheels_need() {
+    let tag = |engine: &str, v: &str| {
+        environments(engine, v, "amd64")
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.name, e.manylinux))
+            .collect::<Vec<_>>()
+    };
+    // The fallback for older GPUs is another version, with its own figure.
+    assert_eq!(
+        tag("vllm", "0.20.1"),
+        [
+            ("vllm-0.20.1-cu13-amd64".to_string(), "2_35".to_string()),
+            ("vllm-0.20.1-cu129-amd64".to_string(), "2_35".to_string()),
+            ("vllm-0.19.1-cu12-amd64".to_string(), "2_31".to_string()),
+        ]
+    );
+    assert_eq!(tag("vllm", "0.33.0")[0].1, "2_31");
+    assert_eq!(tag("sglang", "0.5.10")[0].1, "2_28");
+    assert_eq!(tag("sglang", "0.5.23")[0].1, "2_34");
+}
+
+#[test]
+fn a_variant_picks_one_environment_of_the_version() {
+    let picked = environments_of("vllm", "0.33.0", Some("cu13"), "amd64").unwrap();
+    let names: Vec<&str> = picked.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["vllm-0.33.0-cu13-amd64"]);
+    assert_eq!(
+        environments_of("vllm", "0.33.0", None, "amd64")
+            .unwrap()
+            .len(),
+        3
+    );
+    // The fallback's variant is not one of the version asked for.
+    let e = environments_of("vllm", "0.33.0", Some("cu12"), "amd64").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "vllm 0.33.0 for amd64 has no build \"cu12\" here; it has cu13, cu129"
+    );
+}

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use environments::{Environment, environments};
+pub use environments::{Environment, environments, environments_of};
 pub use error::{Misfit, RecipeError};
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;
@@ -188,6 +188,12 @@ pub struct Recipe {
     /// The compute capabilities of the older GPU generations a Python
     /// engine falls back to an older version for, on an architecture.
     older_gpus: fn(&str) -> Vec<f64>,
+    /// For a Python engine: the lowest manylinux tag (`2_31`) at which
+    /// every wheel of a version's environment exists, which an offline
+    /// bundle resolves for unless told otherwise. Not part of the Go
+    /// table (the nodes install for their own glibc); each engine's file
+    /// says where its figures come from.
+    manylinux: fn(&str) -> &'static str,
 }
 
 impl std::fmt::Debug for Recipe {
@@ -257,6 +263,7 @@ pub static RECIPES: [Recipe; 4] = [
         pypi: None,
         candidates: llamacpp::candidates,
         older_gpus: environments::no_older_gpus,
+        manylinux: environments::no_manylinux,
     },
     Recipe {
         name: "sglang",
@@ -264,6 +271,7 @@ pub static RECIPES: [Recipe; 4] = [
         pypi: Some("sglang"),
         candidates: sglang::candidates,
         older_gpus: environments::no_older_gpus,
+        manylinux: sglang::manylinux,
     },
     Recipe {
         name: "uv",
@@ -271,6 +279,7 @@ pub static RECIPES: [Recipe; 4] = [
         pypi: None,
         candidates: uv::candidates,
         older_gpus: environments::no_older_gpus,
+        manylinux: environments::no_manylinux,
     },
     Recipe {
         name: "vllm",
@@ -278,6 +287,7 @@ pub static RECIPES: [Recipe; 4] = [
         pypi: Some("vllm"),
         candidates: vllm::candidates,
         older_gpus: vllm::older_gpus,
+        manylinux: vllm::manylinux,
     },
 ];
 
@@ -434,6 +444,21 @@ fn packages(by_family: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
 /// that load fails long after the installation looked finished.
 fn compiler_packages() -> BTreeMap<String, Vec<String>> {
     packages(&[("deb", &["gcc"]), ("rpm", &["gcc"])])
+}
+
+/// The OS packages a Python environment that installs a recipe engine
+/// needs, whoever chose it: `--python-env tools=vllm==0.33.0` runs vLLM
+/// just as the recipe's environment does, so its nodes need what the
+/// recipe's need. `project` is a requirement's distribution name (any
+/// spelling PEP 503 normalizes alike); `None` when it is no recipe
+/// engine's.
+pub fn engine_os_packages(project: &str) -> Option<BTreeMap<String, Vec<String>>> {
+    let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
+    RECIPES
+        .iter()
+        .filter_map(|r| r.pypi)
+        .any(|p| norm(p) == norm(project))
+        .then(compiler_packages)
 }
 
 fn strings(items: &[&str]) -> Vec<String> {

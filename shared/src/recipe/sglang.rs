@@ -7,6 +7,20 @@ use super::{
     Build, Host, PYTHON_FOR_ENGINES, RecipeError, compiler_packages, strings, version_before,
 };
 
+/// The lowest manylinux tag at which every wheel of an SGLang version's
+/// environment exists, by the first version it holds for. Read from PyPI
+/// on 2026-12-05 (issue #29): up to 0.5.10 SGLang is a pure wheel
+/// (`sglang-0.5.10-py3-none-any.whl`) and `sglang==0.5.10` resolves at
+/// 2_28; from 0.5.11 it publishes `cp312-cp312-manylinux_2_34` wheels only
+/// (0.5.11, 0.5.12 … 0.5.23), and 0.5.23 resolves first at 2_34.
+const SGLANG_MANYLINUX: [(&str, &str); 2] = [("0", "2_28"), ("0.5.11", "2_34")];
+
+/// The manylinux tag a bundle resolves an SGLang version's environment
+/// for by default (see [`SGLANG_MANYLINUX`]).
+pub(super) fn manylinux(version: &str) -> &'static str {
+    super::vllm::since(&SGLANG_MANYLINUX, version)
+}
+
 /// The first SGLang built for CUDA 13.
 const SGLANG_CUDA13_SINCE: &str = "0.5";
 

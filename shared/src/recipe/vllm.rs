@@ -26,6 +26,32 @@ const PYTORCH_PACKAGES: [&str; 3] = ["torch", "torchvision", "torchaudio"];
 /// beside a CUDA 13 one.
 const VLLM_CUDA13_SINCE: &str = "0.20";
 
+/// The lowest manylinux tag at which every wheel of a vLLM version's
+/// environment exists, by the first version it holds for (oldest first).
+/// Read from PyPI on 2026-12-05 (issue #29): the tags of vLLM's own x86_64
+/// wheels (`pip install --dry-run --report` of `vllm==V` for each
+/// manylinux tag) and uv's resolution of `vllm==V` at successive tags:
+/// 0.19.1 publishes `vllm-0.19.1-cp38-abi3-manylinux_2_31_x86_64.whl`;
+/// 0.20.0 and 0.20.2 only `manylinux_2_35` (0.20.0 resolves first at
+/// 2_35); from 0.22.0 (0.21.0 has no x86_64 wheel) vLLM's own wheel is
+/// `manylinux_2_28` but `llguidance`'s need 2_31 (0.22.0, 0.25.0, 0.30.0
+/// and 0.33.0 resolve first at 2_31).
+const VLLM_MANYLINUX: [(&str, &str); 3] = [("0", "2_31"), ("0.20", "2_35"), ("0.21", "2_31")];
+
+/// The manylinux tag a bundle resolves a vLLM version's environments for
+/// by default (see [`VLLM_MANYLINUX`]).
+pub(super) fn manylinux(version: &str) -> &'static str {
+    since(&VLLM_MANYLINUX, version)
+}
+
+/// The figure of the last row whose version `version` is not before.
+pub(super) fn since(rows: &[(&str, &'static str)], version: &str) -> &'static str {
+    rows.iter()
+        .rev()
+        .find(|(from, _)| !version_before(version, from))
+        .map_or("", |(_, tag)| tag)
+}
+
 /// The oldest GPU a vLLM version's builds have kernels for, from its release
 /// pipeline: on x86, 7.0 (Volta) up to 0.19.1 and 7.5 from 0.20.0, CUDA 12.9
 /// build included; on arm64, built for Grace machines, 8.7 before 0.20 and

@@ -17,7 +17,7 @@ Flags may also come from a TOML file (--spec FILE) with the same names, lists pl
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
   github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
   indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity, images, charts,
-  insecure_registries.
+  insecure_registries, python_interpreter, overrides, constraints, python.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -61,8 +61,10 @@ pub struct CreateArgs {
     /// minisign public key that must have signed llmgw's SHA256SUMS (repeatable).
     #[arg(long, value_name = "KEY.pub")]
     pub trust: Vec<PathBuf>,
-    /// An engine of the recipe table at a version, e.g. llamacpp=b6123, uv=0.12.20 (repeatable).
-    #[arg(long = "engine", value_name = "NAME=VERSION")]
+    /// An engine of the recipe table at a version, e.g. llamacpp=b6123, uv=0.12.20; a Python
+    /// engine may name one variant, vllm=0.33.0:cu13 (only that environment; `llmgw recipe
+    /// environments` lists them) (repeatable).
+    #[arg(long = "engine", value_name = "NAME=VERSION[:VARIANT]")]
     pub engines: Vec<String>,
     /// A Hugging Face model, e.g. acme/tiny@main or org/m:*.Q4_K_M.gguf,config.json (repeatable).
     #[arg(long = "model", value_name = "REPO[@REVISION][:GLOB,...]")]
@@ -137,7 +139,8 @@ pub struct CreateArgs {
     /// GitHub's raw file server, for uv's interpreter list [default: https://raw.githubusercontent.com].
     #[arg(long, value_name = "URL")]
     pub github_raw: Option<String>,
-    /// The manylinux glibc tag nodes' wheels must fit [default: 2_28].
+    /// The manylinux glibc tag nodes' wheels must fit [default: the recipe table's figure for
+    /// each engine version (`llmgw recipe environments`), 2_28 for --python-env].
     #[arg(long, value_name = "2_NN")]
     pub manylinux: Option<String>,
     /// Plan everything (llmgw's release, engine builds, Python environments, Hub files,
@@ -180,10 +183,31 @@ pub struct CreateArgs {
     /// carries); each want not met is a gap saying why.
     #[arg(long, value_name = "want.json")]
     pub want: Option<PathBuf>,
+    /// Where the nodes' CPython comes from: carried (the python-build-standalone build the
+    /// carried uv installs) or none (the nodes bring their own CPython of each environment's
+    /// version; recorded in the manifest) [default: carried].
+    #[arg(long, value_name = "carried|none")]
+    pub python_interpreter: Option<String>,
+    /// A requirement laid over every upstream pin of the environments ENV names (uv's
+    /// overrides), e.g. vllm=flashinfer-python==0.7.4; ENV is an environment's name, with or
+    /// without its -ARCH, or its engine; recorded in the manifest (repeatable).
+    #[arg(long = "override", value_name = "ENV=REQ")]
+    pub overrides: Vec<String>,
+    /// A bound on what the resolver may pick for the environments ENV names (uv's
+    /// constraints), e.g. tools=numpy<2.3; recorded in the manifest (repeatable).
+    #[arg(long = "constraint", value_name = "ENV=REQ")]
+    pub constraints: Vec<String>,
+    /// The CPython version of the --python-env environments, e.g. 3.11 [default: 3.12].
+    #[arg(long, value_name = "VERSION")]
+    pub python: Option<String>,
+    /// A line per file fetched, besides the progress line.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     let json = args.output.json;
+    let verbose = args.verbose;
     let spec = CreateSpec::resolve(settings(args), &SpecEnv::from_process())?;
     let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(v) if !v.trim().is_empty() => Some(v.trim().parse::<u64>().map_err(|_| {
@@ -199,7 +223,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         Mode::Lines
     };
     let opts = Options {
-        progress: Progress::new(mode),
+        progress: Progress::with_files(mode, verbose),
         hf_token: std::env::var("HF_TOKEN").ok().and_then(Token::new),
         retry: RetryPolicy::default(),
         source_date_epoch,
@@ -335,6 +359,10 @@ fn settings(args: CreateArgs) -> CreateSettings {
         charts: args.charts,
         insecure_registries: args.insecure_registries,
         want: args.want,
+        python_interpreter: args.python_interpreter,
+        overrides: args.overrides,
+        constraints: args.constraints,
+        python: args.python,
     }
 }
 

@@ -58,6 +58,13 @@ pub fn resolve(engine: &EngineSpec, arches: &[String]) -> Result<EngineBuilds, C
         error: Box::new(source),
     };
     let r = recipe::recipe(&engine.name).map_err(err)?;
+    if let Some(v) = &engine.variant {
+        return Err(CreateError::Usage(format!(
+            "--engine {}={}:{v}: a variant picks one Python environment (vllm, sglang); \
+             {} is carried as every build of its release, so give it without :{v}",
+            engine.name, engine.version, engine.name
+        )));
+    }
     let mut builds = Vec::new();
     for arch in arches {
         for b in recipe::builds(&engine.name, &engine.version, arch).map_err(err)? {
@@ -180,6 +187,7 @@ mod tests {
         EngineSpec {
             name: name.into(),
             version: version.into(),
+            variant: None,
         }
     }
 

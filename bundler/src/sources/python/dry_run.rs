@@ -18,7 +18,7 @@ pub struct EnvSummary {
     pub resolver: String,
     pub files: usize,
     pub bytes: u64,
-    /// The interpreter asset, or why it could not be checked.
+    /// The interpreter asset, or why none is carried.
     pub interpreter: String,
     pub largest: Vec<FileSummary>,
 }
@@ -60,10 +60,11 @@ fn summarise(envs: &[PlannedEnv]) -> Vec<EnvSummary> {
                 resolver: format!("uv {}", e.resolver_version),
                 files: e.files.len(),
                 bytes: e.files.iter().map(|f| f.size).sum(),
-                interpreter: e
-                    .interpreter
-                    .as_ref()
-                    .map_or_else(|| "not checked".to_string(), |i| i.asset.clone()),
+                interpreter: match (&e.interpreter, e.node_interpreter) {
+                    (Some(i), _) => i.asset.clone(),
+                    (None, Some(n)) => n.describe(&e.request.python),
+                    (None, None) => "missing (a gap: --allow-missing)".to_string(),
+                },
                 largest: files,
             }
         })

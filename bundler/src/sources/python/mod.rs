@@ -14,6 +14,7 @@
 //! Python).
 
 pub mod check;
+pub mod choices;
 pub mod dry_run;
 pub mod interpreter;
 pub mod lock;
@@ -56,8 +57,8 @@ pub struct Ctx<'a> {
     /// The uv version the bundle carries (`--engine uv=V`), whose Python
     /// the nodes will install; `None` takes the resolver's.
     pub carried_uv: Option<&'a str>,
-    /// `2_28`.
-    pub manylinux: &'a str,
+    /// Whether the interpreter is carried (`--python-interpreter`).
+    pub interpreter: choices::InterpreterChoice,
     pub allow_missing: bool,
     pub jobs: usize,
     pub progress: &'a Progress,
@@ -81,8 +82,10 @@ pub struct PlannedEnv {
     /// The lock blob: sha256 and size.
     pub lock: (llmgw_shared::Sha256, u64),
     /// The interpreter in the carried python-build-standalone release;
-    /// `None` only in a dry run that could not check it.
+    /// `None` when none is carried (by choice, or a gap).
     pub interpreter: Option<interpreter::Interpreter>,
+    /// Set when the nodes bring their own CPython by choice.
+    pub node_interpreter: Option<llmgw_shared::manifest::NodeInterpreter>,
     pub files: Vec<PlannedFile>,
 }
 
@@ -90,18 +93,25 @@ pub struct PlannedEnv {
 /// the `--python-env`s, per `--arch`; refused here, before any network,
 /// when the table or the flags are wrong.
 pub fn requests_of(spec: &CreateSpec) -> Result<Vec<EnvRequest>, CreateError> {
-    let engines: Vec<(String, String)> = spec
+    let engines: Vec<request::EngineAsk> = spec
         .engines
         .iter()
         .filter(|e| crate::sources::engines::is_python(&e.name))
-        .map(|e| (e.name.clone(), e.version.clone()))
+        .map(|e| (e.name.clone(), e.version.clone(), e.variant.clone()))
         .collect();
-    request::requests(&engines, &spec.python_envs, &spec.arches, &spec.indexes)
+    let flags = request::EnvFlags {
+        indexes: &spec.indexes,
+        manylinux: spec.manylinux.as_deref(),
+        site_python: spec.site_python.as_deref(),
+    };
+    let mut requests = request::requests(&engines, &spec.python_envs, &spec.arches, &flags)?;
+    choices::apply(&mut requests, &spec.overrides, &spec.constraints)?;
+    Ok(requests)
 }
 
 /// `bundle create`'s hook: plans every environment of `requests` into
-/// `plan`, its manifest records included; `need_interpreters` false for a
-/// dry run, which lists an interpreter it cannot check.
+/// `plan`, its manifest records included. A dry run calls it as a real
+/// run does, so it fails where the run would.
 pub async fn plan_for(
     spec: &CreateSpec,
     http: &Http,
@@ -109,7 +119,6 @@ pub async fn plan_for(
     progress: &Progress,
     requests: &[EnvRequest],
     plan: &mut Plan,
-    need_interpreters: bool,
 ) -> Result<Vec<PlannedEnv>, CreateError> {
     let ctx = Ctx {
         http,
@@ -123,12 +132,12 @@ pub async fn plan_for(
             .iter()
             .find(|e| e.name == "uv")
             .map(|e| e.version.as_str()),
-        manylinux: &spec.manylinux,
+        interpreter: spec.python_interpreter,
         allow_missing: spec.allow_missing,
         jobs: spec.jobs,
         progress,
     };
-    let envs = plan_with(&ctx, requests, plan, need_interpreters).await?;
+    let envs = plan_with(&ctx, requests, plan).await?;
     for e in &envs {
         plan.python_envs.push(record::python_env(e, &spec.pypi));
     }
@@ -137,49 +146,57 @@ pub async fn plan_for(
 
 /// Resolves and checks every environment, adds their files, metadata,
 /// locks and interpreters to `plan`, and returns what the manifest records.
-/// With `need_interpreters` false (a dry run), an interpreter or an
-/// environment that cannot be checked is reported (in `plan.gaps`) and
-/// left out rather than fatal: a dry run is a report.
+///
+/// Each upstream is a part of its own: with `--allow-missing`, an
+/// interpreter that cannot be had, or a variant whose release or index
+/// cannot be reached, becomes a gap of the plan and the rest goes on;
+/// without it, the run stops naming the part and what to pass. An
+/// environment that does not resolve stops the run either way.
 pub async fn plan_with(
     ctx: &Ctx<'_>,
     requests: &[EnvRequest],
     plan: &mut Plan,
-    need_interpreters: bool,
 ) -> Result<Vec<PlannedEnv>, CreateError> {
     if requests.is_empty() {
         return Ok(Vec::new());
     }
     let uv = uv::locate(ctx.uv_flag, None).await?;
-    let interpreters = match interpreters(ctx, &uv, requests, plan).await {
-        Ok(i) => i,
-        Err(e) if !need_interpreters => {
-            ctx.progress.line(&format!(
-                "the interpreter could not be checked: {}",
-                chain(&e)
-            ));
-            plan.gap("python-build-standalone".into(), chain(&e));
-            BTreeMap::new()
+    let interpreters = match ctx.interpreter {
+        choices::InterpreterChoice::None => BTreeMap::new(),
+        choices::InterpreterChoice::Carried => {
+            interpreters_or_gaps(ctx, &uv, requests, plan).await?
         }
-        Err(e) => return Err(e),
     };
+    let node_interpreter = (ctx.interpreter == choices::InterpreterChoice::None)
+        .then_some(llmgw_shared::manifest::NodeInterpreter::None);
     let mut pages = BTreeMap::new();
     let mut out = Vec::new();
     for req in requests {
         ctx.progress.line(&format!(
             "{}: resolving for {} with uv {}",
             req.name,
-            resolve::platform(&req.arch, ctx.manylinux),
+            resolve::platform(&req.arch, &req.manylinux),
             uv.version
         ));
         let r = match resolve::resolve(ctx, &uv, req, &mut pages).await {
             Ok(r) => r,
-            Err(e) if !need_interpreters => {
-                // The error names the environment already.
-                ctx.progress.line(&chain(&e));
-                plan.gap(req.name.clone(), chain(&e));
+            Err(resolve::Failed::Upstream(e)) if ctx.allow_missing => {
+                let why = chain(&e);
+                ctx.progress.line(&format!(
+                    "{}: not carried (--allow-missing): {why}",
+                    req.name
+                ));
+                plan.gap(req.name.clone(), why);
                 continue;
             }
-            Err(e) => return Err(e),
+            Err(resolve::Failed::Upstream(e)) => {
+                return Err(CreateError::Part {
+                    part: format!("{}: its upstream", req.name),
+                    advice: upstream_advice(req),
+                    error: Box::new(e),
+                });
+            }
+            Err(resolve::Failed::Resolve(e)) => return Err(e),
         };
         for (what, reason) in r.checked.gaps {
             plan.gap(what, reason);
@@ -202,12 +219,70 @@ pub async fn plan_with(
             platform: r.platform,
             resolver_version: uv.version.clone(),
             lock: (sha, size),
-            interpreter: interpreters.get(&req.arch).cloned(),
+            interpreter: interpreters
+                .get(&(req.arch.clone(), req.python.clone()))
+                .cloned(),
+            node_interpreter,
             files,
         });
     }
     Ok(out)
 }
+
+/// What to pass when a variant's upstream failed: `--allow-missing`, or
+/// the variants to carry instead.
+fn upstream_advice(req: &EnvRequest) -> String {
+    let mut advice = "pass --allow-missing to record it as a gap and carry the rest".to_string();
+    if let Some(engine) = &req.engine {
+        advice.push_str(&format!(
+            ", or choose the variants to carry (--engine {engine}={}:VARIANT; `llmgw recipe \
+             environments {engine} {} --arch {}` lists them)",
+            req.version, req.version, req.arch
+        ));
+    }
+    advice
+}
+
+/// The interpreters of [`interpreters`], or, when they cannot be had and
+/// `--allow-missing` is given, a gap per architecture; else the failure,
+/// naming the part and what to pass.
+async fn interpreters_or_gaps(
+    ctx: &Ctx<'_>,
+    uv: &uv::Uv,
+    requests: &[EnvRequest],
+    plan: &mut Plan,
+) -> Result<Interpreters, CreateError> {
+    let pythons: std::collections::BTreeSet<&str> =
+        requests.iter().map(|r| r.python.as_str()).collect();
+    let pythons: Vec<&str> = pythons.into_iter().collect();
+    match interpreters(ctx, uv, requests, plan).await {
+        Ok(i) => Ok(i),
+        Err(e) if ctx.allow_missing => {
+            let why = chain(&e);
+            let arches: std::collections::BTreeSet<&str> =
+                requests.iter().map(|r| r.arch.as_str()).collect();
+            for arch in arches {
+                ctx.progress.line(&format!(
+                    "the interpreter for {arch} is not carried (--allow-missing): {why}"
+                ));
+                plan.gap(format!("{} for {arch}", interpreter::PBS_REPO), why.clone());
+            }
+            Ok(BTreeMap::new())
+        }
+        Err(e) => Err(CreateError::Part {
+            part: "the Python interpreter".to_string(),
+            advice: format!(
+                "pass --allow-missing to record it as a gap and go on, or \
+                 --python-interpreter none if the nodes bring their own CPython {}",
+                pythons.join(" and ")
+            ),
+            error: Box::new(e),
+        }),
+    }
+}
+
+/// The interpreters found, by (arch, Python version).
+type Interpreters = BTreeMap<(String, String), interpreter::Interpreter>;
 
 /// Sizes the publisher did not give, asked of the server; the `.metadata`
 /// files fetched and checked; every file planned for download.
@@ -300,20 +375,21 @@ async fn fetch_metadata(
     Ok((sha, body.len() as u64))
 }
 
-/// For each arch the environments are for: the interpreter the carried uv
-/// expects, found in python-build-standalone's release, checked against
-/// uv's sha256 and GitHub's digest, and planned as a release asset.
+/// For each arch and Python version the environments are for: the
+/// interpreter the carried uv expects, found in python-build-standalone's
+/// release, checked against uv's sha256 and GitHub's digest, and planned
+/// as a release asset.
 async fn interpreters(
     ctx: &Ctx<'_>,
     uv: &uv::Uv,
     requests: &[EnvRequest],
     plan: &mut Plan,
-) -> Result<BTreeMap<String, interpreter::Interpreter>, CreateError> {
+) -> Result<Interpreters, CreateError> {
     let uv_version = ctx.carried_uv.unwrap_or(&uv.version);
     let metadata = interpreter::fetch_metadata(ctx.http, ctx.github_raw, uv_version).await?;
     let mut out = BTreeMap::new();
     for req in requests {
-        if out.contains_key(&req.arch) {
+        if out.contains_key(&(req.arch.clone(), req.python.clone())) {
             continue;
         }
         let i = interpreter::pick(&metadata, &req.python, &req.arch)?;
@@ -393,7 +469,7 @@ async fn interpreters(
                 signature: None,
             }),
         }
-        out.insert(req.arch.clone(), i);
+        out.insert((req.arch.clone(), req.python.clone()), i);
     }
     Ok(out)
 }

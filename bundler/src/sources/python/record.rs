@@ -69,6 +69,9 @@ pub fn python_env(e: &PlannedEnv, pypi: &str) -> PythonEnv {
         os_packages,
         free_gb: r.free_gb,
         note: nonempty(&r.note),
+        node_interpreter: e.node_interpreter,
+        overrides: r.overrides.clone(),
+        constraints: r.constraints.clone(),
         files: e
             .files
             .iter()

@@ -13,8 +13,13 @@ use crate::error::CreateError;
 
 /// The simple API every package comes from unless the recipe says else.
 pub const DEFAULT_PYPI: &str = "https://pypi.org/simple";
-/// The interpreter a site environment runs on: the engines'.
+/// The interpreter a site environment runs on unless `--python` says
+/// else: the engines'.
 pub const SITE_PYTHON: &str = "3.12";
+/// The manylinux tag a site environment is resolved for unless
+/// `--manylinux` says else: glibc 2.28 (RHEL 8, Debian 10, Ubuntu 18.10)
+/// and newer. A recipe environment's default is the table's figure for it.
+pub const SITE_MANYLINUX: &str = "2_28";
 
 /// One environment for one architecture.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +39,27 @@ pub struct EnvRequest {
     pub os_packages: std::collections::BTreeMap<String, Vec<String>>,
     pub free_gb: Option<u32>,
     pub note: String,
+    /// The manylinux tag it is resolved for (`2_31`): `--manylinux`, else
+    /// the recipe's figure for the engine version, else [`SITE_MANYLINUX`].
+    pub manylinux: String,
+    /// Whether `manylinux` is the default rather than `--manylinux`: then
+    /// a refusal's hint names the flag to pass.
+    pub manylinux_given: bool,
+    /// `--override`: requirements laid over every upstream pin.
+    pub overrides: Vec<String>,
+    /// `--constraint`: bounds on versions the resolver may pick.
+    pub constraints: Vec<String>,
+}
+
+/// The flags every environment of a run shares.
+#[derive(Debug, Clone, Default)]
+pub struct EnvFlags<'a> {
+    /// `--index NAME=URL`.
+    pub indexes: &'a [(String, String)],
+    /// `--manylinux`, when given.
+    pub manylinux: Option<&'a str>,
+    /// `--python`, for site environments.
+    pub site_python: Option<&'a str>,
 }
 
 /// A site environment as given: `NAME=REQ[,REQ…]`.
@@ -122,25 +148,37 @@ pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
     })
 }
 
+/// An engine as asked for: name, version, and the one variant chosen.
+pub type EngineAsk = (String, String, Option<String>);
+
 /// Every environment of the engines and site environments, per arch.
-/// `overrides` are `--index NAME=URL`; one naming no index of these
+/// `flags.indexes` are `--index NAME=URL`; one naming no index of these
 /// environments is refused.
 pub fn requests(
-    engines: &[(String, String)],
+    engines: &[EngineAsk],
     sites: &[SiteEnv],
     arches: &[String],
-    overrides: &[(String, String)],
+    flags: &EnvFlags<'_>,
 ) -> Result<Vec<EnvRequest>, CreateError> {
+    let overrides = flags.indexes;
     let mut out = Vec::new();
     let mut used = vec![false; overrides.len()];
-    for (engine, version) in engines {
+    let manylinux = |table: &str| {
+        flags
+            .manylinux
+            .or((!table.is_empty()).then_some(table))
+            .unwrap_or(SITE_MANYLINUX)
+            .to_string()
+    };
+    for (engine, version, variant) in engines {
         for arch in arches {
-            let envs =
-                recipe::environments(engine, version, arch).map_err(|e| CreateError::Recipe {
+            let envs = recipe::environments_of(engine, version, variant.as_deref(), arch).map_err(
+                |e| CreateError::Recipe {
                     engine: engine.clone(),
                     version: version.clone(),
                     error: Box::new(e),
-                })?;
+                },
+            )?;
             for e in envs {
                 let b = e.build;
                 let explicit = (!b.extra_index.is_empty()).then(|| {
@@ -171,28 +209,15 @@ pub fn requests(
                     os_packages: b.packages,
                     free_gb: (b.free_gb > 0).then_some(b.free_gb),
                     note: b.note,
+                    manylinux: manylinux(&e.manylinux),
+                    manylinux_given: flags.manylinux.is_some(),
+                    overrides: Vec::new(),
+                    constraints: Vec::new(),
                 });
             }
         }
     }
-    for s in sites {
-        for arch in arches {
-            out.push(EnvRequest {
-                name: format!("{}-{arch}", s.name),
-                engine: None,
-                version: String::new(),
-                variant: String::new(),
-                arch: arch.clone(),
-                python: SITE_PYTHON.to_string(),
-                requirements: s.requirements.clone(),
-                wheel: None,
-                explicit: None,
-                os_packages: Default::default(),
-                free_gb: None,
-                note: String::new(),
-            });
-        }
-    }
+    out.extend(site_requests(sites, arches, flags, &manylinux));
     for (i, n) in out.iter().enumerate() {
         if out[..i].iter().any(|o| o.name == n.name) {
             return Err(CreateError::Usage(format!(
@@ -219,6 +244,61 @@ pub fn requests(
         )));
     }
     Ok(out)
+}
+
+/// Each site environment (`--python-env`) per arch: `--python`'s CPython
+/// (else 3.12), and, when it installs a recipe engine, that engine's OS
+/// packages.
+fn site_requests(
+    sites: &[SiteEnv],
+    arches: &[String],
+    flags: &EnvFlags<'_>,
+    manylinux: &dyn Fn(&str) -> String,
+) -> Vec<EnvRequest> {
+    let mut out = Vec::new();
+    for s in sites {
+        // A site environment that installs vLLM or SGLang runs it as the
+        // recipe's does, and its nodes need the same OS packages.
+        let mut os_packages = std::collections::BTreeMap::new();
+        for r in &s.requirements {
+            for (family, names) in recipe::engine_os_packages(requirement_name(r))
+                .into_iter()
+                .flatten()
+            {
+                os_packages.insert(family, names);
+            }
+        }
+        for arch in arches {
+            out.push(EnvRequest {
+                name: format!("{}-{arch}", s.name),
+                engine: None,
+                version: String::new(),
+                variant: String::new(),
+                arch: arch.clone(),
+                python: flags.site_python.unwrap_or(SITE_PYTHON).to_string(),
+                requirements: s.requirements.clone(),
+                wheel: None,
+                explicit: None,
+                os_packages: os_packages.clone(),
+                free_gb: None,
+                note: String::new(),
+                manylinux: manylinux(""),
+                manylinux_given: flags.manylinux.is_some(),
+                overrides: Vec::new(),
+                constraints: Vec::new(),
+            });
+        }
+    }
+    out
+}
+
+/// The distribution name a PEP 508 requirement starts with:
+/// `vllm` of `vllm[audio]==0.33.0 ; python_version>="3.10"`.
+fn requirement_name(req: &str) -> &str {
+    let end = req
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+        .unwrap_or(req.len());
+    &req[..end]
 }
 
 #[cfg(test)]
@@ -257,14 +337,18 @@ mod tests {
 
     #[test]
     fn vllm_and_a_site_env_per_arch_with_the_index_overridden() {
-        let engines = vec![("vllm".to_string(), "0.20.1".to_string())];
+        let engines = vec![("vllm".to_string(), "0.20.1".to_string(), None)];
         let sites = vec![parse_site_env("tools=iniconfig").unwrap()];
         let arches = vec!["amd64".to_string(), "arm64".to_string()];
         let over = vec![(
             "pytorch-cu129".to_string(),
             "http://127.0.0.1:9/cu129".to_string(),
         )];
-        let rs = requests(&engines, &sites, &arches, &over).unwrap();
+        let flags = |indexes| EnvFlags {
+            indexes,
+            ..EnvFlags::default()
+        };
+        let rs = requests(&engines, &sites, &arches, &flags(&over)).unwrap();
         let names: Vec<&str> = rs.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(
             names,
@@ -282,19 +366,53 @@ mod tests {
         assert_eq!(x.url, "http://127.0.0.1:9/cu129");
         assert_eq!(x.packages, ["torch", "torchvision", "torchaudio"]);
         assert!(rs[0].explicit.is_none());
-        let e = requests(
-            &engines,
-            &[],
-            &arches,
-            &[("nope".to_string(), "http://x".to_string())],
-        )
-        .unwrap_err();
+        let nope = [("nope".to_string(), "http://x".to_string())];
+        let e = requests(&engines, &[], &arches, &flags(&nope)).unwrap_err();
         assert_eq!(
             e.to_string(),
             "--index nope: no environment of this bundle uses an index of that name; they use \
              pytorch-cu129"
         );
-        let e = requests(&[("llamacpp".into(), "b1".into())], &[], &arches, &[]).unwrap_err();
+        let e = requests(
+            &[("llamacpp".into(), "b1".into(), None)],
+            &[],
+            &arches,
+            &flags(&[]),
+        )
+        .unwrap_err();
         assert!(e.is_usage(), "{e}");
+    }
+
+    #[test]
+    fn a_variant_picks_one_environment_and_site_envs_inherit_engine_packages() {
+        let arches = vec!["amd64".to_string()];
+        let cu13 = vec![(
+            "vllm".to_string(),
+            "0.20.1".to_string(),
+            Some("cu13".to_string()),
+        )];
+        let sites = vec![parse_site_env("serve=vllm[audio]==0.20.1,click").unwrap()];
+        let flags = EnvFlags {
+            site_python: Some("3.11"),
+            ..EnvFlags::default()
+        };
+        let rs = requests(&cu13, &sites, &arches, &flags).unwrap();
+        let names: Vec<&str> = rs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["vllm-0.20.1-cu13-amd64", "serve-amd64"]);
+        assert_eq!(rs[1].python, "3.11");
+        assert_eq!(rs[1].os_packages, rs[0].os_packages);
+        assert!(!rs[1].os_packages.is_empty());
+        let plain = requests(&[], &[parse_site_env("t=click").unwrap()], &arches, &flags);
+        assert!(plain.unwrap()[0].os_packages.is_empty());
+        let v100 = vec![(
+            "vllm".to_string(),
+            "0.20.1".to_string(),
+            Some("cu12".to_string()),
+        )];
+        let e = llmgw_shared::chain(&requests(&v100, &[], &arches, &flags).unwrap_err());
+        assert!(
+            e.contains("vllm 0.20.1 for amd64 has no build \"cu12\" here; it has cu13, cu129"),
+            "{e}"
+        );
     }
 }

@@ -40,20 +40,43 @@ pub fn platform(arch: &str, manylinux: &str) -> String {
     )
 }
 
+/// Why an environment was not resolved: an upstream of its variant (the
+/// GitHub release of its wheel, its extra index) could not be had — a gap
+/// under `--allow-missing` — or the resolution or a check failed, which
+/// nothing makes a gap.
+#[derive(Debug)]
+pub enum Failed {
+    Upstream(CreateError),
+    Resolve(CreateError),
+}
+
+impl<E: Into<CreateError>> From<E> for Failed {
+    fn from(e: E) -> Self {
+        Failed::Resolve(e.into())
+    }
+}
+
 pub async fn resolve(
     ctx: &Ctx<'_>,
     uv: &Uv,
     req: &EnvRequest,
     pages: &mut BTreeMap<(String, String), Option<ProjectPage>>,
-) -> Result<Resolved, CreateError> {
+) -> Result<Resolved, Failed> {
     let scratch = tempfile::Builder::new()
         .prefix("pyenv-")
         .tempdir_in(ctx.cache.root())
         .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
     let mut dependencies = req.requirements.clone();
     let mut github_origin = None;
+    if let Some(x) = &req.explicit {
+        index_answers(ctx, req, x, pages)
+            .await
+            .map_err(Failed::Upstream)?;
+    }
     if let Some(w) = &req.wheel {
-        let (origin, dep) = fetch_wheel(ctx, req, w, scratch.path()).await?;
+        let (origin, dep) = fetch_wheel(ctx, req, w, scratch.path())
+            .await
+            .map_err(Failed::Upstream)?;
         dependencies.push(dep);
         github_origin = Some((normalize(&w.project), origin));
     }
@@ -62,29 +85,13 @@ pub async fn resolve(
         dependencies,
         explicit: req.explicit.clone(),
         default_index: ctx.pypi.to_string(),
-        platform: platform(&req.arch, ctx.manylinux),
+        platform: platform(&req.arch, &req.manylinux),
         python: req.python.clone(),
+        overrides: req.overrides.clone(),
+        constraints: req.constraints.clone(),
     };
     let uv_cache = ctx.cache.root().join("uv");
-    let lock_text = match uv::compile(uv, &compile, scratch.path(), &uv_cache).await {
-        Ok(t) => t,
-        Err(PythonError::NoWheel {
-            env,
-            project,
-            platform,
-            ..
-        }) => {
-            let hint = later_tag_hint(ctx, uv, &mut compile, scratch.path(), &uv_cache).await;
-            return Err(PythonError::NoWheel {
-                env,
-                project,
-                platform,
-                hint,
-            }
-            .into());
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let lock_text = compile_with_hint(req, uv, &mut compile, scratch.path(), &uv_cache).await?;
     let packages = lock::parse(&lock_text).map_err(|error| PythonError::Lock {
         env: req.name.clone(),
         error,
@@ -118,14 +125,70 @@ pub async fn resolve(
         .collect()
         .await;
     for (k, page) in fetched {
-        pages.insert(k, page?);
+        pages.insert(k, page.map_err(|e| Failed::Resolve(e.into()))?);
     }
-    let checked = check::check(&req.name, &packages, &origin_of, pages, ctx.allow_missing)?;
+    let checked = check::check(&req.name, &packages, &origin_of, pages, ctx.allow_missing)
+        .map_err(|e| Failed::Resolve(e.into()))?;
     Ok(Resolved {
         platform: compile.platform,
         lock_text,
         checked,
     })
+}
+
+/// uv's resolution, and on a refusal for the platform, the first later
+/// manylinux tag that resolves as the refusal's hint — for every
+/// environment, whatever words uv refused in.
+async fn compile_with_hint(
+    req: &EnvRequest,
+    uv: &Uv,
+    compile: &mut Compile,
+    scratch: &Path,
+    uv_cache: &Path,
+) -> Result<String, PythonError> {
+    match uv::compile(uv, compile, scratch, uv_cache).await {
+        Ok(t) => Ok(t),
+        Err(PythonError::NoWheel {
+            env,
+            project,
+            platform,
+            ..
+        }) => {
+            let hint = later_tag_hint(req, uv, compile, scratch, uv_cache)
+                .await
+                .unwrap_or_else(|| {
+                    format!(
+                        "no manylinux tag up to {} gives every dependency a wheel; pin a \
+                         version of it that publishes wheels",
+                        LATER_TAGS[LATER_TAGS.len() - 1]
+                    )
+                });
+            Err(PythonError::NoWheel {
+                env,
+                project,
+                platform,
+                hint,
+            })
+        }
+        Err(PythonError::UvFailed {
+            env,
+            status,
+            stderr,
+            ..
+        }) if platform_refused(&stderr) => {
+            let hint = later_tag_hint(req, uv, compile, scratch, uv_cache)
+                .await
+                .map(|h| format!("; {h}"))
+                .unwrap_or_default();
+            Err(PythonError::UvFailed {
+                env,
+                status,
+                stderr,
+                hint,
+            })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Finds the recipe's wheel in its GitHub release, downloads it verified
@@ -193,32 +256,70 @@ async fn fetch_wheel(
     Ok((origin, format!("{} @ {url}", w.project)))
 }
 
-/// After a "no wheel" refusal: the first later manylinux tag at which the
-/// whole environment resolves, as advice.
+/// After a refusal for the platform: the first later manylinux tag at
+/// which the whole environment resolves, as advice; `None` when none does.
 async fn later_tag_hint(
-    ctx: &Ctx<'_>,
+    req: &EnvRequest,
     uv: &Uv,
     compile: &mut Compile,
     scratch: &Path,
     uv_cache: &Path,
-) -> String {
-    let asked = ctx.manylinux;
+) -> Option<String> {
+    let asked = req.manylinux.as_str();
     let arch = compile.platform.split('-').next().unwrap_or("").to_string();
     for tag in LATER_TAGS.iter().filter(|t| tag_after(t, asked)) {
         compile.platform = format!("{arch}-manylinux_{tag}");
         if uv::compile(uv, compile, scratch, uv_cache).await.is_ok() {
             let glibc = tag.replace('_', ".");
-            return format!(
+            let default = if req.manylinux_given {
+                String::new()
+            } else {
+                format!(" (manylinux_{asked} is this environment's default)")
+            };
+            return Some(format!(
                 "at manylinux_{tag} every dependency has a wheel: pass --manylinux {tag} if the \
-                 nodes have glibc {glibc} or newer"
-            );
+                 nodes have glibc {glibc} or newer{default}"
+            ));
         }
     }
-    format!(
-        "no manylinux tag up to {} gives every dependency a wheel; pin a version of it that \
-         publishes wheels",
-        LATER_TAGS[LATER_TAGS.len() - 1]
-    )
+    None
+}
+
+/// Whether uv refused for want of a wheel for the platform (rather than a
+/// pin no release meets): then a later manylinux tag may be the answer.
+fn platform_refused(stderr: &str) -> bool {
+    stderr.contains("matching platform tag") || stderr.contains("on the following platform")
+}
+
+/// The explicit index answers for the first package the environment takes
+/// from it: checked before the resolver runs, so an unreachable index is
+/// the variant's upstream failing, not a resolution.
+async fn index_answers(
+    ctx: &Ctx<'_>,
+    req: &EnvRequest,
+    x: &super::uv::ExplicitIndex,
+    pages: &mut BTreeMap<(String, String), Option<ProjectPage>>,
+) -> Result<(), CreateError> {
+    let Some(first) = x.packages.first() else {
+        return Ok(());
+    };
+    let key = (x.url.clone(), normalize(first));
+    if let Some(Some(_)) = pages.get(&key) {
+        return Ok(());
+    }
+    match simple::fetch_project(ctx.http, &x.url, &key.1).await? {
+        Some(page) => {
+            pages.insert(key, Some(page));
+            Ok(())
+        }
+        None => Err(CreateError::MissingRelease {
+            what: req.name.clone(),
+            detail: format!(
+                "the index {} ({}) has no project {first}, which this variant takes from it",
+                x.url, x.name
+            ),
+        }),
+    }
 }
 
 /// Whether manylinux tag `a` (`2_34`) is newer than `b`.

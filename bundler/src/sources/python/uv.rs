@@ -101,6 +101,10 @@ pub struct Compile {
     pub platform: String,
     /// `3.12`.
     pub python: String,
+    /// `--override`: requirements laid over every pin (uv's `--overrides`).
+    pub overrides: Vec<String>,
+    /// `--constraint`: bounds on versions (uv's `--constraints`).
+    pub constraints: Vec<String>,
 }
 
 /// The pyproject uv resolves: the requirements as a project's
@@ -172,6 +176,7 @@ pub async fn compile(
         .args(["--color", "never"])
         .arg("--cache-dir")
         .arg(cache_dir)
+        .args(requirement_files(scratch, c)?)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -199,10 +204,32 @@ pub async fn compile(
             env: c.env.clone(),
             status: out.status.to_string(),
             stderr: tail(stderr.trim()),
+            hint: String::new(),
         });
     }
     let text = read_bounded(&lock_path)?;
     Ok(text)
+}
+
+/// The operator's overrides and constraints as requirements files in
+/// `scratch`, and uv's flags naming them.
+fn requirement_files(scratch: &Path, c: &Compile) -> Result<Vec<std::ffi::OsString>, PythonError> {
+    let mut args = Vec::new();
+    for (flag, file, list) in [
+        ("--overrides", "overrides.txt", &c.overrides),
+        ("--constraints", "constraints.txt", &c.constraints),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let path = scratch.join(file);
+        let mut text = list.join("\n");
+        text.push('\n');
+        std::fs::write(&path, text).map_err(|e| PythonError::io(&path, e))?;
+        args.push(flag.into());
+        args.push(path.into_os_string());
+    }
+    Ok(args)
 }
 
 fn read_bounded(path: &Path) -> Result<String, PythonError> {
@@ -251,6 +278,8 @@ mod tests {
             default_index: "https://pypi.example/simple".into(),
             platform: "x86_64-manylinux_2_28".into(),
             python: "3.12".into(),
+            overrides: Vec::new(),
+            constraints: Vec::new(),
         };
         let v: toml::Table = toml::from_str(&pyproject(&c)).unwrap();
         assert_eq!(

@@ -184,6 +184,9 @@ mod tests {
             os_packages: vec![],
             free_gb: None,
             note: None,
+            node_interpreter: None,
+            overrides: Vec::new(),
+            constraints: Vec::new(),
             files: vec![
                 file(
                     "torch",
