@@ -58,6 +58,17 @@ pub const BUILDS: &str = "  llmgw recipe builds llamacpp b6123 --arch amd64
 pub const ENVIRONMENTS: &str = "  llmgw recipe environments vllm 0.20.1 --arch amd64
   llmgw recipe environments sglang 0.5.4 --arch arm64 --json";
 
+/// What `recipe environments` lists, and how `bundle create` picks among it.
+pub const ENVIRONMENTS_NOTES: &str = "\
+Each environment is named ENGINE-VERSION-VARIANT-ARCH. `bundle create --engine vllm=0.33.0`
+carries every one of them (the CUDA 12.9 variant needs GitHub and the PyTorch index; the
+fallback for older GPUs is another version); `--engine vllm=0.33.0:cu13` carries only the
+VARIANT named (repeat --engine for several), from PyPI alone for cu13. The glibc under NODE NEEDS is
+the lowest manylinux tag at which every wheel of the environment exists (read from the
+wheels' tags on PyPI): what `bundle create` resolves it for unless --manylinux says else.
+
+";
+
 pub const BUNDLE: &str = "  llmgw bundle create --out site.tar.zst --arch amd64,arm64 --engine llamacpp=b6123 --model acme/tiny
   llmgw bundle verify site.tar.zst --sha256 site.tar.zst.sha256
   llmgw bundle import site.tar.zst --sha256 site.tar.zst.sha256 --store /srv/mirror";

@@ -20,7 +20,10 @@ pub enum RecipeCommand {
     Builds(BuildsArgs),
     /// Every Python environment of vLLM or SGLang a node of an architecture
     /// may be given: what an offline bundle carries for them.
-    #[command(after_help = help::after(help::ENVIRONMENTS, help::RECIPE_EXIT_CODES))]
+    #[command(after_help = help::after_notes(
+        help::ENVIRONMENTS,
+        &format!("{}{}", help::ENVIRONMENTS_NOTES, help::RECIPE_EXIT_CODES)
+    ))]
     Environments(BuildsArgs),
 }
 
@@ -185,6 +188,13 @@ fn environments_table(envs: &[Environment]) -> String {
             .collect();
         if e.build.free_gb > 0 {
             needs.push(format!("{} GB free", e.build.free_gb));
+        }
+        if !e.manylinux.is_empty() {
+            needs.push(format!(
+                "glibc {}+ (manylinux_{})",
+                e.manylinux.replace('_', "."),
+                e.manylinux
+            ));
         }
         rows.push([
             e.name.clone(),

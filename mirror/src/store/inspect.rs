@@ -99,6 +99,15 @@ pub struct EnvSummary {
     pub os_packages: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interpreter: Option<String>,
+    /// `none` when the nodes bring their own CPython by the bundle's choice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_interpreter: Option<llmgw_shared::manifest::NodeInterpreter>,
+    /// The operator's overrides of upstream pins.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+    /// The operator's constraints.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<String>,
 }
 
 impl EnvSummary {
@@ -116,6 +125,9 @@ impl EnvSummary {
                 .sum(),
             os_packages: env.os_packages.clone(),
             interpreter: env.interpreter.as_ref().map(|i| i.name.clone()),
+            node_interpreter: env.node_interpreter,
+            overrides: env.overrides.clone(),
+            constraints: env.constraints.clone(),
         }
     }
 }
@@ -259,6 +271,14 @@ impl Summary {
                     list(&e.os_packages)
                 }
             );
+            if let Some(n) = e.node_interpreter {
+                let _ = writeln!(s, "    interpreter: {}", shown(&n.describe(&e.python)));
+            }
+            for (what, reqs) in [("overrides", &e.overrides), ("constraints", &e.constraints)] {
+                if !reqs.is_empty() {
+                    let _ = writeln!(s, "    {what} (the operator's): {}", list(reqs));
+                }
+            }
         }
         for g in &self.gaps {
             let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));
