@@ -12,8 +12,8 @@ use std::process::Output;
 
 use bundle_kit::{llmgw, stderr, uv_bin};
 use llmgw_fixture::{
-    FLASHINFER_LATER, FLASHINFER_UNPUBLISHED, Fixture, FixtureOptions, SGLANG_PINNED_VERSION,
-    VLLM_VERSION,
+    FLASHINFER_LATER, FLASHINFER_UNPUBLISHED, Fixture, FixtureOptions, SGLANG_GLIBC234_VERSION,
+    SGLANG_PINNED_VERSION, VLLM_VERSION,
 };
 use llmgw_shared::manifest::{Manifest, NodeInterpreter};
 
@@ -395,4 +395,38 @@ fn a_site_environment_on_python_3_11_inherits_the_engines_os_packages() {
         ],
     );
     assert!(exit(&o, 2).contains("--python sets the CPython of the --python-env environments"));
+}
+
+#[test]
+fn an_engines_manylinux_defaults_to_the_table_and_every_refusal_names_the_tag() {
+    let fx = Fixture::start_blocking(FixtureOptions::default()).expect("start the fixture");
+    let raw = fx.raw_github_url();
+    let sglang = format!("sglang={SGLANG_GLIBC234_VERSION}");
+    // The table's figure for the version: resolved at 2_34 unasked.
+    let (_d, p) = tmp();
+    let o = create_plain(&fx, &raw, &p, &["--engine", &sglang, "--dry-run"]);
+    exit(&o, 0);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains(&format!(
+            "python env sglang-{SGLANG_GLIBC234_VERSION}-cu13-amd64  x86_64-manylinux_2_34  "
+        )),
+        "{out}"
+    );
+    // Asked for 2_28, uv refuses in its own words, and the hint follows.
+    let o = create_plain(
+        &fx,
+        &raw,
+        &p,
+        &["--engine", &sglang, "--manylinux", "2_28", "--dry-run"],
+    );
+    let err = exit(&o, 1);
+    assert!(
+        err.contains("no wheels with a matching platform tag")
+            && err.contains(
+                "at manylinux_2_34 every dependency has a wheel: pass --manylinux 2_34 if the \
+                 nodes have glibc 2.34 or newer"
+            ),
+        "{err}"
+    );
 }

@@ -82,7 +82,7 @@ pub fn environments(
         .into_iter()
         .map(|b| {
             let v = version_of(&b);
-            let manylinux = (r.manylinux)(&v).to_string();
+            let manylinux = (r.manylinux)(&v, arch).to_string();
             Environment {
                 name: format!("{engine}-{v}-{}-{arch}", b.variant),
                 engine: engine.to_string(),
@@ -129,7 +129,7 @@ pub fn environments_of(
 }
 
 /// For engines that are no Python environment: no manylinux figure.
-pub(super) fn no_manylinux(_version: &str) -> &'static str {
+pub(super) fn no_manylinux(_version: &str, _arch: &str) -> &'static str {
     ""
 }
 

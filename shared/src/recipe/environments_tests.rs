@@ -173,6 +173,8 @@ fn each_environment_carries_the_lowest_manylinux_its_wheels_need() {
         ]
     );
     assert_eq!(tag("vllm", "0.33.0")[0].1, "2_31");
+    let arm = environments("vllm", "0.33.0", "arm64").unwrap();
+    assert_eq!(arm[0].manylinux, "2_34");
     assert_eq!(tag("sglang", "0.5.10")[0].1, "2_28");
     assert_eq!(tag("sglang", "0.5.23")[0].1, "2_34");
 }

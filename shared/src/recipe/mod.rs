@@ -189,11 +189,12 @@ pub struct Recipe {
     /// engine falls back to an older version for, on an architecture.
     older_gpus: fn(&str) -> Vec<f64>,
     /// For a Python engine: the lowest manylinux tag (`2_31`) at which
-    /// every wheel of a version's environment exists, which an offline
+    /// every wheel of a version's environment exists on an architecture,
+    /// which an offline
     /// bundle resolves for unless told otherwise. Not part of the Go
     /// table (the nodes install for their own glibc); each engine's file
     /// says where its figures come from.
-    manylinux: fn(&str) -> &'static str,
+    manylinux: fn(&str, &str) -> &'static str,
 }
 
 impl std::fmt::Debug for Recipe {

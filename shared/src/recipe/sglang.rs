@@ -12,12 +12,13 @@ use super::{
 /// on 2026-12-05 (issue #29): up to 0.5.10 SGLang is a pure wheel
 /// (`sglang-0.5.10-py3-none-any.whl`) and `sglang==0.5.10` resolves at
 /// 2_28; from 0.5.11 it publishes `cp312-cp312-manylinux_2_34` wheels only
-/// (0.5.11, 0.5.12 … 0.5.23), and 0.5.23 resolves first at 2_34.
+/// (0.5.11, 0.5.12 … 0.5.23; x86_64 and aarch64 alike), and 0.5.23
+/// resolves first at 2_34.
 const SGLANG_MANYLINUX: [(&str, &str); 2] = [("0", "2_28"), ("0.5.11", "2_34")];
 
 /// The manylinux tag a bundle resolves an SGLang version's environment
 /// for by default (see [`SGLANG_MANYLINUX`]).
-pub(super) fn manylinux(version: &str) -> &'static str {
+pub(super) fn manylinux(version: &str, _arch: &str) -> &'static str {
     super::vllm::since(&SGLANG_MANYLINUX, version)
 }
 

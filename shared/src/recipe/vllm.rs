@@ -35,13 +35,21 @@ const VLLM_CUDA13_SINCE: &str = "0.20";
 /// 0.20.0 and 0.20.2 only `manylinux_2_35` (0.20.0 resolves first at
 /// 2_35); from 0.22.0 (0.21.0 has no x86_64 wheel) vLLM's own wheel is
 /// `manylinux_2_28` but `llguidance`'s need 2_31 (0.22.0, 0.25.0, 0.30.0
-/// and 0.33.0 resolve first at 2_31).
+/// and 0.33.0 resolve first at 2_31). On arm64, `tilelang` has no wheel
+/// below manylinux_2_34 (vLLM 0.33.0 for aarch64 resolved first at 2_34 in
+/// `bench/online-vllm.sh`'s run of 2026-12-03, README).
 const VLLM_MANYLINUX: [(&str, &str); 3] = [("0", "2_31"), ("0.20", "2_35"), ("0.21", "2_31")];
+/// arm64's rows where they differ (see [`VLLM_MANYLINUX`]).
+const VLLM_MANYLINUX_ARM64: [(&str, &str); 3] = [("0", "2_31"), ("0.20", "2_35"), ("0.21", "2_34")];
 
 /// The manylinux tag a bundle resolves a vLLM version's environments for
-/// by default (see [`VLLM_MANYLINUX`]).
-pub(super) fn manylinux(version: &str) -> &'static str {
-    since(&VLLM_MANYLINUX, version)
+/// on `arch` by default (see [`VLLM_MANYLINUX`]).
+pub(super) fn manylinux(version: &str, arch: &str) -> &'static str {
+    if arch == "arm64" {
+        since(&VLLM_MANYLINUX_ARM64, version)
+    } else {
+        since(&VLLM_MANYLINUX, version)
+    }
 }
 
 /// The figure of the last row whose version `version` is not before.
