@@ -132,6 +132,46 @@ impl EnvSummary {
     }
 }
 
+impl EnvSummary {
+    /// Its lines of [`Summary::to_text`]: the environment, then the
+    /// operator's choices (interpreter, overrides, constraints) when made.
+    fn write_text(&self, s: &mut String) {
+        let e = self;
+        let _ = writeln!(
+            s,
+            "  python env {} ({}, python {}, {}): {} files, {}; nodes need OS packages: {}",
+            shown(&e.name),
+            shown(&e.arch),
+            shown(&e.python),
+            shown(&e.platform),
+            e.files,
+            human_bytes(e.bytes),
+            if e.os_packages.is_empty() {
+                "none".to_string()
+            } else {
+                list_shown(&e.os_packages)
+            }
+        );
+        if let Some(n) = e.node_interpreter {
+            let _ = writeln!(s, "    interpreter: {}", shown(&n.describe(&e.python)));
+        }
+        for (what, reqs) in [("overrides", &e.overrides), ("constraints", &e.constraints)] {
+            if !reqs.is_empty() {
+                let _ = writeln!(s, "    {what} (the operator's): {}", list_shown(reqs));
+            }
+        }
+    }
+}
+
+/// Items through [`shown`], comma-separated.
+fn list_shown(items: &[impl AsRef<str>]) -> String {
+    items
+        .iter()
+        .map(|i| shown(i.as_ref()).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct GapSummary {
     pub what: String,
@@ -256,29 +296,7 @@ impl Summary {
             );
         }
         for e in &self.python_envs {
-            let _ = writeln!(
-                s,
-                "  python env {} ({}, python {}, {}): {} files, {}; nodes need OS packages: {}",
-                shown(&e.name),
-                shown(&e.arch),
-                shown(&e.python),
-                shown(&e.platform),
-                e.files,
-                human_bytes(e.bytes),
-                if e.os_packages.is_empty() {
-                    "none".to_string()
-                } else {
-                    list(&e.os_packages)
-                }
-            );
-            if let Some(n) = e.node_interpreter {
-                let _ = writeln!(s, "    interpreter: {}", shown(&n.describe(&e.python)));
-            }
-            for (what, reqs) in [("overrides", &e.overrides), ("constraints", &e.constraints)] {
-                if !reqs.is_empty() {
-                    let _ = writeln!(s, "    {what} (the operator's): {}", list(reqs));
-                }
-            }
+            e.write_text(&mut s);
         }
         for g in &self.gaps {
             let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));

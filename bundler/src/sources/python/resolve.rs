@@ -125,7 +125,7 @@ pub async fn resolve(
         .collect()
         .await;
     for (k, page) in fetched {
-        pages.insert(k, page.map_err(|e| Failed::Resolve(e.into()))?);
+        pages.insert(k, page.map_err(Failed::Resolve)?);
     }
     let checked = check::check(&req.name, &packages, &origin_of, pages, ctx.allow_missing)
         .map_err(|e| Failed::Resolve(e.into()))?;
