@@ -34,7 +34,10 @@ ask="$engine=$vllm${VARIANT:+:$VARIANT}"
 uv=${UV:-$(command -v uv || echo "$PWD/.venv-py/bin/uv")}
 [ -x "$uv" ] || { echo "online-vllm: no uv at $uv (run scripts/setup.sh or set UV)" >&2; exit 1; }
 
-cargo build --release --quiet --bin llmgw -p llmgw
+# LLMGW=PATH runs a binary already built instead of building the release one.
+if [ -z "${LLMGW:-}" ]; then
+  cargo build --release --quiet --bin llmgw -p llmgw
+fi
 llmgw=${LLMGW:-$PWD/target/release/llmgw}
 
 work=$(mktemp -d)

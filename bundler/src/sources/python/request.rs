@@ -220,8 +220,16 @@ pub fn requests(
     out.extend(site_requests(sites, arches, flags, &manylinux));
     for (i, n) in out.iter().enumerate() {
         if out[..i].iter().any(|o| o.name == n.name) {
+            let fix = match &n.engine {
+                Some(engine) => format!(
+                    "--engine {engine}={} and a variant of it ask for it twice; give the \
+                     version once, or only its variants",
+                    n.version
+                ),
+                None => "give each --python-env its own name".to_string(),
+            };
             return Err(CreateError::Usage(format!(
-                "two Python environments are named {}; give each --python-env its own name",
+                "two Python environments are named {}; {fix}",
                 n.name
             )));
         }
@@ -414,5 +422,8 @@ mod tests {
             e.contains("vllm 0.20.1 for amd64 has no build \"cu12\" here; it has cu13, cu129"),
             "{e}"
         );
+        let twice = [cu13[0].clone(), ("vllm".into(), "0.20.1".into(), None)];
+        let e = requests(&twice, &[], &arches, &flags).unwrap_err().to_string();
+        assert!(e.contains("ask for it twice"), "{e}");
     }
 }
