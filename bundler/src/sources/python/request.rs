@@ -423,7 +423,9 @@ mod tests {
             "{e}"
         );
         let twice = [cu13[0].clone(), ("vllm".into(), "0.20.1".into(), None)];
-        let e = requests(&twice, &[], &arches, &flags).unwrap_err().to_string();
+        let e = requests(&twice, &[], &arches, &flags)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ask for it twice"), "{e}");
     }
 }
