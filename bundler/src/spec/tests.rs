@@ -251,3 +251,58 @@ fn a_packaged_chart_in_a_spec_file_is_relative_to_it() {
         ]
     );
 }
+
+#[test]
+fn python_choices_from_a_spec_file_and_their_refusals() {
+    use crate::sources::python::choices::InterpreterChoice;
+    let d = tempfile::tempdir().unwrap();
+    let spec = d.path().join("site.toml");
+    std::fs::write(
+        &spec,
+        "out = \"b.tar\"\narch = [\"amd64\"]\nengines = [\"vllm=0.34.0:cu13\"]\n\
+         python_envs = [\"tools=click\"]\npython_interpreter = \"none\"\n\
+         overrides = [\"vllm=flashinfer-python==0.7.4\"]\nconstraints = [\"tools=click<9\"]\n\
+         python = \"3.11\"\n",
+    )
+    .unwrap();
+    let s = CreateSpec::resolve(
+        CreateSettings {
+            spec: Some(spec),
+            ..Default::default()
+        },
+        &env(),
+    )
+    .unwrap();
+    assert_eq!(s.engines[0].variant.as_deref(), Some("cu13"));
+    assert_eq!(s.python_interpreter, InterpreterChoice::None);
+    assert_eq!(s.overrides[0].requirement, "flashinfer-python==0.7.4");
+    assert_eq!(s.constraints[0].env, "tools");
+    assert_eq!(s.site_python.as_deref(), Some("3.11"));
+    assert_eq!(s.manylinux, None);
+    for (f, why) in [
+        (
+            CreateSettings {
+                python: Some("3.11".into()),
+                ..flags()
+            },
+            "--python sets the CPython of the --python-env environments, and there is none",
+        ),
+        (
+            CreateSettings {
+                engines: vec!["vllm=0.34.0:".into()],
+                ..flags()
+            },
+            "expected NAME=VERSION[:VARIANT]",
+        ),
+        (
+            CreateSettings {
+                overrides: vec!["vllm".into()],
+                ..flags()
+            },
+            "--override \"vllm\": no '='",
+        ),
+    ] {
+        let e = CreateSpec::resolve(f, &env()).unwrap_err();
+        assert!(e.is_usage() && chain(&e).contains(why), "{}", chain(&e));
+    }
+}
