@@ -209,6 +209,17 @@ fn an_unreachable_interpreter_list_is_a_part_not_a_stop() {
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains(shown), "{out}{}", stderr(&o));
+    let o = llmgw()
+        .args(["mirror", "env", "--url", "http://mirror:8080", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains("no interpreter carried: the node brings its own CPython 3.12"),
+        "{out}{}",
+        stderr(&o)
+    );
     let (_d, p) = tmp();
     let bad = create_plain(
         &fx,

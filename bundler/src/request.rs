@@ -96,15 +96,8 @@ pub async fn plan_request(
     let python =
         crate::sources::want::extend_envs(http, &spec.pypi, &request.python, &wants, &mut plan)
             .await;
-    let envs = crate::sources::python::plan_for(
-        spec,
-        http,
-        cache,
-        progress,
-        &python,
-        &mut plan,
-    )
-    .await?;
+    let envs =
+        crate::sources::python::plan_for(spec, http, cache, progress, &python, &mut plan).await?;
     for r in &spec.repos {
         hub::plan(
             http,

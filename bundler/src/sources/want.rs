@@ -213,6 +213,7 @@ pub async fn plan_releases(
         let spec = EngineSpec {
             name: engine.to_string(),
             version: tag.clone(),
+            variant: None,
         };
         if asked.contains(&spec) {
             // The request carries the engine at that version: its builds
@@ -240,6 +241,7 @@ pub async fn plan_releases(
         let spec = EngineSpec {
             name: engine.to_string(),
             version: tag.clone(),
+            variant: None,
         };
         release_assets(http, github_api, arches, &spec, &repo, &list, plan).await;
     }

@@ -23,6 +23,9 @@ pub struct Holds {
     pub interpreters: bool,
     /// The environments' served names (`tools-amd64`), sorted.
     pub envs: BTreeSet<String>,
+    /// The environments whose nodes bring their own CPython (the bundle
+    /// carries none by choice), with its version.
+    pub own_python: std::collections::BTreeMap<String, String>,
     /// `(owner/repo, tag)` of each GitHub release held.
     pub releases: BTreeSet<(String, String)>,
     /// The registries images are held from (not the local layouts').
@@ -40,6 +43,9 @@ impl Holds {
             for e in &m.python_envs {
                 h.envs.insert(e.name.clone());
                 h.interpreters |= e.interpreter.is_some();
+                if e.node_interpreter.is_some() {
+                    h.own_python.insert(e.name.clone(), e.python.clone());
+                }
             }
             for r in &m.releases {
                 h.releases.insert((r.repo.to_string(), r.tag.clone()));
@@ -60,6 +66,12 @@ impl Holds {
             hub: !index.repos.is_empty(),
             interpreters: !index.pypi.interpreters.is_empty(),
             envs: index.pypi.envs().map(|e| e.name.clone()).collect(),
+            own_python: index
+                .pypi
+                .envs()
+                .filter(|e| e.node_interpreter.is_some())
+                .map(|e| (e.name.clone(), e.python.clone()))
+                .collect(),
             releases: index
                 .releases
                 .values()
@@ -95,6 +107,10 @@ pub struct EnvSettings {
     pub variables: Vec<Var>,
     /// The environment's lock, its file URLs on the mirror.
     pub lock: String,
+    /// Set when the bundle carries no interpreter for it: the CPython
+    /// version the node must bring.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_brings_python: Option<String>,
 }
 
 /// One release held: where its assets download from.
@@ -180,6 +196,7 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
                     var("PIP_ONLY_BINARY", ":all:".into(), "pip"),
                 ],
                 lock: format!("{url}/pypi/{name}/pylock.toml"),
+                node_brings_python: h.own_python.get(name).cloned(),
             }
         })
         .collect();
@@ -258,6 +275,11 @@ impl NodeEnv {
                 "#   or exactly its lock: uv pip install -r {}\n",
                 e.lock
             ));
+            if let Some(p) = &e.node_brings_python {
+                out.push_str(&format!(
+                    "#   no interpreter carried: the node brings its own CPython {p}\n"
+                ));
+            }
         }
         if let Some(api) = &self.github_api {
             out.push_str(&format!("# GitHub-shaped release API: {api}\n"));
@@ -290,6 +312,7 @@ mod tests {
             hub: true,
             interpreters: true,
             envs: ["tools-amd64".to_string()].into(),
+            own_python: [("tools-amd64".to_string(), "3.11".to_string())].into(),
             releases: [("ggml-org/llama.cpp".to_string(), "b6123".to_string())].into(),
             registries: ["docker.io".to_string()].into(),
             charts: false,
@@ -306,6 +329,10 @@ mod tests {
         );
         let shell = e.to_shell();
         assert!(!shell.contains("UV_PYTHON_INSTALL_MIRROR="), "{shell}");
+        assert!(
+            shell.contains("#   no interpreter carried: the node brings its own CPython 3.11\n"),
+            "{shell}"
+        );
         assert!(
             shell.contains("\nexport UV_DEFAULT_INDEX=http://m:8080/pypi/tools-amd64/simple "),
             "{shell}"

@@ -43,6 +43,9 @@ pub struct PyEnv {
     pub note: Option<String>,
     pub lock: Blob,
     pub interpreter: Option<AssetRef>,
+    /// `none`: the bundle carries no interpreter by choice; the nodes bring
+    /// their own CPython `python`.
+    pub node_interpreter: Option<llmgw_shared::manifest::NodeInterpreter>,
     /// Every file, by file name.
     pub files: BTreeMap<String, PyFile>,
     /// Normalized project name -> its file names, sorted.
@@ -220,6 +223,7 @@ fn py_env(bundle: &str, env: &llmgw_shared::manifest::PythonEnv) -> PyEnv {
             size: env.lock.size,
         },
         interpreter: env.interpreter.clone(),
+        node_interpreter: env.node_interpreter,
         files,
         projects,
         bytes,
