@@ -104,10 +104,7 @@ pub fn bom(
                     properties: Vec::new(),
                 }],
             },
-            properties: vec![
-                Property::new("created", manifest.created.clone()),
-                Property::new("arches", manifest.arches.join(",")),
-            ],
+            properties: vec![Property::new("arches", manifest.arches.join(","))],
         },
         components,
         dependencies,

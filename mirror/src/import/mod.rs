@@ -146,7 +146,11 @@ pub enum ImportOutcome {
 
 /// The store's model-file rule on a verified bundle, reading each file
 /// where it is: staged by this import, or held already.
-fn check_model_files(store: &Store, staging: &Staging<'_>, m: &Manifest) -> Result<(), ImportError> {
+fn check_model_files(
+    store: &Store,
+    staging: &Staging<'_>,
+    m: &Manifest,
+) -> Result<(), ImportError> {
     let rule = crate::store::series::Policy::load(store)?.model_files;
     let read = |sha: &Sha256, range: std::ops::Range<u64>| -> std::io::Result<Vec<u8>> {
         let staged = staging.staged_path(sha.as_str());
@@ -157,7 +161,10 @@ fn check_model_files(store: &Store, staging: &Staging<'_>, m: &Manifest) -> Resu
             .read_blob_range(sha, range.clone())
             .map_err(std::io::Error::other)?;
         let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(&mut r, range.end - range.start), &mut out)?;
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut r, range.end - range.start),
+            &mut out,
+        )?;
         Ok(out)
     };
     model_files::check(rule, m, &read)

@@ -23,7 +23,11 @@ use crate::store::model_files::ModelFiles;
 pub(super) type ReadBlob<'a> = dyn Fn(&Sha256, Range<u64>) -> std::io::Result<Vec<u8>> + 'a;
 
 /// Refuses `manifest` if `rule` does not accept one of its Hub files.
-pub(super) fn check(rule: ModelFiles, manifest: &Manifest, read: &ReadBlob<'_>) -> Result<(), ImportError> {
+pub(super) fn check(
+    rule: ModelFiles,
+    manifest: &Manifest,
+    read: &ReadBlob<'_>,
+) -> Result<(), ImportError> {
     if rule == ModelFiles::Allow {
         return Ok(());
     }
@@ -80,7 +84,11 @@ fn pickled(repo: &HfRepo, read: &ReadBlob<'_>) -> Result<Vec<(String, String)>, 
         })?;
         signs.extend(content);
         if !signs.is_empty() {
-            let why = signs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", and ");
+            let why = signs
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", and ");
             out.push((f.path.clone(), format!("loads with pickle ({why})")));
         }
     }
@@ -114,7 +122,11 @@ fn not_clean(repo: &HfRepo, evidence: Option<&RepoEvidence>) -> Vec<(String, Str
                     };
                     Some((
                         f.path.clone(),
-                        format!("the Hub marked it {}{}", s.status, llmgw_shared::shown(&detail)),
+                        format!(
+                            "the Hub marked it {}{}",
+                            s.status,
+                            llmgw_shared::shown(&detail)
+                        ),
                     ))
                 }
                 None => Some((
@@ -130,7 +142,9 @@ fn not_clean(repo: &HfRepo, evidence: Option<&RepoEvidence>) -> Vec<(String, Str
 
 /// What to carry instead: the repository's safetensors or GGUF files.
 fn suggestion(repo: &HfRepo, evidence: Option<&RepoEvidence>) -> String {
-    let variants: Vec<&String> = evidence.map(|e| e.weights_variants.iter().collect()).unwrap_or_default();
+    let variants: Vec<&String> = evidence
+        .map(|e| e.weights_variants.iter().collect())
+        .unwrap_or_default();
     if variants.is_empty() {
         return format!(
             "{} has no safetensors or GGUF file at this commit that the bundle knows of",
@@ -147,7 +161,10 @@ fn suggestion(repo: &HfRepo, evidence: Option<&RepoEvidence>) -> String {
     } else {
         String::new()
     };
-    let glob = if variants.iter().all(|v| v.to_ascii_lowercase().ends_with(".gguf")) {
+    let glob = if variants
+        .iter()
+        .all(|v| v.to_ascii_lowercase().ends_with(".gguf"))
+    {
         "*.gguf"
     } else {
         "*.safetensors"

@@ -35,7 +35,11 @@ impl std::fmt::Display for PickleSign {
             PickleSign::Extension(e) => write!(f, "its extension is {e}"),
             PickleSign::Protocol(p) => write!(f, "it starts with pickle protocol {p}'s opcode"),
             PickleSign::ZipEntry(n) => {
-                write!(f, "it is a zip holding the pickle {}", llmgw_shared::shown(n))
+                write!(
+                    f,
+                    "it is a zip holding the pickle {}",
+                    llmgw_shared::shown(n)
+                )
             }
         }
     }
@@ -130,7 +134,9 @@ fn central_directory(
         }
     }
     let fits = cd_size <= MAX_CENTRAL_DIRECTORY
-        && cd_offset.checked_add(cd_size).is_some_and(|end| end <= size);
+        && cd_offset
+            .checked_add(cd_size)
+            .is_some_and(|end| end <= size);
     Ok(fits.then_some((cd_offset, cd_size)))
 }
 
@@ -139,8 +145,11 @@ fn zip_names(cd: &[u8]) -> Vec<String> {
     let mut names = Vec::new();
     let mut at = 0usize;
     while cd.get(at..at + 4) == Some(b"PK\x01\x02") {
-        let (Some(n), Some(x), Some(c)) = (u16_at(cd, at + 28), u16_at(cd, at + 30), u16_at(cd, at + 32))
-        else {
+        let (Some(n), Some(x), Some(c)) = (
+            u16_at(cd, at + 28),
+            u16_at(cd, at + 30),
+            u16_at(cd, at + 32),
+        ) else {
             break;
         };
         let (n, x, c) = (n as usize, x as usize, c as usize);
@@ -199,12 +208,18 @@ mod tests {
         z.extend_from_slice(&(cd.len() as u32).to_le_bytes());
         z.extend_from_slice(&cd_at.to_le_bytes());
         z.extend_from_slice(&[0; 2]);
-        assert_eq!(sniff(&z), Some(PickleSign::ZipEntry("archive/data.pkl".into())));
+        assert_eq!(
+            sniff(&z),
+            Some(PickleSign::ZipEntry("archive/data.pkl".into()))
+        );
         // A central directory pointing past the end: not read.
         let n = z.len();
         z[n - 6..n - 2].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(sniff(&z), None);
-        assert_eq!(by_extension("sub/Model.PTH"), Some(PickleSign::Extension(".pth")));
+        assert_eq!(
+            by_extension("sub/Model.PTH"),
+            Some(PickleSign::Extension(".pth"))
+        );
         assert_eq!(by_extension("model.safetensors"), None);
     }
 }

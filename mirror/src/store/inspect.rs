@@ -106,7 +106,10 @@ pub struct ScanSummary {
 }
 
 impl ScanSummary {
-    fn of(r: &llmgw_shared::manifest::HfRepo, e: Option<&llmgw_shared::manifest::RepoEvidence>) -> Self {
+    fn of(
+        r: &llmgw_shared::manifest::HfRepo,
+        e: Option<&llmgw_shared::manifest::RepoEvidence>,
+    ) -> Self {
         let mut s = ScanSummary {
             safe: 0,
             flagged: Vec::new(),
@@ -133,7 +136,11 @@ impl ScanSummary {
             t.push_str(&format!("; flagged: {}", f.join(", ")));
         }
         if !self.unscanned.is_empty() {
-            let u: Vec<String> = self.unscanned.iter().map(|p| shown(p).to_string()).collect();
+            let u: Vec<String> = self
+                .unscanned
+                .iter()
+                .map(|p| shown(p).to_string())
+                .collect();
             t.push_str(&format!("; never scanned: {}", u.join(", ")));
         }
         t
@@ -332,7 +339,10 @@ impl Summary {
             );
         }
         if let Some(sbom) = &self.sbom {
-            let _ = writeln!(s, "  SBOM: CycloneDX 1.6, blob {sbom} (`llmgw bundle sbom`)");
+            let _ = writeln!(
+                s,
+                "  SBOM: CycloneDX 1.6, blob {sbom} (`llmgw bundle sbom`)"
+            );
         }
         for g in &self.gaps {
             let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));

@@ -274,7 +274,10 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsigned_overrides: Vec<String>,
     /// Which model files import accepts (`mirror policy model-files`).
-    #[serde(default, skip_serializing_if = "crate::store::model_files::ModelFiles::is_allow")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::store::model_files::ModelFiles::is_allow"
+    )]
     pub model_files: crate::store::model_files::ModelFiles,
 }
 
