@@ -56,7 +56,7 @@ fn an_index_is_carried_as_the_registry_serves_it_and_imports() {
         .unwrap();
     let sha = ok(&o).trim().to_string();
     let m = manifest(&out);
-    assert_eq!(m.format_version, 3);
+    assert_eq!(m.format_version, 4, "format 3 (images) with evidence (#33)");
     let image = only_image(&m);
     assert_eq!(image.registry.as_deref(), Some(reg.host.as_str()));
     assert_eq!(image.repository, REPO);
@@ -206,7 +206,7 @@ fn a_chart_is_carried_as_helm_pushed_it() {
     .trim()
     .to_string();
     let m = manifest(&out);
-    assert_eq!(m.format_version, 3);
+    assert_eq!(m.format_version, 4, "format 3 (images) with evidence (#33)");
     assert_eq!(m.charts.len(), 1);
     let c = &m.charts[0];
     assert_eq!(

@@ -30,7 +30,7 @@ pub enum SbomError {
         path: PathBuf,
         /// Why.
         #[source]
-        source: VerifyError,
+        source: Box<VerifyError>,
     },
     /// The manifest is not one this llmgw reads.
     #[error("the manifest of {}", .path.display())]
@@ -90,13 +90,13 @@ pub enum SbomError {
 }
 
 enum Flow {
-    Refused(SbomError),
+    Refused(Box<SbomError>),
     Found(Vec<u8>),
 }
 
 impl From<ReadError> for Flow {
     fn from(e: ReadError) -> Self {
-        Flow::Refused(SbomError::Read(e))
+        Flow::Refused(Box::new(SbomError::Read(e)))
     }
 }
 
@@ -104,7 +104,7 @@ impl From<ReadError> for Flow {
 pub fn read_sbom(path: &Path) -> Result<(String, Vec<u8>), SbomError> {
     let bytes = verify::read_manifest_unverified(path).map_err(|source| SbomError::Manifest {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     let manifest_sha = sha256_hex(&bytes);
     let m = Manifest::from_json_bytes(&bytes).map_err(|source| SbomError::Parse {
@@ -126,17 +126,17 @@ pub fn read_sbom(path: &Path) -> Result<(String, Vec<u8>), SbomError> {
         data.take(sbom.size.min(MAX_SBOM_BYTES) + 1)
             .read_to_end(&mut buf)
             .map_err(|source| {
-                Flow::Refused(SbomError::Read(ReadError::Stream {
+                Flow::Refused(Box::new(SbomError::Read(ReadError::Stream {
                     path: path.to_path_buf(),
                     place: format!("in entry {entry}"),
                     source,
-                }))
+                })))
             })?;
         Err(Flow::Found(buf))
     });
     let buf = match r {
         Err(Flow::Found(b)) => b,
-        Err(Flow::Refused(e)) => return Err(e),
+        Err(Flow::Refused(e)) => return Err(*e),
         Ok(_) => {
             return Err(SbomError::NotFound {
                 path: path.to_path_buf(),

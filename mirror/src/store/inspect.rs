@@ -94,6 +94,29 @@ pub struct RepoSummary {
     pub scans: Option<ScanSummary>,
 }
 
+impl RepoSummary {
+    /// Its lines of [`Summary::to_text`]: the snapshot, then what the Hub
+    /// said of it (format 4).
+    fn write_text(&self, s: &mut String) {
+        let _ = writeln!(
+            s,
+            "  {} {}@{} ({}): {} files, {}",
+            self.kind,
+            shown(&self.id),
+            shown(&self.revision),
+            shown(&self.commit),
+            self.files,
+            human_bytes(self.bytes)
+        );
+        if let Some(l) = &self.license {
+            let _ = writeln!(s, "    license: {}", shown(l));
+        }
+        if let Some(scans) = &self.scans {
+            let _ = writeln!(s, "    {}", scans.to_text());
+        }
+    }
+}
+
 /// The Hub's verdicts on a repository's carried files, recorded at create.
 #[derive(Debug, Clone, Serialize)]
 pub struct ScanSummary {
@@ -304,22 +327,7 @@ impl Summary {
             }
         }
         for r in &self.repos {
-            let _ = writeln!(
-                s,
-                "  {} {}@{} ({}): {} files, {}",
-                r.kind,
-                shown(&r.id),
-                shown(&r.revision),
-                shown(&r.commit),
-                r.files,
-                human_bytes(r.bytes)
-            );
-            if let Some(l) = &r.license {
-                let _ = writeln!(s, "    license: {}", shown(l));
-            }
-            if let Some(scans) = &r.scans {
-                let _ = writeln!(s, "    {}", scans.to_text());
-            }
+            r.write_text(&mut s);
         }
         for e in &self.python_envs {
             let _ = writeln!(
