@@ -240,3 +240,7 @@ fn check_text(who: &str, what: &str, v: &str, max: usize) -> Result<(), Manifest
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "evidence_tests.rs"]
+mod tests;

@@ -7,9 +7,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::cli::help::{self, EXIT_CODES};
 use crate::cli::print;
 
 #[derive(Args, Debug)]
+#[command(after_help = help::after(help::SBOM, EXIT_CODES))]
 pub struct SbomArgs {
     /// The bundle: a .tar, a .tar.zst, a directory, or the volume holding the SBOM.
     pub bundle: PathBuf,
