@@ -12,3 +12,5 @@ mod document;
 mod hub_scans;
 #[path = "sbom/policy.rs"]
 mod policy;
+#[path = "sbom/referrer.rs"]
+mod referrer;

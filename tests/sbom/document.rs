@@ -4,14 +4,12 @@
 //! covered by the manifest like any blob, and served by the mirror.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 
 use llmgw_fixture::{PICKLED_COMMIT, TINY_COMMIT};
 use serde_json::Value;
 
 use crate::kit::{
-    create, cyclonedx_python, fails, fixture, llmgw, manifest_of_dir, ok, run_python,
+    create, curl, cyclonedx_python, fails, fixture, llmgw, manifest_of_dir, ok, run_python, serve,
 };
 
 /// Validates argv[1] against the 1.6 schema, reads it back into the
@@ -201,57 +199,19 @@ fn a_tampered_sbom_is_refused_and_the_mirror_serves_a_held_one() {
         .arg(&dir)
         .output()
         .unwrap());
-    let mut child = Child(
-        llmgw()
-            .args(["mirror", "serve", "--listen", "127.0.0.1:0", "--store"])
-            .arg(&store)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(url.starts_with("http://"), "{line}");
-    let curl = |path: &str| {
-        Command::new("curl")
-            .args(["-sS", "-D", "-", &format!("{url}{path}")])
-            .output()
-            .unwrap()
-    };
-    let mut answer = String::new();
-    for _ in 0..100 {
-        answer = String::from_utf8_lossy(&curl(&format!("/-/bundles/{sha}/sbom.cdx.json")).stdout)
-            .into_owned();
-        if answer.starts_with("HTTP/1.1 200") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_server, url) = serve(&store);
+    let (head, body) = curl(&format!("{url}/-/bundles/{sha}/sbom.cdx.json"), &[]);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(
-        answer.contains("content-type: application/vnd.cyclonedx+json"),
-        "{answer}"
+        head.contains("content-type: application/vnd.cyclonedx+json"),
+        "{head}"
     );
-    let body = answer.split("\r\n\r\n").nth(1).unwrap();
-    assert_eq!(body.as_bytes(), &good[..]);
-    let other = String::from_utf8_lossy(
-        &curl(&format!("/-/bundles/{}/sbom.cdx.json", "0".repeat(64))).stdout,
-    )
-    .into_owned();
+    assert_eq!(body, good);
+    let (other, body) = curl(
+        &format!("{url}/-/bundles/{}/sbom.cdx.json", "0".repeat(64)),
+        &[],
+    );
     assert!(other.starts_with("HTTP/1.1 404"), "{other}");
+    let other = String::from_utf8_lossy(&body);
     assert!(other.contains("holds no bundle"), "{other}");
-}
-
-/// Kills the server if the test fails half-way.
-struct Child(std::process::Child);
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

@@ -112,3 +112,63 @@ pub fn run_python(python: &Path, script: &str, args: &[&str]) -> String {
         .unwrap();
     ok(&o)
 }
+
+/// Kills the server if the test fails half-way.
+pub struct Child(pub std::process::Child);
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `mirror serve` over `store` on a free port: the server and its URL.
+pub fn serve(store: &Path) -> (Child, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Child(
+        llmgw()
+            .args(["mirror", "serve", "--listen", "127.0.0.1:0", "--store"])
+            .arg(store)
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(url.starts_with("http://"), "{line}");
+    for _ in 0..100 {
+        let ready = Command::new("curl")
+            .args(["-sf", &format!("{url}/readyz")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ready {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (child, url)
+}
+
+/// `curl -sS -D -` of `url` with `headers`: status line and headers, then the body.
+pub fn curl(url: &str, headers: &[&str]) -> (String, Vec<u8>) {
+    let mut c = Command::new("curl");
+    c.args(["-sS", "-D", "-"]);
+    for h in headers {
+        c.args(["-H", h]);
+    }
+    let o = c.arg(url).output().unwrap();
+    let at = o
+        .stdout
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(o.stdout.len(), |p| p + 4);
+    (
+        String::from_utf8_lossy(&o.stdout[..at]).into_owned(),
+        o.stdout[at..].to_vec(),
+    )
+}

@@ -10,6 +10,7 @@
 mod build;
 pub mod cdx;
 mod licence;
+mod referrer;
 
 use std::io::Read;
 
@@ -38,32 +39,33 @@ pub fn generate(manifest: &Manifest, repos: &[RepoEvidence], cache: &Cache) -> V
 }
 
 /// Adds the evidence to `manifest` (the SBOM stored in `cache`, the Hub's
-/// verdicts) and declares the format it needs; answers the SBOM blob for
-/// the writer. A repair bundle is left as it is.
+/// verdicts; the SBOM as a referrer of each image) and declares the format
+/// it needs; answers the blobs made, for the writer. A repair bundle is
+/// left as it is.
 pub fn attach(
     manifest: &mut Manifest,
     repos: Vec<RepoEvidence>,
     cache: &Cache,
-) -> Result<Option<Blob>, CreateError> {
+) -> Result<Vec<Blob>, CreateError> {
     if manifest.is_repair() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let bytes = generate(manifest, &repos, cache);
     let (sha256, path) = cache
         .put_bytes(&bytes)
         .map_err(|e| CreateError::io(cache.root(), e))?;
     let size = bytes.len() as u64;
-    let mut evidence = Evidence {
-        sbom: BlobRef {
-            sha256: sha256.clone(),
-            size,
-        },
-        repos,
+    let sbom = BlobRef {
+        sha256: sha256.clone(),
+        size,
     };
+    let mut made = referrer::add(manifest, &sbom, cache)?;
+    let mut evidence = Evidence { sbom, repos };
     evidence.sort();
     manifest.evidence = Some(evidence);
     manifest.format_version = manifest.needed_format();
     manifest.sort();
     manifest.validate()?;
-    Ok(Some(Blob { sha256, size, path }))
+    made.push(Blob { sha256, size, path });
+    Ok(made)
 }
