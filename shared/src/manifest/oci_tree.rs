@@ -9,6 +9,10 @@
 //! every child a carried manifest names is carried (or, for an index's
 //! children, listed in `left_out`). So the top digest, vouched for by the
 //! bundle's hash or signature, vouches for every byte served under it.
+//! A carried manifest whose `subject` is a reached manifest of the image
+//! counts as named (a referrer: the bundle's SBOM, format 4), its own
+//! children checked the same way; the bundle's hash or signature vouches
+//! for it, the referrers API lists it under its subject.
 //! The bundler plans with [`parse_manifest`] too, so both sides read a
 //! manifest the same way.
 
