@@ -10,7 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{Manifest, ManifestError, blob_entry_name};
-use llmgw_shared::{Sha256, sha256_hex};
+use llmgw_shared::sha256_hex;
 use thiserror::Error;
 
 use crate::bundle::reader::{self, EntryKind, ReadError};
@@ -64,7 +64,7 @@ pub enum SbomError {
         /// The bundle.
         path: PathBuf,
         /// The SBOM's sha256.
-        sha256: Sha256,
+        sha256: String,
     },
     /// Its bytes are not the ones the manifest names.
     #[error(
@@ -76,7 +76,7 @@ pub enum SbomError {
         /// The bundle.
         path: PathBuf,
         /// The sha256 the manifest names.
-        expected: Sha256,
+        expected: String,
         /// The size it names.
         size: u64,
         /// What the bytes hashed to.
@@ -140,7 +140,7 @@ pub fn read_sbom(path: &Path) -> Result<(String, Vec<u8>), SbomError> {
         Ok(_) => {
             return Err(SbomError::NotFound {
                 path: path.to_path_buf(),
-                sha256: sbom.sha256,
+                sha256: sbom.sha256.to_string(),
             });
         }
     };
@@ -148,7 +148,7 @@ pub fn read_sbom(path: &Path) -> Result<(String, Vec<u8>), SbomError> {
     if actual != sbom.sha256.as_str() || buf.len() as u64 != sbom.size {
         return Err(SbomError::WrongBytes {
             path: path.to_path_buf(),
-            expected: sbom.sha256,
+            expected: sbom.sha256.to_string(),
             size: sbom.size,
             actual,
             found: buf.len() as u64,
