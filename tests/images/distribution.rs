@@ -152,8 +152,12 @@ fn a_record_that_lies_about_a_descriptor_is_refused_at_import() {
         .output()
         .unwrap());
     // The record says a layer is a config: the manifest's descriptor says
-    // otherwise. The bundle's hash is recomputed, as a forger would.
-    let mut m = manifest(&out);
+    // otherwise. The bundle's hash is recomputed, as a forger would. The
+    // manifest as written (its SBOM referrer kept, which `manifest` leaves out).
+    let mut m = llmgw_shared::manifest::Manifest::from_json_bytes(
+        &std::fs::read(out.join("manifest.json")).unwrap(),
+    )
+    .unwrap();
     let layer = m.images[0]
         .blobs
         .iter_mut()
