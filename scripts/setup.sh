@@ -15,6 +15,8 @@
 #                 stacks that pin transformers < 5.
 #   .venv-py:     the real uv and the newest pip (pinned), the Python package
 #                 clients the fixture's PyPI and PyTorch indexes are tested with.
+#   .venv-oci:    oras and jsonschema (models as OCI artifacts).
+#   .venv-sbom:   cyclonedx-python-lib with its JSON schema validation (bundle SBOMs).
 #   $LLMGW_TOOLS_DIR/garage-2.5.0, …/s3s-fs-0.14.1: two real S3 servers, built once from
 #                 the Rust registry: the S3 store's tests run against both, never a mock.
 #
@@ -91,6 +93,9 @@ make_venv .venv-py uv==0.13.9 pip==26.3
 # Models as OCI artifacts (issue 31): the ORAS Python client pulls the ModelPack artifact,
 # jsonschema checks its config against the spec's pinned schema (testdata/modelpack/).
 make_venv .venv-oci oras==0.2.43 jsonschema==4.26.0
+# Bundle SBOMs (issue 33): CycloneDX's own Python library validates each against the official
+# 1.6 schema (its json-validation extra) and reads it back.
+make_venv .venv-sbom 'cyclonedx-python-lib[json-validation]==11.12.0'
 
 # The S3 store's tests (issue 16) run against two real S3 servers, built once from the
 # Rust registry into $LLMGW_TOOLS_DIR (their build folders are removed; only the binaries

@@ -61,14 +61,22 @@ fn tar_entries(bundle: &Path) -> Vec<String> {
     ok(&o).lines().map(str::to_string).collect()
 }
 
-/// The blobs a tar carries: sha256 -> size, with the manifest's sizes.
+/// The blobs a tar carries but its SBOM (#33, made after planning): sha256 -> size.
 fn carried(bundle: &Path, m: &Manifest) -> BTreeMap<Sha256, u64> {
-    let all = m.blobs();
+    let all = content_blobs(m);
     tar_entries(bundle)
         .iter()
         .filter_map(|e| e.strip_prefix("blobs/sha256/"))
+        .filter(|sha| all.contains_key(*sha))
         .map(|sha| (sha.parse().unwrap(), all[sha]))
         .collect()
+}
+
+/// Every blob the manifest names but its SBOM.
+fn content_blobs(m: &Manifest) -> BTreeMap<Sha256, u64> {
+    let mut all = m.blobs();
+    all.retain(|sha, _| m.evidence.as_ref().is_none_or(|e| e.sbom.sha256 != *sha));
+    all
 }
 
 fn manifest_of(bundle: &Path) -> Manifest {
@@ -165,7 +173,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
         );
         let m = manifest_of(&full);
         std::fs::remove_file(&full).unwrap();
-        let mut b = m.blobs();
+        let mut b = content_blobs(&m);
         b.retain(|sha, _| !base_m.blobs().contains_key(sha));
         b
     };
@@ -203,8 +211,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
         .filter(|f| !f.lfs)
         .map(|f| f.sha256.clone())
         .collect();
-    let held_known: Vec<(Sha256, u64)> = base_m
-        .blobs()
+    let held_known: Vec<(Sha256, u64)> = content_blobs(&base_m)
         .into_iter()
         .filter(|(sha, _)| !non_lfs.contains(sha))
         .collect();
@@ -259,7 +266,7 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
         .iter()
         .map(|p| (p.sha256.clone(), p.size))
         .collect();
-    assert_eq!(prereqs, base_m.blobs());
+    assert_eq!(prereqs, content_blobs(&base_m));
     assert_eq!(tar_entries(&delta)[0], "manifest.json");
 
     let o = llmgw()
@@ -421,10 +428,15 @@ fn a_delta_carries_only_what_the_store_lacks_and_a_need_list_repairs_another_sto
     let out = ok(&import(&empty, &delta, &[]));
     assert!(out.contains("imported bundle"), "{out}");
     assert_ne!(before, snapshot(&empty.join("blobs")));
-    // Both stores now hold the same blobs.
+    // Both stores hold the same blobs but the base's own SBOM (#33).
+    let sbom = base_m.evidence.as_ref().unwrap().sbom.sha256.to_string();
+    let files = |m: BTreeMap<String, String>| m.into_iter().filter(|(_, v)| v != "dir");
+    let want: BTreeMap<_, _> = files(snapshot(&store.join("blobs")))
+        .filter(|(k, _)| !k.ends_with(&sbom))
+        .collect();
     assert_eq!(
-        snapshot(&empty.join("blobs")),
-        snapshot(&store.join("blobs"))
+        files(snapshot(&empty.join("blobs"))).collect::<BTreeMap<_, _>>(),
+        want
     );
 
     // A need-list naming a blob this request does not plan is refused.

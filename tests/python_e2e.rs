@@ -141,6 +141,26 @@ fn vllm_from_create_to_a_node_with_no_other_network() {
         .find(|e| e.name == "vllm-0.20.1-cu13-amd64")
         .unwrap();
     assert!(cu13.files.len() > 50, "{} files", cu13.files.len());
+    // The SBOM (#33): a wheel is a pkg:pypi component with the licence its metadata states.
+    let sbom = ok(
+        "bundle sbom",
+        &llmgw()
+            .args(["bundle", "sbom"])
+            .arg(&bundle)
+            .output()
+            .unwrap(),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&sbom).unwrap();
+    let wheel = cu13.files.iter().find(|f| f.metadata.is_some()).unwrap();
+    let c = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["bom-ref"] == format!("blob:{}", wheel.sha256))
+        .unwrap();
+    let purl = format!("pkg:pypi/{}@", wheel.project);
+    assert!(c["purl"].as_str().unwrap().starts_with(&purl), "{c}");
+    assert_eq!(c["licenses"][0]["expression"], "Apache-2.0", "{c}");
 
     // Nothing but the mirror from here on.
     drop(fx);

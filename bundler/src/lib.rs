@@ -25,6 +25,7 @@ mod plan;
 mod progress;
 mod report;
 mod request;
+mod sbom;
 mod series;
 mod sign;
 mod sources;

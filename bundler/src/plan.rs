@@ -35,6 +35,10 @@ pub struct Plan {
     /// Small verified files already put in the cache (llmgw's signed
     /// SHA256SUMS and its signature): sha256 and path.
     pub stored: Vec<(Sha256, PathBuf, u64)>,
+    /// What the Hub said about each planned repository (its licence tag,
+    /// its scan verdicts, its safetensors and GGUF files): the manifest's
+    /// `evidence.repos`.
+    pub repo_evidence: Vec<llmgw_shared::manifest::RepoEvidence>,
 }
 
 /// A Hub repository pinned to a commit, as planned: an [`HfRepo`] whose

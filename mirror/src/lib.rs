@@ -46,10 +46,14 @@ pub use import::volumes::verify::{
     verify_volumes,
 };
 
+// `llmgw bundle sbom`: the SBOM a bundle carries, checked against its manifest.
+pub use bundle::sbom::{SbomError, read_sbom as bundle_sbom};
+
 // What a store holds: listing, summaries, have-lists, checking, gc.
 pub use store::gc::{GcOptions, gc, remove as remove_bundle};
 pub use store::have::have_list;
 pub use store::inspect::{Summary, human_bytes, inspect};
+pub use store::model_files::ModelFiles;
 pub use store::series::follow::{Followed, first_signed as first_followed, list as followed_list};
 pub use store::series::{Policy, read_head};
 pub use store::state::held_in_order;

@@ -99,6 +99,9 @@ pub const VERIFY: &str = "  llmgw bundle verify site.tar.zst --sha256 site.tar.z
 pub const INSPECT: &str = "  llmgw bundle inspect site.tar.zst
   llmgw bundle inspect site.tar.zst --json";
 
+pub const SBOM: &str = "  llmgw bundle sbom site.tar.zst > site.cdx.json
+  curl http://mirror:8080/-/bundles/$(cut -c1-64 site.tar.zst.sha256)/sbom.cdx.json";
+
 pub const TRUST: &str = "  llmgw bundle trust add llmgw-release.pub --store /srv/mirror
   llmgw bundle trust add site.pub --role bundle --store /srv/mirror
   llmgw bundle trust list --store /srv/mirror
@@ -152,7 +155,8 @@ on stdout) or the check failed, 2 usage error.";
 pub const POLICY: &str = "  llmgw mirror policy --store /srv/mirror
   llmgw mirror policy require-signature on --store /srv/mirror
   llmgw mirror policy enforce-expiry off --store /srv/mirror
-  llmgw mirror policy follow RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0A8ka0 stable --store /srv/mirror";
+  llmgw mirror policy follow RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0A8ka0 stable --store /srv/mirror
+  llmgw mirror policy model-files no-pickle --store /srv/mirror";
 
 pub const HAVE: &str = "  llmgw mirror have --store /srv/mirror --out have.json
   # then, on the connected side, a bundle of only what the store lacks:

@@ -117,7 +117,11 @@ fn a_killed_run_resumes_from_its_bundle() {
     assert!(fetched <= total - 100_000, "{report}");
     // The 100000 bytes the killed run wrote count as reused: the counts add up.
     assert!(reused >= 100_000, "{report}");
-    assert_eq!(fetched + reused, total, "{report}");
+    // The SBOM (#33) is made here: neither downloaded nor reused.
+    let listed_manifest = tool("tar", &["-xOf", "b.tar", "manifest.json"], d.path());
+    let m = llmgw_shared::manifest::Manifest::from_json_bytes(listed_manifest.as_bytes()).unwrap();
+    let made = m.evidence.map_or(0, |e| e.sbom.size);
+    assert_eq!(fetched + reused + made, total, "{report}");
     assert!(!temp.exists());
     let listed = tool("tar", &["-tf", "b.tar"], d.path());
     assert_eq!(

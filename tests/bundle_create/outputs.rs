@@ -258,7 +258,8 @@ fn the_spec_file_is_read_and_flags_override_it() {
     ok(&run(&mut c));
     // `out` is relative to the spec file's folder.
     let listed = tool("tar", &["-tf", "from-spec.tar"], d.path());
-    assert_eq!(listed.lines().count(), 3, "{listed}");
+    // The manifest, its two blobs, and the SBOM (#33).
+    assert_eq!(listed.lines().count(), 4, "{listed}");
 
     let mut c = Command::cargo_bin("llmgw").unwrap();
     c.args(["bundle", "create", "--spec"])

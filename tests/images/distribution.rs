@@ -56,7 +56,7 @@ fn an_index_is_carried_as_the_registry_serves_it_and_imports() {
         .unwrap();
     let sha = ok(&o).trim().to_string();
     let m = manifest(&out);
-    assert_eq!(m.format_version, 3);
+    assert_eq!(m.format_version, 4, "format 3 (images) with evidence (#33)");
     let image = only_image(&m);
     assert_eq!(image.registry.as_deref(), Some(reg.host.as_str()));
     assert_eq!(image.repository, REPO);
@@ -152,8 +152,12 @@ fn a_record_that_lies_about_a_descriptor_is_refused_at_import() {
         .output()
         .unwrap());
     // The record says a layer is a config: the manifest's descriptor says
-    // otherwise. The bundle's hash is recomputed, as a forger would.
-    let mut m = manifest(&out);
+    // otherwise. The bundle's hash is recomputed, as a forger would. The
+    // manifest as written (its SBOM referrer kept, which `manifest` leaves out).
+    let mut m = llmgw_shared::manifest::Manifest::from_json_bytes(
+        &std::fs::read(out.join("manifest.json")).unwrap(),
+    )
+    .unwrap();
     let layer = m.images[0]
         .blobs
         .iter_mut()
@@ -206,7 +210,7 @@ fn a_chart_is_carried_as_helm_pushed_it() {
     .trim()
     .to_string();
     let m = manifest(&out);
-    assert_eq!(m.format_version, 3);
+    assert_eq!(m.format_version, 4, "format 3 (images) with evidence (#33)");
     assert_eq!(m.charts.len(), 1);
     let c = &m.charts[0];
     assert_eq!(

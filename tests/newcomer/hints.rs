@@ -231,6 +231,15 @@ fn ctrl_c_during_create_says_how_to_resume_and_the_resumed_counts_add_up() {
     let fetched = report["bytes_downloaded"].as_u64().unwrap();
     let reused = report["bytes_reused"].as_u64().unwrap();
     assert!(reused >= 100_000, "{report}");
-    assert_eq!(fetched + reused, total, "{report}");
+    // The SBOM (#33) is made here: neither downloaded nor reused.
+    let head = std::process::Command::new("tar")
+        .arg("-xOf")
+        .arg(&out)
+        .arg("manifest.json")
+        .output()
+        .unwrap();
+    let m = llmgw_shared::manifest::Manifest::from_json_bytes(&head.stdout).unwrap();
+    let made = m.evidence.map_or(0, |e| e.sbom.size);
+    assert_eq!(fetched + reused + made, total, "{report}");
     assert!(out.is_file() && !partial.exists());
 }

@@ -54,7 +54,13 @@ pub(super) async fn fetch_first(
         .zip(fetched.iter())
         .collect();
     let manifest = build_manifest(spec, opts, series, plan_into_parts(&mut plan), &by_expect)?;
-    let manifest = delivery.apply(manifest)?;
+    let mut manifest = delivery.apply(manifest)?;
+    // The SBOM last: it describes the manifest as it will be written.
+    let sbom = crate::sbom::attach(
+        &mut manifest,
+        std::mem::take(&mut plan.repo_evidence),
+        cache,
+    )?;
     let carried = manifest.carried_blobs();
     let mut small: Vec<Blob> = fetched
         .iter()
@@ -72,6 +78,7 @@ pub(super) async fn fetch_first(
             path: path.clone(),
         });
     }
+    small.extend(sbom);
     Ok(FirstFetch {
         manifest,
         small,

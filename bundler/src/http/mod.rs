@@ -15,6 +15,7 @@ mod error;
 #[cfg(test)]
 mod hostile_tests;
 mod link;
+mod post;
 mod retry;
 
 use std::future::Future;

@@ -7,6 +7,7 @@
 //! after they hashed to their names.
 
 pub mod reader;
+pub mod sbom;
 pub mod signed;
 pub mod tar_headers;
 pub mod unzstd;

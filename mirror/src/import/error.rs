@@ -93,6 +93,30 @@ pub enum ImportError {
     /// rather than commit blobs not known to be on disk.
     #[error("the staging sync thread panicked")]
     SyncerPanicked,
+    #[error(
+        "the store's policy is model-files {rule}, and the bundle carries files it refuses:\n\
+         {files}\nNothing was added to the store. Carry the files it names instead, or change the \
+         rule with `llmgw mirror policy model-files allow|no-pickle|scanned-clean`"
+    )]
+    /// `mirror policy model-files` refuses some of the bundle's files.
+    ModelFiles {
+        /// The rule (`no-pickle`, `scanned-clean`).
+        rule: &'static str,
+        /// One line per file (repository, commit, path, why), escaped.
+        files: String,
+    },
+
+    #[error("reading {path} (blob {sha256}) to see whether it loads with pickle")]
+    /// A staged or held file could not be read for the model-file rule.
+    ModelFileRead {
+        /// The file's path in its repository.
+        path: String,
+        /// Its blob.
+        sha256: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// `bundle import` of volumes was given none.
     #[error("no volume given")]
     NoVolume,

@@ -46,6 +46,8 @@
 
 mod commit;
 mod error;
+mod model_files;
+mod pickles;
 mod plan;
 pub mod run;
 mod staging;
@@ -142,6 +144,32 @@ pub enum ImportOutcome {
     },
 }
 
+/// The store's model-file rule on a verified bundle, reading each file
+/// where it is: staged by this import, or held already.
+fn check_model_files(
+    store: &Store,
+    staging: &Staging<'_>,
+    m: &Manifest,
+) -> Result<(), ImportError> {
+    let rule = crate::store::series::Policy::load(store)?.model_files;
+    let read = |sha: &Sha256, range: std::ops::Range<u64>| -> std::io::Result<Vec<u8>> {
+        let staged = staging.staged_path(sha.as_str());
+        if staged.is_file() {
+            return pickles::read_file_range(&staged, range);
+        }
+        let mut r = store
+            .read_blob_range(sha, range.clone())
+            .map_err(std::io::Error::other)?;
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut r, range.end - range.start),
+            &mut out,
+        )?;
+        Ok(out)
+    };
+    model_files::check(rule, m, &read)
+}
+
 /// Imports the bundle at `bundle` into `store`. `expected_sha256` is the
 /// manifest hash carried apart; without it the bundle must be signed by a
 /// key the store trusts for bundles.
@@ -180,6 +208,10 @@ pub fn import_with(
             })
         }
         Ok(Outcome::Verified(v)) => {
+            if let Err(e) = check_model_files(store, &staging, &v.manifest) {
+                staging.remove();
+                return Err(e);
+            }
             // Under the lock, so no other import slips in between.
             if let Err(e) = claims::check(store, &v.manifest_sha256, &v.manifest, &v.signed) {
                 staging.remove();

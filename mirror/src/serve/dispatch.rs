@@ -221,6 +221,9 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
     match segs {
         ["-", "misses"] => (Route::Misses, misses(r).await),
         ["-", "env"] => (Route::Env, node_env(r)),
+        ["-", "bundles", id, "sbom.cdx.json"] => {
+            (Route::BundleSbom, super::sbom::sbom(r, id).await)
+        }
         [] | [""] | ["-", ..] => super::front::answer(r, segs),
         ["v1", "index"] => {
             if r.method != Method::GET && r.method != Method::HEAD {

@@ -31,6 +31,7 @@ pub mod range;
 mod request;
 pub mod respond;
 pub mod route;
+pub mod sbom;
 pub mod state;
 pub mod store_check;
 mod track;

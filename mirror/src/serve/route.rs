@@ -65,6 +65,8 @@ pub enum Route {
     Misses,
     /// What a node sets to use this mirror, `GET /-/env`.
     Env,
+    /// A held bundle's SBOM, `GET /-/bundles/<sha>/sbom.cdx.json`.
+    BundleSbom,
     OciBase,
     OciCatalog,
     OciTags,
@@ -152,6 +154,7 @@ impl Route {
             Route::FrontList => "front_list",
             Route::Misses => "misses",
             Route::Env => "env",
+            Route::BundleSbom => "bundle_sbom",
             Route::OciBase => "oci_base",
             Route::OciCatalog => "oci_catalog",
             Route::OciTags => "oci_tags",

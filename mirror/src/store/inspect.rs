@@ -44,6 +44,10 @@ pub struct Summary {
     /// Format 2: a delta or a repair bundle, and what it relies on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta: Option<DeltaSummary>,
+    /// Format 4: the sha256 of the CycloneDX SBOM it carries
+    /// (`llmgw bundle sbom`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sbom: Option<llmgw_shared::Sha256>,
 }
 
 /// What a delta leaves to the store, or what a repair bundle brings.
@@ -82,6 +86,88 @@ pub struct RepoSummary {
     pub commit: String,
     pub files: usize,
     pub bytes: u64,
+    /// Format 4: the card's licence, as the Hub gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub license: Option<String>,
+    /// Format 4: the Hub's scan verdicts on the files carried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scans: Option<ScanSummary>,
+}
+
+impl RepoSummary {
+    /// Its lines of [`Summary::to_text`]: the snapshot, then what the Hub
+    /// said of it (format 4).
+    fn write_text(&self, s: &mut String) {
+        let _ = writeln!(
+            s,
+            "  {} {}@{} ({}): {} files, {}",
+            self.kind,
+            shown(&self.id),
+            shown(&self.revision),
+            shown(&self.commit),
+            self.files,
+            human_bytes(self.bytes)
+        );
+        if let Some(l) = &self.license {
+            let _ = writeln!(s, "    license: {}", shown(l));
+        }
+        if let Some(scans) = &self.scans {
+            let _ = writeln!(s, "    {}", scans.to_text());
+        }
+    }
+}
+
+/// The Hub's verdicts on a repository's carried files, recorded at create.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScanSummary {
+    /// Files the Hub scanned and found safe.
+    pub safe: usize,
+    /// Files it marked otherwise (`unsafe`, `caution`, `suspicious`): path, status.
+    pub flagged: Vec<(String, String)>,
+    /// Files it never finished scanning, or gave no verdict for.
+    pub unscanned: Vec<String>,
+}
+
+impl ScanSummary {
+    fn of(
+        r: &llmgw_shared::manifest::HfRepo,
+        e: Option<&llmgw_shared::manifest::RepoEvidence>,
+    ) -> Self {
+        let mut s = ScanSummary {
+            safe: 0,
+            flagged: Vec::new(),
+            unscanned: Vec::new(),
+        };
+        for f in &r.files {
+            match e.and_then(|e| e.files.iter().find(|v| v.path == f.path)) {
+                Some(v) if v.is_clean() => s.safe += 1,
+                Some(v) if !v.never_scanned() => s.flagged.push((f.path.clone(), v.status.clone())),
+                _ => s.unscanned.push(f.path.clone()),
+            }
+        }
+        s
+    }
+
+    fn to_text(&self) -> String {
+        let mut t = format!("Hub scan: {} safe", self.safe);
+        if !self.flagged.is_empty() {
+            let f: Vec<String> = self
+                .flagged
+                .iter()
+                .map(|(p, st)| format!("{} ({})", shown(p), shown(st)))
+                .collect();
+            t.push_str(&format!("; flagged: {}", f.join(", ")));
+        }
+        if !self.unscanned.is_empty() {
+            let u: Vec<String> = self
+                .unscanned
+                .iter()
+                .map(|p| shown(p).to_string())
+                .collect();
+            t.push_str(&format!("; never scanned: {}", u.join(", ")));
+        }
+        t
+    }
 }
 
 /// A Python environment: what it is for, its size, and what a node needs
@@ -207,13 +293,21 @@ impl Summary {
             repos: m
                 .repos
                 .iter()
-                .map(|r| RepoSummary {
-                    kind: format!("{:?}", r.kind).to_lowercase(),
-                    id: r.id.to_string(),
-                    revision: r.revision.clone(),
-                    commit: r.commit.clone(),
-                    files: r.files.len(),
-                    bytes: r.files.iter().map(|f| f.size).sum(),
+                .map(|r| {
+                    let e = m
+                        .evidence
+                        .as_ref()
+                        .and_then(|e| e.repo(r.kind, r.id.as_str(), &r.commit));
+                    RepoSummary {
+                        kind: format!("{:?}", r.kind).to_lowercase(),
+                        id: r.id.to_string(),
+                        revision: r.revision.clone(),
+                        commit: r.commit.clone(),
+                        files: r.files.len(),
+                        bytes: r.files.iter().map(|f| f.size).sum(),
+                        license: e.and_then(|e| e.license.clone()),
+                        scans: m.evidence.is_some().then(|| ScanSummary::of(r, e)),
+                    }
                 })
                 .collect(),
             python_envs: m.python_envs.iter().map(EnvSummary::of).collect(),
@@ -233,6 +327,7 @@ impl Summary {
                 bases: d.bases.clone(),
                 repairs: d.repairs.len(),
             }),
+            sbom: m.evidence.as_ref().map(|e| e.sbom.sha256.clone()),
         }
     }
 
@@ -284,19 +379,16 @@ impl Summary {
             }
         }
         for r in &self.repos {
-            let _ = writeln!(
-                s,
-                "  {} {}@{} ({}): {} files, {}",
-                r.kind,
-                shown(&r.id),
-                shown(&r.revision),
-                shown(&r.commit),
-                r.files,
-                human_bytes(r.bytes)
-            );
+            r.write_text(&mut s);
         }
         for e in &self.python_envs {
             e.write_text(&mut s);
+        }
+        if let Some(sbom) = &self.sbom {
+            let _ = writeln!(
+                s,
+                "  SBOM: CycloneDX 1.6, blob {sbom} (`llmgw bundle sbom`)"
+            );
         }
         for g in &self.gaps {
             let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));

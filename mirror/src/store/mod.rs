@@ -36,6 +36,7 @@ pub mod gc;
 pub mod have;
 pub mod inspect;
 pub mod layout;
+pub mod model_files;
 pub mod new_store;
 mod own_release;
 pub mod remote;
@@ -164,6 +165,21 @@ impl Store {
             .find(|b| b.head(sha).ok().flatten().is_some())
             .unwrap_or(self.published());
         from.read(sha, 0..size)
+    }
+
+    /// Bytes `range` of a held blob, from the folder, else the bucket: what
+    /// import's model-file rule reads of a file already held (its head,
+    /// a zip's central directory).
+    pub fn read_blob_range(
+        &self,
+        sha: &Sha256,
+        range: std::ops::Range<u64>,
+    ) -> Result<Box<dyn std::io::Read + Send>, StoreError> {
+        let from = self
+            .holders()
+            .find(|b| b.head(sha).ok().flatten().is_some())
+            .unwrap_or(self.published());
+        from.read(sha, range)
     }
 
     /// Creates the store's folders if they are missing.

@@ -16,6 +16,7 @@
 mod artifacts;
 mod claims;
 mod delivery;
+mod evidence;
 mod oci;
 mod oci_names;
 mod oci_tree;
@@ -39,6 +40,10 @@ pub use artifacts::{
 pub use delivery::{
     DEFAULT_CHANNEL, Delta, NeededBlob, PARITY_STRIPE, Parity, Piece, Placement, SIGNATURE_NAME,
     Volumes, blob_entry_name, chunk_entry_name, parity_entry_name,
+};
+pub use evidence::{
+    Evidence, FileScan, MAX_EVIDENCE_ITEMS, PickleImport, RepoEvidence, SBOM_MEDIA_TYPE, SBOM_NAME,
+    ScannerVerdict,
 };
 pub use oci::{HelmChart, OciDescriptor, OciImage};
 pub use oci_names::{
@@ -66,9 +71,15 @@ pub const FORMAT_VERSION: u32 = 2;
 /// version, with a message that says to upgrade.
 pub const FORMAT_OCI: u32 = 3;
 
+/// The format of a bundle that carries supply-chain evidence (its SBOM,
+/// the Hub's verdicts): every bundle this version writes but a repair.
+/// A format 3 reader refuses fields it does not know, so the version says
+/// so first, with a message to upgrade.
+pub const FORMAT_EVIDENCE: u32 = 4;
+
 /// The formats this version of llmgw reads: bundles made by earlier
-/// releases (formats 1 and 2) still import.
-pub const READABLE_FORMATS: [u32; 3] = [1, 2, 3];
+/// releases (formats 1, 2 and 3) still import.
+pub const READABLE_FORMATS: [u32; 4] = [1, 2, 3, 4];
 
 /// A manifest larger than this is refused unread: even a bundle of every
 /// llama.cpp build, two vLLM environments per arch and a thousand model
@@ -137,6 +148,9 @@ pub struct Manifest {
     /// classic chart repository entry.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub charts: Vec<HelmChart>,
+    /// Format 4: the SBOM and what the Hub said about each repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
 }
 
 /// Why a manifest was refused.
@@ -152,10 +166,10 @@ pub enum ManifestError {
     },
     /// serde_json's message (the source) may quote the manifest (an
     /// unknown field's name); the chain prints it escaped and cut.
-    #[error("manifest.json is not valid JSON of bundle format 1, 2 or 3")]
+    #[error("manifest.json is not valid JSON of bundle format 1, 2, 3 or 4")]
     Parse(#[from] serde_json::Error),
     #[error(
-        "manifest.json is bundle format {found}, and this llmgw reads formats 1, 2 and 3 only; \
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 4 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     /// A format this llmgw does not read (a newer one).
@@ -204,6 +218,7 @@ impl Manifest {
             volumes: None,
             images: Vec::new(),
             charts: Vec::new(),
+            evidence: None,
         }
     }
 
@@ -299,6 +314,9 @@ impl Manifest {
         }
         self.charts
             .sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
+        if let Some(e) = &mut self.evidence {
+            e.sort();
+        }
         // Volume placements keep their order: it is the order of the tar.
     }
 
@@ -338,13 +356,19 @@ impl Manifest {
                 out.insert(d.sha256.clone(), d.size);
             }
         }
+        if let Some(e) = &self.evidence {
+            out.insert(e.sbom.sha256.clone(), e.sbom.size);
+        }
         out
     }
 
-    /// The format a manifest with this content must declare: format 3 when
-    /// it carries images or charts, else format 2.
+    /// The format a manifest with this content must declare: format 4
+    /// when it carries evidence (an SBOM), else 3 when it carries images or
+    /// charts, else format 2.
     pub fn needed_format(&self) -> u32 {
-        if self.images.is_empty() && self.charts.is_empty() {
+        if self.evidence.is_some() {
+            FORMAT_EVIDENCE
+        } else if self.images.is_empty() && self.charts.is_empty() {
             FORMAT_VERSION
         } else {
             FORMAT_OCI

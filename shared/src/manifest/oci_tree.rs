@@ -9,6 +9,10 @@
 //! every child a carried manifest names is carried (or, for an index's
 //! children, listed in `left_out`). So the top digest, vouched for by the
 //! bundle's hash or signature, vouches for every byte served under it.
+//! A carried manifest whose `subject` is a reached manifest of the image
+//! counts as named (a referrer: the bundle's SBOM, format 4), its own
+//! children checked the same way; the bundle's hash or signature vouches
+//! for it, the referrers API lists it under its subject.
 //! The bundler plans with [`parse_manifest`] too, so both sides read a
 //! manifest the same way.
 
@@ -83,6 +87,9 @@ pub struct Named {
     /// Its children: an index's manifests, or a manifest's config first
     /// and then its layers.
     pub children: Vec<Child>,
+    /// The manifest it refers to (`subject`, sha256 only): a referrer, such
+    /// as the SBOM an image carries, is reached through it.
+    pub subject: Option<Sha256>,
 }
 
 /// Why the bytes of a manifest were refused.
@@ -199,6 +206,7 @@ pub fn parse_manifest(media_type: &str, bytes: &[u8]) -> Result<Named, OciParseE
         Ok(Named {
             index: true,
             children,
+            subject: subject_of(index.subject().as_ref()),
         })
     } else if is_image_manifest(media_type) {
         let m = ImageManifest::from_reader(bytes).map_err(not_json)?;
@@ -219,12 +227,19 @@ pub fn parse_manifest(media_type: &str, bytes: &[u8]) -> Result<Named, OciParseE
         Ok(Named {
             index: false,
             children,
+            subject: subject_of(m.subject().as_ref()),
         })
     } else {
         Err(OciParseError::NotAManifest {
             media_type: media_type.to_string(),
         })
     }
+}
+
+/// A `subject` descriptor's sha256, if it has one.
+fn subject_of(d: Option<&Descriptor>) -> Option<Sha256> {
+    d.and_then(|d| d.as_digest_sha256())
+        .and_then(|hex| Sha256::parse_exact("subject", hex).ok())
 }
 
 fn count(n: usize) -> Result<(), OciParseError> {
@@ -338,14 +353,61 @@ pub fn check_tree(
     image: &OciImage,
     named: &BTreeMap<Sha256, Named>,
 ) -> Result<(), Box<OciTreeError>> {
-    let manifests: BTreeMap<&Sha256, &OciDescriptor> =
-        image.manifests.iter().map(|d| (&d.sha256, d)).collect();
-    let blobs: BTreeMap<&Sha256, &OciDescriptor> =
-        image.blobs.iter().map(|d| (&d.sha256, d)).collect();
-    let left_out: BTreeMap<&Sha256, &OciDescriptor> =
-        image.left_out.iter().map(|d| (&d.sha256, d)).collect();
+    let pools = Pools {
+        manifests: image.manifests.iter().map(|d| (&d.sha256, d)).collect(),
+        blobs: image.blobs.iter().map(|d| (&d.sha256, d)).collect(),
+        left_out: image.left_out.iter().map(|d| (&d.sha256, d)).collect(),
+    };
     let mut reached: BTreeSet<&Sha256> = BTreeSet::from([&image.digest]);
-    let mut todo: Vec<&Sha256> = vec![&image.digest];
+    walk(who, &pools, named, vec![&image.digest], &mut reached)?;
+    // Referrers: a carried manifest whose `subject` is a reached manifest
+    // of the image is reached, and its own children checked, in turn.
+    loop {
+        let found: Vec<&Sha256> = image
+            .manifests
+            .iter()
+            .map(|d| &d.sha256)
+            .filter(|d| !reached.contains(d))
+            .filter(|d| {
+                named
+                    .get(*d)
+                    .and_then(|n| n.subject.as_ref())
+                    .is_some_and(|s| reached.contains(s) && pools.manifests.contains_key(s))
+            })
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        reached.extend(found.iter().copied());
+        walk(who, &pools, named, found, &mut reached)?;
+    }
+    for d in image.manifests.iter().chain(&image.blobs) {
+        if !reached.contains(&&d.sha256) {
+            return Err(Box::new(OciTreeError::Unnamed {
+                image: who.to_string(),
+                blob: d.sha256.clone(),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// An image's descriptors by digest: what it carries, and what it leaves out.
+struct Pools<'a> {
+    manifests: BTreeMap<&'a Sha256, &'a OciDescriptor>,
+    blobs: BTreeMap<&'a Sha256, &'a OciDescriptor>,
+    left_out: BTreeMap<&'a Sha256, &'a OciDescriptor>,
+}
+
+/// Walks down from `todo`, checking each child against its record and
+/// adding what it reaches to `reached`.
+fn walk<'a>(
+    who: &str,
+    pools: &Pools<'a>,
+    named: &'a BTreeMap<Sha256, Named>,
+    mut todo: Vec<&'a Sha256>,
+    reached: &mut BTreeSet<&'a Sha256>,
+) -> Result<(), Box<OciTreeError>> {
     while let Some(parent) = todo.pop() {
         let Some(names) = named.get(parent) else {
             // The caller parsed every carried manifest; a parent without
@@ -356,11 +418,15 @@ pub fn check_tree(
             }));
         };
         for c in &names.children {
-            let pool = if names.index { &manifests } else { &blobs };
+            let pool = if names.index {
+                &pools.manifests
+            } else {
+                &pools.blobs
+            };
             let recorded = match pool.get(&c.sha256) {
                 Some(d) => *d,
-                None if names.index && left_out.contains_key(&c.sha256) => {
-                    same(who, parent, c, left_out[&c.sha256])?;
+                None if names.index && pools.left_out.contains_key(&c.sha256) => {
+                    same(who, parent, c, pools.left_out[&c.sha256])?;
                     continue;
                 }
                 None => {
@@ -376,14 +442,6 @@ pub fn check_tree(
             if reached.insert(&c.sha256) && names.index {
                 todo.push(&c.sha256);
             }
-        }
-    }
-    for d in image.manifests.iter().chain(&image.blobs) {
-        if !reached.contains(&&d.sha256) {
-            return Err(Box::new(OciTreeError::Unnamed {
-                image: who.to_string(),
-                blob: d.sha256.clone(),
-            }));
         }
     }
     Ok(())

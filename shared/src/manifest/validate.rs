@@ -37,6 +37,14 @@ impl Manifest {
                 super::FORMAT_OCI
             )));
         }
+        if self.format_version < super::FORMAT_EVIDENCE && self.evidence.is_some() {
+            // A format 3 reader would refuse the field unnamed.
+            return Err(ManifestError::Inconsistent(format!(
+                "it says format {} but carries evidence (an SBOM), which needs format {}",
+                self.format_version,
+                super::FORMAT_EVIDENCE
+            )));
+        }
         let mut claims = Claims::default();
         for arch in &self.arches {
             names::check_file_name("architecture", arch)?;
@@ -45,6 +53,10 @@ impl Manifest {
         validate_repos(&self.repos, &mut claims)?;
         validate_python_envs(&self.python_envs, &self.releases, &mut claims)?;
         super::validate_oci::validate_oci(&self.images, &self.charts, &mut claims)?;
+        if let Some(e) = &self.evidence {
+            claims.claim(&e.sbom.sha256, e.sbom.size, "the SBOM".to_string())?;
+            e.validate(&self.repos)?;
+        }
         if self.format_version >= 2 {
             check_time("created", &self.created)?;
             if let Some(expires) = &self.expires {

@@ -8,6 +8,7 @@ use super::help;
 pub mod create;
 pub mod import;
 pub mod inspect;
+pub mod sbom;
 pub mod sign;
 pub mod trust;
 pub mod verify;
@@ -28,6 +29,8 @@ pub enum BundleCommand {
     Verify(verify::VerifyArgs),
     /// Show what a bundle's manifest claims, UNVERIFIED.
     Inspect(inspect::InspectArgs),
+    /// Print the CycloneDX 1.6 SBOM a bundle carries (checked against its manifest).
+    Sbom(sbom::SbomArgs),
     /// The minisign keys a store trusts for llmgw releases or for bundles.
     #[command(subcommand, after_help = help::after(help::TRUST, help::EXIT_CODES))]
     Trust(trust::TrustCommand),
@@ -40,6 +43,7 @@ pub fn run(cmd: BundleCommand) -> anyhow::Result<()> {
         BundleCommand::Import(a) => import::run_import(a),
         BundleCommand::Verify(a) => verify::run_verify(a),
         BundleCommand::Inspect(a) => inspect::run_inspect(a),
+        BundleCommand::Sbom(a) => sbom::run_sbom(a),
         BundleCommand::Trust(c) => trust::run_trust(c),
     }
 }

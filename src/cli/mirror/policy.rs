@@ -1,9 +1,10 @@
 //! `llmgw mirror policy`: what the store requires of the bundles it takes
 //! in (a signature, an unexpired bundle), and which signed series move the
-//! names it serves (`follow KEY CHANNEL`, `unfollow KEY CHANNEL`).
+//! names it serves (`follow KEY CHANNEL`, `unfollow KEY CHANNEL`), and which
+//! model files it accepts (`model-files allow|no-pickle|scanned-clean`).
 
 use clap::{Args, ValueEnum};
-use llmgw_mirror::{Followed, Policy, Role, Store, StoreLock};
+use llmgw_mirror::{Followed, ModelFiles, Policy, Role, Store, StoreLock};
 
 use crate::cli::{UsageError, print};
 
@@ -17,6 +18,8 @@ pub enum Setting {
     Follow,
     /// Stop following a signed series (VALUE: KEY CHANNEL).
     Unfollow,
+    /// Which model files import accepts (VALUE: allow, no-pickle or scanned-clean).
+    ModelFiles,
 }
 
 const POLICY_HELP: &str = "\
@@ -29,6 +32,12 @@ follow KEY CHANNEL: bundles signed by KEY (a key id trusted for bundles) in CHAN
   does not follow is held and served by commit and digest but moves no name a followed series
   serves, and an unsigned bundle only adds names nobody signed (unless imported with
   --allow-unsigned-override). unfollow KEY CHANNEL stops following one.
+model-files allow|no-pickle|scanned-clean: allow (the default) takes every Hub file; no-pickle
+  refuses a bundle carrying a file that loads with pickle (.bin .pt .pth .pkl .ckpt .joblib,
+  a zip holding a pickle, a file starting with a pickle protocol opcode), naming each and the
+  safetensors or GGUF variant its repository has; scanned-clean refuses files the Hub did not
+  scan and find safe (its verdicts are recorded in the bundle at create). A refused bundle
+  leaves the store unchanged.
 Kept in STORE/state/policy.json. Without SETTING, prints the policy.
 
 Exit codes: 0 done, 1 the store cannot be read or written (the reason is on stderr),
@@ -52,6 +61,7 @@ enum Change {
     Switch(Setting, bool),
     Follow(Followed),
     Unfollow(Followed),
+    ModelFiles(ModelFiles),
 }
 
 fn change(a: &PolicyArgs) -> Result<Option<Change>, UsageError> {
@@ -83,6 +93,15 @@ fn change(a: &PolicyArgs) -> Result<Option<Change>, UsageError> {
         (Setting::Follow | Setting::Unfollow, _) => {
             return Err(usage("a key id and a channel (KEY CHANNEL)"));
         }
+        (Setting::ModelFiles, [v]) => Change::ModelFiles(match v.as_str() {
+            "allow" => ModelFiles::Allow,
+            "no-pickle" => ModelFiles::NoPickle,
+            "scanned-clean" => ModelFiles::ScannedClean,
+            _ => return Err(usage("one value, allow, no-pickle or scanned-clean")),
+        }),
+        (Setting::ModelFiles, _) => {
+            return Err(usage("one value, allow, no-pickle or scanned-clean"));
+        }
         (_, [v]) if v == "on" || v == "off" => Change::Switch(setting, v == "on"),
         _ => return Err(usage("one value, on or off")),
     }))
@@ -112,6 +131,7 @@ fn policy_in(store: &Store, change: Option<&Change>) -> anyhow::Result<()> {
         word(policy.require_signature),
         word(policy.enforce_expiry)
     );
+    out.push_str(&format!("model-files {}\n", policy.model_files.word()));
     if policy.follow.is_empty() {
         out.push_str("follow (the first signed series imported)\n");
     }
@@ -131,6 +151,7 @@ fn apply(store: &Store, policy: &mut Policy, change: &Change) -> anyhow::Result<
     match change {
         Change::Switch(Setting::RequireSignature, on) => policy.require_signature = *on,
         Change::Switch(_, on) => policy.enforce_expiry = *on,
+        Change::ModelFiles(rule) => policy.model_files = *rule,
         Change::Follow(pair) => {
             let trusted: Vec<String> = llmgw_mirror::trusted_keys(store, Role::Bundle)?
                 .into_iter()

@@ -4,13 +4,18 @@
 //! the Hub says it hashes to — the LFS sha256 for LFS files, the git blob
 //! sha1 for the rest.
 //!
+//! What the Hub says about the repository besides — the card's licence and
+//! each chosen file's security scan — is asked for in [`evidence`].
+//!
 //! Globs follow `huggingface_hub`'s `allow_patterns` (fnmatch): `*` also
 //! matches `/`, so `*.gguf` finds GGUF files in sub-folders too.
 
+mod evidence;
+
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use llmgw_shared::manifest::{RefKind, RepoKind};
+use llmgw_shared::manifest::{RefKind, RepoEvidence, RepoKind};
 use llmgw_shared::url::{PATH, SEGMENT};
-use llmgw_shared::{GitOid, Sha256, check_relative_path, is_sha1_hex};
+use llmgw_shared::{GitOid, RepoId, Sha256, check_relative_path, is_sha1_hex};
 use percent_encoding::utf8_percent_encode;
 use reqwest::Url;
 use serde::Deserialize;
@@ -29,6 +34,8 @@ const MAX_PAGE: usize = 64 << 20;
 struct RevisionJson {
     #[serde(default)]
     sha: Option<String>,
+    #[serde(flatten)]
+    licence: evidence::LicenceJson,
 }
 
 /// `GET /api/{type}s/{repo}/refs`: the names are all that is read.
@@ -138,6 +145,7 @@ pub async fn plan(
     };
 
     let ref_kind = ref_kind(http, endpoint, have_token, spec, &commit).await?;
+    let licence = rev.licence.licence();
 
     // Every page of the recursive tree at the commit.
     let mut entries: Vec<TreeEntry> = Vec::new();
@@ -297,6 +305,16 @@ pub async fn plan(
         }
         return Err(CreateError::Hub(format!("{w}: {reason}")));
     }
+    let chosen: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let scans = evidence::scans(http, endpoint, have_token, spec, commit.as_str(), &chosen).await?;
+    plan.repo_evidence.push(RepoEvidence {
+        kind: spec.kind,
+        id: RepoId::parse("Hub repository id", &spec.id)?,
+        commit: commit.as_str().to_string(),
+        license: licence,
+        weights_variants: evidence::weights_variants(&all_paths),
+        files: scans,
+    });
     plan.repos.push(PlannedRepo {
         kind: spec.kind,
         id: spec.id.clone(),

@@ -21,6 +21,8 @@ pub struct BundleInfo {
     pub expires: Option<String>,
     /// The total size of its distinct blobs.
     pub bytes: u64,
+    /// Format 4: its CycloneDX SBOM (`/-/bundles/<id>/sbom.cdx.json`).
+    pub sbom: Option<Blob>,
 }
 
 /// A blob and how big it is.

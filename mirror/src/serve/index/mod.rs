@@ -134,6 +134,10 @@ impl Index {
                 sequence: m.sequence,
                 expires: m.expires.clone(),
                 bytes: m.total_bytes(),
+                sbom: m.evidence.as_ref().map(|e| Blob {
+                    sha256: e.sbom.sha256.clone(),
+                    size: e.sbom.size,
+                }),
             });
             for (sha, size) in m.blobs() {
                 if blobs.insert(sha) {

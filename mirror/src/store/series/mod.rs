@@ -273,6 +273,12 @@ pub struct Policy {
     /// `--allow-unsigned-override`: they move names as a followed series does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsigned_overrides: Vec<String>,
+    /// Which model files import accepts (`mirror policy model-files`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::store::model_files::ModelFiles::is_allow"
+    )]
+    pub model_files: crate::store::model_files::ModelFiles,
 }
 
 const POLICY_FILE: &str = "policy.json";
