@@ -63,7 +63,16 @@ async fn a_damaged_cache_file_is_fetched_again() {
     let first = create(&spec(&fx, d.path(), "a.tar"), &opts())
         .await
         .unwrap();
-    assert_eq!(first.bytes_downloaded, first.bytes);
+    // Every byte downloaded but the SBOM's (#33), made here.
+    let manifest = std::process::Command::new("tar")
+        .args(["-xOf", "a.tar", "manifest.json"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let m = llmgw_shared::manifest::Manifest::from_json_bytes(&manifest.stdout).unwrap();
+    let made = m.evidence.map_or(0, |e| e.sbom.size);
+    assert!(made > 0);
+    assert_eq!(first.bytes_downloaded + made, first.bytes);
 
     let sha = lfs_sha(&fx, "model.safetensors");
     let cached = d.path().join("cache/blobs/sha256").join(&sha);
