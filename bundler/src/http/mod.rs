@@ -280,43 +280,8 @@ impl Http {
         accept: Option<&str>,
         cap: usize,
     ) -> Result<(Vec<u8>, HeaderMap), HttpError> {
-        let (mut resp, final_url) = self.get(url, accept, None).await?;
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let mut body = Vec::new();
-        while let Some(chunk) = resp
-            .chunk()
-            .await
-            .map_err(|e| HttpError::transport(&final_url, e))?
-        {
-            if body.len() + chunk.len() > cap {
-                return Err(HttpError::Protocol {
-                    url: redact(&final_url),
-                    detail: format!("the answer is larger than {cap} bytes"),
-                });
-            }
-            body.extend_from_slice(&chunk);
-        }
-        if !status.is_success() {
-            let hv = |k: &str| {
-                headers
-                    .get(k)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string)
-            };
-            let message = hv("x-error-message").or_else(|| {
-                let t = String::from_utf8_lossy(&body);
-                let t: String = t.chars().filter(|c| !c.is_control()).take(200).collect();
-                (!t.trim().is_empty()).then_some(t)
-            });
-            return Err(HttpError::Status {
-                url: redact(&final_url),
-                status: status.as_u16(),
-                error_code: hv("x-error-code"),
-                message,
-            });
-        }
-        Ok((body, headers))
+        let (resp, final_url) = self.get(url, accept, None).await?;
+        read_small(resp, &final_url, cap).await
     }
 }
 
@@ -341,4 +306,51 @@ fn refuse_compressed(resp: &reqwest::Response, url: &Url) -> Result<(), HttpErro
              bodies through unchanged"
         ),
     })
+}
+
+/// Reads a small answer whole: at most `cap` bytes (more is a protocol
+/// error naming the URL), and a status other than success as
+/// [`HttpError::Status`] with the Hub's `X-Error-Code` and
+/// `X-Error-Message`, else the body's first 200 printable characters.
+async fn read_small(
+    mut resp: reqwest::Response,
+    url: &Url,
+    cap: usize,
+) -> Result<(Vec<u8>, HeaderMap), HttpError> {
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| HttpError::transport(url, e))?
+    {
+        if body.len() + chunk.len() > cap {
+            return Err(HttpError::Protocol {
+                url: redact(url),
+                detail: format!("the answer is larger than {cap} bytes"),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if !status.is_success() {
+        let hv = |k: &str| {
+            headers
+                .get(k)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let message = hv("x-error-message").or_else(|| {
+            let t = String::from_utf8_lossy(&body);
+            let t: String = t.chars().filter(|c| !c.is_control()).take(200).collect();
+            (!t.trim().is_empty()).then_some(t)
+        });
+        return Err(HttpError::Status {
+            url: redact(url),
+            status: status.as_u16(),
+            error_code: hv("x-error-code"),
+            message,
+        });
+    }
+    Ok((body, headers))
 }

@@ -69,46 +69,13 @@ impl Http {
             req = req.header(header::AUTHORIZATION, v);
         }
         let whole = async {
-            let mut resp = req
+            let resp = req
                 .send()
                 .await
                 .map_err(|e| HttpError::transport(&parsed, e))?;
-            let status = resp.status();
-            let headers = resp.headers().clone();
-            let mut out = Vec::new();
-            while let Some(chunk) = resp
-                .chunk()
+            super::read_small(resp, &parsed, cap)
                 .await
-                .map_err(|e| HttpError::transport(&parsed, e))?
-            {
-                if out.len() + chunk.len() > cap {
-                    return Err(HttpError::Protocol {
-                        url: redact(&parsed),
-                        detail: format!("the answer is larger than {cap} bytes"),
-                    });
-                }
-                out.extend_from_slice(&chunk);
-            }
-            if !status.is_success() {
-                let hv = |k: &str| {
-                    headers
-                        .get(k)
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_string)
-                };
-                let message = hv("x-error-message").or_else(|| {
-                    let t = String::from_utf8_lossy(&out);
-                    let t: String = t.chars().filter(|c| !c.is_control()).take(200).collect();
-                    (!t.trim().is_empty()).then_some(t)
-                });
-                return Err(HttpError::Status {
-                    url: redact(&parsed),
-                    status: status.as_u16(),
-                    error_code: hv("x-error-code"),
-                    message,
-                });
-            }
-            Ok(out)
+                .map(|(body, _)| body)
         };
         match tokio::time::timeout(self.limits.deadline, whole).await {
             Ok(r) => r,

@@ -89,6 +89,8 @@ fn head_answers_exactly_the_headers_of_get_on_every_route() {
         ("/pypi/demo-0.1.0-cu13-amd64/pylock.toml", vec![]),
         ("/pypi/nope/pylock.toml", vec![]),
         ("/-/misses", vec![]),
+        ("/-/env", vec![]),
+        ("/-/bundles/0000000000000000000000000000000000000000000000000000000000000000/sbom.cdx.json", vec![]),
         ("/", vec![]),
         ("/-/models/acme/tiny", vec![]),
         ("/-/pypi/demo-0.1.0-cu13-amd64", vec![]),
