@@ -11,4 +11,5 @@ mod bundle_create {
     mod outputs;
     mod ranges;
     mod refusals;
+    mod terminal;
 }

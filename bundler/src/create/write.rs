@@ -296,6 +296,7 @@ fn sources(
             prefix,
             keep,
             reused,
+            counted: small.contains_key(sha.as_str()),
         });
     }
     Ok((blobs, net))

@@ -45,6 +45,9 @@ pub struct StreamBlob {
     pub keep: bool,
     /// Whether it counts as reused from an earlier run in the report.
     pub reused: bool,
+    /// Whether the progress line counted it already (the small files, when
+    /// they were fetched before the manifest): a file is counted once.
+    pub counted: bool,
 }
 
 /// What the stream took from where.
@@ -132,9 +135,14 @@ impl Stream<'_> {
             }
         };
         let label = b.label.clone();
+        let counted = b.counted;
         let mut net = None;
         match b.source.clone() {
-            Source::Done => {}
+            Source::Done => {
+                if !counted {
+                    self.progress.add_done(size);
+                }
+            }
             Source::File(path) => {
                 let ioe = |e| CreateError::io(&path, e);
                 let mut f = File::open(&path).map_err(ioe)?;
@@ -153,9 +161,11 @@ impl Stream<'_> {
                     off += n as u64;
                 }
                 hasher = f.into_hasher();
-                self.progress
-                    .file_line(&format!("{label}: in the cache ({size} bytes)"));
-                self.progress.add_done(size);
+                if !counted {
+                    self.progress
+                        .file_line(&format!("{label}: in the cache ({size} bytes)"));
+                    self.progress.add_done(size);
+                }
             }
             Source::Net => {
                 let keep = b.keep;

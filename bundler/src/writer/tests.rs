@@ -123,6 +123,7 @@ fn write(
             prefix,
             keep: false,
             reused: false,
+            counted: false,
         });
     }
     drop(tx);
