@@ -39,8 +39,15 @@ ready() {
 }
 
 # import_small STORE: prints "seconds peak-rss-kib" of importing the small bundle.
+# The stores are written by make_model_store.py, as by an llmgw before the claims names
+# files (#35 item 4): the first import reads every held manifest once and records their
+# names. So the small bundle is imported, removed and its blob collected first, and the
+# second import, as every import after the first, is the one timed.
 import_small() {
   local start end
+  "$BIN" bundle import "$WORK/small/bundle.tar" --sha256 "$SMALL_SHA" --store "$1" >/dev/null 2>&1
+  "$BIN" mirror remove --store "$1" "$SMALL_SHA" >/dev/null 2>&1
+  "$BIN" mirror gc --store "$1" >/dev/null 2>&1
   start=$(date +%s.%N)
   /usr/bin/time -f '%M' -o "$WORK/rss" "$BIN" bundle import "$WORK/small/bundle.tar" \
     --sha256 "$SMALL_SHA" --store "$1" >/dev/null 2>"$WORK/import.log"

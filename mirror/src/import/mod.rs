@@ -213,10 +213,14 @@ pub fn import_with(
                 return Err(e);
             }
             // Under the lock, so no other import slips in between.
-            if let Err(e) = claims::check(store, &v.manifest_sha256, &v.manifest, &v.signed) {
-                staging.remove();
-                return Err(e.into());
-            }
+            let unrecorded = match claims::check(store, &v.manifest_sha256, &v.manifest, &v.signed)
+            {
+                Ok(u) => u,
+                Err(e) => {
+                    staging.remove();
+                    return Err(e.into());
+                }
+            };
             let (blobs_added, bytes_added) = match commit::commit(store, &staging, &v, &plan) {
                 Ok(n) => n,
                 Err(e) => {
@@ -224,6 +228,13 @@ pub fn import_with(
                     return Err(ImportError::Commit(e));
                 }
             };
+            let new_names = claims::names::Names::of(&v.manifest);
+            for (id, names) in unrecorded
+                .into_iter()
+                .chain([(v.manifest_sha256.clone(), new_names)])
+            {
+                claims::names::record(store, &id, names);
+            }
             staging.remove();
             Ok(ImportOutcome::Imported(Box::new(ImportReport {
                 manifest_sha256: v.manifest_sha256,

@@ -230,6 +230,7 @@ pub fn remove(store: &Store, given: &str) -> Result<String, GcError> {
         return Err(StoreError::io(&sig, e).into());
     }
     fsutil::fsync_dir(&store.bundles_dir())?;
+    crate::store::claims::names::forget(store, &id);
     // Its import number goes too (after the manifest: a crash in between
     // leaves a number for a bundle not held, which nothing reads and the
     // next import drops). A damaged state file is left for import to name.

@@ -182,14 +182,19 @@ pub fn write_file(store: &Store, name: &str, bytes: &[u8]) -> Result<(), StoreEr
     fsutil::fsync_dir(&dir)
 }
 
-/// Every held manifest with its sha256, or why it cannot be read, in
-/// import order: one damaged manifest does not hide the others.
-pub fn held_in_order(store: &Store) -> Result<Vec<HeldManifest>, StoreError> {
+/// The held bundles' sha256s in import order, no manifest read.
+pub fn ids_in_order(store: &Store) -> Result<Vec<String>, StoreError> {
     let mut ids = store.bundle_ids()?;
     ImportOrder::load(store)
         .unwrap_or_default()
         .sort(store, &mut ids);
-    Ok(ids
+    Ok(ids)
+}
+
+/// Every held manifest with its sha256, or why it cannot be read, in
+/// import order: one damaged manifest does not hide the others.
+pub fn held_in_order(store: &Store) -> Result<Vec<HeldManifest>, StoreError> {
+    Ok(ids_in_order(store)?
         .into_iter()
         .map(|id| {
             let m = store.read_bundle(&id);

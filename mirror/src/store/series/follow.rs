@@ -147,18 +147,23 @@ impl Authority {
 
 /// The series a store without a `follow` record follows: that of its
 /// first signed bundle in import order, if any.
+/// Only signed bundles' manifests are read: an import into a store of
+/// large unsigned bundles reads none of them.
 pub fn first_signed(store: &Store) -> Result<Option<Followed>, crate::store::StoreError> {
-    for (id, m) in crate::store::state::held_in_order(store)? {
-        let Ok(m) = m else { continue };
+    for id in crate::store::state::ids_in_order(store)? {
+        let Some(key_id) = super::held_signer(store, &id) else {
+            continue;
+        };
+        let Ok(m) = store.read_bundle(&id) else {
+            continue;
+        };
         if m.sequence.is_none() || m.is_repair() {
             continue;
         }
-        if let Some(key_id) = super::held_signer(store, &id) {
-            return Ok(Some(Followed {
-                key_id,
-                channel: m.channel().to_string(),
-            }));
-        }
+        return Ok(Some(Followed {
+            key_id,
+            channel: m.channel().to_string(),
+        }));
     }
     Ok(None)
 }

@@ -22,7 +22,11 @@
 //! A refusal names both sha256s and both bundles; replacing a held file on
 //! purpose is `llmgw mirror remove` of the bundle that holds it, first.
 //! A held manifest that cannot be read is skipped: it is not served either,
-//! and importing it again (the repair) checks it against the rest.
+//! and importing it again (the repair) checks it against the rest. Only the
+//! held manifests whose [`names`] meet the new bundle's are read: no other
+//! can hold a claim about what the new bundle names.
+
+pub mod names;
 
 use std::collections::BTreeMap;
 
@@ -141,20 +145,35 @@ impl Claims {
     }
 }
 
+/// The names of held bundles that had no names file and were read in
+/// full: the import records them once it has committed (never before: a
+/// refused import leaves the store as it was).
+pub type Unrecorded = Vec<(String, names::Names)>;
+
 /// Checks the bundle `new_id` (its manifest, and what its verified
-/// signatures proved) against every readable manifest the store holds.
+/// signatures proved) against every readable manifest the store holds
+/// that could hold a claim about what it names.
 pub fn check(
     store: &Store,
     new_id: &str,
     new: &Manifest,
     new_signed: &[SignedRelease],
-) -> Result<(), ClaimError> {
+) -> Result<Unrecorded, ClaimError> {
+    let new_names = names::Names::of(new);
     let mut bundles: Vec<(String, Manifest)> = Vec::new();
+    let mut unrecorded = Unrecorded::new();
     for id in store.bundle_ids()? {
         if id == new_id {
             continue;
         }
+        let recorded = names::load(store, &id);
+        if recorded.as_ref().is_some_and(|n| !n.meet(&new_names)) {
+            continue;
+        }
         if let Ok(m) = store.read_bundle(&id) {
+            if recorded.is_none() {
+                unrecorded.push((id.clone(), names::Names::of(&m)));
+            }
             bundles.push((id, m));
         }
     }
@@ -232,7 +251,7 @@ pub fn check(
         new,
         new_signed,
     )?;
-    Ok(())
+    Ok(unrecorded)
 }
 
 /// What a held signed release's `SHA256SUMS` lists: read from the store,
