@@ -82,13 +82,18 @@ impl fmt::Display for ParseError {
 
 /// Reads one operation.
 pub fn parse(query: &str) -> Result<Operation, ParseError> {
-    let at = |message: String, index: usize| ParseError {
-        message,
-        line: 1 + query.as_bytes()[..index]
+    // Byte-wise, so an index inside a character cannot split it.
+    let at = |message: String, index: usize| {
+        let before = &query.as_bytes()[..index.min(query.len())];
+        let line_start = before
             .iter()
-            .filter(|&&b| b == b'\n')
-            .count(),
-        column: index - query[..index].rfind('\n').map_or(0, |n| n + 1) + 1,
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |n| n + 1);
+        ParseError {
+            message,
+            line: 1 + before.iter().filter(|&&b| b == b'\n').count(),
+            column: before.len() - line_start + 1,
+        }
     };
     if query.len() > MAX_QUERY_BYTES {
         return Err(at(
@@ -101,7 +106,7 @@ pub fn parse(query: &str) -> Result<Operation, ParseError> {
         .token_limit(MAX_TOKENS)
         .parse();
     if let Some(e) = tree.errors().next() {
-        let index = e.index().min(query.len());
+        let index = e.index();
         let message = if tree.recursion_limit().high > MAX_DEPTH {
             format!("Selections or values nested deeper than {MAX_DEPTH}")
         } else if e.is_limit() {
@@ -332,5 +337,13 @@ mod tests {
         );
         let e = parse("{\n  a @skip(if: true) }").unwrap_err();
         assert_eq!((e.line, e.column), (2, 5));
+        // Not ASCII: placed by byte, never by a split character.
+        for q in [
+            "{ a(x: \"é\") é }",
+            "ééé",
+            "{ a(x: \"\u{1F600}\") }\u{1F600}",
+        ] {
+            assert!(parse(q).is_err(), "{q}");
+        }
     }
 }
