@@ -49,18 +49,6 @@ LONG_FNS = {
     "mirror/src/serve/index/mod.rs:build",
 }
 
-# Variants whose message says a fault enum's text mid-sentence on purpose
-# ("X is not a minisign key: <fault>; expected …"): the fault is their
-# `#[source]` so that the fault's own cause (a decoder's words) follows in
-# the chain, and `shared::chain` skips a cause the line already holds. To
-# be reworded so the fault is said once, by the chain, and then dropped
-# from this list (#27 item 8).
-FAULT_IN_SENTENCE = {
-    "shared/src/signer.rs:BadKey",
-    "shared/src/signing/mod.rs:BadPublicKey",
-    "shared/src/signing/mod.rs:BadSignature",
-}
-
 # Folder cycles still to untangle, each with its way out; the check fails on
 # any other cycle, and on a listed one that is gone (so this only shrinks).
 # bundler: `spec/` (what to carry) holds the request types of `sources/`
@@ -406,8 +394,6 @@ def main():
                 if fname.endswith(".rs"):
                     path = os.path.join(folder, fname)
                     for variant in repeated_sources(path):
-                        if f"{path}:{variant}" in FAULT_IN_SENTENCE:
-                            continue
                         broken.append(
                             f"{path}: {variant}'s message repeats its source, which the \
 error chain prints after it: say this layer only"
