@@ -46,30 +46,7 @@ LONG_FNS = {
     "bundler/src/sources/python/check.rs:check",
     "bundler/src/create/write.rs:tar",
     "bundler/src/writer/stream.rs:blob",
-    "mirror/src/bundle/reader/tarball.rs:read_tar",
-    "mirror/src/bundle/verify/stream.rs:stream_from",
-    "mirror/src/serve/state.rs:refresh",
-    "mirror/src/serve/github/mod.rs:answer",
     "mirror/src/serve/index/mod.rs:build",
-    "mirror/src/import/commit.rs:commit",
-    "mirror/src/import/volumes/rebuild.rs:rebuild",
-    "mirror/src/import/volumes/read.rs:read_volume",
-    "mirror/src/import/volumes/import.rs:import_volumes",
-    "fixture/src/catalog/releases.rs:llama_cpp",
-    "fixture/src/catalog/releases.rs:uv",
-    "fixture/src/registry/layout.rs:build",
-}
-
-# Variants whose message says a fault enum's text mid-sentence on purpose
-# ("X is not a minisign key: <fault>; expected …"): the fault is their
-# `#[source]` so that the fault's own cause (a decoder's words) follows in
-# the chain, and `shared::chain` skips a cause the line already holds. To
-# be reworded so the fault is said once, by the chain, and then dropped
-# from this list (#27 item 8).
-FAULT_IN_SENTENCE = {
-    "shared/src/signer.rs:BadKey",
-    "shared/src/signing/mod.rs:BadPublicKey",
-    "shared/src/signing/mod.rs:BadSignature",
 }
 
 # Folder cycles still to untangle, each with its way out; the check fails on
@@ -80,7 +57,22 @@ FAULT_IN_SENTENCE = {
 KNOWN_FOLDER_CYCLES = {("bundler/src", ("sources", "spec"))}
 
 HEAD = re.compile(r"\b(crate|super|self)::")
-COMMENT = re.compile(r"//[^\n]*")
+# A line comment, found past the literals that may hold `//` (a URL in a
+# string is not a comment: cutting the line there would lose its braces).
+_LITERAL_OR_COMMENT = re.compile(
+    r"""(b?r(#*)".*?"\2)|(b?"(?:\\.|[^"\\])*")|('(?:\\.|[^'\\])')|(//[^\n]*)""", re.S
+)
+
+
+class _LineComments:
+    """`COMMENT.sub("", text)`: the text without its line comments."""
+
+    @staticmethod
+    def sub(_repl, text):
+        return _LITERAL_OR_COMMENT.sub(lambda m: "" if m.group(5) else m.group(0), text)
+
+
+COMMENT = _LineComments()
 BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 CHAR_BRACE = re.compile(r"'[{}]'")
 FN = re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)", re.M)
@@ -402,8 +394,6 @@ def main():
                 if fname.endswith(".rs"):
                     path = os.path.join(folder, fname)
                     for variant in repeated_sources(path):
-                        if f"{path}:{variant}" in FAULT_IN_SENTENCE:
-                            continue
                         broken.append(
                             f"{path}: {variant}'s message repeats its source, which the \
 error chain prints after it: say this layer only"

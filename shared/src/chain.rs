@@ -4,8 +4,10 @@
 //! layer, and what caused it is its `source()`, not repeated in the message.
 //! [`Chain`] is the one walk that prints such an error: its message, then
 //! each cause after `": "`. A cause whose text the line already holds is
-//! not printed again, so an error type that still names its cause in its
-//! message reads the same as one that follows the convention. A cause may
+//! not printed again: this project's errors never repeat their source
+//! (`scripts/structure.py` checks it), but other crates' may, and do —
+//! `object_store`'s errors interpolate their source in their own message —
+//! so such an error reads the same as one that follows the convention. A cause may
 //! quote what came from outside (a parser's message), so each is printed
 //! through [`shown_message`]: escaped and cut.
 

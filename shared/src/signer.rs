@@ -46,16 +46,16 @@ pub enum SignerError {
         source: std::io::Error,
     },
     #[error(
-        "{} is not a minisign secret key: {reason}; expected the two-line file `minisign -G` \
-         writes (an untrusted comment, then a base64 line starting with RW)",
+        "{} is not a minisign secret key (expected the two-line file `minisign -G` writes: an \
+         untrusted comment, then a base64 line starting with RW)",
         path.display()
     )]
     /// The file is not a minisign secret key.
     BadKey {
         /// The key file.
         path: PathBuf,
-        /// What is wrong with it (said in the message; its own cause, if
-        /// any, follows in the chain).
+        /// What is wrong with it, said by the chain after the message (and
+        /// its own cause, if any, after it).
         #[source]
         reason: SecretKeyFault,
     },
@@ -89,7 +89,7 @@ pub enum SignerError {
     },
 }
 
-/// What is wrong with a secret key file: part of the message of
+/// What is wrong with a secret key file: the cause of
 /// [`SignerError::BadKey`]; minisign's or a decoder's own words are this
 /// fault's source, not its text.
 #[derive(Debug, Error)]
@@ -352,8 +352,8 @@ mod tests {
         )
         .unwrap();
         let err = SecretKey::load(&path, Password::Unavailable).unwrap_err();
-        assert!(err.to_string().contains("halves disagree"), "{err}");
-        // minisign's words for it are the cause, said once after the message.
+        assert!(crate::chain(&err).contains("halves disagree"), "{err}");
+        // minisign's words for it are the cause, said once after the fault.
         let SignerError::BadKey {
             reason: SecretKeyFault::HalvesDisagree(why),
             ..
@@ -362,10 +362,15 @@ mod tests {
             panic!("{err:?}")
         };
         let line = crate::chain(&err);
-        assert!(line.ends_with(&format!("): {why}")), "{line}");
+        assert!(
+            line.ends_with(&format!(
+                "RW): its secret and public halves disagree: {why}"
+            )),
+            "{line}"
+        );
         std::fs::write(&path, vec![b'a'; 5000]).unwrap();
         let err = SecretKey::load(&path, Password::Unavailable).unwrap_err();
-        assert!(err.to_string().contains("over 4096 bytes"), "{err}");
+        assert!(crate::chain(&err).contains("over 4096 bytes"), "{err}");
         let err = SecretKey::load(&d.path().join("none.key"), Password::Unavailable).unwrap_err();
         assert!(err.to_string().contains("cannot read secret key"), "{err}");
     }

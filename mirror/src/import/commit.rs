@@ -32,40 +32,9 @@ pub(super) fn commit(
     }
     let before = ImportOrder::load(store)?;
     let state_dir_existed = store.state_dir().exists();
-    let mut added: Vec<PathBuf> = Vec::new();
-    let mut made_dirs: Vec<PathBuf> = Vec::new();
-    // The state files as they were, for those the commit rewrote.
-    let mut undo: Vec<StateBefore> = Vec::new();
-    let mut signature_added: Option<PathBuf> = None;
-    let mut bytes = 0u64;
+    let mut done = Done::default();
     let result = (|| {
-        let mut dirs = std::collections::BTreeSet::new();
-        for (sha, size) in v.manifest.blobs() {
-            let staged = staging.staged_path(&sha);
-            if store.has_blob(&sha, size) {
-                let _ = std::fs::remove_file(&staged);
-                continue;
-            }
-            let dest = store
-                .blob_path(&sha)
-                .ok_or_else(|| StoreError::io(&staged, std::io::ErrorKind::InvalidInput.into()))?;
-            let parent = dest.parent().unwrap_or(store.root()).to_path_buf();
-            if !parent.exists() {
-                std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
-                made_dirs.push(parent.clone());
-            }
-            let existed = dest.exists();
-            std::fs::rename(&staged, &dest).map_err(|e| StoreError::io(&dest, e))?;
-            if !existed {
-                added.push(dest);
-            }
-            bytes += size;
-            dirs.insert(parent);
-        }
-        for d in &dirs {
-            fsutil::fsync_dir(d)?;
-        }
-        fsutil::fsync_dir(&store.blobs_dir())?;
+        move_blobs(store, staging, v, &mut done)?;
         let dest = store.bundle_path(&v.manifest_sha256).ok_or_else(|| {
             StoreError::io(store.bundles_dir(), std::io::ErrorKind::InvalidInput.into())
         })?;
@@ -73,57 +42,126 @@ pub(super) fn commit(
         let mut order = before.clone();
         order.record(store, &v.manifest_sha256, dest.exists())?;
         if order != before {
-            undo.push(StateBefore::read(store, "imports.json")?);
+            done.undo.push(StateBefore::read(store, "imports.json")?);
             state::save(store, &order)?;
         }
         // The signature and the series, before the manifest too.
-        if let Some(sig) = &plan.signature {
-            let to = store
-                .bundles_dir()
-                .join(series::signature_file_name(&v.manifest_sha256));
-            let existed = to.exists();
-            let tmp = staging.dir.join("manifest.json.minisig");
-            std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
-            fsutil::write_durable(&tmp, sig)?;
-            std::fs::rename(&tmp, &to).map_err(|e| StoreError::io(&to, e))?;
-            if !existed {
-                signature_added = Some(to);
-            }
-        }
-        if let Some(s) = &plan.series {
-            undo.push(StateBefore::read(store, "series.json")?);
-            s.save(store)?;
-        }
-        if let Some(p) = &plan.policy {
-            undo.push(StateBefore::read(store, "policy.json")?);
-            p.save(store)?;
-        }
+        save_trust(store, staging, v, plan, &mut done)?;
         // The manifest last: this is what makes the bundle visible.
         let tmp = staging.dir.join("manifest.json");
         std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
         fsutil::write_durable(&tmp, &v.manifest_bytes)?;
         std::fs::rename(&tmp, &dest).map_err(|e| StoreError::io(&dest, e))?;
-        fsutil::fsync_dir(&store.bundles_dir())?;
-        Ok(())
+        fsutil::fsync_dir(&store.bundles_dir())
     })();
     match result {
-        Ok(()) => Ok((added.len(), bytes)),
+        Ok(()) => Ok((done.added.len(), done.bytes)),
         Err(e) => {
-            for p in added.iter().chain(&signature_added) {
-                let _ = std::fs::remove_file(p);
-            }
-            for d in &made_dirs {
-                let _ = std::fs::remove_dir(d);
-            }
-            for b in undo.iter().rev() {
-                b.restore(store);
-            }
-            if !state_dir_existed {
-                let _ = std::fs::remove_dir(store.state_dir());
-            }
+            done.take_back(store, state_dir_existed);
             Err(e)
         }
     }
+}
+
+/// What a commit changed so far, to take back if it fails.
+#[derive(Default)]
+struct Done {
+    /// Blobs it added to `blobs/`.
+    added: Vec<PathBuf>,
+    /// Folders of `blobs/` it made.
+    made_dirs: Vec<PathBuf>,
+    /// The state files as they were, for those the commit rewrote.
+    undo: Vec<StateBefore>,
+    signature_added: Option<PathBuf>,
+    /// Bytes of the blobs moved in.
+    bytes: u64,
+}
+
+impl Done {
+    /// Best effort: the commit's own error is what the operator is told.
+    fn take_back(&self, store: &Store, state_dir_existed: bool) {
+        for p in self.added.iter().chain(&self.signature_added) {
+            let _ = std::fs::remove_file(p);
+        }
+        for d in &self.made_dirs {
+            let _ = std::fs::remove_dir(d);
+        }
+        for b in self.undo.iter().rev() {
+            b.restore(store);
+        }
+        if !state_dir_existed {
+            let _ = std::fs::remove_dir(store.state_dir());
+        }
+    }
+}
+
+/// The staged blobs renamed into `blobs/` (those held already dropped),
+/// then their folders synced.
+fn move_blobs(
+    store: &Store,
+    staging: &Staging<'_>,
+    v: &verify::Verified,
+    done: &mut Done,
+) -> Result<(), StoreError> {
+    let mut dirs = std::collections::BTreeSet::new();
+    for (sha, size) in v.manifest.blobs() {
+        let staged = staging.staged_path(&sha);
+        if store.has_blob(&sha, size) {
+            let _ = std::fs::remove_file(&staged);
+            continue;
+        }
+        let dest = store
+            .blob_path(&sha)
+            .ok_or_else(|| StoreError::io(&staged, std::io::ErrorKind::InvalidInput.into()))?;
+        let parent = dest.parent().unwrap_or(store.root()).to_path_buf();
+        if !parent.exists() {
+            std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;
+            done.made_dirs.push(parent.clone());
+        }
+        let existed = dest.exists();
+        std::fs::rename(&staged, &dest).map_err(|e| StoreError::io(&dest, e))?;
+        if !existed {
+            done.added.push(dest);
+        }
+        done.bytes += size;
+        dirs.insert(parent);
+    }
+    for d in &dirs {
+        fsutil::fsync_dir(d)?;
+    }
+    fsutil::fsync_dir(&store.blobs_dir())
+}
+
+/// The bundle's signature, series step and policy change, if it brings any.
+fn save_trust(
+    store: &Store,
+    staging: &Staging<'_>,
+    v: &verify::Verified,
+    plan: &SignedPlan,
+    done: &mut Done,
+) -> Result<(), StoreError> {
+    if let Some(sig) = &plan.signature {
+        let to = store
+            .bundles_dir()
+            .join(series::signature_file_name(&v.manifest_sha256));
+        let existed = to.exists();
+        let tmp = staging.dir.join("manifest.json.minisig");
+        std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;
+        fsutil::write_durable(&tmp, sig)?;
+        std::fs::rename(&tmp, &to).map_err(|e| StoreError::io(&to, e))?;
+        if !existed {
+            done.signature_added = Some(to);
+        }
+    }
+    if let Some(s) = &plan.series {
+        done.undo.push(StateBefore::read(store, "series.json")?);
+        s.save(store)?;
+    }
+    if let Some(p) = &plan.policy {
+        done.undo.push(StateBefore::read(store, "policy.json")?);
+        p.save(store)?;
+    }
+    Ok(())
 }
 
 /// A state file as it was before the commit rewrote it, to put back if

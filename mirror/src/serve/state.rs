@@ -102,10 +102,13 @@ struct Watch {
     state_mtime: Option<SystemTime>,
     /// What the index was built from: each manifest's file, and the
     /// import order's.
-    files: Vec<(String, Option<FileId>)>,
+    files: Vec<WatchedFile>,
     /// What earlier builds parsed of carried OCI manifests, by digest.
     parsed: super::index::oci::ParsedManifests,
 }
+
+/// A bundle's id (empty for a state file) and its file's identity.
+type WatchedFile = (String, Option<FileId>);
 
 /// Enough of a file's metadata to tell that it was replaced or changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,6 +241,19 @@ impl AppState {
                 Err(_) => return,
             }
         };
+        let Some((ids, files)) = self.changed(&mut watch, force) else {
+            return;
+        };
+        let (index, pending) = self.build(ids, &mut watch);
+        self.publish(index, pending);
+        watch.files = files;
+    }
+
+    /// The bundles held (not yet in import order) and the files
+    /// they are read from, when the store changed since the index was
+    /// built (or `force`); `None` when it did not, or cannot be listed
+    /// (then said where `/readyz` looks).
+    fn changed(&self, watch: &mut Watch, force: bool) -> Option<(Vec<String>, Vec<WatchedFile>)> {
         let dir = self.store.bundles_dir();
         let state_path = state::path(&self.store);
         // The policy says which series move names: following another is a
@@ -253,11 +269,11 @@ impl AppState {
                 .is_some_and(|age| age < RECENT)
         }) || mtime.is_none();
         if !force && mtime == watch.mtime && state_mtime == watch.state_mtime && !recent {
-            return;
+            return None;
         }
         watch.mtime = mtime;
         watch.state_mtime = state_mtime;
-        let mut ids = match self.store.bundle_ids() {
+        let ids = match self.store.bundle_ids() {
             Ok(ids) => ids,
             Err(e) => {
                 tracing::error!(error = %Chain(&e), "cannot list the bundles held; serving the previous index");
@@ -268,10 +284,10 @@ impl AppState {
                 if let Ok(mut p) = self.problem.lock() {
                     *p = Some(chain(&e));
                 }
-                return;
+                return None;
             }
         };
-        let mut files: Vec<(String, Option<FileId>)> = ids
+        let mut files: Vec<WatchedFile> = ids
             .iter()
             .map(|id| {
                 let id_file = self.store.bundle_path(id).and_then(|p| file_id(&p));
@@ -281,8 +297,14 @@ impl AppState {
         files.push((String::new(), file_id(&state_path)));
         files.push((String::new(), file_id(&policy_path)));
         if !force && files == watch.files && self.is_ready() {
-            return;
+            return None;
         }
+        Some((ids, files))
+    }
+
+    /// A new index of the bundles `ids`, in import order, and the tar
+    /// layers it left out (their digests not known yet).
+    fn build(&self, mut ids: Vec<String>, watch: &mut Watch) -> (Index, Vec<Pending>) {
         let order = ImportOrder::load(&self.store).unwrap_or_else(|e| {
             tracing::error!(error = %Chain(&e), "import order unreadable; ordering bundles by their manifests' file times");
             ImportOrder::default()
@@ -328,6 +350,12 @@ impl AppState {
             *f = super::freshness::of(&self.store, &manifests, &signers);
         }
         index.signers = signers;
+        (index, pending)
+    }
+
+    /// Swaps `index` in under the next generation number, with its metrics,
+    /// and marks the server ready.
+    fn publish(&self, mut index: Index, pending: Vec<Pending>) {
         index.generation = self.generation.load(Ordering::Acquire) + 1;
         self.metrics.bundles.set(index.bundles.len() as i64);
         self.metrics.blobs.set(index.blob_count as i64);
@@ -343,7 +371,6 @@ impl AppState {
         let generation = index.generation;
         self.index.store(Arc::new(index));
         self.generation.store(generation, Ordering::Release);
-        watch.files = files;
         if let Ok(mut p) = self.problem.lock() {
             *p = None;
         }

@@ -25,25 +25,25 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum SigningError {
     #[error(
-        "{what} is not a minisign public key: {reason}; expected the two-line file \
-         `minisign -G` writes (an untrusted comment, then a base64 line starting with RW)"
+        "{what} is not a minisign public key (expected the two-line file `minisign -G` writes: \
+         an untrusted comment, then a base64 line starting with RW)"
     )]
     /// The file is not a minisign public key.
     BadPublicKey {
         /// Where the key came from (a file, a flag).
         what: String,
-        /// What is wrong with it (said in the message; its own cause, if
-        /// any, follows in the chain).
+        /// What is wrong with it, said by the chain after the message (and
+        /// its own cause, if any, after it).
         #[source]
         reason: KeyFault,
     },
-    #[error("{what} is not a minisign signature: {reason}")]
+    #[error("{what} is not a minisign signature")]
     /// The file is not a minisign signature.
     BadSignature {
         /// The signature file.
         what: String,
-        /// What is wrong with it (said in the message; its own cause, if
-        /// any, follows in the chain).
+        /// What is wrong with it, said by the chain after the message (and
+        /// its own cause, if any, after it).
         #[source]
         reason: SignatureFault,
     },
@@ -105,7 +105,7 @@ pub enum SigningError {
     },
 }
 
-/// What is wrong with a public key file: part of the message of
+/// What is wrong with a public key file: the cause of
 /// [`SigningError::BadPublicKey`]; a decoder's own words are this fault's
 /// source, not its text.
 #[derive(Debug, Error)]
@@ -127,7 +127,7 @@ pub enum KeyFault {
     Rejected(#[source] minisign_verify::Error),
 }
 
-/// What is wrong with a signature file: part of the message of
+/// What is wrong with a signature file: the cause of
 /// [`SigningError::BadSignature`]; a decoder's own words are this fault's
 /// source, not its text.
 #[derive(Debug, Error)]

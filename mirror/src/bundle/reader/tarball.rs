@@ -92,27 +92,7 @@ pub(super) fn read_tar<R: Read, E: From<ReadError>>(
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .unwrap_or_default()
             };
-            let kind = if t.is_file() {
-                EntryKind::File
-            } else if t.is_dir() {
-                EntryKind::Dir
-            } else if t.is_symlink() {
-                EntryKind::Symlink { target: link() }
-            } else if t.is_hard_link() {
-                EntryKind::HardLink { target: link() }
-            } else if t.is_character_special() {
-                EntryKind::Other("character device".into())
-            } else if t.is_block_special() {
-                EntryKind::Other("block device".into())
-            } else if t.is_fifo() {
-                EntryKind::Other("fifo".into())
-            } else if t.is_gnu_sparse() {
-                EntryKind::Other("sparse file".into())
-            } else if t.is_pax_global_extensions() {
-                EntryKind::Other("pax global header".into())
-            } else {
-                EntryKind::Other(format!("tar entry of type {:?}", t.as_byte() as char))
-            };
+            let kind = kind_of(t, link);
             let path_name = if kind == EntryKind::Dir {
                 name.strip_suffix('/').unwrap_or(&name).to_string()
             } else {
@@ -141,18 +121,47 @@ pub(super) fn read_tar<R: Read, E: From<ReadError>>(
         source,
     })?;
     let consumed = archive.into_inner().count;
+    ended(path, last, consumed, last_end).map_err(E::from)
+}
+
+/// What an entry of tar type `t` is; `link` reads its target.
+fn kind_of(t: tar::EntryType, link: impl FnOnce() -> String) -> EntryKind {
+    if t.is_file() {
+        EntryKind::File
+    } else if t.is_dir() {
+        EntryKind::Dir
+    } else if t.is_symlink() {
+        EntryKind::Symlink { target: link() }
+    } else if t.is_hard_link() {
+        EntryKind::HardLink { target: link() }
+    } else if t.is_character_special() {
+        EntryKind::Other("character device".into())
+    } else if t.is_block_special() {
+        EntryKind::Other("block device".into())
+    } else if t.is_fifo() {
+        EntryKind::Other("fifo".into())
+    } else if t.is_gnu_sparse() {
+        EntryKind::Other("sparse file".into())
+    } else if t.is_pax_global_extensions() {
+        EntryKind::Other("pax global header".into())
+    } else {
+        EntryKind::Other(format!("tar entry of type {:?}", t.as_byte() as char))
+    }
+}
+
+/// Whether the archive ended as a whole one does: some entry, then its
+/// end-of-archive marker past the last entry's data (`last_end`).
+fn ended(path: &Path, last: Option<String>, consumed: u64, last_end: u64) -> Result<(), ReadError> {
     match last {
         None => Err(ReadError::Empty {
             path: path.to_path_buf(),
-        }
-        .into()),
+        }),
         // The reader stops at the first zero block; having consumed no
         // more than the last entry means the stream simply ended there.
         Some(last) if consumed <= last_end => Err(ReadError::NoEndMarker {
             path: path.to_path_buf(),
             last,
-        }
-        .into()),
+        }),
         Some(_) => Ok(()),
     }
 }

@@ -81,9 +81,9 @@ fn stream_from<E: From<VerifyError> + Send>(
     entry: &str,
     data: &mut dyn Read,
     sink: Option<Box<dyn BlobSink<E>>>,
-    mut capture: Option<&mut Vec<u8>>,
+    capture: Option<&mut Vec<u8>>,
     start: Sha256,
-    mut also: Option<Sha256>,
+    also: Option<Sha256>,
     progress: &dyn Progress,
 ) -> Result<(Sha256, Option<Sha256>), E> {
     // Every byte read is hashed by the reader itself, on this thread.
@@ -98,23 +98,48 @@ fn stream_from<E: From<VerifyError> + Send>(
             other => return other.map_err(read_err),
         }
     };
-    let Some(mut sink) = sink else {
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            let n = read(&mut buf)?;
-            if n == 0 {
-                return Ok((hashed.into_hasher(), also));
-            }
-            if let Some(h) = also.as_mut() {
-                h.update(&buf[..n]);
-            }
-            if let Some(c) = capture.as_mut() {
-                c.extend_from_slice(&buf[..n]);
-            }
-            progress.advance(n as u64);
-        }
+    let second = match sink {
+        None => hash_only(&mut read, capture, also, progress)?,
+        Some(sink) => through_sink(&mut read, sink, capture, also, progress)?,
     };
-    let second = std::thread::scope(|scope| -> Result<Option<Sha256>, E> {
+    Ok((hashed.into_hasher(), second))
+}
+
+/// Reads a blob's bytes with nowhere to write them: `read` hashes them,
+/// `also` too if given.
+fn hash_only(
+    read: &mut dyn FnMut(&mut [u8]) -> Result<usize, VerifyError>,
+    mut capture: Option<&mut Vec<u8>>,
+    mut also: Option<Sha256>,
+    progress: &dyn Progress,
+) -> Result<Option<Sha256>, VerifyError> {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = read(&mut buf)?;
+        if n == 0 {
+            return Ok(also);
+        }
+        if let Some(h) = also.as_mut() {
+            h.update(&buf[..n]);
+        }
+        if let Some(c) = capture.as_mut() {
+            c.extend_from_slice(&buf[..n]);
+        }
+        progress.advance(n as u64);
+    }
+}
+
+/// Reads a blob's bytes on this thread while `sink` writes them on
+/// another and, with `also`, a third hashes them again once written;
+/// answers that second hash.
+fn through_sink<E: From<VerifyError> + Send>(
+    read: &mut dyn FnMut(&mut [u8]) -> Result<usize, VerifyError>,
+    mut sink: Box<dyn BlobSink<E>>,
+    mut capture: Option<&mut Vec<u8>>,
+    also: Option<Sha256>,
+    progress: &dyn Progress,
+) -> Result<Option<Sha256>, E> {
+    std::thread::scope(|scope| -> Result<Option<Sha256>, E> {
         let (to_writer, writer_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
         let (to_reader, spare) = std::sync::mpsc::channel::<Box<[u8]>>();
         // The second hash, if any: fed each buffer once it is written.
@@ -185,8 +210,7 @@ fn stream_from<E: From<VerifyError> + Send>(
         reading?;
         written?;
         Ok(second)
-    })?;
-    Ok((hashed.into_hasher(), second))
+    })
 }
 
 #[cfg(test)]

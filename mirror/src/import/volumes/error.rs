@@ -9,8 +9,9 @@
 use std::io;
 use std::path::PathBuf;
 
+use llmgw_shared::manifest::{MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 use llmgw_shared::parity::CodeError;
-use llmgw_shared::shown_message;
+use llmgw_shared::{shown, shown_message};
 use thiserror::Error;
 
 use crate::bundle::reader::ReadError;
@@ -31,7 +32,7 @@ pub enum VolumeError {
         expected: String,
     },
     #[error("{} is not a volume of an llmgw bundle: {reason}", path.display())]
-    NotAVolume { path: PathBuf, reason: String },
+    NotAVolume { path: PathBuf, reason: NotVolume },
     #[error("{} is not a volume of an llmgw bundle: reading its {entry}", path.display())]
     Unreadable {
         path: PathBuf,
@@ -45,6 +46,24 @@ pub enum VolumeError {
         "the volume's bytes could not be staged; the volumes and what was verified before are unchanged"
     )]
     Stage(#[source] StageError),
+}
+
+/// What shows a file is not a volume, said after its name.
+#[derive(Debug, Error)]
+pub enum NotVolume {
+    #[error("its first entry is {}, not manifest.json", shown(.0))]
+    FirstEntry(String),
+    #[error("manifest.json is {0} bytes; at most {MAX_MANIFEST_BYTES} are accepted")]
+    ManifestTooBig(u64),
+    #[error("{SIGNATURE_NAME} is {size} bytes; at most {max}")]
+    SignatureTooBig { size: u64, max: u64 },
+    #[error(
+        "its first piece is {}, which the manifest does not place in any volume",
+        shown(.0)
+    )]
+    Unplaced(String),
+    #[error("it is empty")]
+    Empty,
 }
 
 /// Why writing what the volumes brought into the staging folder (or

@@ -146,9 +146,52 @@ pub fn import_volumes(
     let mut stage = Stage::open(store, &sha, &index)?;
     check_space(&stage, paths)?;
     progress.begin(total_len(paths));
+    let taken = take_volumes(&mut stage, paths, &sha, &index, progress)?;
+    progress.finish();
+    // What the volumes brought is synced, named and recorded first: parity
+    // then sees every piece verified, and a rebuild cut short loses none.
+    stage.save()?;
+    let rebuilt = super::rebuild::rebuild(&mut stage)?;
+    stage_whole_blobs(&mut stage, &index)?;
+    stage.save()?;
+    let report = progressed(&stage, &manifest, &sha, taken, rebuilt);
+    let all_there = index
+        .volumes
+        .placements
+        .iter()
+        .enumerate()
+        .all(|(p, _)| stage.blob_done(p));
+    if !all_there {
+        return Ok(VolumesOutcome::Incomplete(Box::new(report)));
+    }
+    // Nothing an earlier run staged is published on its word.
+    let checked = super::recheck::blobs(stage.index, &stage.dir, &mut stage.state, &stage.earlier);
+    if let Err(e) = checked {
+        stage.save()?;
+        return Err(e.into());
+    }
+    // The existing import publishes it: it finds every blob staged.
+    drop(lock);
+    let outcome = import::import_with(store, &head_path, Some(&digest), opts, progress)?;
+    Ok(VolumesOutcome::Published {
+        progress: Box::new(report),
+        outcome,
+    })
+}
+
+/// Reads each volume given into `stage`, saving the state as it goes;
+/// answers what each came to. A failure of the staging itself stops the
+/// run (what was verified saved first).
+fn take_volumes(
+    stage: &mut Stage<'_>,
+    paths: &[PathBuf],
+    sha: &str,
+    index: &VolumeIndex,
+    progress: &dyn Progress,
+) -> Result<Vec<Taken>, ImportError> {
     let mut taken = Vec::new();
     for p in paths {
-        let result = read::read_volume(p, &sha, &index, &mut stage, progress);
+        let result = read::read_volume(p, sha, index, stage, progress);
         if let Ok(r) = &result
             && r.whole()
             && !r.skipped
@@ -181,12 +224,12 @@ pub fn import_volumes(
             result,
         });
     }
-    progress.finish();
-    // What the volumes brought is synced, named and recorded first: parity
-    // then sees every piece verified, and a rebuild cut short loses none.
-    stage.save()?;
-    let rebuilt = super::rebuild::rebuild(&mut stage)?;
-    // Blobs whose chunks are all verified: hashed whole, then staged.
+    Ok(taken)
+}
+
+/// Stages each blob whose pieces are all verified: a chunked one hashed
+/// whole, an empty one written as it is.
+fn stage_whole_blobs(stage: &mut Stage<'_>, index: &VolumeIndex) -> Result<(), ImportError> {
     for (p, pl) in index.volumes.placements.iter().enumerate() {
         if pl.pieces.len() > 1
             && !stage.blob_done(p)
@@ -203,30 +246,7 @@ pub fn import_volumes(
             fsutil::write_durable(&to, b"")?;
         }
     }
-    stage.save()?;
-    let report = progressed(&stage, &manifest, &sha, taken, rebuilt);
-    let all_there = index
-        .volumes
-        .placements
-        .iter()
-        .enumerate()
-        .all(|(p, _)| stage.blob_done(p));
-    if !all_there {
-        return Ok(VolumesOutcome::Incomplete(Box::new(report)));
-    }
-    // Nothing an earlier run staged is published on its word.
-    let checked = super::recheck::blobs(stage.index, &stage.dir, &mut stage.state, &stage.earlier);
-    if let Err(e) = checked {
-        stage.save()?;
-        return Err(e.into());
-    }
-    // The existing import publishes it: it finds every blob staged.
-    drop(lock);
-    let outcome = import::import_with(store, &head_path, Some(&digest), opts, progress)?;
-    Ok(VolumesOutcome::Published {
-        progress: Box::new(report),
-        outcome,
-    })
+    Ok(())
 }
 
 /// Keeps the manifest and signature of the first volume of the bundle

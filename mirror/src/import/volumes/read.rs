@@ -18,10 +18,10 @@ use llmgw_shared::shown;
 use sha2::{Digest, Sha256};
 
 use super::error::StageError;
-pub use super::error::VolumeError;
+pub use super::error::{NotVolume, VolumeError};
 use super::index::{Slot, VolumeIndex, Which};
-use crate::bundle::reader::{self, EntryKind, ReadError};
-use crate::bundle::verify::BlobSink;
+use crate::bundle::reader::{self, EntryHead, EntryKind, ReadError};
+use crate::bundle::verify::{BlobSink, VerifyError};
 use crate::progress::Progress;
 
 /// Where the bytes of a slot go, and what becomes of them.
@@ -166,7 +166,9 @@ impl From<ReadError> for Flow {
 }
 
 /// Reads the volume at `path` of the bundle whose manifest hashes to
-/// `expected`.
+/// `expected`, in phases: its manifest checked, its signature kept, the
+/// volume identified by its first piece, then each entry placed against the
+/// slot the manifest puts there and streamed; last, what is left settled.
 pub fn read_volume(
     path: &Path,
     expected: &str,
@@ -174,105 +176,154 @@ pub fn read_volume(
     target: &mut dyn SlotTarget,
     progress: &dyn Progress,
 ) -> Result<VolumeRead, VolumeError> {
-    let mut out = VolumeRead::default();
-    let mut seen_manifest = false;
-    let mut after = 0usize;
-    let mut todo: Vec<Slot> = Vec::new();
-    let not_volume = |reason: String| {
+    let mut volume = Volume {
+        path,
+        expected,
+        index,
+        target,
+        progress,
+        out: VolumeRead::default(),
+        seen_manifest: false,
+        after: 0,
+        todo: Vec::new(),
+    };
+    let r = reader::for_each_entry(path, |head, data: &mut dyn Read| volume.entry(head, data));
+    volume.finish(r)
+}
+
+/// One volume being read: what it was asked, and what it found so far.
+struct Volume<'a> {
+    path: &'a Path,
+    expected: &'a str,
+    index: &'a VolumeIndex,
+    target: &'a mut dyn SlotTarget,
+    progress: &'a dyn Progress,
+    out: VolumeRead,
+    seen_manifest: bool,
+    /// Entries read after the manifest.
+    after: usize,
+    /// The slots still to come, the next one last.
+    todo: Vec<Slot>,
+}
+
+impl Volume<'_> {
+    fn not_volume(&self, reason: NotVolume) -> Flow {
         Flow::Fatal(VolumeError::NotAVolume {
-            path: path.to_path_buf(),
+            path: self.path.to_path_buf(),
             reason,
         })
-    };
-    let unreadable = |entry: &'static str, source| {
+    }
+
+    fn unreadable(&self, entry: &'static str, source: std::io::Error) -> Flow {
         Flow::Fatal(VolumeError::Unreadable {
-            path: path.to_path_buf(),
+            path: self.path.to_path_buf(),
             entry,
             source,
         })
-    };
-    let r = reader::for_each_entry(path, |head, data: &mut dyn Read| {
-        if !seen_manifest {
-            if head.path != MANIFEST_NAME || head.kind != EntryKind::File {
-                return Err(not_volume(format!(
-                    "its first entry is {}, not manifest.json",
-                    shown(&head.path)
-                )));
-            }
-            if head.size > MAX_MANIFEST_BYTES {
-                return Err(not_volume(format!(
-                    "manifest.json is {} bytes; at most {MAX_MANIFEST_BYTES} are accepted",
-                    head.size
-                )));
-            }
-            let mut bytes = Vec::new();
-            data.take(MAX_MANIFEST_BYTES)
-                .read_to_end(&mut bytes)
-                .map_err(|source| unreadable(MANIFEST_NAME, source))?;
-            let found = llmgw_shared::sha256_hex(&bytes);
-            if found != expected {
-                return Err(Flow::Fatal(VolumeError::OtherBundle {
-                    path: path.to_path_buf(),
-                    found,
-                    expected: expected.to_string(),
-                }));
-            }
-            seen_manifest = true;
-            return Ok(());
+    }
+
+    /// One entry, to the phase it belongs to.
+    fn entry(&mut self, head: &EntryHead, data: &mut dyn Read) -> Result<(), Flow> {
+        if !self.seen_manifest {
+            return self.manifest(head, data);
         }
-        after += 1;
-        if head.path == SIGNATURE_NAME && after == 1 {
-            let max = crate::store::series::MAX_SIGNATURE_BYTES;
-            if head.size > max {
-                return Err(not_volume(format!(
-                    "{SIGNATURE_NAME} is {} bytes; at most {max}",
-                    head.size
-                )));
-            }
-            let mut sig = Vec::new();
-            data.take(max)
-                .read_to_end(&mut sig)
-                .map_err(|source| unreadable(SIGNATURE_NAME, source))?;
-            out.signature = Some(sig);
-            return Ok(());
+        self.after += 1;
+        if head.path == SIGNATURE_NAME && self.after == 1 {
+            return self.signature(head, data);
         }
-        let slot = index.slot(&head.path);
-        if out.which.is_none() {
-            let Some(slot) = slot else {
-                return Err(not_volume(format!(
-                    "its first piece is {}, which the manifest does not place in any volume",
-                    shown(&head.path)
-                )));
-            };
-            let which = index.which(slot);
-            out.which = Some(which);
-            todo = index.expected(which);
-            todo.reverse();
-            if !target.start(which) {
-                out.skipped = true;
-                return Err(Flow::Stop);
-            }
+        let slot = self.index.slot(&head.path);
+        if self.out.which.is_none() {
+            self.identify(head, slot)?;
         }
-        let Some(want) = todo.pop() else {
-            out.broken = Some(format!(
+        let want = self.place(head, slot)?;
+        self.piece(head, data, want)
+    }
+
+    /// The first entry: the bundle's manifest, hashing to `expected`.
+    fn manifest(&mut self, head: &EntryHead, data: &mut dyn Read) -> Result<(), Flow> {
+        if head.path != MANIFEST_NAME || head.kind != EntryKind::File {
+            return Err(self.not_volume(NotVolume::FirstEntry(head.path.clone())));
+        }
+        if head.size > MAX_MANIFEST_BYTES {
+            return Err(self.not_volume(NotVolume::ManifestTooBig(head.size)));
+        }
+        let mut bytes = Vec::new();
+        data.take(MAX_MANIFEST_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|source| self.unreadable(MANIFEST_NAME, source))?;
+        let found = llmgw_shared::sha256_hex(&bytes);
+        if found != self.expected {
+            return Err(Flow::Fatal(VolumeError::OtherBundle {
+                path: self.path.to_path_buf(),
+                found,
+                expected: self.expected.to_string(),
+            }));
+        }
+        self.seen_manifest = true;
+        Ok(())
+    }
+
+    /// The manifest's signature, right after it.
+    fn signature(&mut self, head: &EntryHead, data: &mut dyn Read) -> Result<(), Flow> {
+        let max = crate::store::series::MAX_SIGNATURE_BYTES;
+        if head.size > max {
+            return Err(self.not_volume(NotVolume::SignatureTooBig {
+                size: head.size,
+                max,
+            }));
+        }
+        let mut sig = Vec::new();
+        data.take(max)
+            .read_to_end(&mut sig)
+            .map_err(|source| self.unreadable(SIGNATURE_NAME, source))?;
+        self.out.signature = Some(sig);
+        Ok(())
+    }
+
+    /// The first piece names the volume, and so the slots to come.
+    fn identify(&mut self, head: &EntryHead, slot: Option<Slot>) -> Result<(), Flow> {
+        let Some(slot) = slot else {
+            return Err(self.not_volume(NotVolume::Unplaced(head.path.clone())));
+        };
+        let which = self.index.which(slot);
+        self.out.which = Some(which);
+        self.todo = self.index.expected(which);
+        self.todo.reverse();
+        if !self.target.start(which) {
+            self.out.skipped = true;
+            return Err(Flow::Stop);
+        }
+        Ok(())
+    }
+
+    /// The slot this entry must be: the next one the manifest places here.
+    fn place(&mut self, head: &EntryHead, slot: Option<Slot>) -> Result<Slot, Flow> {
+        let Some(want) = self.todo.pop() else {
+            self.out.broken = Some(format!(
                 "entry {} comes after the last piece the manifest places in it",
                 shown(&head.path)
             ));
             return Err(Flow::Stop);
         };
         if slot != Some(want) || head.kind != EntryKind::File {
-            out.broken = Some(format!(
+            self.out.broken = Some(format!(
                 "entry {} ({}) is where the manifest places {}",
                 shown(&head.path),
                 head.kind.describe(),
-                index.entry_name(want)
+                self.index.entry_name(want)
             ));
-            todo.push(want);
+            self.todo.push(want);
             return Err(Flow::Stop);
         }
-        let (sha, size) = index.expect(want);
+        Ok(want)
+    }
+
+    /// A placed piece: its size checked, then its bytes streamed to where
+    /// the target wants them, unless the target has them already.
+    fn piece(&mut self, head: &EntryHead, data: &mut dyn Read, want: Slot) -> Result<(), Flow> {
+        let (sha, size) = self.index.expect(want);
         if head.size != size {
-            out.damaged.push((
+            self.out.damaged.push((
                 want,
                 format!(
                     "entry {} is {} bytes, the manifest says {size}",
@@ -281,20 +332,16 @@ pub fn read_volume(
             ));
             return Ok(());
         }
-        if target.have(want) {
-            out.had.push(want);
+        if self.target.have(want) {
+            self.out.had.push(want);
             return Ok(());
         }
-        let dest = target
+        let dest = self
+            .target
             .begin(want)
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
-        progress.blob(&head.path, size);
-        let (carried, fresh, onto) = match target.take_running(want) {
-            Some(Running::Continue(h)) => (Some(h), false, None),
-            Some(Running::Fresh) => (None, true, None),
-            Some(Running::Defer(h)) => (None, false, Some(h)),
-            None => (None, false, None),
-        };
+        self.progress.blob(&head.path, size);
+        let running = self.target.take_running(want);
         let sink: Option<Box<dyn BlobSink>> = match &dest {
             None => None,
             Some((f, at)) => Some(Box::new(AtOffset {
@@ -305,82 +352,101 @@ pub fn read_volume(
                 unflushed: 0,
             })),
         };
-        if let Some(start) = onto {
-            return match crate::bundle::verify::stream_blob_onto(
-                &head.path, data, sink, start, progress,
-            ) {
-                Err(e) => {
-                    let e = llmgw_shared::chain(&e);
-                    out.broken = Some(format!("reading entry {}: {e}", head.path));
-                    out.damaged.push((want, format!("unreadable: {e}")));
-                    Err(Flow::Stop)
-                }
-                Ok(running) => {
-                    out.bytes_read += size;
-                    let settled = target
-                        .deferred(want, running)
-                        .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
-                    out.take(settled);
-                    Ok(())
-                }
-            };
-        }
+        let (carried, fresh) = match running {
+            Some(Running::Defer(h)) => return self.deferred(head, data, sink, want, h),
+            Some(Running::Continue(h)) => (Some(h), false),
+            Some(Running::Fresh) => (None, true),
+            None => (None, false),
+        };
         // A chunk that comes in order also goes on its blob's hash, on a
         // thread of its own beside the chunk's (see stream_blob_hashed).
-        let streamed = crate::bundle::verify::stream_blob_hashed(
-            &head.path, data, sink, None, carried, progress,
-        );
-        match streamed.map(|(state, blob)| (state, blob, size)) {
-            Err(e) => {
-                let e = llmgw_shared::chain(&e);
-                out.broken = Some(format!("reading entry {}: {e}", head.path));
-                out.damaged.push((want, format!("unreadable: {e}")));
-                Err(Flow::Stop)
-            }
-            Ok((state, blob, n)) => {
-                out.bytes_read += n;
-                if fresh {
-                    target.streamed(want, state.clone());
-                } else if let Some(h) = blob {
-                    target.streamed(want, h);
-                }
-                let got = hex::encode(state.finalize());
-                if got == sha {
-                    target
-                        .verified(want, dest.map(|d| d.0))
-                        .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
-                    out.ok.push(want);
-                } else {
-                    out.damaged.push((
-                        want,
-                        format!("entry {} hashes to sha256 {got}, expected {sha}", head.path),
-                    ));
-                }
-                Ok(())
-            }
+        let (state, blob) = crate::bundle::verify::stream_blob_hashed(
+            &head.path,
+            data,
+            sink,
+            None,
+            carried,
+            self.progress,
+        )
+        .map_err(|e| self.cut(head, want, &e))?;
+        self.out.bytes_read += size;
+        if fresh {
+            self.target.streamed(want, state.clone());
+        } else if let Some(h) = blob {
+            self.target.streamed(want, h);
         }
-    });
-    match r {
-        Ok(_) | Err(Flow::Stop) => {}
-        Err(Flow::Fatal(VolumeError::Read(e))) if seen_manifest => {
-            out.broken = Some(llmgw_shared::chain(&e));
+        let got = hex::encode(state.finalize());
+        if got == sha {
+            self.target
+                .verified(want, dest.map(|d| d.0))
+                .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+            self.out.ok.push(want);
+        } else {
+            self.out.damaged.push((
+                want,
+                format!("entry {} hashes to sha256 {got}, expected {sha}", head.path),
+            ));
         }
-        Err(Flow::Fatal(e)) => return Err(e),
+        Ok(())
     }
-    // Chunks whose blob did not end in this volume are checked now.
-    out.take(target.settle().map_err(VolumeError::Stage)?);
-    if !seen_manifest {
-        return Err(VolumeError::NotAVolume {
-            path: path.to_path_buf(),
-            reason: "it is empty".into(),
-        });
+
+    /// A chunk whose own check waits for its blob's ([`Running::Defer`]).
+    fn deferred(
+        &mut self,
+        head: &EntryHead,
+        data: &mut dyn Read,
+        sink: Option<Box<dyn BlobSink>>,
+        want: Slot,
+        start: Sha256,
+    ) -> Result<(), Flow> {
+        let running =
+            crate::bundle::verify::stream_blob_onto(&head.path, data, sink, start, self.progress)
+                .map_err(|e| self.cut(head, want, &e))?;
+        self.out.bytes_read += self.index.expect(want).1;
+        let settled = self
+            .target
+            .deferred(want, running)
+            .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
+        self.out.take(settled);
+        Ok(())
     }
-    if out.which.is_none() && out.broken.is_none() {
-        out.broken = Some("it holds no piece after the manifest".into());
+
+    /// The volume's stream broke inside a piece: it is damaged, and the
+    /// volume stops there.
+    fn cut(&mut self, head: &EntryHead, want: Slot, e: &VerifyError) -> Flow {
+        let e = llmgw_shared::chain(e);
+        self.out.broken = Some(format!("reading entry {}: {e}", head.path));
+        self.out.damaged.push((want, format!("unreadable: {e}")));
+        Flow::Stop
     }
-    if !out.skipped {
-        todo.reverse();
-        out.missing = todo;
+
+    /// After the last entry: deferred chunks settled, the slots that never
+    /// came named missing.
+    fn finish(mut self, r: Result<reader::BundleFormat, Flow>) -> Result<VolumeRead, VolumeError> {
+        match r {
+            Ok(_) | Err(Flow::Stop) => {}
+            Err(Flow::Fatal(VolumeError::Read(e))) if self.seen_manifest => {
+                self.out.broken = Some(llmgw_shared::chain(&e));
+            }
+            Err(Flow::Fatal(e)) => return Err(e),
+        }
+        // Chunks whose blob did not end in this volume are checked now.
+        self.out
+            .take(self.target.settle().map_err(VolumeError::Stage)?);
+        if !self.seen_manifest {
+            return Err(VolumeError::NotAVolume {
+                path: self.path.to_path_buf(),
+                reason: NotVolume::Empty,
+            });
+        }
+        let mut out = self.out;
+        if out.which.is_none() && out.broken.is_none() {
+            out.broken = Some("it holds no piece after the manifest".into());
+        }
+        if !out.skipped {
+            self.todo.reverse();
+            out.missing = self.todo;
+        }
+        Ok(out)
     }
-    Ok(out)
 }

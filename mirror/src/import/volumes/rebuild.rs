@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 
 use llmgw_shared::parity::{self, Segment, ShardReader};
 use sha2::{Digest, Sha256};
@@ -52,15 +53,51 @@ fn lost_in(lost: &[Rebuilt], start: u64, len: usize) -> BTreeSet<usize> {
 /// Rebuilds every unverified piece of the data volumes whose stripes the
 /// parity volumes held can decode; answers the data volumes made whole by
 /// it (none when there is no parity, nothing lost, or too much lost — the
-/// report then says what is still missing).
+/// report then says what is still missing). In phases: find what is lost,
+/// mark the stripes beyond repair, open the shards, decode stripe by
+/// stripe, then check and keep each rebuilt piece.
 pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
-    let index = stage.index;
-    let Some(par) = index.volumes.parity.clone() else {
+    let Some(par) = stage.index.volumes.parity.clone() else {
         return Ok(Vec::new());
     };
-    let count = index.count() as usize;
-    let mut lost: Vec<Rebuilt> = Vec::new();
-    for v in 0..count {
+    let mut lost = lost_pieces(stage);
+    let held: Vec<usize> = (0..par.shards.len())
+        .filter(|j| stage.have(Slot::Parity(*j)))
+        .collect();
+    if lost.is_empty() || held.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stripes: Vec<(u64, usize)> = parity::stripes(par.shard_size).collect();
+    mark_beyond(&mut lost, &stripes, held.len());
+    if lost.iter().all(|r| r.beyond) {
+        return Ok(Vec::new());
+    }
+    let recovery: Vec<(usize, File)> = held
+        .iter()
+        .map(|&j| {
+            let p = stage.parity_file(j);
+            File::open(&p)
+                .map(|f| (j, f))
+                .map_err(|source| StageError::Read { path: p, source })
+        })
+        .collect::<Result<_, _>>()?;
+    let files = open_outputs(stage, &lost)?;
+    decode(
+        stage,
+        par.shards.len(),
+        recovery,
+        &stripes,
+        &mut lost,
+        &files,
+    )?;
+    keep(stage, lost, &files)
+}
+
+/// Each piece of a data volume not verified yet, where it sits.
+fn lost_pieces(stage: &Stage<'_>) -> Vec<Rebuilt> {
+    let index = stage.index;
+    let mut lost = Vec::new();
+    for v in 0..index.count() as usize {
         let mut at = 0;
         for &(p, i) in &index.per_volume[v] {
             let size = index.volumes.placements[p].pieces[i].size;
@@ -82,16 +119,14 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
             at += size;
         }
     }
-    let held: Vec<usize> = (0..par.shards.len())
-        .filter(|j| stage.have(Slot::Parity(*j)))
-        .collect();
-    if lost.is_empty() || held.is_empty() {
-        return Ok(Vec::new());
-    }
-    // Which stripes can be decoded: at most |held| shards lost in each.
-    let stripes: Vec<(u64, usize)> = parity::stripes(par.shard_size).collect();
-    for &(start, len) in &stripes {
-        if lost_in(&lost, start, len).len() > held.len() {
+    lost
+}
+
+/// Marks the pieces covering a stripe that lost more shards than `held`
+/// parity shards can decode.
+fn mark_beyond(lost: &mut [Rebuilt], stripes: &[(u64, usize)], held: usize) {
+    for &(start, len) in stripes {
+        if lost_in(lost, start, len).len() > held {
             for r in lost
                 .iter_mut()
                 .filter(|r| r.covers(start, start + len as u64))
@@ -100,9 +135,41 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
             }
         }
     }
-    if lost.iter().all(|r| r.beyond) {
-        return Ok(Vec::new());
+}
+
+/// The staging file of each placement with a piece to rebuild, open for
+/// writing at its full size.
+fn open_outputs(
+    stage: &Stage<'_>,
+    lost: &[Rebuilt],
+) -> Result<HashMap<usize, (PathBuf, File)>, StageError> {
+    let mut files = HashMap::new();
+    for r in lost.iter().filter(|r| !r.beyond) {
+        if files.contains_key(&r.placement) {
+            continue;
+        }
+        let pl = &stage.index.volumes.placements[r.placement];
+        let path = stage.part(&pl.sha256);
+        let f = crate::fsutil::open_keeping(&path)
+            .and_then(|f| f.set_len(pl.size).map(|()| f))
+            .map_err(|e| StageError::write(&path, e))?;
+        files.insert(r.placement, (path, f));
     }
+    Ok(files)
+}
+
+/// Decodes every stripe where a piece still to rebuild is lost, writing
+/// its bytes to `files` and hashing them.
+fn decode(
+    stage: &Stage<'_>,
+    parity_shards: usize,
+    recovery: Vec<(usize, File)>,
+    stripes: &[(u64, usize)],
+    lost: &mut [Rebuilt],
+    files: &HashMap<usize, (PathBuf, File)>,
+) -> Result<(), StageError> {
+    let index = stage.index;
+    let count = index.count() as usize;
     let segments = |v: usize| -> Vec<Segment> {
         index.per_volume[v]
             .iter()
@@ -114,36 +181,15 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
             .collect()
     };
     let mut shards: Vec<ShardReader> = (0..count).map(|v| ShardReader::new(segments(v))).collect();
-    let recovery: Vec<(usize, File)> = held
-        .iter()
-        .map(|&j| {
-            let p = stage.parity_file(j);
-            File::open(&p)
-                .map(|f| (j, f))
-                .map_err(|source| StageError::Read { path: p, source })
-        })
-        .collect::<Result<_, _>>()?;
-    let mut files: HashMap<usize, (std::path::PathBuf, File)> = HashMap::new();
-    for r in lost.iter().filter(|r| !r.beyond) {
-        if files.contains_key(&r.placement) {
-            continue;
-        }
-        let pl = &index.volumes.placements[r.placement];
-        let path = stage.part(&pl.sha256);
-        let f = crate::fsutil::open_keeping(&path)
-            .and_then(|f| f.set_len(pl.size).map(|()| f))
-            .map_err(|e| StageError::write(&path, e))?;
-        files.insert(r.placement, (path, f));
-    }
     let mut originals = BTreeMap::new();
     let mut rec = BTreeMap::new();
-    for &(start, len) in &stripes {
+    for &(start, len) in stripes {
         let end = start + len as u64;
         // Only stripes where a piece still to rebuild is lost are read.
         if !lost.iter().any(|r| !r.beyond && r.covers(start, end)) {
             continue;
         }
-        let gone = lost_in(&lost, start, len);
+        let gone = lost_in(lost, start, len);
         originals.clear();
         for (v, shard) in shards.iter_mut().enumerate() {
             if gone.contains(&v) {
@@ -165,8 +211,8 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
                 })?;
             rec.insert(*j, b);
         }
-        let back = parity::decode(count, par.shards.len(), &originals, &rec)
-            .map_err(StageError::Decode)?;
+        let back =
+            parity::decode(count, parity_shards, &originals, &rec).map_err(StageError::Decode)?;
         for r in lost
             .iter_mut()
             .filter(|r| !r.beyond && r.covers(start, end))
@@ -184,7 +230,17 @@ pub fn rebuild(stage: &mut Stage<'_>) -> Result<Vec<u32>, StageError> {
             }
         }
     }
-    drop(recovery);
+    Ok(())
+}
+
+/// Keeps each rebuilt piece whose bytes hash to the manifest's sha256;
+/// answers the data volumes (1-based) made whole.
+fn keep(
+    stage: &mut Stage<'_>,
+    lost: Vec<Rebuilt>,
+    files: &HashMap<usize, (PathBuf, File)>,
+) -> Result<Vec<u32>, StageError> {
+    let index = stage.index;
     let touched: BTreeSet<usize> = lost.iter().map(|r| r.volume).collect();
     let mut short: BTreeSet<usize> = BTreeSet::new();
     for r in lost {

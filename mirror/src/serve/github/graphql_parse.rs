@@ -1,14 +1,24 @@
-//! A small GraphQL reader: one operation's selection tree (fields,
-//! aliases, arguments), enough for the queries `gh` sends, with bounds on
-//! size and depth. What it does not read (fragments, directives, several
-//! operations) is refused with a message, never guessed at.
+//! The GraphQL request read: `apollo-parser` (a maintained, spec-complete
+//! parser) reads the text under a size, token and nesting bound, and this
+//! module keeps one operation's selection tree (fields, aliases, arguments)
+//! for the resolver in `graphql.rs`.
+//!
+//! Invariant: what the resolver gets is exactly what the query says; what it
+//! cannot answer faithfully (fragments, directives, several operations,
+//! subscriptions, floats) is refused with a message and where, never
+//! guessed at or dropped.
 
 use std::fmt;
 
+use apollo_parser::Parser;
+use apollo_parser::cst::{self, CstNode};
+
 /// Longest query text read.
 pub const MAX_QUERY_BYTES: usize = 32 * 1024;
-/// Deepest selection read.
+/// Deepest nesting read, selections and argument values together.
 const MAX_DEPTH: usize = 16;
+/// Most tokens (blanks and commas included) read.
+const MAX_TOKENS: usize = 10_000;
 /// Most fields in one query.
 const MAX_FIELDS: usize = 1000;
 
@@ -70,365 +80,174 @@ impl fmt::Display for ParseError {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Punct(char),
-    Spread,
-    Name(String),
-    Str(String),
-    Int(i64),
-    End,
-}
-
-struct Lexer<'a> {
-    src: &'a [u8],
-    pos: usize,
-    line: usize,
-    line_start: usize,
-}
-
-impl<'a> Lexer<'a> {
-    fn new(src: &'a str) -> Self {
-        Self {
-            src: src.as_bytes(),
-            pos: 0,
-            line: 1,
-            line_start: 0,
-        }
-    }
-
-    fn err(&self, message: impl Into<String>) -> ParseError {
+/// Reads one operation.
+pub fn parse(query: &str) -> Result<Operation, ParseError> {
+    // Byte-wise, so an index inside a character cannot split it.
+    let at = |message: String, index: usize| {
+        let before = &query.as_bytes()[..index.min(query.len())];
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |n| n + 1);
         ParseError {
-            message: message.into(),
-            line: self.line,
-            column: self.pos - self.line_start + 1,
+            message,
+            line: 1 + before.iter().filter(|&&b| b == b'\n').count(),
+            column: before.len() - line_start + 1,
         }
+    };
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(at(
+            format!("The query is longer than {MAX_QUERY_BYTES} bytes"),
+            0,
+        ));
     }
-
-    /// Skips blanks, commas and comments; answers the position of the
-    /// next token.
-    fn skip(&mut self) -> (usize, usize) {
-        while let Some(&c) = self.src.get(self.pos) {
-            match c {
-                b'\n' => {
-                    self.pos += 1;
-                    self.line += 1;
-                    self.line_start = self.pos;
-                }
-                b' ' | b'\t' | b'\r' | b',' => self.pos += 1,
-                b'#' => {
-                    while self.src.get(self.pos).is_some_and(|&c| c != b'\n') {
-                        self.pos += 1;
-                    }
-                }
-                _ => break,
-            }
-        }
-        (self.line, self.pos - self.line_start + 1)
-    }
-
-    fn next(&mut self) -> Result<(Tok, usize, usize), ParseError> {
-        let (line, column) = self.skip();
-        let Some(&c) = self.src.get(self.pos) else {
-            return Ok((Tok::End, line, column));
+    let tree = Parser::new(query)
+        .recursion_limit(MAX_DEPTH)
+        .token_limit(MAX_TOKENS)
+        .parse();
+    if let Some(e) = tree.errors().next() {
+        let index = e.index();
+        let message = if tree.recursion_limit().high > MAX_DEPTH {
+            format!("Selections or values nested deeper than {MAX_DEPTH}")
+        } else if e.is_limit() {
+            format!("The query has more than {MAX_TOKENS} tokens")
+        } else {
+            capitalized(e.message())
         };
-        let tok = match c {
-            b'{' | b'}' | b'(' | b')' | b':' | b'!' | b'$' | b'=' | b'[' | b']' | b'@' => {
-                self.pos += 1;
-                Tok::Punct(c as char)
-            }
-            b'.' if self.src[self.pos..].starts_with(b"...") => {
-                self.pos += 3;
-                Tok::Spread
-            }
-            b'"' => self.string()?,
-            b'-' | b'0'..=b'9' => {
-                let start = self.pos;
-                self.pos += 1;
-                while self.src.get(self.pos).is_some_and(|c| c.is_ascii_digit()) {
-                    self.pos += 1;
-                }
-                let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("");
-                Tok::Int(
-                    text.parse()
-                        .map_err(|_| self.err(format!("Bad number {text:?}")))?,
-                )
-            }
-            c if c == b'_' || c.is_ascii_alphabetic() => {
-                let start = self.pos;
-                while self
-                    .src
-                    .get(self.pos)
-                    .is_some_and(|&c| c == b'_' || c.is_ascii_alphanumeric())
-                {
-                    self.pos += 1;
-                }
-                Tok::Name(String::from_utf8_lossy(&self.src[start..self.pos]).into_owned())
-            }
-            _ => return Err(self.err("Parse error on an unexpected character")),
-        };
-        Ok((tok, line, column))
+        return Err(at(message, index));
     }
-
-    fn string(&mut self) -> Result<Tok, ParseError> {
-        if self.src[self.pos..].starts_with(b"\"\"\"") {
-            return Err(self.err("Block strings are not read by this mirror"));
-        }
-        self.pos += 1;
-        let mut out = Vec::new();
-        loop {
-            let Some(&c) = self.src.get(self.pos) else {
-                return Err(self.err("Unterminated string"));
+    let mut reader = Reader { at, fields: 0 };
+    let mut definitions = tree.document().definitions();
+    let op = match definitions.next() {
+        Some(cst::Definition::OperationDefinition(op)) => op,
+        Some(other) => {
+            let says = match other {
+                cst::Definition::FragmentDefinition(_) => "Fragments are",
+                _ => "Type system definitions are",
             };
-            self.pos += 1;
-            match c {
-                b'"' => break,
-                b'\n' => return Err(self.err("Unterminated string")),
-                b'\\' => {
-                    let e = self.src.get(self.pos).copied();
-                    self.pos += 1;
-                    match e {
-                        Some(b'"') => out.push(b'"'),
-                        Some(b'\\') => out.push(b'\\'),
-                        Some(b'/') => out.push(b'/'),
-                        Some(b'n') => out.push(b'\n'),
-                        Some(b't') => out.push(b'\t'),
-                        _ => return Err(self.err("Unsupported escape in a string")),
-                    }
-                }
-                c => out.push(c),
-            }
+            return Err(reader.refuse(&format!("{says} not served by this mirror"), &other));
         }
-        String::from_utf8(out)
-            .map(Tok::Str)
-            .map_err(|_| self.err("A string is not UTF-8"))
+        None => return Err(at("The query holds no operation".into(), 0)),
+    };
+    if let Some(extra) = definitions.next() {
+        return Err(reader.refuse(
+            "Only one operation per request is served by this mirror",
+            &extra,
+        ));
     }
+    reader.operation(&op)
 }
 
-struct Parser<'a> {
-    lx: Lexer<'a>,
-    peeked: Option<(Tok, usize, usize)>,
+/// Turns the parsed tree into fields, refusing what the resolver does not
+/// answer; `at` places a message at a byte of the query.
+struct Reader<F> {
+    at: F,
     fields: usize,
 }
 
-impl Parser<'_> {
-    fn peek(&mut self) -> Result<&Tok, ParseError> {
-        let p = match self.peeked.take() {
-            Some(p) => p,
-            None => self.lx.next()?,
+impl<F: Fn(String, usize) -> ParseError> Reader<F> {
+    fn refuse(&self, message: &str, node: &impl CstNode) -> ParseError {
+        (self.at)(message.into(), node.syntax().text_range().start().into())
+    }
+
+    fn operation(&mut self, op: &cst::OperationDefinition) -> Result<Operation, ParseError> {
+        let kind = op.operation_type();
+        if let Some(t) = kind.as_ref().filter(|t| t.subscription_token().is_some()) {
+            return Err(self.refuse("subscription is not served by this mirror", t));
+        }
+        if let Some(d) = op.directives() {
+            return Err(self.refuse("Directives are not served by this mirror", &d));
+        }
+        let Some(set) = op.selection_set() else {
+            return Err(self.refuse("The operation has no selection", op));
         };
-        Ok(&self.peeked.insert(p).0)
+        Ok(Operation {
+            mutation: kind.is_some_and(|t| t.mutation_token().is_some()),
+            selection: self.selection(&set)?,
+        })
     }
 
-    fn bump(&mut self) -> Result<(Tok, usize, usize), ParseError> {
-        match self.peeked.take() {
-            Some(t) => Ok(t),
-            None => self.lx.next(),
-        }
-    }
-
-    fn expect(&mut self, c: char) -> Result<(), ParseError> {
-        match self.bump()? {
-            (Tok::Punct(p), ..) if p == c => Ok(()),
-            (t, line, column) => Err(ParseError {
-                message: format!("Expected {c:?}, found {}", shown(&t)),
-                line,
-                column,
-            }),
-        }
-    }
-
-    fn name(&mut self) -> Result<(String, usize, usize), ParseError> {
-        match self.bump()? {
-            (Tok::Name(n), line, column) => Ok((n, line, column)),
-            (t, line, column) => Err(ParseError {
-                message: format!("Expected a name, found {}", shown(&t)),
-                line,
-                column,
-            }),
-        }
-    }
-
-    fn operation(&mut self) -> Result<Operation, ParseError> {
-        let mutation = match self.peek()?.clone() {
-            Tok::Punct('{') => false,
-            Tok::Name(n) if n == "query" || n == "mutation" => {
-                self.bump()?;
-                if let Tok::Name(_) = self.peek()? {
-                    self.bump()?;
-                }
-                if *self.peek()? == Tok::Punct('(') {
-                    self.skip_variable_definitions()?;
-                }
-                n == "mutation"
-            }
-            Tok::Name(n) if n == "fragment" || n == "subscription" => {
-                return Err(self.lx.err(format!("{n} is not served by this mirror")));
-            }
-            t => return Err(self.lx.err(format!("Parse error on {}", shown(&t)))),
-        };
-        if *self.peek()? == Tok::Punct('@') {
-            return Err(self.lx.err("Directives are not served by this mirror"));
-        }
-        let selection = self.selection(1)?;
-        match self.bump()? {
-            (Tok::End, ..) => Ok(Operation {
-                mutation,
-                selection,
-            }),
-            (_, line, column) => Err(ParseError {
-                message: "Only one operation per request is served by this mirror".into(),
-                line,
-                column,
-            }),
-        }
-    }
-
-    /// `($owner: String!, $n: Int = 3)`: the types do not matter here.
-    fn skip_variable_definitions(&mut self) -> Result<(), ParseError> {
-        self.expect('(')?;
-        let mut depth = 1;
-        while depth > 0 {
-            match self.bump()?.0 {
-                Tok::Punct('(') => depth += 1,
-                Tok::Punct(')') => depth -= 1,
-                Tok::End => return Err(self.lx.err("Unterminated variable definitions")),
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    fn selection(&mut self, depth: usize) -> Result<Vec<Field>, ParseError> {
-        if depth > MAX_DEPTH {
-            return Err(self
-                .lx
-                .err(format!("Selections nested deeper than {MAX_DEPTH}")));
-        }
-        self.expect('{')?;
+    fn selection(&mut self, set: &cst::SelectionSet) -> Result<Vec<Field>, ParseError> {
         let mut out = Vec::new();
-        loop {
-            match self.peek()? {
-                Tok::Punct('}') => {
-                    self.bump()?;
-                    return Ok(out);
-                }
-                Tok::Spread => return Err(self.lx.err("Fragments are not served by this mirror")),
-                _ => out.push(self.field(depth)?),
+        for s in set.selections() {
+            let f = match s {
+                cst::Selection::Field(f) => f,
+                other => return Err(self.refuse("Fragments are not served by this mirror", &other)),
+            };
+            self.fields += 1;
+            if self.fields > MAX_FIELDS {
+                return Err(self.refuse(&format!("More than {MAX_FIELDS} fields"), &f));
             }
+            out.push(self.field(&f)?);
         }
+        Ok(out)
     }
 
-    fn field(&mut self, depth: usize) -> Result<Field, ParseError> {
-        self.fields += 1;
-        if self.fields > MAX_FIELDS {
-            return Err(self.lx.err(format!("More than {MAX_FIELDS} fields")));
+    fn field(&mut self, f: &cst::Field) -> Result<Field, ParseError> {
+        if let Some(d) = f.directives() {
+            return Err(self.refuse("Directives are not served by this mirror", &d));
         }
-        let (first, line, column) = self.name()?;
-        let (alias, name) = if *self.peek()? == Tok::Punct(':') {
-            self.bump()?;
-            (Some(first), self.name()?.0)
-        } else {
-            (None, first)
-        };
         let mut args = Vec::new();
-        if *self.peek()? == Tok::Punct('(') {
-            self.bump()?;
-            while *self.peek()? != Tok::Punct(')') {
-                let (k, ..) = self.name()?;
-                self.expect(':')?;
-                args.push((k, self.value(0)?));
-            }
-            self.bump()?;
+        for a in f.arguments().iter().flat_map(|a| a.arguments()) {
+            args.push((name(a.name()), self.value(a.value(), &a)?));
         }
-        if *self.peek()? == Tok::Punct('@') {
-            return Err(self.lx.err("Directives are not served by this mirror"));
-        }
-        let selection = if *self.peek()? == Tok::Punct('{') {
-            self.selection(depth + 1)?
-        } else {
-            Vec::new()
-        };
+        let place = (self.at)(String::new(), f.syntax().text_range().start().into());
         Ok(Field {
-            alias,
-            name,
+            alias: f.alias().map(|a| name(a.name())),
+            name: name(f.name()),
             args,
-            selection,
-            line,
-            column,
-        })
-    }
-
-    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
-        if depth > MAX_DEPTH {
-            return Err(self.lx.err("Values nested too deep"));
-        }
-        let (t, line, column) = self.bump()?;
-        Ok(match t {
-            Tok::Punct('$') => Value::Var(self.name()?.0),
-            Tok::Str(s) => Value::Str(s),
-            Tok::Int(n) => Value::Int(n),
-            Tok::Name(n) => match n.as_str() {
-                "true" => Value::Bool(true),
-                "false" => Value::Bool(false),
-                "null" => Value::Null,
-                _ => Value::Enum(n),
+            selection: match f.selection_set() {
+                Some(set) => self.selection(&set)?,
+                None => Vec::new(),
             },
-            Tok::Punct('{') => {
-                let mut fields = Vec::new();
-                while *self.peek()? != Tok::Punct('}') {
-                    let (k, ..) = self.name()?;
-                    self.expect(':')?;
-                    fields.push((k, self.value(depth + 1)?));
-                }
-                self.bump()?;
-                Value::Obj(fields)
+            line: place.line,
+            column: place.column,
+        })
+    }
+
+    /// A value as written; `owner` places an error for a missing one.
+    fn value(&self, v: Option<cst::Value>, owner: &impl CstNode) -> Result<Value, ParseError> {
+        let Some(v) = v else {
+            return Err(self.refuse("Expected a value", owner));
+        };
+        Ok(match &v {
+            cst::Value::Variable(x) => Value::Var(name(x.name())),
+            cst::Value::StringValue(s) => Value::Str(String::from(s)),
+            cst::Value::IntValue(n) => match n.syntax().text().to_string().parse() {
+                Ok(n) => Value::Int(n),
+                Err(_) => return Err(self.refuse("Bad number: not a 64-bit integer", n)),
+            },
+            cst::Value::FloatValue(x) => {
+                return Err(self.refuse("Floats are not read by this mirror", x));
             }
-            Tok::Punct('[') => {
-                let mut items = Vec::new();
-                while *self.peek()? != Tok::Punct(']') {
-                    items.push(self.value(depth + 1)?);
-                }
-                self.bump()?;
-                Value::List(items)
-            }
-            t => {
-                return Err(ParseError {
-                    message: format!("Expected a value, found {}", shown(&t)),
-                    line,
-                    column,
-                });
-            }
+            cst::Value::BooleanValue(b) => Value::Bool(b.true_token().is_some()),
+            cst::Value::NullValue(_) => Value::Null,
+            cst::Value::EnumValue(e) => Value::Enum(e.text().to_string()),
+            cst::Value::ListValue(l) => Value::List(
+                l.values()
+                    .map(|x| self.value(Some(x), l))
+                    .collect::<Result<_, _>>()?,
+            ),
+            cst::Value::ObjectValue(o) => Value::Obj(
+                o.object_fields()
+                    .map(|kv| Ok((name(kv.name()), self.value(kv.value(), &kv)?)))
+                    .collect::<Result<_, _>>()?,
+            ),
         })
     }
 }
 
-fn shown(t: &Tok) -> String {
-    match t {
-        Tok::Punct(c) => format!("{c:?}"),
-        Tok::Spread => "\"...\"".into(),
-        Tok::Name(n) => format!("{:?}", n.chars().take(40).collect::<String>()),
-        Tok::Str(_) => "a string".into(),
-        Tok::Int(n) => n.to_string(),
-        Tok::End => "the end of the query".into(),
-    }
+/// A name's text; the parser reported no error, so every name is there.
+fn name(n: Option<cst::Name>) -> String {
+    n.map(|n| n.text().to_string()).unwrap_or_default()
 }
 
-/// Reads one operation.
-pub fn parse(query: &str) -> Result<Operation, ParseError> {
-    if query.len() > MAX_QUERY_BYTES {
-        return Err(ParseError {
-            message: format!("The query is longer than {MAX_QUERY_BYTES} bytes"),
-            line: 1,
-            column: 1,
-        });
-    }
-    Parser {
-        lx: Lexer::new(query),
-        peeked: None,
-        fields: 0,
-    }
-    .operation()
+/// The parser's message as GitHub's errors are written: a capital first.
+fn capitalized(message: &str) -> String {
+    let mut c = message.chars();
+    c.next()
+        .map(|first| first.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -486,14 +305,45 @@ mod tests {
             ("{ a @include(if: true) }", "Directives"),
             ("{ a } { b }", "one operation"),
             ("{ a(x: \"oops) }", "Unterminated"),
-            ("{ a ", "Expected a name"),
+            // apollo-parser's words for a selection cut short (the
+            // hand-written reader said "Expected a name").
+            ("{ a ", "Expected R_CURLY"),
             ("subscription { a }", "subscription"),
+            ("fragment F on R { a } { ...F }", "Fragments"),
+            ("{ a(x: 1.5) }", "Floats"),
+            ("{ a(x: 99999999999999999999) }", "Bad number"),
         ] {
             let e = parse(q).unwrap_err().to_string();
             assert!(e.contains(says), "{q}: {e}");
         }
         let deep = format!("{}{}", "{a".repeat(40), "}".repeat(40));
         assert!(parse(&deep).unwrap_err().to_string().contains("deeper"));
+        let deep_value = format!("{{ a(x: {}1{}) }}", "[".repeat(40), "]".repeat(40));
+        assert!(
+            parse(&deep_value)
+                .unwrap_err()
+                .to_string()
+                .contains("deeper")
+        );
         assert!(parse(&"{a}".repeat(20_000)).is_err());
+        let many = format!("{{ {} }}", "a ".repeat(6000));
+        assert!(parse(&many).unwrap_err().to_string().contains("tokens"));
+        let wide = format!("{{ {} }}", "a ".repeat(1500));
+        assert!(
+            parse(&wide)
+                .unwrap_err()
+                .to_string()
+                .contains("1000 fields")
+        );
+        let e = parse("{\n  a @skip(if: true) }").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 5));
+        // Not ASCII: placed by byte, never by a split character.
+        for q in [
+            "{ a(x: \"é\") é }",
+            "ééé",
+            "{ a(x: \"\u{1F600}\") }\u{1F600}",
+        ] {
+            assert!(parse(q).is_err(), "{q}");
+        }
     }
 }

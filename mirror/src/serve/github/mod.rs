@@ -175,44 +175,7 @@ async fn answer(req: &Req<'_>, segs: &[&str], request_path: &str) -> Result<Resp
     let base = req.base_url();
     let all = req.index.releases_of(&id);
     match rest {
-        [] => {
-            let num = |k: &str, d: usize| {
-                paths::query_get(&req.query, k)
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .unwrap_or(d)
-            };
-            let per_page = num("per_page", 30).clamp(1, 100);
-            let page = num("page", 1).max(1);
-            let pages = all.len().div_ceil(per_page).max(1);
-            let items: Vec<Value> = all
-                .iter()
-                .skip((page - 1).saturating_mul(per_page))
-                .take(per_page)
-                .map(|r| release_json(&base, r))
-                .collect();
-            let link_to = |p: usize, rel: &str| {
-                format!("<{base}{request_path}?per_page={per_page}&page={p}>; rel=\"{rel}\"")
-            };
-            let mut links = Vec::new();
-            if page > 1 {
-                links.push(link_to(page - 1, "prev"));
-                links.push(link_to(1, "first"));
-            }
-            if page < pages {
-                links.push(link_to(page + 1, "next"));
-                links.push(link_to(pages, "last"));
-            }
-            let mut extra = HeaderMap::new();
-            if !links.is_empty() {
-                extra.insert(header::LINK, header_text(&links.join(", ")));
-            }
-            Ok(respond::json_with(
-                req.method,
-                req.headers,
-                &Value::Array(items),
-                extra,
-            ))
-        }
+        [] => Ok(release_list(req, &all, &base, request_path)),
         ["latest"] => {
             let r = all.first().ok_or(GithubError::NotFound)?;
             Ok(respond::json(
@@ -230,27 +193,7 @@ async fn answer(req: &Req<'_>, segs: &[&str], request_path: &str) -> Result<Resp
                 &release_json(&base, r),
             ))
         }
-        ["assets", aid] => {
-            let (rel, asset) = aid
-                .parse::<u64>()
-                .ok()
-                .and_then(|n| {
-                    all.iter()
-                        .find_map(|r| r.assets.values().find(|a| a.id == n).map(|a| (*r, a)))
-                })
-                .ok_or(GithubError::NotFound)?;
-            let wants_bytes = req
-                .headers
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("application/octet-stream"));
-            if wants_bytes {
-                Ok(send_asset(req, asset).await)
-            } else {
-                let v = asset_json(&base, rel, asset);
-                Ok(respond::json(req.method, req.headers, &v))
-            }
-        }
+        ["assets", aid] => asset(req, &all, &base, aid).await,
         [rid, more @ ..] => {
             let rel = rid
                 .parse::<u64>()
@@ -269,5 +212,70 @@ async fn answer(req: &Req<'_>, segs: &[&str], request_path: &str) -> Result<Resp
             };
             Ok(respond::json(req.method, req.headers, &v))
         }
+    }
+}
+
+/// `/releases`: one page of the releases held, newest first, with GitHub's
+/// `Link` header to the others.
+fn release_list(req: &Req<'_>, all: &[&ReleaseEntry], base: &str, request_path: &str) -> Response {
+    let num = |k: &str, d: usize| {
+        paths::query_get(&req.query, k)
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(d)
+    };
+    let per_page = num("per_page", 30).clamp(1, 100);
+    let page = num("page", 1).max(1);
+    let pages = all.len().div_ceil(per_page).max(1);
+    let items: Vec<Value> = all
+        .iter()
+        .skip((page - 1).saturating_mul(per_page))
+        .take(per_page)
+        .map(|r| release_json(base, r))
+        .collect();
+    let link_to = |p: usize, rel: &str| {
+        format!("<{base}{request_path}?per_page={per_page}&page={p}>; rel=\"{rel}\"")
+    };
+    let mut links = Vec::new();
+    if page > 1 {
+        links.push(link_to(page - 1, "prev"));
+        links.push(link_to(1, "first"));
+    }
+    if page < pages {
+        links.push(link_to(page + 1, "next"));
+        links.push(link_to(pages, "last"));
+    }
+    let mut extra = HeaderMap::new();
+    if !links.is_empty() {
+        extra.insert(header::LINK, header_text(&links.join(", ")));
+    }
+    respond::json_with(req.method, req.headers, &Value::Array(items), extra)
+}
+
+/// `/releases/assets/{id}`: the asset's JSON, or its bytes when asked for
+/// `application/octet-stream`.
+async fn asset(
+    req: &Req<'_>,
+    all: &[&ReleaseEntry],
+    base: &str,
+    aid: &str,
+) -> Result<Response, GithubError> {
+    let (rel, asset) = aid
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| {
+            all.iter()
+                .find_map(|r| r.assets.values().find(|a| a.id == n).map(|a| (*r, a)))
+        })
+        .ok_or(GithubError::NotFound)?;
+    let wants_bytes = req
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/octet-stream"));
+    if wants_bytes {
+        Ok(send_asset(req, asset).await)
+    } else {
+        let v = asset_json(base, rel, asset);
+        Ok(respond::json(req.method, req.headers, &v))
     }
 }
