@@ -1,0 +1,15 @@
+//! End-to-end tests of `llmgw bundle import | verify | inspect | trust` and
+//! `llmgw mirror list | gc | remove | verify`, running the real binary on
+//! bundles made by `bundle_kit` (good ones and damaged ones). Grouped by
+//! what they show under `tests/import/`; `import::common` sets up a store.
+
+pub mod common;
+
+mod accepts;
+mod commands;
+mod durability;
+mod refusals;
+
+mod bounded;
+mod e2e;
+mod output;
