@@ -2,7 +2,7 @@
 //! fixture upstream (GitHub API + download redirects to another origin, a
 //! Gitea-style llmgw release server, a Hub), read back with the real `tar`,
 //! `zstd` and `sha256sum`. Grouped by what they show under
-//! `tests/bundle_create/`; `bundle_create::common` has the shared helpers.
+//! `tests/it/create/`; `create::common` has the shared helpers.
 
 pub mod common;
 

@@ -207,7 +207,7 @@ fn the_modelpack_artifact_is_as_the_spec_says() {
     validate(&python, spec, "image-index-schema.json", &[&index_file]);
 }
 
-/// `tests/oci_models/validate.py`: the documents against a schema of
+/// `tests/it/oci/models/validate.py`: the documents against a schema of
 /// `testdata/<dir>/` (it also fails when a broken copy of the first passes).
 fn validate(python: &Path, dir: &str, schema: &str, docs: &[&Path]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

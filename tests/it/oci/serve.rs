@@ -1,9 +1,9 @@
 //! The mirror as a read-only OCI registry and chart repository (#30, the
 //! serve side), checked with the real clients: skopeo, containerd's `ctr`
 //! and Helm's Go SDK (`helm-python-sdk`), against a store that imported a
-//! format 3 bundle made by `oci_serve/kit.rs`; a tag under the trusted
-//! order (`oci_serve/trust.rs`); a chart packaged on disk, carried as helm
-//! push makes it (`oci_serve/package.rs`). A client that is missing
+//! format 3 bundle made by `oci/serve/kit.rs`; a tag under the trusted
+//! order (`oci/serve/trust.rs`); a chart packaged on disk, carried as helm
+//! push makes it (`oci/serve/package.rs`). A client that is missing
 //! fails the test, naming what to install.
 
 use crate::bundle_kit;

@@ -1,4 +1,4 @@
-"""Validates JSON documents against pinned JSON schemas, for tests/oci_models.rs.
+"""Validates JSON documents against pinned JSON schemas, for tests/it/oci/models.rs.
 
     python validate.py SCHEMA_DIR SCHEMA_FILE DOCUMENT...
 
