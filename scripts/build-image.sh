@@ -22,7 +22,7 @@
 #   /tmp (1777), /store (10001:10001)
 #
 # and its config says what the Dockerfile says: user, entrypoint, command,
-# port, environment, volume and labels (tests/image.rs checks that the two
+# port, environment, volume and labels (tests/it/oci/image.rs checks that the two
 # agree, so they cannot drift).
 #
 # Byte-reproducible: every entry sorted, mtime SOURCE_DATE_EPOCH, uid/gid

@@ -8,7 +8,7 @@ modes; gzip with no name and no time; JSON with sorted keys and no spaces.
 So two builds of one binary at one SOURCE_DATE_EPOCH give one digest.
 
 The config says what the Dockerfile says (USER, ENTRYPOINT, CMD, EXPOSE,
-ENV, VOLUME, LABEL); tests/image.rs reads the Dockerfile and checks it.
+ENV, VOLUME, LABEL); tests/it/oci/image.rs reads the Dockerfile and checks it.
 """
 
 import argparse

@@ -1,0 +1,14 @@
+//! Container images end to end (#30, the create side): images made in the
+//! test as OCI layouts, pushed by the real `skopeo` into Debian's
+//! `docker-registry` on loopback, carried by `llmgw bundle create --image`
+//! and taken in by `llmgw bundle import`; the token flow, the 429 and the
+//! hostile registries against the fixture's stand-in; an image missed
+//! through the mirror carried by `--want`.
+
+pub mod common;
+
+mod distribution;
+mod hostile;
+mod layout;
+mod token;
+mod want;

@@ -1,0 +1,10 @@
+//! `llmgw mirror serve` end to end: the whole chain to `hf download` and
+//! curl (`e2e`), what `--store` and `--listen` may be (`listen`), what a
+//! branch names and what no untrusted bundle may change (`order`,
+//! `shadowing`), and the miss log that writes the next bundle (`want`).
+
+mod e2e;
+mod listen;
+mod order;
+mod shadowing;
+mod want;

@@ -1,0 +1,3 @@
+//! The mirror store under damage and interruption.
+
+mod damage;
