@@ -123,6 +123,7 @@ pub fn env(name: &str, arch: &str, files: &[EnvFile], lock: &[u8]) -> PythonEnv 
         free_gb: Some(20),
         note: None,
         node_interpreter: None,
+        site_lock: None,
         overrides: Vec::new(),
         constraints: Vec::new(),
         files: files.iter().map(|f| f.file.clone()).collect(),

@@ -120,6 +120,9 @@ pub enum DigestSource {
     /// uv tag the bundle carries) records for a python-build-standalone
     /// interpreter archive.
     UvDownloadMetadata,
+    /// Format 2. The `sha256` a site's own lock (`uv.lock`, `pylock.toml`)
+    /// records for a file, checked besides the index's.
+    SiteLockSha256,
 }
 
 impl DigestSource {
@@ -136,6 +139,7 @@ impl DigestSource {
                 | DigestSource::PypiCoreMetadata
                 | DigestSource::IndexUrlFragment
                 | DigestSource::UvDownloadMetadata
+                | DigestSource::SiteLockSha256
         )
     }
 }

@@ -75,6 +75,10 @@ pub struct PythonEnv {
     /// constraints).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub constraints: Vec<String>,
+    /// Set when the lock is a site's own (`--python-env NAME=PATH`), not
+    /// one a resolver wrote here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site_lock: Option<super::site_lock::SiteLock>,
     /// Every distribution file of the lock for this platform.
     pub files: Vec<PythonFile>,
 }

@@ -239,6 +239,16 @@ fn validate_python_envs(
             env.lock.size,
             format!("the lock of {}", env.name),
         )?;
+        if let Some(s) = &env.site_lock {
+            names::check_file_name("site lock file name", &s.file_name)?;
+            if let Some(p) = &s.project {
+                claims.claim(
+                    &p.sha256,
+                    p.size,
+                    format!("the pyproject.toml of {}", env.name),
+                )?;
+            }
+        }
         if let Some(i) = &env.interpreter {
             let held = releases.iter().any(|r| {
                 r.repo.eq_ignore_ascii_case(&i.repo)

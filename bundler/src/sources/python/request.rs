@@ -47,6 +47,9 @@ pub struct EnvRequest {
     pub manylinux_given: bool,
     /// `--override`: requirements laid over every upstream pin.
     pub overrides: Vec<String>,
+    /// A site's own lock: the files are the ones it names, no resolver
+    /// runs.
+    pub site_lock: Option<std::path::PathBuf>,
     /// `--constraint`: bounds on versions the resolver may pick.
     pub constraints: Vec<String>,
 }
@@ -67,6 +70,9 @@ pub struct EnvFlags<'a> {
 pub struct SiteEnv {
     pub name: String,
     pub requirements: Vec<String>,
+    /// `NAME=PATH` of a `uv.lock` or `pylock.toml`: the site's own lock,
+    /// carried as it is (then `requirements` is empty).
+    pub lock: Option<std::path::PathBuf>,
 }
 
 /// The short name of an index the recipe names, for `--index NAME=URL`:
@@ -96,7 +102,7 @@ pub fn index_name(url: &str) -> String {
 pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
     let bad = |why: &str| {
         CreateError::Usage(format!(
-            "--python-env {text:?}: {why}; expected NAME=REQ[,REQ…], e.g. \
+            "--python-env {text:?}: {why}; expected NAME=REQ[,REQ…] or NAME=PATH/uv.lock (or pylock.toml), e.g. \
              tools=transformers,huggingface_hub[cli]"
         ))
     };
@@ -112,6 +118,13 @@ pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
         return Err(bad(
             "the name must be letters, digits, '-', '_' or '.', starting with a letter or digit",
         ));
+    }
+    if super::site_lock::format_of(reqs.trim()).is_some() {
+        return Ok(SiteEnv {
+            name: name.to_string(),
+            requirements: Vec::new(),
+            lock: Some(std::path::PathBuf::from(reqs.trim())),
+        });
     }
     // Commas inside brackets belong to extras: huggingface_hub[cli,torch].
     let mut requirements = Vec::new();
@@ -145,6 +158,7 @@ pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
     Ok(SiteEnv {
         name: name.to_string(),
         requirements,
+        lock: None,
     })
 }
 
@@ -212,6 +226,7 @@ pub fn requests(
                     manylinux: manylinux(&e.manylinux),
                     manylinux_given: flags.manylinux.is_some(),
                     overrides: Vec::new(),
+                    site_lock: None,
                     constraints: Vec::new(),
                 });
             }
@@ -293,6 +308,7 @@ fn site_requests(
                 manylinux: manylinux(""),
                 manylinux_given: flags.manylinux.is_some(),
                 overrides: Vec::new(),
+                site_lock: s.lock.clone(),
                 constraints: Vec::new(),
             });
         }

@@ -185,6 +185,7 @@ mod tests {
             free_gb: None,
             note: None,
             node_interpreter: None,
+            site_lock: None,
             overrides: Vec::new(),
             constraints: Vec::new(),
             files: vec![
