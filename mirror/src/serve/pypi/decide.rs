@@ -8,6 +8,7 @@
 //! accident.
 
 use http::Method;
+use llmgw_shared::manifest::SiteLockFormat;
 use llmgw_shared::pep503_normalize;
 use llmgw_shared::shown;
 
@@ -35,7 +36,8 @@ pub enum Outcome<'a> {
         blob: &'a Blob,
         filename: String,
     },
-    /// `/pypi/{env}/pylock.toml`.
+    /// `/pypi/{env}/pylock.toml`, or `/pypi/{env}/uv.lock` for a site's
+    /// `uv.lock`.
     Lock {
         env: &'a PyEnv,
     },
@@ -127,10 +129,37 @@ pub fn decide<'a>(
                 )),
             }
         }
-        ["pylock.toml"] => Outcome::Lock { env },
+        [name @ ("pylock.toml" | "uv.lock")] => {
+            let held = match env.site_lock.as_ref().map(|s| s.format) {
+                Some(SiteLockFormat::UvLock) => "uv.lock",
+                _ => "pylock.toml",
+            };
+            if *name == held {
+                Outcome::Lock { env }
+            } else {
+                not_found(format!(
+                    "environment {} holds a {held}, not a {name}: GET {base}/{held}",
+                    env.name
+                ))
+            }
+        }
+        ["pyproject.toml"] => match env.site_lock.as_ref().and_then(|s| s.project.as_ref()) {
+            Some(blob) => Outcome::File {
+                blob,
+                filename: "pyproject.toml".into(),
+            },
+            None => not_found(format!(
+                "environment {} is not a site's uv.lock project, so has no pyproject.toml",
+                env.name
+            )),
+        },
         _ => not_found(format!(
-            "not a route of environment {}: try {base}/simple/ or {base}/pylock.toml",
-            env.name
+            "not a route of environment {}: try {base}/simple/ or {base}/{}",
+            env.name,
+            match env.site_lock.as_ref().map(|s| s.format) {
+                Some(SiteLockFormat::UvLock) => "uv.lock",
+                _ => "pylock.toml",
+            }
         )),
     }
 }

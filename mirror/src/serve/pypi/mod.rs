@@ -3,7 +3,9 @@
 //! - `GET|HEAD /pypi/{env}/simple/` and `/pypi/{env}/simple/{project}/`:
 //!   PEP 503 HTML or PEP 691 JSON by `Accept`
 //! - `GET|HEAD /pypi/{env}/files/{filename}` and `{filename}.metadata`
-//! - `GET /pypi/{env}/pylock.toml`: the lock, URLs pointing here
+//! - `GET /pypi/{env}/pylock.toml`: the lock, URLs pointing here (a site's
+//!   own `uv.lock` at `/pypi/{env}/uv.lock` instead, with its project's
+//!   `pyproject.toml` at `/pypi/{env}/pyproject.toml`)
 //! - `GET /uv/python-downloads.json`: the interpreters held, for uv
 //!
 //! Invariant: one index per environment, answered from that environment's
@@ -16,6 +18,7 @@ mod decide;
 mod downloads;
 pub mod lock;
 mod render;
+mod uv_lock;
 
 use axum::response::IntoResponse;
 use http::{Method, StatusCode, header};
