@@ -275,3 +275,13 @@ pub struct Gap {
     /// Why.
     pub reason: String,
 }
+
+/// A blob the manifest refers to by content alone.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlobRef {
+    /// The blob's sha256: its name in the store.
+    pub sha256: Sha256,
+    /// Its length in bytes.
+    pub size: u64,
+}

@@ -35,7 +35,7 @@ use crate::Sha256;
 use crate::names::UnsafeName;
 
 pub use artifacts::{
-    Asset, BuildRef, DigestSource, Gap, HfFile, HfRepo, PublisherDigest, RefKind, Release,
+    Asset, BlobRef, BuildRef, DigestSource, Gap, HfFile, HfRepo, PublisherDigest, RefKind, Release,
     ReleaseSignature, RepoKind,
 };
 pub use delivery::{
@@ -57,9 +57,7 @@ pub use oci_tree::{
     REFERENCE_DIGEST, REFERENCE_TYPE, check_tree, is_image_manifest, is_index, is_manifest,
     parse_manifest,
 };
-pub use python::{
-    AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,
-};
+pub use python::{AssetRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked};
 pub use python_choices::NodeInterpreter;
 pub use site_lock::{SiteLock, SiteLockFormat};
 pub use validate_oci::{HELM_CHART_CONTENT, HELM_CONFIG, image_name};

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::artifacts::PublisherDigest;
+use super::artifacts::{BlobRef, PublisherDigest};
 use crate::Sha256;
 
 /// One resolved environment: `vllm-0.20.1-cu13-amd64`, `site-arm64`.
@@ -107,16 +107,6 @@ pub struct Resolver {
     pub name: String,
     /// Its version, as it reports it.
     pub version: String,
-}
-
-/// A blob the manifest refers to by content alone.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlobRef {
-    /// The blob's sha256: its name in the store.
-    pub sha256: Sha256,
-    /// Its length in bytes.
-    pub size: u64,
 }
 
 /// An asset of a release listed in the same manifest.

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::python::BlobRef;
+use super::artifacts::BlobRef;
 
 /// Which lock a site gave, and what a node needs beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,10 +12,11 @@
 
 use std::collections::BTreeSet;
 
+use super::artifacts::BlobRef;
 use super::artifacts::{HfRepo, PublisherDigest, Release};
 use super::claims::Claims;
 use super::delivery::{Delta, Volumes};
-use super::python::{BlobRef, PythonEnv};
+use super::python::PythonEnv;
 use super::{LLMGW_ENGINE, Manifest, ManifestError};
 use crate::names;
 use crate::time::parse_rfc3339_utc;

@@ -203,7 +203,7 @@ pub async fn plan_with(
                 };
                 (r, Some(kept))
             }
-            None => match resolved_or_gap(ctx, &uv, req, &mut pages, plan).await? {
+            None => match resolve::resolved_or_gap(ctx, &uv, req, &mut pages, plan).await? {
                 Some(r) => (r, None),
                 None => continue,
             },
@@ -244,35 +244,6 @@ pub async fn plan_with(
     Ok(out)
 }
 
-/// uv's resolution of `req`, or `None` when its upstream failed under
-/// `--allow-missing` (then a gap of the plan).
-async fn resolved_or_gap(
-    ctx: &Ctx<'_>,
-    uv: &uv::Uv,
-    req: &EnvRequest,
-    pages: &mut BTreeMap<(String, String), Option<simple::ProjectPage>>,
-    plan: &mut Plan,
-) -> Result<Option<resolve::Resolved>, CreateError> {
-    match resolve::resolve(ctx, uv, req, pages).await {
-        Ok(r) => Ok(Some(r)),
-        Err(resolve::Failed::Upstream(e)) if ctx.allow_missing => {
-            let why = chain(&e);
-            ctx.progress.line(&format!(
-                "{}: not carried (--allow-missing): {why}",
-                req.name
-            ));
-            plan.gap(req.name.clone(), why);
-            Ok(None)
-        }
-        Err(resolve::Failed::Upstream(e)) => Err(CreateError::Part {
-            part: format!("{}: its upstream", req.name),
-            advice: upstream_advice(req),
-            error: Box::new(e),
-        }),
-        Err(resolve::Failed::Resolve(e)) => Err(e),
-    }
-}
-
 /// Keeps `text` in the cache as a blob the bundle carries.
 fn store_text(
     ctx: &Ctx<'_>,
@@ -286,20 +257,6 @@ fn store_text(
     let size = text.len() as u64;
     plan.stored.push((sha.clone(), path, size));
     Ok(llmgw_shared::manifest::BlobRef { sha256: sha, size })
-}
-
-/// What to pass when a variant's upstream failed: `--allow-missing`, or
-/// the variants to carry instead.
-fn upstream_advice(req: &EnvRequest) -> String {
-    let mut advice = "pass --allow-missing to record it as a gap and carry the rest".to_string();
-    if let Some(engine) = &req.engine {
-        advice.push_str(&format!(
-            ", or choose the variants to carry (--engine {engine}={}:VARIANT; `llmgw recipe \
-             environments {engine} {} --arch {}` lists them)",
-            req.version, req.version, req.arch
-        ));
-    }
-    advice
 }
 
 /// The interpreters of [`interpreters`], or, when they cannot be had and

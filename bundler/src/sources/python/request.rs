@@ -97,6 +97,20 @@ pub fn index_name(url: &str) -> String {
     format!("{site}-{last}")
 }
 
+/// The lock format a `--python-env` value names by its file name
+/// (`uv.lock`; `pylock.toml` or `pylock.NAME.toml`, PEP 751's names), or
+/// `None` for requirements.
+pub fn lock_format_of(value: &str) -> Option<llmgw_shared::manifest::SiteLockFormat> {
+    let name = std::path::Path::new(value).file_name()?.to_str()?;
+    if name == "uv.lock" {
+        Some(llmgw_shared::manifest::SiteLockFormat::UvLock)
+    } else if name.starts_with("pylock.") && name.ends_with(".toml") && !value.contains(',') {
+        Some(llmgw_shared::manifest::SiteLockFormat::Pylock)
+    } else {
+        None
+    }
+}
+
 /// `NAME=REQ[,REQ…]`: a name safe in a URL path segment, and at least one
 /// requirement.
 pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
@@ -119,7 +133,7 @@ pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
             "the name must be letters, digits, '-', '_' or '.', starting with a letter or digit",
         ));
     }
-    if super::site_lock::format_of(reqs.trim()).is_some() {
+    if lock_format_of(reqs.trim()).is_some() {
         return Ok(SiteEnv {
             name: name.to_string(),
             requirements: Vec::new(),

@@ -129,21 +129,33 @@ pub fn decide<'a>(
                 )),
             }
         }
-        [name @ ("pylock.toml" | "uv.lock")] => {
-            let held = match env.site_lock.as_ref().map(|s| s.format) {
-                Some(SiteLockFormat::UvLock) => "uv.lock",
-                _ => "pylock.toml",
-            };
-            if *name == held {
-                Outcome::Lock { env }
-            } else {
-                not_found(format!(
-                    "environment {} holds a {held}, not a {name}: GET {base}/{held}",
-                    env.name
-                ))
-            }
-        }
-        ["pyproject.toml"] => match env.site_lock.as_ref().and_then(|s| s.project.as_ref()) {
+        [name @ ("pylock.toml" | "uv.lock" | "pyproject.toml")] => lock_route(env, name, &base),
+        _ => not_found(format!(
+            "not a route of environment {}: try {base}/simple/ or {base}/{}",
+            env.name,
+            lock_name(env)
+        )),
+    }
+}
+
+/// The name the environment's lock is served under: a site's `uv.lock`
+/// as such, any other as `pylock.toml`.
+fn lock_name(env: &PyEnv) -> &'static str {
+    match env.site_lock.as_ref().map(|s| s.format) {
+        Some(SiteLockFormat::UvLock) => "uv.lock",
+        _ => "pylock.toml",
+    }
+}
+
+/// `/pypi/{env}/pylock.toml`, `uv.lock` (whichever the environment holds)
+/// and `pyproject.toml` (a site's uv.lock project's).
+fn lock_route<'a>(env: &'a PyEnv, name: &str, base: &str) -> Outcome<'a> {
+    let held = lock_name(env);
+    if name == held {
+        return Outcome::Lock { env };
+    }
+    if name == "pyproject.toml" {
+        return match env.site_lock.as_ref().and_then(|s| s.project.as_ref()) {
             Some(blob) => Outcome::File {
                 blob,
                 filename: "pyproject.toml".into(),
@@ -152,16 +164,12 @@ pub fn decide<'a>(
                 "environment {} is not a site's uv.lock project, so has no pyproject.toml",
                 env.name
             )),
-        },
-        _ => not_found(format!(
-            "not a route of environment {}: try {base}/simple/ or {base}/{}",
-            env.name,
-            match env.site_lock.as_ref().map(|s| s.format) {
-                Some(SiteLockFormat::UvLock) => "uv.lock",
-                _ => "pylock.toml",
-            }
-        )),
+        };
     }
+    not_found(format!(
+        "environment {} holds a {held}, not a {name}: GET {base}/{held}",
+        env.name
+    ))
 }
 
 fn not_found(why: impl Into<String>) -> Outcome<'static> {

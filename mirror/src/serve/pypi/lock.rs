@@ -10,7 +10,6 @@
 
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-use llmgw_shared::manifest::SiteLockFormat;
 use llmgw_shared::{Chain, Sha256, chain, shown};
 use thiserror::Error;
 use toml::{Table, Value};
@@ -97,18 +96,8 @@ impl IntoResponse for LockError {
     }
 }
 
-/// Reads the lock blob (bounded, hashed) and rewrites it for `base`
-/// (`http://mirror:8080`).
-pub fn served_lock(store: &Store, env: &PyEnv, base: &str) -> Result<String, LockError> {
-    let bytes = read_lock(store, env)?;
-    let text = String::from_utf8_lossy(&bytes);
-    match env.site_lock.as_ref().map(|s| s.format) {
-        Some(SiteLockFormat::UvLock) => super::uv_lock::rewrite(&text, env, base),
-        _ => rewrite(&text, env, base),
-    }
-}
-
-fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
+/// The lock blob, bounded and hashed again.
+pub fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
     if env.lock.size > MAX_LOCK_BYTES {
         return Err(LockError::TooLarge {
             env: env.name.clone(),

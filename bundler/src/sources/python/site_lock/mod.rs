@@ -70,20 +70,6 @@ pub struct SiteResolved {
     pub checked: Checked,
 }
 
-/// The lock format a `--python-env` value names by its file name
-/// (`uv.lock`; `pylock.toml` or `pylock.NAME.toml`, PEP 751's names), or
-/// `None` for requirements.
-pub fn format_of(value: &str) -> Option<SiteLockFormat> {
-    let name = Path::new(value).file_name()?.to_str()?;
-    if name == "uv.lock" {
-        Some(SiteLockFormat::UvLock)
-    } else if name.starts_with("pylock.") && name.ends_with(".toml") && !value.contains(',') {
-        Some(SiteLockFormat::Pylock)
-    } else {
-        None
-    }
-}
-
 /// Reads the lock at `path` (and the `pyproject.toml` beside a `uv.lock`),
 /// keeps the wheels of the packages a node of `req`'s platform may install,
 /// and checks each at its index.
@@ -93,11 +79,11 @@ pub async fn resolve(
     path: &Path,
     pages: &mut BTreeMap<(String, String), Option<ProjectPage>>,
 ) -> Result<SiteResolved, CreateError> {
-    let wrap = |error: SiteLockError| PythonError::SiteLock {
+    let wrap = |error: Box<SiteLockError>| PythonError::SiteLock {
         env: req.name.clone(),
-        error: Box::new(error),
+        error,
     };
-    let format = format_of(&path.to_string_lossy()).ok_or_else(|| {
+    let format = super::request::lock_format_of(&path.to_string_lossy()).ok_or_else(|| {
         CreateError::Usage(format!(
             "--python-env: {} is not named uv.lock or pylock.toml",
             path.display()
@@ -169,7 +155,7 @@ fn choose_wheels(
     t: &marker::Target,
     manylinux: &str,
     platform: &str,
-) -> Result<Vec<SitePackage>, SiteLockError> {
+) -> Result<Vec<SitePackage>, Box<SiteLockError>> {
     let glibc = manylinux
         .split_once('_')
         .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
@@ -189,7 +175,7 @@ fn choose_wheels(
             .collect();
         if wheels.is_empty() {
             let have: Vec<&str> = pkg.wheels.iter().map(|w| w.filename.as_str()).collect();
-            return Err(SiteLockError::NoWheel {
+            return Err(Box::new(SiteLockError::NoWheel {
                 lock: lock.to_path_buf(),
                 package: pkg.name.clone(),
                 version: pkg.version.clone(),
@@ -200,7 +186,7 @@ fn choose_wheels(
                     have.join(", ")
                 },
                 has_sdist: pkg.has_sdist,
-            });
+            }));
         }
         out.push(SitePackage {
             wheels,
@@ -211,34 +197,38 @@ fn choose_wheels(
 }
 
 /// Reads a file whole, refusing one over `max` bytes or not UTF-8.
-fn read_text(path: &Path, max: u64) -> Result<String, SiteLockError> {
-    let read = |error| SiteLockError::Read {
-        lock: path.to_path_buf(),
-        error,
+fn read_text(path: &Path, max: u64) -> Result<String, Box<SiteLockError>> {
+    let read = |error| {
+        Box::new(SiteLockError::Read {
+            lock: path.to_path_buf(),
+            error,
+        })
     };
     let f = std::fs::File::open(path).map_err(read)?;
     let mut bytes = Vec::new();
     f.take(max + 1).read_to_end(&mut bytes).map_err(read)?;
     if bytes.len() as u64 > max {
-        return Err(SiteLockError::TooLarge {
+        return Err(Box::new(SiteLockError::TooLarge {
             lock: path.to_path_buf(),
             max,
-        });
+        }));
     }
-    String::from_utf8(bytes).map_err(|_| SiteLockError::NotText {
-        lock: path.to_path_buf(),
+    String::from_utf8(bytes).map_err(|_| {
+        Box::new(SiteLockError::NotText {
+            lock: path.to_path_buf(),
+        })
     })
 }
 
 /// The `pyproject.toml` beside a `uv.lock`.
-fn read_pyproject(lock: &Path) -> Result<String, SiteLockError> {
+fn read_pyproject(lock: &Path) -> Result<String, Box<SiteLockError>> {
     let project: PathBuf = lock.with_file_name("pyproject.toml");
     match std::fs::metadata(&project) {
-        Err(error) => Err(SiteLockError::NoPyproject {
+        Err(error) => Err(Box::new(SiteLockError::NoPyproject {
             lock: lock.to_path_buf(),
             project,
             error,
-        }),
+        })),
         Ok(_) => read_text(&project, MAX_PYPROJECT_BYTES),
     }
 }
@@ -257,13 +247,15 @@ pub fn sha256_of(
     package: &str,
     version: &str,
     file: &str,
-) -> Result<String, SiteLockError> {
-    let refuse = |problem: String| SiteLockError::Hash {
-        lock: lock.to_path_buf(),
-        package: package.to_string(),
-        version: version.to_string(),
-        file: file.to_string(),
-        problem,
+) -> Result<String, Box<SiteLockError>> {
+    let refuse = |problem: String| {
+        Box::new(SiteLockError::Hash {
+            lock: lock.to_path_buf(),
+            package: package.to_string(),
+            version: version.to_string(),
+            file: file.to_string(),
+            problem,
+        })
     };
     let Some(h) = hash else {
         return Err(refuse("no sha256".into()));

@@ -59,37 +59,45 @@ struct RawFile {
 }
 
 /// The packages of `text` a node of `t` may install.
-pub fn applicable(text: &str, lock: &Path, t: &Target) -> Result<Vec<SitePackage>, SiteLockError> {
-    let raw: Raw = toml::from_str(text).map_err(|error| SiteLockError::Parse {
-        lock: lock.to_path_buf(),
-        format: "PEP 751 pylock.toml",
-        error,
+pub fn applicable(
+    text: &str,
+    lock: &Path,
+    t: &Target,
+) -> Result<Vec<SitePackage>, Box<SiteLockError>> {
+    let raw: Raw = toml::from_str(text).map_err(|error| {
+        Box::new(SiteLockError::Parse {
+            lock: lock.to_path_buf(),
+            format: "PEP 751 pylock.toml",
+            error,
+        })
     })?;
     if raw.lock_version.split('.').next() != Some("1") {
-        return Err(SiteLockError::Version {
+        return Err(Box::new(SiteLockError::Version {
             lock: lock.to_path_buf(),
             what: "lock-version",
             found: raw.lock_version,
             reads: "1.x",
-        });
+        }));
     }
     if let Some(r) = &raw.requires_python
         && !marker::python_may_satisfy(r, t.minor)
     {
-        return Err(SiteLockError::Python {
+        return Err(Box::new(SiteLockError::Python {
             lock: lock.to_path_buf(),
             requires: r.clone(),
             python: format!("3.{}", t.minor),
-        });
+        }));
     }
     let mut out = Vec::new();
     for p in raw.packages {
         if let Some(m) = &p.marker {
-            let holds = marker::may_hold(m, t).map_err(|detail| SiteLockError::Marker {
-                lock: lock.to_path_buf(),
-                package: p.name.clone(),
-                marker: m.clone(),
-                detail,
+            let holds = marker::may_hold(m, t).map_err(|detail| {
+                Box::new(SiteLockError::Marker {
+                    lock: lock.to_path_buf(),
+                    package: p.name.clone(),
+                    marker: m.clone(),
+                    detail,
+                })
             })?;
             if !holds {
                 continue;
@@ -100,13 +108,15 @@ pub fn applicable(text: &str, lock: &Path, t: &Target) -> Result<Vec<SitePackage
     Ok(out)
 }
 
-fn package(p: RawPackage, lock: &Path) -> Result<SitePackage, SiteLockError> {
+fn package(p: RawPackage, lock: &Path) -> Result<SitePackage, Box<SiteLockError>> {
     let version = p.version.clone().unwrap_or_default();
-    let refuse = |kind: &str, advice| SiteLockError::Source {
-        lock: lock.to_path_buf(),
-        package: p.name.clone(),
-        kind: kind.to_string(),
-        advice,
+    let refuse = |kind: &str, advice| {
+        Box::new(SiteLockError::Source {
+            lock: lock.to_path_buf(),
+            package: p.name.clone(),
+            kind: kind.to_string(),
+            advice,
+        })
     };
     if p.vcs.is_some() {
         return Err(refuse(
@@ -137,12 +147,12 @@ fn package(p: RawPackage, lock: &Path) -> Result<SitePackage, SiteLockError> {
         let filename = match w.name.clone().or_else(|| file_name(url)) {
             Some(f) => f,
             None => {
-                return Err(SiteLockError::NoFileName {
+                return Err(Box::new(SiteLockError::NoFileName {
                     lock: lock.to_path_buf(),
                     package: p.name.clone(),
                     version: version.clone(),
                     file: url.clone(),
-                });
+                }));
             }
         };
         let sha = w.hashes.get("sha256").map(|h| format!("sha256:{h}"));

@@ -71,28 +71,34 @@ struct RawWheel {
 
 /// The packages of `text` a node of `t` may install, with their index and
 /// every wheel the lock lists; the project itself is not one of them.
-pub fn applicable(text: &str, lock: &Path, t: &Target) -> Result<Vec<SitePackage>, SiteLockError> {
-    let raw: Raw = toml::from_str(text).map_err(|error| SiteLockError::Parse {
-        lock: lock.to_path_buf(),
-        format: "uv.lock",
-        error,
+pub fn applicable(
+    text: &str,
+    lock: &Path,
+    t: &Target,
+) -> Result<Vec<SitePackage>, Box<SiteLockError>> {
+    let raw: Raw = toml::from_str(text).map_err(|error| {
+        Box::new(SiteLockError::Parse {
+            lock: lock.to_path_buf(),
+            format: "uv.lock",
+            error,
+        })
     })?;
     if raw.version.as_integer() != Some(1) {
-        return Err(SiteLockError::Version {
+        return Err(Box::new(SiteLockError::Version {
             lock: lock.to_path_buf(),
             what: "uv.lock version",
             found: raw.version.to_string(),
             reads: "version 1",
-        });
+        }));
     }
     if let Some(r) = &raw.requires_python
         && !marker::python_may_satisfy(r, t.minor)
     {
-        return Err(SiteLockError::Python {
+        return Err(Box::new(SiteLockError::Python {
             lock: lock.to_path_buf(),
             requires: r.clone(),
             python: format!("3.{}", t.minor),
-        });
+        }));
     }
     let roots = roots(&raw.packages, lock)?;
     let reached = walk(&raw.packages, roots, lock, t)?;
@@ -114,14 +120,14 @@ fn is_project(p: &RawPackage) -> bool {
         .any(|k| p.source.get(*k).and_then(toml::Value::as_str) == Some("."))
 }
 
-fn roots(packages: &[RawPackage], lock: &Path) -> Result<Vec<usize>, SiteLockError> {
+fn roots(packages: &[RawPackage], lock: &Path) -> Result<Vec<usize>, Box<SiteLockError>> {
     let roots: Vec<usize> = (0..packages.len())
         .filter(|i| is_project(&packages[*i]))
         .collect();
     if roots.is_empty() {
-        return Err(SiteLockError::NoProject {
+        return Err(Box::new(SiteLockError::NoProject {
             lock: lock.to_path_buf(),
-        });
+        }));
     }
     Ok(roots)
 }
@@ -133,7 +139,7 @@ fn walk(
     roots: Vec<usize>,
     lock: &Path,
     t: &Target,
-) -> Result<Vec<usize>, SiteLockError> {
+) -> Result<Vec<usize>, Box<SiteLockError>> {
     let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, p) in packages.iter().enumerate() {
         by_name.entry(p.name.clone()).or_default().push(i);
@@ -154,11 +160,13 @@ fn walk(
             .chain(p.dev_dependencies.values().flatten());
         for d in edges {
             if let Some(m) = &d.marker {
-                let holds = marker::may_hold(m, t).map_err(|detail| SiteLockError::Marker {
-                    lock: lock.to_path_buf(),
-                    package: p.name.clone(),
-                    marker: m.clone(),
-                    detail,
+                let holds = marker::may_hold(m, t).map_err(|detail| {
+                    Box::new(SiteLockError::Marker {
+                        lock: lock.to_path_buf(),
+                        package: p.name.clone(),
+                        marker: m.clone(),
+                        detail,
+                    })
                 })?;
                 if !holds {
                     continue;
@@ -178,13 +186,15 @@ fn walk(
 }
 
 /// A package from an index, with its wheels; anything else refused.
-fn package(p: &RawPackage, lock: &Path) -> Result<SitePackage, SiteLockError> {
+fn package(p: &RawPackage, lock: &Path) -> Result<SitePackage, Box<SiteLockError>> {
     let version = p.version.clone().unwrap_or_default();
-    let refuse = |kind: String, advice| SiteLockError::Source {
-        lock: lock.to_path_buf(),
-        package: p.name.clone(),
-        kind,
-        advice,
+    let refuse = |kind: String, advice| {
+        Box::new(SiteLockError::Source {
+            lock: lock.to_path_buf(),
+            package: p.name.clone(),
+            kind,
+            advice,
+        })
     };
     let index = match p.source.get("registry").and_then(toml::Value::as_str) {
         Some(u) if u.starts_with("https://") || u.starts_with("http://") => u.to_string(),
@@ -225,11 +235,13 @@ fn package(p: &RawPackage, lock: &Path) -> Result<SitePackage, SiteLockError> {
         };
         let filename = match &w.filename {
             Some(f) => f.clone(),
-            None => file_name(url).ok_or_else(|| SiteLockError::NoFileName {
-                lock: lock.to_path_buf(),
-                package: p.name.clone(),
-                version: version.clone(),
-                file: url.clone(),
+            None => file_name(url).ok_or_else(|| {
+                Box::new(SiteLockError::NoFileName {
+                    lock: lock.to_path_buf(),
+                    package: p.name.clone(),
+                    version: version.clone(),
+                    file: url.clone(),
+                })
             })?,
         };
         let sha256 = sha256_of(w.hash.as_deref(), lock, &p.name, &version, &filename)?;

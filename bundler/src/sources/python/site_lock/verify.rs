@@ -22,7 +22,7 @@ use crate::error::{CreateError, SiteLockError};
 /// Why a check failed: the lock (named), or reaching an index.
 #[derive(Debug)]
 pub enum Failed {
-    Lock(SiteLockError),
+    Lock(Box<SiteLockError>),
     Other(CreateError),
 }
 
@@ -66,21 +66,23 @@ fn check_one(
     p: &SitePackage,
     w: &super::SiteFile,
     pages: &BTreeMap<(String, String), Option<ProjectPage>>,
-) -> Result<CheckedFile, SiteLockError> {
+) -> Result<CheckedFile, Box<SiteLockError>> {
     llmgw_shared::check_file_name("wheel file name", &w.filename).map_err(|_| {
-        SiteLockError::NoFileName {
+        Box::new(SiteLockError::NoFileName {
             lock: lock.to_path_buf(),
             package: p.name.clone(),
             version: p.version.clone(),
             file: w.filename.clone(),
-        }
+        })
     })?;
-    let sha = Sha256::parse_exact("sha256", &w.sha256).map_err(|_| SiteLockError::Hash {
-        lock: lock.to_path_buf(),
-        package: p.name.clone(),
-        version: p.version.clone(),
-        file: w.filename.clone(),
-        problem: "a sha256 that is not one".into(),
+    let sha = Sha256::parse_exact("sha256", &w.sha256).map_err(|_| {
+        Box::new(SiteLockError::Hash {
+            lock: lock.to_path_buf(),
+            package: p.name.clone(),
+            version: p.version.clone(),
+            file: w.filename.clone(),
+            problem: "a sha256 that is not one".into(),
+        })
     })?;
     let project = normalize(&p.name);
     let mut file = CheckedFile {
@@ -107,28 +109,30 @@ fn check_one(
         .and_then(Option::as_ref)
         .and_then(|pg| pg.file(&w.filename));
     let Some(at) = listed else {
-        return Err(SiteLockError::NotAtIndex {
+        return Err(Box::new(SiteLockError::NotAtIndex {
             lock: lock.to_path_buf(),
             package: p.name.clone(),
             version: p.version.clone(),
             file: w.filename.clone(),
             index: label,
-        });
+        }));
     };
-    let disagree = |what, in_lock: String, at_index: String| SiteLockError::Disagree {
-        lock: lock.to_path_buf(),
-        file: w.filename.clone(),
-        what,
-        in_lock,
-        at_index,
-        index: label.clone(),
+    let disagree = |what, in_lock: String, at_index: String| {
+        Box::new(SiteLockError::Disagree {
+            lock: lock.to_path_buf(),
+            file: w.filename.clone(),
+            what,
+            in_lock,
+            at_index,
+            index: label.clone(),
+        })
     };
     let Some(index_sha) = at.sha256.as_deref() else {
-        return Err(SiteLockError::IndexNoHash {
+        return Err(Box::new(SiteLockError::IndexNoHash {
             lock: lock.to_path_buf(),
             file: w.filename.clone(),
             index: label,
-        });
+        }));
     };
     if !index_sha.eq_ignore_ascii_case(&w.sha256) {
         return Err(disagree("sha256", w.sha256.clone(), index_sha.to_string()));
