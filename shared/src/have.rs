@@ -254,7 +254,10 @@ pub fn blob_uses(m: &Manifest) -> BTreeMap<String, Vec<String>> {
         }
     }
     for e in &m.python_envs {
-        add(&e.lock.sha256, format!("python env {} pylock.toml", e.name));
+        add(&e.lock.sha256, format!("python env {} lock", e.name));
+        if let Some(p) = e.site_lock.as_ref().and_then(|s| s.project.as_ref()) {
+            add(&p.sha256, format!("python env {} pyproject.toml", e.name));
+        }
         for f in &e.files {
             add(&f.sha256, format!("python env {} {}", e.name, f.filename));
             if let Some(md) = &f.metadata {

@@ -12,6 +12,7 @@ use crate::bundle_kit::{llmgw, uv_bin};
 mod e2e;
 mod parts;
 mod refusals;
+mod site_lock;
 
 /// `llmgw bundle create --arch amd64` against the fixture's GitHub, PyPI
 /// and uv's interpreter list at `raw`, with the pinned uv, its caches

@@ -13,11 +13,13 @@ use thiserror::Error;
 
 pub mod oci;
 mod python;
+mod site_lock;
 mod space;
 mod spec;
 mod volumes;
 
 pub use python::{LockError, PythonError};
+pub use site_lock::SiteLockError;
 pub use space::{Short, Shortfall};
 pub use spec::{RepoArgFault, TomlSyntax};
 pub use volumes::{PackError, SizeError};

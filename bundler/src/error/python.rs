@@ -51,6 +51,14 @@ pub enum PythonError {
         hint: String,
     },
 
+    /// A site's own lock (`--python-env NAME=PATH`) cannot be carried.
+    #[error("{env}: the site's lock cannot be carried")]
+    SiteLock {
+        env: String,
+        #[source]
+        error: Box<super::SiteLockError>,
+    },
+
     #[error("{env}: the lock uv wrote cannot be used")]
     Lock {
         env: String,

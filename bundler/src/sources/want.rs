@@ -394,6 +394,11 @@ pub async fn extend_envs(
             );
             continue;
         };
+        if let Some(lock) = &e.site_lock {
+            let why = format!("{env} is the site's lock {}: lock it again", lock.display());
+            plan.gap(what(origin), why);
+            continue;
+        }
         if e.requirements
             .iter()
             .any(|r| requirement_name(r) == *project)

@@ -276,7 +276,10 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
         ["v2", rest @ ..] => oci::v2(r, rest, raw_path).await,
         ["charts", rest @ ..] => oci::charts(r, rest).await,
         ["pypi", rest @ ..]
-            if matches!(rest.get(1), Some(&("simple" | "files" | "pylock.toml"))) =>
+            if matches!(
+                rest.get(1),
+                Some(&("simple" | "files" | "pylock.toml" | "uv.lock" | "pyproject.toml"))
+            ) =>
         {
             pypi::pypi(r, rest).await
         }

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use llmgw_shared::manifest::Manifest;
+use llmgw_shared::manifest::{Manifest, SiteLockFormat};
 use serde::Serialize;
 
 /// What a store holds, as far as a node's settings depend on it.
@@ -26,6 +26,9 @@ pub struct Holds {
     /// The environments whose nodes bring their own CPython (the bundle
     /// carries none by choice), with its version.
     pub own_python: std::collections::BTreeMap<String, String>,
+    /// The environments that are a site's own `uv.lock` project (served
+    /// as `uv.lock` and `pyproject.toml`, installed by `uv sync --frozen`).
+    pub uv_locks: BTreeSet<String>,
     /// `(owner/repo, tag)` of each GitHub release held.
     pub releases: BTreeSet<(String, String)>,
     /// The registries images are held from (not the local layouts').
@@ -45,6 +48,9 @@ impl Holds {
                 h.interpreters |= e.interpreter.is_some();
                 if e.node_interpreter.is_some() {
                     h.own_python.insert(e.name.clone(), e.python.clone());
+                }
+                if e.site_lock.as_ref().map(|s| s.format) == Some(SiteLockFormat::UvLock) {
+                    h.uv_locks.insert(e.name.clone());
                 }
             }
             for r in &m.releases {
@@ -71,6 +77,12 @@ impl Holds {
                 .envs()
                 .filter(|e| e.node_interpreter.is_some())
                 .map(|e| (e.name.clone(), e.python.clone()))
+                .collect(),
+            uv_locks: index
+                .pypi
+                .envs()
+                .filter(|e| e.site_lock.as_ref().map(|s| s.format) == Some(SiteLockFormat::UvLock))
+                .map(|e| e.name.clone())
                 .collect(),
             releases: index
                 .releases
@@ -107,6 +119,10 @@ pub struct EnvSettings {
     pub variables: Vec<Var>,
     /// The environment's lock, its file URLs on the mirror.
     pub lock: String,
+    /// For a site's `uv.lock`: its project's `pyproject.toml`, which
+    /// `uv sync --frozen` reads beside the lock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     /// Set when the bundle carries no interpreter for it: the CPython
     /// version the node must bring.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -187,6 +203,7 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
         .iter()
         .map(|name| {
             let index = format!("{url}/pypi/{name}/simple");
+            let uv_lock = h.uv_locks.contains(name);
             EnvSettings {
                 name: name.clone(),
                 variables: vec![
@@ -195,7 +212,11 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
                     var("PIP_INDEX_URL", index, "pip"),
                     var("PIP_ONLY_BINARY", ":all:".into(), "pip"),
                 ],
-                lock: format!("{url}/pypi/{name}/pylock.toml"),
+                lock: format!(
+                    "{url}/pypi/{name}/{}",
+                    if uv_lock { "uv.lock" } else { "pylock.toml" }
+                ),
+                project: uv_lock.then(|| format!("{url}/pypi/{name}/pyproject.toml")),
                 node_brings_python: h.own_python.get(name).cloned(),
             }
         })
@@ -271,10 +292,17 @@ impl NodeEnv {
                 e.name,
                 vars.join(" ")
             ));
-            out.push_str(&format!(
-                "#   or exactly its lock: uv pip install -r {}\n",
-                e.lock
-            ));
+            match &e.project {
+                Some(project) => out.push_str(&format!(
+                    "#   or exactly its lock, in an empty folder: curl -fsSO {} -fsSO {project} \
+                     && uv sync --frozen\n",
+                    e.lock
+                )),
+                None => out.push_str(&format!(
+                    "#   or exactly its lock: uv pip install -r {}\n",
+                    e.lock
+                )),
+            }
             if let Some(p) = &e.node_brings_python {
                 out.push_str(&format!(
                     "#   no interpreter carried: the node brings its own CPython {p}\n"
@@ -313,6 +341,7 @@ mod tests {
             interpreters: true,
             envs: ["tools-amd64".to_string()].into(),
             own_python: [("tools-amd64".to_string(), "3.11".to_string())].into(),
+            uv_locks: BTreeSet::new(),
             releases: [("ggml-org/llama.cpp".to_string(), "b6123".to_string())].into(),
             registries: ["docker.io".to_string()].into(),
             charts: false,

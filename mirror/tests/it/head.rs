@@ -24,6 +24,7 @@ fn head_answers_exactly_the_headers_of_get_on_every_route() {
     let (_d, store, _) = store_with_main_bundle();
     let cu13 = synthetic("x86_64", "2.11.0", 60);
     hold(&store, &[(CU13, "amd64", &cu13)]);
+    hold_site_uv_lock(&store, "site-amd64", &synthetic("x86_64", "2.11.0", 61));
     let s = serve(&store);
     let asset_id = get(
         s.addr,
@@ -88,6 +89,11 @@ fn head_answers_exactly_the_headers_of_get_on_every_route() {
         ("/pypi/demo-0.1.0-cu13-amd64/simple/none/", vec![json]),
         ("/pypi/demo-0.1.0-cu13-amd64/pylock.toml", vec![]),
         ("/pypi/nope/pylock.toml", vec![]),
+        ("/pypi/site-amd64/uv.lock", vec![]),
+        ("/pypi/site-amd64/pyproject.toml", vec![]),
+        ("/pypi/site-amd64/pylock.toml", vec![]),
+        ("/pypi/demo-0.1.0-cu13-amd64/uv.lock", vec![]),
+        ("/pypi/demo-0.1.0-cu13-amd64/pyproject.toml", vec![]),
         ("/-/misses", vec![]),
         ("/-/env", vec![]),
         ("/-/bundles/0000000000000000000000000000000000000000000000000000000000000000/sbom.cdx.json", vec![]),

@@ -19,4 +19,5 @@ mod pypi_clients;
 mod pypi_kit;
 mod readiness;
 mod router;
+mod site_lock;
 mod traversal;

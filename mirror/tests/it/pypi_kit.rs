@@ -123,6 +123,7 @@ pub fn env(name: &str, arch: &str, files: &[EnvFile], lock: &[u8]) -> PythonEnv 
         free_gb: Some(20),
         note: None,
         node_interpreter: None,
+        site_lock: None,
         overrides: Vec::new(),
         constraints: Vec::new(),
         files: files.iter().map(|f| f.file.clone()).collect(),
@@ -252,4 +253,61 @@ fn hold_noted(store: &Path, envs: &[(&str, &str, &[EnvFile])], note: Option<&str
 
 pub fn get_accept(addr: std::net::SocketAddr, path: &str, accept: &str) -> Reply {
     raw(addr, "GET", path.as_bytes(), &[("Accept", accept)])
+}
+
+/// A site's own `uv.lock` over `files`, as `uv lock` writes one: the
+/// project (`virtual`), then each package from its index with its wheel.
+pub fn uv_lock_for(files: &[&PythonFile]) -> String {
+    let deps: Vec<String> = files
+        .iter()
+        .map(|f| format!("{{ name = \"{}\" }}", f.project))
+        .collect();
+    let mut out = format!(
+        "version = 1\nrevision = 3\nrequires-python = \">=3.9\"\n\n[[package]]\n\
+         name = \"site-app\"\nversion = \"0.1.0\"\nsource = {{ virtual = \".\" }}\n\
+         dependencies = [{}]\n",
+        deps.join(", ")
+    );
+    for f in files {
+        out.push_str(&format!(
+            "\n[[package]]\nname = \"{}\"\nversion = \"{}\"\n\
+             source = {{ registry = \"https://pypi.example/simple\" }}\n\
+             wheels = [{{ url = \"{}\", hash = \"sha256:{}\", size = {} }}]\n",
+            f.project,
+            f.version,
+            f.origin.replace('+', "%2B"),
+            f.sha256,
+            f.size
+        ));
+    }
+    out
+}
+
+/// Imports a bundle holding `name` as a site's own `uv.lock` over `files`,
+/// with its project's `pyproject.toml`.
+pub fn hold_site_uv_lock(store: &Path, name: &str, files: &[EnvFile]) -> String {
+    let mut m = Manifest::new(vec!["amd64".into()], 1_790_000_001);
+    let lock = uv_lock_for(&files.iter().map(|f| &f.file).collect::<Vec<_>>()).into_bytes();
+    let project = b"[project]\nname = \"site-app\"\nversion = \"0.1.0\"\n".to_vec();
+    let mut e = env(name, "amd64", files, &lock);
+    e.interpreter = None;
+    e.node_interpreter = Some(NodeInterpreter::None);
+    e.site_lock = Some(SiteLock {
+        format: SiteLockFormat::UvLock,
+        file_name: "uv.lock".into(),
+        project: Some(BlobRef {
+            sha256: sha256_hex(&project).parse().unwrap(),
+            size: project.len() as u64,
+        }),
+    });
+    m.python_envs.push(e);
+    let mut blobs = vec![lock, project];
+    for f in files {
+        blobs.push(f.body.clone());
+        blobs.extend(f.metadata.clone());
+    }
+    let bytes = m.to_canonical_json();
+    Manifest::from_json_bytes(&bytes).expect("the test manifest is valid");
+    let refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
+    import(store, &m, &refs)
 }

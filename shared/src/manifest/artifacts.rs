@@ -120,6 +120,9 @@ pub enum DigestSource {
     /// uv tag the bundle carries) records for a python-build-standalone
     /// interpreter archive.
     UvDownloadMetadata,
+    /// Format 2. The `sha256` a site's own lock (`uv.lock`, `pylock.toml`)
+    /// records for a file, checked besides the index's.
+    SiteLockSha256,
 }
 
 impl DigestSource {
@@ -136,6 +139,7 @@ impl DigestSource {
                 | DigestSource::PypiCoreMetadata
                 | DigestSource::IndexUrlFragment
                 | DigestSource::UvDownloadMetadata
+                | DigestSource::SiteLockSha256
         )
     }
 }
@@ -270,4 +274,14 @@ pub struct Gap {
     pub what: String,
     /// Why.
     pub reason: String,
+}
+
+/// A blob the manifest refers to by content alone.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlobRef {
+    /// The blob's sha256: its name in the store.
+    pub sha256: Sha256,
+    /// Its length in bytes.
+    pub size: u64,
 }

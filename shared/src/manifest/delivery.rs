@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::BLOB_DIR;
-use super::python::BlobRef;
+use super::artifacts::BlobRef;
 use crate::Sha256;
 
 /// The second entry of a signed bundle: a minisign signature over the exact

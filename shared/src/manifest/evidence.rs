@@ -18,8 +18,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::ManifestError;
+use super::artifacts::BlobRef;
 use super::artifacts::{HfRepo, RepoKind};
-use super::python::BlobRef;
 use crate::{RepoId, names};
 
 /// The most scan entries, imports or alternatives kept per item: the Hub

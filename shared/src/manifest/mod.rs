@@ -22,6 +22,7 @@ mod oci_names;
 mod oci_tree;
 mod python;
 mod python_choices;
+mod site_lock;
 mod validate;
 mod validate_oci;
 
@@ -34,7 +35,7 @@ use crate::Sha256;
 use crate::names::UnsafeName;
 
 pub use artifacts::{
-    Asset, BuildRef, DigestSource, Gap, HfFile, HfRepo, PublisherDigest, RefKind, Release,
+    Asset, BlobRef, BuildRef, DigestSource, Gap, HfFile, HfRepo, PublisherDigest, RefKind, Release,
     ReleaseSignature, RepoKind,
 };
 pub use delivery::{
@@ -56,10 +57,9 @@ pub use oci_tree::{
     REFERENCE_DIGEST, REFERENCE_TYPE, check_tree, is_image_manifest, is_index, is_manifest,
     parse_manifest,
 };
-pub use python::{
-    AssetRef, BlobRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked,
-};
+pub use python::{AssetRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked};
 pub use python_choices::NodeInterpreter;
+pub use site_lock::{SiteLock, SiteLockFormat};
 pub use validate_oci::{HELM_CHART_CONTENT, HELM_CONFIG, image_name};
 
 /// The format this version of llmgw writes for a bundle without images or
@@ -335,6 +335,9 @@ impl Manifest {
         }
         for env in &self.python_envs {
             out.insert(env.lock.sha256.clone(), env.lock.size);
+            if let Some(p) = env.site_lock.as_ref().and_then(|s| s.project.as_ref()) {
+                out.insert(p.sha256.clone(), p.size);
+            }
             for f in &env.files {
                 out.insert(f.sha256.clone(), f.size);
                 if let Some(m) = &f.metadata {

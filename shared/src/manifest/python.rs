@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::artifacts::PublisherDigest;
+use super::artifacts::{BlobRef, PublisherDigest};
 use crate::Sha256;
 
 /// One resolved environment: `vllm-0.20.1-cu13-amd64`, `site-arm64`.
@@ -75,6 +75,10 @@ pub struct PythonEnv {
     /// constraints).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub constraints: Vec<String>,
+    /// Set when the lock is a site's own (`--python-env NAME=PATH`), not
+    /// one a resolver wrote here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site_lock: Option<super::site_lock::SiteLock>,
     /// Every distribution file of the lock for this platform.
     pub files: Vec<PythonFile>,
 }
@@ -103,16 +107,6 @@ pub struct Resolver {
     pub name: String,
     /// Its version, as it reports it.
     pub version: String,
-}
-
-/// A blob the manifest refers to by content alone.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlobRef {
-    /// The blob's sha256: its name in the store.
-    pub sha256: Sha256,
-    /// Its length in bytes.
-    pub size: u64,
 }
 
 /// An asset of a release listed in the same manifest.

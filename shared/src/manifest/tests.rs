@@ -174,6 +174,7 @@ fn python_env(arch: &str) -> PythonEnv {
         free_gb: Some(20),
         note: None,
         node_interpreter: None,
+        site_lock: None,
         overrides: Vec::new(),
         constraints: Vec::new(),
         files: vec![PythonFile {

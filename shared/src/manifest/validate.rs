@@ -12,10 +12,11 @@
 
 use std::collections::BTreeSet;
 
+use super::artifacts::BlobRef;
 use super::artifacts::{HfRepo, PublisherDigest, Release};
 use super::claims::Claims;
 use super::delivery::{Delta, Volumes};
-use super::python::{BlobRef, PythonEnv};
+use super::python::PythonEnv;
 use super::{LLMGW_ENGINE, Manifest, ManifestError};
 use crate::names;
 use crate::time::parse_rfc3339_utc;
@@ -239,6 +240,16 @@ fn validate_python_envs(
             env.lock.size,
             format!("the lock of {}", env.name),
         )?;
+        if let Some(s) = &env.site_lock {
+            names::check_file_name("site lock file name", &s.file_name)?;
+            if let Some(p) = &s.project {
+                claims.claim(
+                    &p.sha256,
+                    p.size,
+                    format!("the pyproject.toml of {}", env.name),
+                )?;
+            }
+        }
         if let Some(i) = &env.interpreter {
             let held = releases.iter().any(|r| {
                 r.repo.eq_ignore_ascii_case(&i.repo)

@@ -124,8 +124,9 @@ pub struct CreateArgs {
     #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
     pub insecure_registries: Vec<String>,
     /// A site's own Python environment, resolved per --arch, served at
-    /// /pypi/NAME-ARCH/simple/ (repeatable).
-    #[arg(long = "python-env", value_name = "NAME=REQ[,REQ...]")]
+    /// /pypi/NAME-ARCH/simple/ (repeatable); NAME=PATH/uv.lock or
+    /// NAME=PATH/pylock.toml carries exactly what that lock names instead.
+    #[arg(long = "python-env", value_name = "NAME=REQ[,REQ...]|NAME=LOCK")]
     pub python_envs: Vec<String>,
     /// The simple API Python packages come from [default: https://pypi.org/simple].
     #[arg(long, value_name = "URL")]

@@ -53,6 +53,9 @@ pub struct CheckedFile {
     /// The index URL, or `github:owner/repo@tag` (audit only).
     pub origin: String,
     pub digest_source: DigestSource,
+    /// Whether a site's own lock gave the same sha256 besides the index
+    /// (recorded as a second publisher digest).
+    pub also_lock: bool,
 }
 
 /// What checking a lock gives: the files to carry, and the gaps (files
@@ -186,6 +189,7 @@ pub fn check(
                 metadata,
                 origin: pf.url.clone(),
                 digest_source: pf.source,
+                also_lock: false,
             });
         }
     }

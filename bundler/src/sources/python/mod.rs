@@ -22,6 +22,7 @@ pub mod record;
 pub mod request;
 pub mod resolve;
 pub mod simple;
+pub mod site_lock;
 pub mod uv;
 
 use std::collections::BTreeMap;
@@ -84,6 +85,8 @@ pub struct PlannedEnv {
     /// The interpreter in the carried python-build-standalone release;
     /// `None` when none is carried (by choice, or a gap).
     pub interpreter: Option<interpreter::Interpreter>,
+    /// Set for a site's own lock: its format, name and the project file.
+    pub site_lock: Option<llmgw_shared::manifest::SiteLock>,
     /// Set when the nodes bring their own CPython by choice.
     pub node_interpreter: Option<llmgw_shared::manifest::NodeInterpreter>,
     pub files: Vec<PlannedFile>,
@@ -172,31 +175,38 @@ pub async fn plan_with(
     let mut pages = BTreeMap::new();
     let mut out = Vec::new();
     for req in requests {
+        let how = match &req.site_lock {
+            Some(p) => format!("from the site's lock {}", p.display()),
+            None => format!("with uv {}", uv.version),
+        };
         ctx.progress.line(&format!(
-            "{}: resolving for {} with uv {}",
+            "{}: resolving for {} {how}",
             req.name,
             resolve::platform(&req.arch, &req.manylinux),
-            uv.version
         ));
-        let r = match resolve::resolve(ctx, &uv, req, &mut pages).await {
-            Ok(r) => r,
-            Err(resolve::Failed::Upstream(e)) if ctx.allow_missing => {
-                let why = chain(&e);
-                ctx.progress.line(&format!(
-                    "{}: not carried (--allow-missing): {why}",
-                    req.name
-                ));
-                plan.gap(req.name.clone(), why);
-                continue;
+        let (r, site_lock) = match &req.site_lock {
+            Some(path) => {
+                let s = site_lock::resolve(ctx, req, path, &mut pages).await?;
+                let project = match &s.project {
+                    Some(text) => Some(store_text(ctx, plan, text)?),
+                    None => None,
+                };
+                let kept = llmgw_shared::manifest::SiteLock {
+                    format: s.format,
+                    file_name: s.file_name,
+                    project,
+                };
+                let r = resolve::Resolved {
+                    platform: s.platform,
+                    lock_text: s.lock_text,
+                    checked: s.checked,
+                };
+                (r, Some(kept))
             }
-            Err(resolve::Failed::Upstream(e)) => {
-                return Err(CreateError::Part {
-                    part: format!("{}: its upstream", req.name),
-                    advice: upstream_advice(req),
-                    error: Box::new(e),
-                });
-            }
-            Err(resolve::Failed::Resolve(e)) => return Err(e),
+            None => match resolve::resolved_or_gap(ctx, &uv, req, &mut pages, plan).await? {
+                Some(r) => (r, None),
+                None => continue,
+            },
         };
         for (what, reason) in r.checked.gaps {
             plan.gap(what, reason);
@@ -214,10 +224,15 @@ pub async fn plan_with(
             req.name,
             files.len()
         ));
+        let resolver_version = match &site_lock {
+            Some(s) => s.file_name.clone(),
+            None => uv.version.clone(),
+        };
         out.push(PlannedEnv {
             request: req.clone(),
             platform: r.platform,
-            resolver_version: uv.version.clone(),
+            resolver_version,
+            site_lock,
             lock: (sha, size),
             interpreter: interpreters
                 .get(&(req.arch.clone(), req.python.clone()))
@@ -229,18 +244,19 @@ pub async fn plan_with(
     Ok(out)
 }
 
-/// What to pass when a variant's upstream failed: `--allow-missing`, or
-/// the variants to carry instead.
-fn upstream_advice(req: &EnvRequest) -> String {
-    let mut advice = "pass --allow-missing to record it as a gap and carry the rest".to_string();
-    if let Some(engine) = &req.engine {
-        advice.push_str(&format!(
-            ", or choose the variants to carry (--engine {engine}={}:VARIANT; `llmgw recipe \
-             environments {engine} {} --arch {}` lists them)",
-            req.version, req.version, req.arch
-        ));
-    }
-    advice
+/// Keeps `text` in the cache as a blob the bundle carries.
+fn store_text(
+    ctx: &Ctx<'_>,
+    plan: &mut Plan,
+    text: &str,
+) -> Result<llmgw_shared::manifest::BlobRef, CreateError> {
+    let (sha, path) = ctx
+        .cache
+        .put_bytes(text.as_bytes())
+        .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
+    let size = text.len() as u64;
+    plan.stored.push((sha.clone(), path, size));
+    Ok(llmgw_shared::manifest::BlobRef { sha256: sha, size })
 }
 
 /// The interpreters of [`interpreters`], or, when they cannot be had and

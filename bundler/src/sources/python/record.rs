@@ -54,7 +54,12 @@ pub fn python_env(e: &PlannedEnv, pypi: &str) -> PythonEnv {
         requirements,
         indexes,
         resolver: Resolver {
-            name: "uv".to_string(),
+            name: if e.site_lock.is_some() {
+                "site lock"
+            } else {
+                "uv"
+            }
+            .to_string(),
             version: e.resolver_version.clone(),
         },
         lock: BlobRef {
@@ -72,6 +77,7 @@ pub fn python_env(e: &PlannedEnv, pypi: &str) -> PythonEnv {
         node_interpreter: e.node_interpreter,
         overrides: r.overrides.clone(),
         constraints: r.constraints.clone(),
+        site_lock: e.site_lock.clone(),
         files: e
             .files
             .iter()
@@ -97,12 +103,25 @@ pub fn python_env(e: &PlannedEnv, pypi: &str) -> PythonEnv {
                         }],
                     }),
                     origin: c.origin.clone(),
-                    publisher_digests: vec![PublisherDigest {
-                        source: c.digest_source,
-                        value: c.sha256.to_string(),
-                    }],
+                    publisher_digests: publisher_digests(c),
                 }
             })
             .collect(),
     }
+}
+
+/// What the index said of a file, and the site's lock where it said the
+/// same.
+fn publisher_digests(c: &super::check::CheckedFile) -> Vec<PublisherDigest> {
+    let mut out = vec![PublisherDigest {
+        source: c.digest_source,
+        value: c.sha256.to_string(),
+    }];
+    if c.also_lock {
+        out.push(PublisherDigest {
+            source: DigestSource::SiteLockSha256,
+            value: c.sha256.to_string(),
+        });
+    }
+    out
 }

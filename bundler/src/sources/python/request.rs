@@ -47,6 +47,9 @@ pub struct EnvRequest {
     pub manylinux_given: bool,
     /// `--override`: requirements laid over every upstream pin.
     pub overrides: Vec<String>,
+    /// A site's own lock: the files are the ones it names, no resolver
+    /// runs.
+    pub site_lock: Option<std::path::PathBuf>,
     /// `--constraint`: bounds on versions the resolver may pick.
     pub constraints: Vec<String>,
 }
@@ -67,6 +70,9 @@ pub struct EnvFlags<'a> {
 pub struct SiteEnv {
     pub name: String,
     pub requirements: Vec<String>,
+    /// `NAME=PATH` of a `uv.lock` or `pylock.toml`: the site's own lock,
+    /// carried as it is (then `requirements` is empty).
+    pub lock: Option<std::path::PathBuf>,
 }
 
 /// The short name of an index the recipe names, for `--index NAME=URL`:
@@ -91,12 +97,26 @@ pub fn index_name(url: &str) -> String {
     format!("{site}-{last}")
 }
 
+/// The lock format a `--python-env` value names by its file name
+/// (`uv.lock`; `pylock.toml` or `pylock.NAME.toml`, PEP 751's names), or
+/// `None` for requirements.
+pub fn lock_format_of(value: &str) -> Option<llmgw_shared::manifest::SiteLockFormat> {
+    let name = std::path::Path::new(value).file_name()?.to_str()?;
+    if name == "uv.lock" {
+        Some(llmgw_shared::manifest::SiteLockFormat::UvLock)
+    } else if name.starts_with("pylock.") && name.ends_with(".toml") && !value.contains(',') {
+        Some(llmgw_shared::manifest::SiteLockFormat::Pylock)
+    } else {
+        None
+    }
+}
+
 /// `NAME=REQ[,REQ…]`: a name safe in a URL path segment, and at least one
 /// requirement.
 pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
     let bad = |why: &str| {
         CreateError::Usage(format!(
-            "--python-env {text:?}: {why}; expected NAME=REQ[,REQ…], e.g. \
+            "--python-env {text:?}: {why}; expected NAME=REQ[,REQ…] or NAME=PATH/uv.lock (or pylock.toml), e.g. \
              tools=transformers,huggingface_hub[cli]"
         ))
     };
@@ -112,6 +132,13 @@ pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
         return Err(bad(
             "the name must be letters, digits, '-', '_' or '.', starting with a letter or digit",
         ));
+    }
+    if lock_format_of(reqs.trim()).is_some() {
+        return Ok(SiteEnv {
+            name: name.to_string(),
+            requirements: Vec::new(),
+            lock: Some(std::path::PathBuf::from(reqs.trim())),
+        });
     }
     // Commas inside brackets belong to extras: huggingface_hub[cli,torch].
     let mut requirements = Vec::new();
@@ -145,6 +172,7 @@ pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
     Ok(SiteEnv {
         name: name.to_string(),
         requirements,
+        lock: None,
     })
 }
 
@@ -212,6 +240,7 @@ pub fn requests(
                     manylinux: manylinux(&e.manylinux),
                     manylinux_given: flags.manylinux.is_some(),
                     overrides: Vec::new(),
+                    site_lock: None,
                     constraints: Vec::new(),
                 });
             }
@@ -293,6 +322,7 @@ fn site_requests(
                 manylinux: manylinux(""),
                 manylinux_given: flags.manylinux.is_some(),
                 overrides: Vec::new(),
+                site_lock: s.lock.clone(),
                 constraints: Vec::new(),
             });
         }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use futures_util::StreamExt;
+use llmgw_shared::chain;
 
 use super::Ctx;
 use super::check::{self, Checked, Origin};
@@ -134,6 +135,49 @@ pub async fn resolve(
         lock_text,
         checked,
     })
+}
+
+/// uv's resolution of `req`, or `None` when its upstream failed under
+/// `--allow-missing` (then a gap of the plan).
+pub async fn resolved_or_gap(
+    ctx: &Ctx<'_>,
+    uv: &Uv,
+    req: &EnvRequest,
+    pages: &mut BTreeMap<(String, String), Option<ProjectPage>>,
+    plan: &mut crate::plan::Plan,
+) -> Result<Option<Resolved>, CreateError> {
+    match resolve(ctx, uv, req, pages).await {
+        Ok(r) => Ok(Some(r)),
+        Err(Failed::Upstream(e)) if ctx.allow_missing => {
+            let why = chain(&e);
+            ctx.progress.line(&format!(
+                "{}: not carried (--allow-missing): {why}",
+                req.name
+            ));
+            plan.gap(req.name.clone(), why);
+            Ok(None)
+        }
+        Err(Failed::Upstream(e)) => Err(CreateError::Part {
+            part: format!("{}: its upstream", req.name),
+            advice: upstream_advice(req),
+            error: Box::new(e),
+        }),
+        Err(Failed::Resolve(e)) => Err(e),
+    }
+}
+
+/// What to pass when a variant's upstream failed: `--allow-missing`, or
+/// the variants to carry instead.
+fn upstream_advice(req: &EnvRequest) -> String {
+    let mut advice = "pass --allow-missing to record it as a gap and carry the rest".to_string();
+    if let Some(engine) = &req.engine {
+        advice.push_str(&format!(
+            ", or choose the variants to carry (--engine {engine}={}:VARIANT; `llmgw recipe \
+             environments {engine} {} --arch {}` lists them)",
+            req.version, req.version, req.arch
+        ));
+    }
+    advice
 }
 
 /// uv's resolution, and on a refusal for the platform, the first later

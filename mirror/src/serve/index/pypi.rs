@@ -46,12 +46,22 @@ pub struct PyEnv {
     /// `none`: the bundle carries no interpreter by choice; the nodes bring
     /// their own CPython `python`.
     pub node_interpreter: Option<llmgw_shared::manifest::NodeInterpreter>,
+    /// A site's own lock (`lock` is then that file): its format, and the
+    /// project's `pyproject.toml` served beside a `uv.lock`.
+    pub site_lock: Option<SiteLockServed>,
     /// Every file, by file name.
     pub files: BTreeMap<String, PyFile>,
     /// Normalized project name -> its file names, sorted.
     pub projects: BTreeMap<String, Vec<String>>,
     /// Bytes of the wheels and their metadata files.
     pub bytes: u64,
+}
+
+/// What the mirror serves of a site's own lock.
+#[derive(Debug, Clone)]
+pub struct SiteLockServed {
+    pub format: llmgw_shared::manifest::SiteLockFormat,
+    pub project: Option<Blob>,
 }
 
 /// One distribution file of an environment.
@@ -224,6 +234,13 @@ fn py_env(bundle: &str, env: &llmgw_shared::manifest::PythonEnv) -> PyEnv {
         },
         interpreter: env.interpreter.clone(),
         node_interpreter: env.node_interpreter,
+        site_lock: env.site_lock.as_ref().map(|s| SiteLockServed {
+            format: s.format,
+            project: s.project.as_ref().map(|p| Blob {
+                sha256: p.sha256.clone(),
+                size: p.size,
+            }),
+        }),
         files,
         projects,
         bytes,

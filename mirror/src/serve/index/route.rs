@@ -145,7 +145,10 @@ fn python_envs_json(base: &str, ix: &super::pypi::PypiIndex) -> serde_json::Valu
                 "free_gb": e.free_gb,
                 "note": e.note,
                 "index_url": format!("{at}/simple/"),
-                "lock_url": format!("{at}/pylock.toml"),
+                "lock_url": format!("{at}/{}", match e.site_lock.as_ref().map(|s| s.format) {
+                    Some(llmgw_shared::manifest::SiteLockFormat::UvLock) => "uv.lock",
+                    _ => "pylock.toml",
+                }),
                 "interpreter": e.interpreter.as_ref().map(|i| format!(
                     "{base}/{}/releases/download/{}/{}",
                     i.repo,

@@ -8,6 +8,7 @@
 //! accident.
 
 use http::Method;
+use llmgw_shared::manifest::SiteLockFormat;
 use llmgw_shared::pep503_normalize;
 use llmgw_shared::shown;
 
@@ -35,7 +36,8 @@ pub enum Outcome<'a> {
         blob: &'a Blob,
         filename: String,
     },
-    /// `/pypi/{env}/pylock.toml`.
+    /// `/pypi/{env}/pylock.toml`, or `/pypi/{env}/uv.lock` for a site's
+    /// `uv.lock`.
     Lock {
         env: &'a PyEnv,
     },
@@ -127,12 +129,47 @@ pub fn decide<'a>(
                 )),
             }
         }
-        ["pylock.toml"] => Outcome::Lock { env },
+        [name @ ("pylock.toml" | "uv.lock" | "pyproject.toml")] => lock_route(env, name, &base),
         _ => not_found(format!(
-            "not a route of environment {}: try {base}/simple/ or {base}/pylock.toml",
-            env.name
+            "not a route of environment {}: try {base}/simple/ or {base}/{}",
+            env.name,
+            lock_name(env)
         )),
     }
+}
+
+/// The name the environment's lock is served under: a site's `uv.lock`
+/// as such, any other as `pylock.toml`.
+fn lock_name(env: &PyEnv) -> &'static str {
+    match env.site_lock.as_ref().map(|s| s.format) {
+        Some(SiteLockFormat::UvLock) => "uv.lock",
+        _ => "pylock.toml",
+    }
+}
+
+/// `/pypi/{env}/pylock.toml`, `uv.lock` (whichever the environment holds)
+/// and `pyproject.toml` (a site's uv.lock project's).
+fn lock_route<'a>(env: &'a PyEnv, name: &str, base: &str) -> Outcome<'a> {
+    let held = lock_name(env);
+    if name == held {
+        return Outcome::Lock { env };
+    }
+    if name == "pyproject.toml" {
+        return match env.site_lock.as_ref().and_then(|s| s.project.as_ref()) {
+            Some(blob) => Outcome::File {
+                blob,
+                filename: "pyproject.toml".into(),
+            },
+            None => not_found(format!(
+                "environment {} is not a site's uv.lock project, so has no pyproject.toml",
+                env.name
+            )),
+        };
+    }
+    not_found(format!(
+        "environment {} holds a {held}, not a {name}: GET {base}/{held}",
+        env.name
+    ))
 }
 
 fn not_found(why: impl Into<String>) -> Outcome<'static> {
@@ -185,6 +222,7 @@ mod tests {
             free_gb: None,
             note: None,
             node_interpreter: None,
+            site_lock: None,
             overrides: Vec::new(),
             constraints: Vec::new(),
             files: vec![

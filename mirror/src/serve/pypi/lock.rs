@@ -48,7 +48,7 @@ pub enum LockError {
         expected: Box<Sha256>,
         actual: Sha256,
     },
-    #[error("the lock of environment {env} is not a PEP 751 pylock.toml")]
+    #[error("the lock of environment {env} is not a TOML lock (pylock.toml, uv.lock)")]
     Parse {
         env: String,
         #[source]
@@ -96,14 +96,8 @@ impl IntoResponse for LockError {
     }
 }
 
-/// Reads the lock blob (bounded, hashed) and rewrites it for `base`
-/// (`http://mirror:8080`).
-pub fn served_lock(store: &Store, env: &PyEnv, base: &str) -> Result<String, LockError> {
-    let bytes = read_lock(store, env)?;
-    rewrite(&String::from_utf8_lossy(&bytes), env, base)
-}
-
-fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
+/// The lock blob, bounded and hashed again.
+pub fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
     if env.lock.size > MAX_LOCK_BYTES {
         return Err(LockError::TooLarge {
             env: env.name.clone(),
@@ -129,46 +123,26 @@ fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
 }
 
 /// Points every file of the lock at the environment's files on this
-/// mirror, and each package's `index` at the environment's index.
+/// mirror, and each package's `index` at the environment's index. A site's
+/// own lock lists the wheels of every platform: there the files the
+/// environment does not hold (other platforms') are left out, and a
+/// package left with none (one whose marker excludes this platform) too.
 pub fn rewrite(text: &str, env: &PyEnv, base: &str) -> Result<String, LockError> {
     let mut lock: Table = toml::from_str(text).map_err(|source| LockError::Parse {
         env: env.name.clone(),
         source,
     })?;
     let env_url = format!("{base}/pypi/{}", quote_path(&env.name));
+    let site = env.site_lock.is_some();
     if let Some(Value::Array(packages)) = lock.get_mut("packages") {
-        for p in packages.iter_mut() {
-            let Value::Table(p) = p else { continue };
-            let package = p
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string();
-            for kind in ["vcs", "directory"] {
-                if p.contains_key(kind) {
-                    return Err(LockError::NotHeld {
-                        env: env.name.clone(),
-                        package,
-                        what: format!("a {kind} source"),
-                    });
-                }
-            }
-            if p.contains_key("index") {
-                p.insert("index".into(), Value::String(format!("{env_url}/simple")));
-            }
-            if let Some(Value::Array(wheels)) = p.get_mut("wheels") {
-                for w in wheels.iter_mut() {
-                    if let Value::Table(w) = w {
-                        point_at_mirror(w, env, &env_url, &package)?;
-                    }
-                }
-            }
-            for single in ["sdist", "archive"] {
-                if let Some(Value::Table(t)) = p.get_mut(single) {
-                    point_at_mirror(t, env, &env_url, &package)?;
-                }
+        let mut kept = Vec::new();
+        for p in std::mem::take(packages) {
+            let Value::Table(mut p) = p else { continue };
+            if rewrite_package(&mut p, env, &env_url, site)? {
+                kept.push(Value::Table(p));
             }
         }
+        *packages = kept;
     }
     let body = toml::to_string(&lock).map_err(|source| LockError::Write {
         env: env.name.clone(),
@@ -181,14 +155,68 @@ pub fn rewrite(text: &str, env: &PyEnv, base: &str) -> Result<String, LockError>
     ))
 }
 
-/// One file entry (`wheels[]`, `sdist`, `archive`): found by its `name`,
-/// else the last segment of its `url`; its sha256 must be the held one.
-fn point_at_mirror(
-    file: &mut Table,
+/// One package of a pylock: whether it is kept (`false` only for a site
+/// lock's package with no file held here).
+fn rewrite_package(
+    p: &mut Table,
     env: &PyEnv,
     env_url: &str,
-    package: &str,
-) -> Result<(), LockError> {
+    site: bool,
+) -> Result<bool, LockError> {
+    let package = p
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string();
+    for kind in ["vcs", "directory"] {
+        if p.contains_key(kind) {
+            return Err(LockError::NotHeld {
+                env: env.name.clone(),
+                package,
+                what: format!("a {kind} source"),
+            });
+        }
+    }
+    if p.contains_key("index") {
+        p.insert("index".into(), Value::String(format!("{env_url}/simple")));
+    }
+    let held = |t: &Table| file_name(t).is_some_and(|n| env.files.contains_key(&n));
+    let mut files = 0;
+    if let Some(Value::Array(wheels)) = p.get_mut("wheels") {
+        if site {
+            wheels.retain(|w| matches!(w, Value::Table(t) if held(t)));
+        }
+        for w in wheels.iter_mut() {
+            if let Value::Table(w) = w {
+                point_at_mirror(w, env, env_url, &package)?;
+                files += 1;
+            }
+        }
+    }
+    for single in ["sdist", "archive"] {
+        if site && matches!(p.get(single), Some(Value::Table(t)) if !held(t)) {
+            p.remove(single);
+        }
+        if let Some(Value::Table(t)) = p.get_mut(single) {
+            point_at_mirror(t, env, env_url, &package)?;
+            files += 1;
+        }
+    }
+    if site && files == 0 {
+        return Ok(false);
+    }
+    if site
+        && p.get("wheels")
+            .is_some_and(|w| matches!(w, Value::Array(a) if a.is_empty()))
+    {
+        p.remove("wheels");
+    }
+    Ok(true)
+}
+
+/// A file entry's name: its `name`, else the last segment of its `url` or
+/// `path`, percent-decoded.
+pub fn file_name(file: &Table) -> Option<String> {
     let from_url = file
         .get("url")
         .and_then(Value::as_str)
@@ -203,12 +231,22 @@ fn point_at_mirror(
         .and_then(Value::as_str)
         .and_then(|p| p.rsplit('/').next())
         .map(str::to_string);
-    let name = file
-        .get("name")
+    file.get("name")
         .and_then(Value::as_str)
         .map(str::to_string)
         .or(from_url)
-        .or(from_path);
+        .or(from_path)
+}
+
+/// One file entry (`wheels[]`, `sdist`, `archive`): found by its `name`,
+/// else the last segment of its `url`; its sha256 must be the held one.
+fn point_at_mirror(
+    file: &mut Table,
+    env: &PyEnv,
+    env_url: &str,
+    package: &str,
+) -> Result<(), LockError> {
+    let name = file_name(file);
     let not_held = |what: String| LockError::NotHeld {
         env: env.name.clone(),
         package: package.to_string(),

@@ -3,7 +3,9 @@
 //! - `GET|HEAD /pypi/{env}/simple/` and `/pypi/{env}/simple/{project}/`:
 //!   PEP 503 HTML or PEP 691 JSON by `Accept`
 //! - `GET|HEAD /pypi/{env}/files/{filename}` and `{filename}.metadata`
-//! - `GET /pypi/{env}/pylock.toml`: the lock, URLs pointing here
+//! - `GET /pypi/{env}/pylock.toml`: the lock, URLs pointing here (a site's
+//!   own `uv.lock` at `/pypi/{env}/uv.lock` instead, with its project's
+//!   `pyproject.toml` at `/pypi/{env}/pyproject.toml`)
 //! - `GET /uv/python-downloads.json`: the interpreters held, for uv
 //!
 //! Invariant: one index per environment, answered from that environment's
@@ -16,13 +18,18 @@ mod decide;
 mod downloads;
 pub mod lock;
 mod render;
+mod uv_lock;
 
 use axum::response::IntoResponse;
 use http::{Method, StatusCode, header};
 
+use llmgw_shared::manifest::SiteLockFormat;
+
+use super::index::pypi::PyEnv;
 use super::request::Req;
 use super::respond;
 use super::route::{Route, Routed};
+use crate::store::Store;
 use decide::Outcome;
 
 /// `/pypi/…`; `segs` are the raw segments after `pypi`.
@@ -46,7 +53,7 @@ pub async fn pypi(req: &Req<'_>, segs: &[&str]) -> Routed {
     let env = env.clone();
     let store = req.state.store.clone();
     let base = req.base_url();
-    let built = tokio::task::spawn_blocking(move || lock::served_lock(&store, &env, &base)).await;
+    let built = tokio::task::spawn_blocking(move || served_lock(&store, &env, &base)).await;
     let resp = match built {
         Ok(Ok(text)) => {
             let mut r = respond::text(StatusCode::OK, text);
@@ -71,4 +78,16 @@ pub fn python_downloads(req: &Req<'_>) -> Routed {
     }
     let v = downloads::downloads_json(&req.base_url(), req.index.pypi.interpreters.values());
     (route, respond::json(req.method, req.headers, &v))
+}
+
+/// Reads the lock blob (bounded, hashed) and rewrites it for `base`
+/// (`http://mirror:8080`): a
+/// site's `uv.lock` as uv reads it, any other lock as a PEP 751 one.
+fn served_lock(store: &Store, env: &PyEnv, base: &str) -> Result<String, lock::LockError> {
+    let bytes = lock::read_lock(store, env)?;
+    let text = String::from_utf8_lossy(&bytes);
+    match env.site_lock.as_ref().map(|s| s.format) {
+        Some(SiteLockFormat::UvLock) => uv_lock::rewrite(&text, env, base),
+        _ => lock::rewrite(&text, env, base),
+    }
 }

@@ -63,6 +63,7 @@ fn content(rev: u8) -> Kit {
         free_gb: None,
         note: None,
         node_interpreter: None,
+        site_lock: None,
         overrides: Vec::new(),
         constraints: Vec::new(),
         files: vec![PythonFile {

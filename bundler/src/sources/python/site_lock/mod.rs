@@ -1,0 +1,279 @@
+//! A site's own lock (`--python-env NAME=PATH`, PATH a `uv.lock` or a PEP
+//! 751 `pylock.toml`): the environment is exactly the files that lock names
+//! for the node's platform, no resolver run. [`uv_lock`] and [`pylock`] say
+//! which packages a node of the platform may install ([`marker`]), [`tags`]
+//! which of their wheels fit it, [`verify`] checks each against the lock's
+//! sha256 and its index's.
+//!
+//! Invariant: the lock is untrusted input, read bounded, and carried byte
+//! for byte as the environment's lock blob (with, for a `uv.lock`, the
+//! project's `pyproject.toml` beside it); a package the platform needs and
+//! the bundle cannot carry (no wheel fits, a git or path source, a missing
+//! hash) stops the run naming it — nothing is skipped silently. Where no
+//! locked wheel fits, the sdist is not carried: building it on a node needs
+//! a build backend the lock does not pin, so it could not install offline.
+
+pub mod marker;
+pub mod pylock;
+pub mod tags;
+pub mod uv_lock;
+pub mod verify;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use llmgw_shared::manifest::SiteLockFormat;
+
+use super::Ctx;
+use super::check::Checked;
+use super::request::EnvRequest;
+use super::simple::ProjectPage;
+use crate::error::{CreateError, PythonError, SiteLockError};
+
+/// The largest lock read: a lock of hundreds of packages, every platform's
+/// wheels listed, is a few MiB.
+pub const MAX_SITE_LOCK_BYTES: u64 = 16 << 20;
+/// The largest `pyproject.toml` read.
+pub const MAX_PYPROJECT_BYTES: u64 = 1 << 20;
+
+/// One package a node of the platform may install, as its lock says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SitePackage {
+    pub name: String,
+    pub version: String,
+    /// The simple API the lock says it comes from.
+    pub index: Option<String>,
+    pub wheels: Vec<SiteFile>,
+    pub has_sdist: bool,
+}
+
+/// A wheel the lock lists, with the sha256 it records (lower-case hex).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteFile {
+    pub url: String,
+    pub filename: String,
+    pub size: Option<u64>,
+    pub sha256: String,
+}
+
+/// A site lock read and checked: what `plan_with` carries.
+#[derive(Debug)]
+pub struct SiteResolved {
+    pub platform: String,
+    pub format: SiteLockFormat,
+    pub file_name: String,
+    /// The lock's bytes, as given.
+    pub lock_text: String,
+    /// For a `uv.lock`: the project's `pyproject.toml`, as given.
+    pub project: Option<String>,
+    pub checked: Checked,
+}
+
+/// Reads the lock at `path` (and the `pyproject.toml` beside a `uv.lock`),
+/// keeps the wheels of the packages a node of `req`'s platform may install,
+/// and checks each at its index.
+pub async fn resolve(
+    ctx: &Ctx<'_>,
+    req: &EnvRequest,
+    path: &Path,
+    pages: &mut BTreeMap<(String, String), Option<ProjectPage>>,
+) -> Result<SiteResolved, CreateError> {
+    let wrap = |error: Box<SiteLockError>| PythonError::SiteLock {
+        env: req.name.clone(),
+        error,
+    };
+    let format = super::request::lock_format_of(&path.to_string_lossy()).ok_or_else(|| {
+        CreateError::Usage(format!(
+            "--python-env: {} is not named uv.lock or pylock.toml",
+            path.display()
+        ))
+    })?;
+    let lock_text = read_text(path, MAX_SITE_LOCK_BYTES).map_err(wrap)?;
+    let target = target_of(req)?;
+    let packages = match format {
+        SiteLockFormat::UvLock => uv_lock::applicable(&lock_text, path, &target),
+        SiteLockFormat::Pylock => pylock::applicable(&lock_text, path, &target),
+    }
+    .map_err(wrap)?;
+    let project = match format {
+        SiteLockFormat::UvLock => Some(read_pyproject(path).map_err(wrap)?),
+        SiteLockFormat::Pylock => None,
+    };
+    let platform = super::resolve::platform(&req.arch, &req.manylinux);
+    let chosen =
+        choose_wheels(&packages, path, &target, &req.manylinux, &platform).map_err(wrap)?;
+    let checked = verify::verify(ctx, path, &chosen, pages)
+        .await
+        .map_err(|e| match e {
+            verify::Failed::Lock(e) => CreateError::from(wrap(e)),
+            verify::Failed::Other(e) => e,
+        })?;
+    Ok(SiteResolved {
+        platform,
+        format,
+        file_name: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        lock_text,
+        project,
+        checked,
+    })
+}
+
+/// The marker view of the environment's platform: its arch and `--python`.
+fn target_of(req: &EnvRequest) -> Result<marker::Target, CreateError> {
+    let machine = match req.arch.as_str() {
+        "amd64" => "x86_64",
+        "arm64" => "aarch64",
+        other => {
+            return Err(CreateError::Usage(format!(
+                "--python-env {}: a site lock is read for amd64 or arm64 nodes, not {other}",
+                req.name
+            )));
+        }
+    };
+    let minor = req
+        .python
+        .strip_prefix("3.")
+        .and_then(|m| m.parse().ok())
+        .ok_or_else(|| {
+            CreateError::Usage(format!(
+                "--python {}: a site lock is read for a CPython 3.M",
+                req.python
+            ))
+        })?;
+    Ok(marker::Target { minor, machine })
+}
+
+/// For each package, the wheels that fit the platform; a package with none
+/// is refused, naming what the lock has.
+fn choose_wheels(
+    packages: &[SitePackage],
+    lock: &Path,
+    t: &marker::Target,
+    manylinux: &str,
+    platform: &str,
+) -> Result<Vec<SitePackage>, Box<SiteLockError>> {
+    let glibc = manylinux
+        .split_once('_')
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .unwrap_or((2, 28));
+    let p = tags::Platform {
+        machine: t.machine,
+        minor: t.minor,
+        glibc,
+    };
+    let mut out = Vec::new();
+    for pkg in packages {
+        let wheels: Vec<SiteFile> = pkg
+            .wheels
+            .iter()
+            .filter(|w| tags::fits(&w.filename, &p) == Some(true))
+            .cloned()
+            .collect();
+        if wheels.is_empty() {
+            let have: Vec<&str> = pkg.wheels.iter().map(|w| w.filename.as_str()).collect();
+            return Err(Box::new(SiteLockError::NoWheel {
+                lock: lock.to_path_buf(),
+                package: pkg.name.clone(),
+                version: pkg.version.clone(),
+                platform: format!("CPython 3.{} on {platform}", t.minor),
+                have: if have.is_empty() {
+                    "no wheel".into()
+                } else {
+                    have.join(", ")
+                },
+                has_sdist: pkg.has_sdist,
+            }));
+        }
+        out.push(SitePackage {
+            wheels,
+            ..pkg.clone()
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a file whole, refusing one over `max` bytes or not UTF-8.
+fn read_text(path: &Path, max: u64) -> Result<String, Box<SiteLockError>> {
+    let read = |error| {
+        Box::new(SiteLockError::Read {
+            lock: path.to_path_buf(),
+            error,
+        })
+    };
+    let f = std::fs::File::open(path).map_err(read)?;
+    let mut bytes = Vec::new();
+    f.take(max + 1).read_to_end(&mut bytes).map_err(read)?;
+    if bytes.len() as u64 > max {
+        return Err(Box::new(SiteLockError::TooLarge {
+            lock: path.to_path_buf(),
+            max,
+        }));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        Box::new(SiteLockError::NotText {
+            lock: path.to_path_buf(),
+        })
+    })
+}
+
+/// The `pyproject.toml` beside a `uv.lock`.
+fn read_pyproject(lock: &Path) -> Result<String, Box<SiteLockError>> {
+    let project: PathBuf = lock.with_file_name("pyproject.toml");
+    match std::fs::metadata(&project) {
+        Err(error) => Err(Box::new(SiteLockError::NoPyproject {
+            lock: lock.to_path_buf(),
+            project,
+            error,
+        })),
+        Ok(_) => read_text(&project, MAX_PYPROJECT_BYTES),
+    }
+}
+
+/// The last path segment of a URL, percent-decoded, without query or
+/// fragment.
+pub fn file_name(url: &str) -> Option<String> {
+    super::lock::file_name_of(url)
+}
+
+/// The lock's `sha256:<hex>` for a file, as lower-case hex; a missing or
+/// malformed one refused.
+pub fn sha256_of(
+    hash: Option<&str>,
+    lock: &Path,
+    package: &str,
+    version: &str,
+    file: &str,
+) -> Result<String, Box<SiteLockError>> {
+    let refuse = |problem: String| {
+        Box::new(SiteLockError::Hash {
+            lock: lock.to_path_buf(),
+            package: package.to_string(),
+            version: version.to_string(),
+            file: file.to_string(),
+            problem,
+        })
+    };
+    let Some(h) = hash else {
+        return Err(refuse("no sha256".into()));
+    };
+    let Some(hex) = h.strip_prefix("sha256:") else {
+        return Err(refuse(format!(
+            "the hash \"{}\", not a sha256",
+            llmgw_shared::shown(h)
+        )));
+    };
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(refuse(format!(
+            "the sha256 \"{}\", which is not 64 hex digits",
+            llmgw_shared::shown(hex)
+        )));
+    }
+    Ok(hex.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests;
