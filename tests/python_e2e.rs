@@ -87,6 +87,9 @@ fn vllm_from_create_to_a_node_with_no_other_network() {
                 &format!("uv={}", llmgw_shared::recipe::UV_VERSION),
             ])
             .args(["--engine", &format!("vllm={VLLM}")])
+            // The runtime extras are tests/extras_e2e.rs's: their publisher is
+            // not on loopback.
+            .arg("--no-extras")
             .arg("--github-api")
             .arg(fx.github_api_url())
             .arg("--github-raw")

@@ -35,6 +35,8 @@ fn create(fx: &Fixture, raw: &str, dir: &Path, args: &[&str]) -> Output {
             &format!("uv={}", llmgw_shared::recipe::UV_VERSION),
         ])
         .args(args)
+        // The runtime extras are tests/extras_e2e.rs's; left out, each is a gap.
+        .arg("--no-extras")
         .arg("--github-api")
         .arg(fx.github_api_url())
         .arg("--github-raw")
@@ -64,6 +66,8 @@ fn create_plain(fx: &Fixture, raw: &str, dir: &Path, args: &[&str]) -> Output {
             &format!("uv={}", llmgw_shared::recipe::UV_VERSION),
         ])
         .args(args)
+        // The runtime extras are tests/extras_e2e.rs's; left out, each is a gap.
+        .arg("--no-extras")
         .arg("--github-api")
         .arg(fx.github_api_url())
         .arg("--github-raw")
@@ -287,7 +291,21 @@ fn a_variant_whose_release_is_missing_is_a_gap_or_left_out() {
     let names: Vec<&str> = m.python_envs.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, [format!("vllm-{VLLM_VERSION}-cu13-amd64").as_str()]);
     assert_eq!(m.python_envs[0].platform, "x86_64-manylinux_2_35");
-    assert!(m.gaps.is_empty(), "{:?}", m.gaps);
+    // --no-extras: each runtime extra is a gap, and nothing else is.
+    let gaps: Vec<&str> = m.gaps.iter().map(|g| g.what.as_str()).collect();
+    assert_eq!(
+        gaps,
+        [
+            "runtime extra openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+            "runtime extra openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        ]
+    );
+    assert!(
+        m.gaps[0].reason.contains("TIKTOKEN_ENCODINGS_BASE"),
+        "{:?}",
+        m.gaps
+    );
+    assert!(m.extras.is_empty());
     let asked: Vec<String> = fx.requests().into_iter().map(|r| r.path).collect();
     assert!(
         !asked.iter().any(|p| p.contains("vllm-project")),

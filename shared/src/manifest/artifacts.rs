@@ -120,6 +120,10 @@ pub enum DigestSource {
     /// uv tag the bundle carries) records for a python-build-standalone
     /// interpreter archive.
     UvDownloadMetadata,
+    /// Format 4, a runtime extra's. The sha256 the file's own client pins
+    /// in its source (tiktoken's and Harmony's `expected_hash` for an
+    /// encoding), as the recipe table records it with where it is stated.
+    ClientPinnedSha256,
 }
 
 impl DigestSource {
@@ -136,6 +140,7 @@ impl DigestSource {
                 | DigestSource::PypiCoreMetadata
                 | DigestSource::IndexUrlFragment
                 | DigestSource::UvDownloadMetadata
+                | DigestSource::ClientPinnedSha256
         )
     }
 }
