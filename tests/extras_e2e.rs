@@ -201,6 +201,24 @@ fn encodings_carried_checked_and_loaded_by_the_real_clients_offline() {
         );
     }
     assert!(!m.gaps.iter().any(|g| g.what.starts_with("runtime extra")));
+    // The SBOM names each as a component with its sha256 and upstream URL.
+    let sbom = m.evidence.as_ref().expect("an SBOM").sbom.sha256.clone();
+    let sbom = std::fs::read(bundle.join(format!("blobs/sha256/{sbom}"))).unwrap();
+    let sbom: serde_json::Value = serde_json::from_slice(&sbom).unwrap();
+    for f in &pinned {
+        let c = sbom["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["hashes"][0]["content"] == f.sha256)
+            .unwrap_or_else(|| panic!("no SBOM component for {}", f.path));
+        assert_eq!(c["type"], "data");
+        let purl = c["purl"].as_str().unwrap();
+        assert!(
+            purl.contains("download_url=https%3A%2F%2Fopenaipublic"),
+            "{purl}"
+        );
+    }
 
     // Import checks an extra like any blob: a copy of the bundle with one
     // extra's bytes changed is refused, the bundle itself imported.
