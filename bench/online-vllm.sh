@@ -114,8 +114,9 @@ for ask in $engines; do
   ref_bytes=$(du -sb "$WORK/ref/wheels" | cut -f1)
   rm -rf "$WORK/ref"
 
-  # Ours: create (resolve, download, check, write), then import.
-  flags=()
+  # Ours: create (resolve, download, check, write), then import. The runtime extras (#32)
+  # are left out: their publisher is not a package registry, and pip downloads none either.
+  flags=(--no-extras)
   [ -n "$override" ] && flags+=(--override "$override")
   rm -rf "$WORK/cache" "$WORK/bundle" "$WORK/bundle.sha256" "$WORK/store"
   t_create=$(secs "$llmgw" bundle create --engine "$ask" --arch "$arch" "${github[@]}" "${flags[@]}" \

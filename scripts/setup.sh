@@ -17,6 +17,8 @@
 #                 clients the fixture's PyPI and PyTorch indexes are tested with.
 #   .venv-oci:    oras and jsonschema (models as OCI artifacts).
 #   .venv-sbom:   cyclonedx-python-lib with its JSON schema validation (bundle SBOMs).
+#   .venv-extras: tiktoken and openai_harmony (runtime extras), and in encodings/ the real
+#                 o200k_base and cl100k_base from the tiktoken-rs crate.
 #   $LLMGW_TOOLS_DIR/garage-2.5.0, …/s3s-fs-0.14.1: two real S3 servers, built once from
 #                 the Rust registry: the S3 store's tests run against both, never a mock.
 #
@@ -96,6 +98,35 @@ make_venv .venv-oci oras==0.2.43 jsonschema==4.26.0
 # Bundle SBOMs (issue 33): CycloneDX's own Python library validates each against the official
 # 1.6 schema (its json-validation extra) and reads it back.
 make_venv .venv-sbom 'cyclonedx-python-lib[json-validation]==11.12.0'
+# Runtime extras (issue 32): the real tiktoken and openai_harmony (gpt-oss's tokenizer in
+# vLLM and SGLang) load encodings served by the mirror. Their own hash checks accept only
+# the real files, which the tiktoken-rs 0.12.1 crate ships byte for byte (its assets/): taken
+# from the Rust registry with cargo and checked against the sha256 both clients pin.
+make_venv .venv-extras tiktoken==0.14.0 openai-harmony==0.0.8
+extras_encodings() {
+  local dir=.venv-extras/encodings
+  local sums="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d  o200k_base.tiktoken
+223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7  cl100k_base.tiktoken"
+  if [ -d "$dir" ] && (cd "$dir" && echo "$sums" | sha256sum -c --quiet 2>/dev/null); then
+    return
+  fi
+  would "put tiktoken's o200k_base and cl100k_base (from the tiktoken-rs 0.12.1 crate) in $dir" && return
+  echo "setup: taking the tiktoken encodings from the tiktoken-rs 0.12.1 crate into $dir"
+  local tmp
+  tmp=$(mktemp -d /tmp/llmgw-encodings.XXXXXX)
+  mkdir -p "$tmp/src"
+  printf '[package]\nname = "encodings"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ntiktoken-rs = "=0.12.1"\n' > "$tmp/Cargo.toml"
+  echo 'fn main() {}' > "$tmp/src/main.rs"
+  cargo fetch --quiet --manifest-path "$tmp/Cargo.toml"
+  local assets
+  assets=$(cargo metadata --quiet --format-version 1 --manifest-path "$tmp/Cargo.toml" \
+    | python3 -c 'import json,sys,os; m=json.load(sys.stdin); print(next(os.path.join(os.path.dirname(p["manifest_path"]), "assets") for p in m["packages"] if p["name"] == "tiktoken-rs"))')
+  mkdir -p "$dir"
+  cp "$assets/o200k_base.tiktoken" "$assets/cl100k_base.tiktoken" "$dir/"
+  rm -rf "$tmp"
+  (cd "$dir" && echo "$sums" | sha256sum -c --quiet)
+}
+extras_encodings
 
 # The S3 store's tests (issue 16) run against two real S3 servers, built once from the
 # Rust registry into $LLMGW_TOOLS_DIR (their build folders are removed; only the binaries

@@ -39,6 +39,8 @@ pub struct Plan {
     /// its scan verdicts, its safetensors and GGUF files): the manifest's
     /// `evidence.repos`.
     pub repo_evidence: Vec<llmgw_shared::manifest::RepoEvidence>,
+    /// The engines' runtime extras (their bytes among `downloads`).
+    pub extras: Vec<llmgw_shared::manifest::Extra>,
 }
 
 /// A Hub repository pinned to a commit, as planned: an [`HfRepo`] whose

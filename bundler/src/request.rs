@@ -98,6 +98,8 @@ pub async fn plan_request(
             .await;
     let envs =
         crate::sources::python::plan_for(spec, http, cache, progress, &python, &mut plan).await?;
+    let envs_planned = plan.python_envs.clone();
+    crate::sources::extras::plan(&spec.extras, &envs_planned, &mut plan);
     for r in &spec.repos {
         hub::plan(
             http,

@@ -10,6 +10,7 @@ use llmgw_fixture::Fixture;
 use crate::bundle_kit::{llmgw, uv_bin};
 
 mod e2e;
+mod extras;
 mod parts;
 mod refusals;
 mod site_lock;

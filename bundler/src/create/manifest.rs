@@ -95,6 +95,7 @@ type Parts = (
     (
         Vec<llmgw_shared::manifest::OciImage>,
         Vec<llmgw_shared::manifest::HelmChart>,
+        Vec<llmgw_shared::manifest::Extra>,
     ),
 );
 
@@ -107,6 +108,7 @@ fn plan_into_parts(plan: &mut Plan) -> Parts {
         (
             std::mem::take(&mut plan.images),
             std::mem::take(&mut plan.charts),
+            std::mem::take(&mut plan.extras),
         ),
     )
 }
@@ -117,7 +119,7 @@ fn build_manifest(
     spec: &CreateSpec,
     opts: &Options,
     series: &Series,
-    (releases, planned, gaps, python_envs, (images, charts)): Parts,
+    (releases, planned, gaps, python_envs, (images, charts, extras)): Parts,
     by_expect: &BTreeMap<&Expect, &Fetched>,
 ) -> Result<Manifest, CreateError> {
     let fetched = |oid: &llmgw_shared::GitOid| {
@@ -139,8 +141,9 @@ fn build_manifest(
     m.python_envs = python_envs;
     m.images = images;
     m.charts = charts;
-    // Format 3 only when it carries images or charts, so a format 2
-    // mirror still imports every other bundle.
+    m.extras = extras;
+    // Format 3 only when it carries images or charts (4 with runtime
+    // extras), so a format 2 mirror still imports every other bundle.
     m.format_version = m.needed_format();
     series.apply(&mut m);
     m.sort();

@@ -52,6 +52,7 @@ pub fn bom(
     b.releases(manifest);
     b.repos(manifest, repos);
     b.envs(manifest);
+    b.extras(manifest);
     for image in &manifest.images {
         b.image(image, "container", image_label(image));
     }
@@ -135,6 +136,23 @@ impl Builder<'_> {
         });
         c.properties.push(Property::new("place", place));
         bom_ref
+    }
+
+    /// Each runtime extra, a `data` file at its upstream URL
+    /// (`pkg:generic`, the URL as `download_url`).
+    fn extras(&mut self, m: &Manifest) {
+        for e in &m.extras {
+            let url = llmgw_shared::recipe::upstream_url(&e.host, &e.path);
+            let name = e.path.rsplit('/').next().unwrap_or(&e.path).to_string();
+            let purl = format!("pkg:generic/{}?download_url={}", enc(&name), enc(&url));
+            let place = format!(
+                "runtime extra {}/{} of {}",
+                e.host,
+                e.path,
+                e.engines.join(", ")
+            );
+            self.blob(&e.sha256, "data", name, Some(purl), place);
+        }
     }
 
     fn group(&mut self, c: Component, refs: Vec<String>) {

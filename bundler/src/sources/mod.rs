@@ -1,6 +1,7 @@
 //! The upstreams a bundle is gathered from, one folder per kind: GitHub-style
 //! releases (`github`), llmgw's own signed release (`llmgw_release`), the
-//! engines' builds from the recipe table (`engines`), the Hugging Face Hub
+//! engines' builds from the recipe table (`engines`) and their runtime
+//! extras (`extras`), the Hugging Face Hub
 //! (`hub`), Python package indexes with their interpreter (`python`), and
 //! OCI registries for container images and Helm charts (`oci`).
 //!
@@ -10,6 +11,7 @@
 //! one verified downloader, never by a source itself.
 
 pub mod engines;
+pub mod extras;
 pub mod github;
 pub mod hub;
 pub mod llmgw_release;

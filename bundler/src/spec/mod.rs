@@ -175,6 +175,8 @@ pub struct CreateSpec {
     pub home: Option<PathBuf>,
     /// `--want`: a mirror's misses, read and sorted.
     pub wants: Option<crate::want::Wants>,
+    /// `--no-extras`, `--extras-base`: the engines' runtime extras.
+    pub extras: crate::sources::extras::ExtrasChoice,
 }
 
 fn usage(msg: impl Into<String>) -> CreateError {
@@ -437,6 +439,7 @@ impl CreateSpec {
             registry_auth_file: env.registry_auth_file.clone(),
             home: env.home.clone(),
             wants,
+            extras: crate::sources::extras::ExtrasChoice::parse(s.no_extras, &s.extras_bases)?,
         })
     }
 }

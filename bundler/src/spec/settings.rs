@@ -87,6 +87,10 @@ pub struct CreateSettings {
     pub constraints: Vec<String>,
     /// `--python 3.11`: the CPython of the `--python-env` environments.
     pub python: Option<String>,
+    /// `--no-extras`: leave the engines' runtime extras out (gaps).
+    pub no_extras: bool,
+    /// `--extras-base HOST=URL`: fetch a host's runtime extras from URL.
+    pub extras_bases: Vec<String>,
     /// `--spec FILE`: the file layer under this one (flag only).
     #[serde(skip)]
     pub spec: Option<PathBuf>,
@@ -144,6 +148,8 @@ impl CreateSettings {
             overrides: list(self.overrides, lower.overrides),
             constraints: list(self.constraints, lower.constraints),
             python: self.python.or(lower.python),
+            no_extras: self.no_extras || lower.no_extras,
+            extras_bases: list(self.extras_bases, lower.extras_bases),
             spec: self.spec.or(lower.spec),
             series: self.series,
             delta: self.delta,

@@ -94,6 +94,11 @@ pub fn want_of(route: &str, path: &str) -> Result<Want, String> {
              again (--python-env or --engine) rather than one file"
                 .into(),
         ),
+        ["extras", ..] => Err(
+            "a runtime extra is carried with the engine that fetches it: --engine NAME=VERSION \
+             of a Python engine (without --no-extras)"
+                .into(),
+        ),
         ["uv", ..] => Err(
             "uv's interpreter list: carry uv with --engine uv=VERSION and the interpreters \
              with an environment"
@@ -352,6 +357,11 @@ mod tests {
                 "uv_python_downloads",
                 "/uv/python-downloads.json",
                 "--engine uv",
+            ),
+            (
+                "extras",
+                "/extras/openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+                "with the engine that fetches it",
             ),
             ("not_found", "/whatever", "of this shape"),
         ] {

@@ -284,6 +284,7 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             pypi::pypi(r, rest).await
         }
         ["uv", "python-downloads.json"] => pypi::python_downloads(r),
+        ["extras", host, path @ ..] => (Route::Extras, super::extras::extra(r, host, path).await),
         [_, _, "releases", "download" | "latest", ..] => github::download(r, segs).await,
         [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
             let kind = hub::kind_of(prefix).flatten();

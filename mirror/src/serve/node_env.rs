@@ -35,6 +35,8 @@ pub struct Holds {
     pub registries: BTreeSet<String>,
     /// Any Helm chart.
     pub charts: bool,
+    /// `(host, path)` of each runtime extra held.
+    pub extras: BTreeSet<(String, String)>,
 }
 
 impl Holds {
@@ -62,6 +64,9 @@ impl Holds {
                 }
             }
             h.charts |= !m.charts.is_empty();
+            for e in &m.extras {
+                h.extras.insert((e.host.clone(), e.path.clone()));
+            }
         }
         h
     }
@@ -95,6 +100,7 @@ impl Holds {
                 .filter_map(|r| r.registry.clone())
                 .collect(),
             charts: !index.oci.charts().is_empty(),
+            extras: index.extras.keys().cloned().collect(),
         }
     }
 }
@@ -168,6 +174,9 @@ pub struct NodeEnv {
     pub containerd: Vec<HostsToml>,
     /// The classic Helm repository (`helm repo add`), when charts are held.
     pub helm_repo: Option<String>,
+    /// The runtime extras held: each client's variable and the files it
+    /// wants where it looks (`super::node_extras`).
+    pub extras: Vec<super::node_extras::ExtrasSetting>,
 }
 
 fn var(name: &str, value: String, read_by: &str) -> Var {
@@ -245,7 +254,9 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
             ),
         })
         .collect();
+    let extras = super::node_extras::settings(&h.extras, &url);
     NodeEnv {
+        extras,
         github_api: (!releases.is_empty()).then(|| format!("{url}/api/v3")),
         helm_repo: h.charts.then(|| format!("{url}/charts")),
         url,
@@ -324,6 +335,7 @@ impl NodeEnv {
         if let Some(helm) = &self.helm_repo {
             out.push_str(&format!("# Helm: helm repo add llmgw {helm}\n"));
         }
+        super::node_extras::to_shell(&self.extras, &mut out);
         out
     }
 }
@@ -345,6 +357,7 @@ mod tests {
             releases: [("ggml-org/llama.cpp".to_string(), "b6123".to_string())].into(),
             registries: ["docker.io".to_string()].into(),
             charts: false,
+            extras: Default::default(),
         };
         let e = node_env(&h, "http://m:8080");
         let names: Vec<&str> = e.variables.iter().map(|v| v.name.as_str()).collect();

@@ -67,6 +67,8 @@ pub enum Route {
     Env,
     /// A held bundle's SBOM, `GET /-/bundles/<sha>/sbom.cdx.json`.
     BundleSbom,
+    /// A runtime extra, `GET /extras/<host>/<path>`.
+    Extras,
     OciBase,
     OciCatalog,
     OciTags,
@@ -108,6 +110,7 @@ impl Route {
                 | Route::PypiLock
                 | Route::Pypi
                 | Route::UvPythonDownloads
+                | Route::Extras
                 | Route::OciTags
                 | Route::OciManifest
                 | Route::OciBlob
@@ -155,6 +158,7 @@ impl Route {
             Route::Misses => "misses",
             Route::Env => "env",
             Route::BundleSbom => "bundle_sbom",
+            Route::Extras => "extras",
             Route::OciBase => "oci_base",
             Route::OciCatalog => "oci_catalog",
             Route::OciTags => "oci_tags",

@@ -97,6 +97,7 @@ fn head_answers_exactly_the_headers_of_get_on_every_route() {
         ("/-/misses", vec![]),
         ("/-/env", vec![]),
         ("/-/bundles/0000000000000000000000000000000000000000000000000000000000000000/sbom.cdx.json", vec![]),
+        ("/extras/openaipublic.blob.core.windows.net/encodings/none.tiktoken", vec![]),
         ("/", vec![]),
         ("/-/models/acme/tiny", vec![]),
         ("/-/pypi/demo-0.1.0-cu13-amd64", vec![]),

@@ -104,6 +104,7 @@ fn each_route_is_counted_under_its_label_cached_or_not() {
             200,
         ),
         ("/uv/python-downloads.json", "uv_python_downloads", 200),
+        ("/extras/example.org/not/held.bin", "extras", 404),
         ("/api/agent-harnesses/x", "agent_harnesses", 404),
         ("/nothing/here", "not_found", 404),
         ("/api/models/acme/tiny/nonsense", "not_found", 404),

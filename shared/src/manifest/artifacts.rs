@@ -123,6 +123,10 @@ pub enum DigestSource {
     /// Format 2. The `sha256` a site's own lock (`uv.lock`, `pylock.toml`)
     /// records for a file, checked besides the index's.
     SiteLockSha256,
+    /// Format 4, a runtime extra's. The sha256 the file's own client pins
+    /// in its source (tiktoken's and Harmony's `expected_hash` for an
+    /// encoding), as the recipe table records it with where it is stated.
+    ClientPinnedSha256,
 }
 
 impl DigestSource {
@@ -140,6 +144,7 @@ impl DigestSource {
                 | DigestSource::IndexUrlFragment
                 | DigestSource::UvDownloadMetadata
                 | DigestSource::SiteLockSha256
+                | DigestSource::ClientPinnedSha256
         )
     }
 }

@@ -16,7 +16,9 @@
 mod artifacts;
 mod claims;
 mod delivery;
+mod digests;
 mod evidence;
+mod extras;
 mod oci;
 mod oci_names;
 mod oci_tree;
@@ -46,6 +48,7 @@ pub use evidence::{
     Evidence, FileScan, MAX_EVIDENCE_ITEMS, PickleImport, RepoEvidence, SBOM_MEDIA_TYPE, SBOM_NAME,
     ScannerVerdict,
 };
+pub use extras::{Extra, is_extra_host};
 pub use oci::{HelmChart, OciDescriptor, OciImage};
 pub use oci_names::{
     MAX_REPOSITORY_CHARS, is_media_type, is_platform, is_registry_host, is_repository, is_tag,
@@ -151,6 +154,9 @@ pub struct Manifest {
     /// Format 4: the SBOM and what the Hub said about each repository.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
+    /// Format 4: the files engines fetch at run time (issue #32).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extras: Vec<Extra>,
 }
 
 /// Why a manifest was refused.
@@ -219,6 +225,7 @@ impl Manifest {
             images: Vec::new(),
             charts: Vec::new(),
             evidence: None,
+            extras: Vec::new(),
         }
     }
 
@@ -317,6 +324,12 @@ impl Manifest {
         if let Some(e) = &mut self.evidence {
             e.sort();
         }
+        for e in &mut self.extras {
+            e.engines.sort();
+            e.engines.dedup();
+        }
+        self.extras
+            .sort_by(|a, b| (&a.host, &a.path).cmp(&(&b.host, &b.path)));
         // Volume placements keep their order: it is the order of the tar.
     }
 
@@ -362,14 +375,17 @@ impl Manifest {
         if let Some(e) = &self.evidence {
             out.insert(e.sbom.sha256.clone(), e.sbom.size);
         }
+        for e in &self.extras {
+            out.insert(e.sha256.clone(), e.size);
+        }
         out
     }
 
     /// The format a manifest with this content must declare: format 4
-    /// when it carries evidence (an SBOM), else 3 when it carries images or
+    /// when it carries evidence (an SBOM) or runtime extras, else 3 when it carries images or
     /// charts, else format 2.
     pub fn needed_format(&self) -> u32 {
-        if self.evidence.is_some() {
+        if self.evidence.is_some() || !self.extras.is_empty() {
             FORMAT_EVIDENCE
         } else if self.images.is_empty() && self.charts.is_empty() {
             FORMAT_VERSION

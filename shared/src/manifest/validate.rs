@@ -12,10 +12,10 @@
 
 use std::collections::BTreeSet;
 
-use super::artifacts::BlobRef;
-use super::artifacts::{HfRepo, PublisherDigest, Release};
+use super::artifacts::{BlobRef, HfRepo, Release};
 use super::claims::Claims;
 use super::delivery::{Delta, Volumes};
+use super::digests::check_digests;
 use super::python::PythonEnv;
 use super::{LLMGW_ENGINE, Manifest, ManifestError};
 use crate::names;
@@ -54,6 +54,7 @@ impl Manifest {
         validate_repos(&self.repos, &mut claims)?;
         validate_python_envs(&self.python_envs, &self.releases, &mut claims)?;
         super::validate_oci::validate_oci(&self.images, &self.charts, &mut claims)?;
+        super::extras::validate_extras(self.format_version, &self.extras, &mut claims)?;
         if let Some(e) = &self.evidence {
             claims.claim(&e.sbom.sha256, e.sbom.size, "the SBOM".to_string())?;
             e.validate(&self.repos)?;
@@ -427,50 +428,4 @@ fn check_time(what: &str, value: &str) -> Result<(), ManifestError> {
             found: value.to_string(),
         }),
     }
-}
-
-/// Every publisher digest must be well formed and agree with the bytes'
-/// own digests: the bundler only records a digest it checked, so one that
-/// disagrees means the manifest was edited.
-fn check_digests(
-    who: &str,
-    digests: &[PublisherDigest],
-    sha256: &str,
-    git_blob_sha1: Option<&str>,
-) -> Result<(), ManifestError> {
-    if digests.is_empty() {
-        return Err(ManifestError::Inconsistent(format!(
-            "{who} has no publisher digest; nothing unverified may be carried"
-        )));
-    }
-    for d in digests {
-        let ok = if d.source.is_sha256() {
-            names::is_sha256_hex(&d.value)
-        } else {
-            names::is_sha1_hex(&d.value)
-        };
-        if !ok {
-            return Err(ManifestError::BadValue {
-                what: format!("{:?} digest of {who}", d.source),
-                expected: if d.source.is_sha256() {
-                    "64 lower-case hex digits"
-                } else {
-                    "40 lower-case hex digits"
-                },
-                found: d.value.clone(),
-            });
-        }
-        let agrees = if d.source.is_sha256() {
-            d.value == sha256
-        } else {
-            git_blob_sha1 == Some(d.value.as_str())
-        };
-        if !agrees {
-            return Err(ManifestError::Inconsistent(format!(
-                "{who}: its {:?} publisher digest {} does not match the file's own digest",
-                d.source, d.value
-            )));
-        }
-    }
-    Ok(())
 }

@@ -10,6 +10,7 @@
 
 mod environments;
 mod error;
+mod extras;
 mod fit;
 mod llamacpp;
 mod sglang;
@@ -28,6 +29,10 @@ use serde::{Deserialize, Serialize};
 
 pub use environments::{Environment, environments, environments_of};
 pub use error::{Misfit, RecipeError};
+pub use extras::{
+    ENGINE_EXTRAS, EngineExtras, ExtraFile, OPENAI_ENCODINGS_HOST, Setting, SettingKind, extras_of,
+    settings_of, upstream_url,
+};
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;
 

@@ -201,6 +201,16 @@ pub struct CreateArgs {
     /// The CPython version of the --python-env environments, e.g. 3.11 [default: 3.12].
     #[arg(long, value_name = "VERSION")]
     pub python: Option<String>,
+    /// Leave out the files the engines of the carried environments fetch at run time
+    /// (gpt-oss's tiktoken encodings, which Harmony loads in vLLM and SGLang); each is
+    /// recorded in the manifest as a gap.
+    #[arg(long)]
+    pub no_extras: bool,
+    /// Fetch HOST's runtime extras from URL instead (a site's own copy, a test's fixture):
+    /// URL/PATH for each file, checked against the same digests the recipe table pins
+    /// (repeatable).
+    #[arg(long = "extras-base", value_name = "HOST=URL")]
+    pub extras_bases: Vec<String>,
     /// A line per file fetched, besides the progress line.
     #[arg(long, short = 'v')]
     pub verbose: bool,
@@ -364,6 +374,8 @@ fn settings(args: CreateArgs) -> CreateSettings {
         overrides: args.overrides,
         constraints: args.constraints,
         python: args.python,
+        no_extras: args.no_extras,
+        extras_bases: args.extras_bases,
     }
 }
 

@@ -63,6 +63,9 @@ fn vllm_from_create_to_a_node_with_no_other_network() {
             .arg("--json")
             .args(super::uv_engine())
             .args(["--engine", &format!("vllm={VLLM}")])
+            // The runtime extras are python/extras.rs's: their publisher is
+            // not on loopback; left out, each is a gap.
+            .arg("--no-extras")
             .arg("--index")
             .arg(format!("pytorch-cu129={}", fx.pytorch_index_url()))
             .output()

@@ -67,6 +67,10 @@ pub struct Index {
     /// Who signed each held signed bundle (key id, channel), for the
     /// front page.
     pub signers: super::freshness::Signers,
+    /// Runtime extras by (host, path) (`/extras/<host>/<path>`), with the
+    /// engines that fetch each; the first bundle to carry one keeps it
+    /// (its bytes are pinned by the recipe table, so all agree).
+    pub extras: BTreeMap<(String, String), (Blob, Vec<String>)>,
 }
 
 /// A number for GitHub's `id` fields that stays the same across restarts
@@ -139,6 +143,18 @@ impl Index {
                     size: e.sbom.size,
                 }),
             });
+            for e in &m.extras {
+                index
+                    .extras
+                    .entry((e.host.clone(), e.path.clone()))
+                    .or_insert_with(|| {
+                        let blob = Blob {
+                            sha256: e.sha256.clone(),
+                            size: e.size,
+                        };
+                        (blob, e.engines.clone())
+                    });
+            }
             for (sha, size) in m.blobs() {
                 if blobs.insert(sha) {
                     index.blob_count += 1;
