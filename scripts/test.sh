@@ -39,7 +39,8 @@ python3 scripts/structure.py
 export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036" LLMGW_VENV_PY="$PWD/.venv-py" LLMGW_OCI_VENV="$PWD/.venv-oci" LLMGW_SBOM_VENV="$PWD/.venv-sbom"
 tools=${LLMGW_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/tools}
 export LLMGW_S3S_FS="$tools/s3s-fs-0.14.1/bin/s3s-fs" LLMGW_GARAGE="$tools/garage-2.5.0/bin/garage"
-cargo test --workspace --locked
+# --no-fail-fast: one failing binary does not hide what the others would say.
+cargo test --workspace --locked --no-fail-fast
 if [ -x deploy/check.sh ]; then
   deploy/check.sh
 fi
