@@ -220,6 +220,41 @@ fn read_text(path: &Path, max: u64) -> Result<String, Box<SiteLockError>> {
     })
 }
 
+/// `text` read as a lock of `format` (its TOML shape `T`), or the refusal
+/// naming the lock and the parser's words.
+fn parse_lock<T: serde::de::DeserializeOwned>(
+    text: &str,
+    lock: &Path,
+    format: &'static str,
+) -> Result<T, Box<SiteLockError>> {
+    toml::from_str(text).map_err(|error| {
+        Box::new(SiteLockError::Parse {
+            lock: lock.to_path_buf(),
+            format,
+            error,
+        })
+    })
+}
+
+/// Refuses a lock whose `requires-python` leaves out the CPython the
+/// bundle is for.
+fn check_python(
+    requires: Option<&String>,
+    lock: &Path,
+    t: &marker::Target,
+) -> Result<(), Box<SiteLockError>> {
+    match requires {
+        Some(r) if !marker::python_may_satisfy(r, t.minor) => {
+            Err(Box::new(SiteLockError::Python {
+                lock: lock.to_path_buf(),
+                requires: r.clone(),
+                python: format!("3.{}", t.minor),
+            }))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The `pyproject.toml` beside a `uv.lock`.
 fn read_pyproject(lock: &Path) -> Result<String, Box<SiteLockError>> {
     let project: PathBuf = lock.with_file_name("pyproject.toml");

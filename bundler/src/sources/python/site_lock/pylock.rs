@@ -64,13 +64,7 @@ pub fn applicable(
     lock: &Path,
     t: &Target,
 ) -> Result<Vec<SitePackage>, Box<SiteLockError>> {
-    let raw: Raw = toml::from_str(text).map_err(|error| {
-        Box::new(SiteLockError::Parse {
-            lock: lock.to_path_buf(),
-            format: "PEP 751 pylock.toml",
-            error,
-        })
-    })?;
+    let raw: Raw = super::parse_lock(text, lock, "PEP 751 pylock.toml")?;
     if raw.lock_version.split('.').next() != Some("1") {
         return Err(Box::new(SiteLockError::Version {
             lock: lock.to_path_buf(),
@@ -79,15 +73,7 @@ pub fn applicable(
             reads: "1.x",
         }));
     }
-    if let Some(r) = &raw.requires_python
-        && !marker::python_may_satisfy(r, t.minor)
-    {
-        return Err(Box::new(SiteLockError::Python {
-            lock: lock.to_path_buf(),
-            requires: r.clone(),
-            python: format!("3.{}", t.minor),
-        }));
-    }
+    super::check_python(raw.requires_python.as_ref(), lock, t)?;
     let mut out = Vec::new();
     for p in raw.packages {
         if let Some(m) = &p.marker {

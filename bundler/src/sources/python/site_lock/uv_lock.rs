@@ -76,13 +76,7 @@ pub fn applicable(
     lock: &Path,
     t: &Target,
 ) -> Result<Vec<SitePackage>, Box<SiteLockError>> {
-    let raw: Raw = toml::from_str(text).map_err(|error| {
-        Box::new(SiteLockError::Parse {
-            lock: lock.to_path_buf(),
-            format: "uv.lock",
-            error,
-        })
-    })?;
+    let raw: Raw = super::parse_lock(text, lock, "uv.lock")?;
     if raw.version.as_integer() != Some(1) {
         return Err(Box::new(SiteLockError::Version {
             lock: lock.to_path_buf(),
@@ -91,15 +85,7 @@ pub fn applicable(
             reads: "version 1",
         }));
     }
-    if let Some(r) = &raw.requires_python
-        && !marker::python_may_satisfy(r, t.minor)
-    {
-        return Err(Box::new(SiteLockError::Python {
-            lock: lock.to_path_buf(),
-            requires: r.clone(),
-            python: format!("3.{}", t.minor),
-        }));
-    }
+    super::check_python(raw.requires_python.as_ref(), lock, t)?;
     let roots = roots(&raw.packages, lock)?;
     let reached = walk(&raw.packages, roots, lock, t)?;
     let mut out = Vec::new();
