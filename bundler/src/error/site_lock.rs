@@ -122,9 +122,9 @@ pub enum SiteLockError {
         file: String,
     },
     #[error(
-        "{}: {}: the lock says {what} {} but its index {index} says {}; refusing it (a lock \
+        "{}: {}: the lock says {what} {} but its index {} says {}; refusing it (a lock \
          edited, or an index that changed: lock again with `uv lock`)",
-        .lock.display(), shown(.file), shown(.in_lock), shown(.at_index)
+        .lock.display(), shown(.file), shown(.in_lock), shown(.index), shown(.at_index)
     )]
     Disagree {
         lock: PathBuf,
@@ -135,9 +135,9 @@ pub enum SiteLockError {
         index: String,
     },
     #[error(
-        "{}: {} {}: its index {index} does not list \"{}\"; refusing a file its index does not \
+        "{}: {} {}: its index {} does not list \"{}\"; refusing a file its index does not \
          vouch for",
-        .lock.display(), shown(.package), shown(.version), shown(.file)
+        .lock.display(), shown(.package), shown(.version), shown(.index), shown(.file)
     )]
     NotAtIndex {
         lock: PathBuf,
@@ -147,8 +147,8 @@ pub enum SiteLockError {
         index: String,
     },
     #[error(
-        "{}: {}: its index {index} gives no sha256 for it, so the lock's cannot be checked there",
-        .lock.display(), shown(.file)
+        "{}: {}: its index {} gives no sha256 for it, so the lock's cannot be checked there",
+        .lock.display(), shown(.file), shown(.index)
     )]
     IndexNoHash {
         lock: PathBuf,

@@ -63,6 +63,12 @@ fn a_git_source_and_a_missing_hash_are_refused_naming_the_package() {
     let bare = uv_lock("").replacen(&format!(", hash = \"{H}\""), "", 1);
     let e = uv_lock::applicable(&bare, Path::new("uv.lock"), &T).unwrap_err();
     assert!(e.to_string().contains("has no sha256"), "{e}");
+    // A hostile source kind reaches the terminal escaped.
+    let hostile = uv_lock(", { name = \"tool\" }")
+        + "\n[[package]]\nname = \"tool\"\nversion = \"1\"\nsource = { \"g\\u001b[2Jit\" = \"x\" }\n";
+    let e = uv_lock::applicable(&hostile, Path::new("uv.lock"), &T).unwrap_err();
+    assert!(!e.to_string().contains('\x1b'), "{e}");
+    assert!(e.to_string().contains("[2Jit` source"), "{e}");
     let old = uv_lock("").replacen("version = 1", "version = 2", 1);
     let e = uv_lock::applicable(&old, Path::new("uv.lock"), &T).unwrap_err();
     assert!(e.to_string().contains("uv.lock version 2"), "{e}");

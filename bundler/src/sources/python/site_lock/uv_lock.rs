@@ -208,7 +208,10 @@ fn package(p: &RawPackage, lock: &Path) -> Result<SitePackage, Box<SiteLockError
                 }
                 _ => "publish it to an index and lock again",
             };
-            return Err(refuse(format!("a `{kind}` source"), advice));
+            return Err(refuse(
+                format!("a `{}` source", llmgw_shared::shown(&kind)),
+                advice,
+            ));
         }
     };
     let mut wheels = Vec::new();
