@@ -255,6 +255,25 @@ fn check_python(
     }
 }
 
+/// Whether `package`'s `marker` (none: always) may hold on `t`, or the
+/// refusal of a marker that cannot be read.
+fn may_hold(
+    marker: Option<&String>,
+    t: &marker::Target,
+    lock: &Path,
+    package: &str,
+) -> Result<bool, Box<SiteLockError>> {
+    let Some(m) = marker else { return Ok(true) };
+    marker::may_hold(m, t).map_err(|detail| {
+        Box::new(SiteLockError::Marker {
+            lock: lock.to_path_buf(),
+            package: package.to_string(),
+            marker: m.clone(),
+            detail,
+        })
+    })
+}
+
 /// The `pyproject.toml` beside a `uv.lock`.
 fn read_pyproject(lock: &Path) -> Result<String, Box<SiteLockError>> {
     let project: PathBuf = lock.with_file_name("pyproject.toml");

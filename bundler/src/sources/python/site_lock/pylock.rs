@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::marker::{self, Target};
+use super::marker::Target;
 use super::{SiteFile, SitePackage, file_name};
 use crate::error::SiteLockError;
 
@@ -76,18 +76,8 @@ pub fn applicable(
     super::check_python(raw.requires_python.as_ref(), lock, t)?;
     let mut out = Vec::new();
     for p in raw.packages {
-        if let Some(m) = &p.marker {
-            let holds = marker::may_hold(m, t).map_err(|detail| {
-                Box::new(SiteLockError::Marker {
-                    lock: lock.to_path_buf(),
-                    package: p.name.clone(),
-                    marker: m.clone(),
-                    detail,
-                })
-            })?;
-            if !holds {
-                continue;
-            }
+        if !super::may_hold(p.marker.as_ref(), t, lock, &p.name)? {
+            continue;
         }
         out.push(package(p, lock)?);
     }

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::marker::{self, Target};
+use super::marker::Target;
 use super::{SiteFile, SitePackage, file_name, sha256_of};
 use crate::error::SiteLockError;
 
@@ -145,18 +145,8 @@ fn walk(
             .chain(p.optional_dependencies.values().flatten())
             .chain(p.dev_dependencies.values().flatten());
         for d in edges {
-            if let Some(m) = &d.marker {
-                let holds = marker::may_hold(m, t).map_err(|detail| {
-                    Box::new(SiteLockError::Marker {
-                        lock: lock.to_path_buf(),
-                        package: p.name.clone(),
-                        marker: m.clone(),
-                        detail,
-                    })
-                })?;
-                if !holds {
-                    continue;
-                }
+            if !super::may_hold(d.marker.as_ref(), t, lock, &p.name)? {
+                continue;
             }
             // An edge names a version (and source) only where the lock
             // holds several packages of that name (uv's forks).
