@@ -19,6 +19,7 @@ mod import;
 mod lease;
 mod models;
 mod presigned;
+mod replica_state;
 pub mod replicas;
 mod verify;
 mod volumes;

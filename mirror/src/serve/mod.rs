@@ -147,15 +147,24 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 
 /// Copies the bucket's small files into the work folder every `poll`
 /// until the server's state is gone; a failed copy is logged and tried
-/// again at the next tick, the index serving what it had.
+/// again at the next tick, the index serving what it had. Before each
+/// copy, what this replica wrote into its state (its miss log, the layer
+/// digests it learned) goes up, so another replica and a restart read it.
 fn poll_bucket(
     mut remote: crate::store::remote::Remote,
     state: &std::sync::Weak<AppState>,
     poll: Duration,
 ) {
+    if let Some(s) = state.upgrade() {
+        remote.keep_own(own_state_files(&s.instance));
+    }
     loop {
         std::thread::sleep(poll);
         let Some(s) = state.upgrade() else { return };
+        if let Err(e) = remote.push_own() {
+            s.metrics.reload_errors.inc();
+            tracing::error!(error = %llmgw_shared::chain(&e), "cannot send this replica's state (miss log, layer digests) to the bucket; trying again");
+        }
         match remote.pull() {
             Ok(true) => tracing::info!(store = %remote.s3().url(), "bucket changed; copied"),
             Ok(false) => {}
@@ -165,6 +174,22 @@ fn poll_bucket(
             }
         }
     }
+}
+
+/// The state files a replica writes: its own miss log, and the layer
+/// digests every replica learns (merged with the bucket's copy).
+fn own_state_files(instance: &str) -> Vec<crate::store::remote::OwnFile> {
+    use crate::store::{layout::STATE, remote::OwnFile};
+    vec![
+        OwnFile {
+            key: format!("{STATE}/{}", misses::file_name(instance)),
+            merge: None,
+        },
+        OwnFile {
+            key: format!("{STATE}/{}", index::models::FILE),
+            merge: Some(index::models::merge_layer_digests),
+        },
+    ]
 }
 
 /// [`start`] with the store opened.

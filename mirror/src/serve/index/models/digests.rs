@@ -67,24 +67,21 @@ impl LayerDigests {
                 return Self::default();
             }
         };
-        match serde_json::from_slice::<OnDisk>(&bytes) {
-            Ok(d) if d.kind == KIND && d.layout == LAYOUT => Self {
-                known: d
-                    .layers
-                    .into_iter()
-                    .map(|e| ((e.file, e.path), e.digest))
-                    .collect(),
-            },
-            Ok(_) => Self::default(),
-            Err(e) => {
-                tracing::warn!(file = FILE, error = %e, "model layer digests not understood; hashing again");
-                Self::default()
-            }
-        }
+        Self::from_bytes(&bytes).unwrap_or_else(|| {
+            tracing::warn!(
+                file = FILE,
+                "model layer digests not understood (another layout, or damaged); hashing again"
+            );
+            Self::default()
+        })
     }
 
     /// Writes them into the store's state (atomically, as every state file).
     pub fn save(&self, store: &Store) -> Result<(), StoreError> {
+        state::write_file(store, FILE, &self.to_bytes())
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
         let d = OnDisk {
             kind: KIND.into(),
             layout: LAYOUT,
@@ -100,7 +97,7 @@ impl LayerDigests {
         };
         let mut bytes = serde_json::to_vec(&d).expect("digests always serialize");
         bytes.push(b'\n');
-        state::write_file(store, FILE, &bytes)
+        bytes
     }
 
     /// The digest of the tar of `file` at `path`, if known.
@@ -116,6 +113,34 @@ impl LayerDigests {
     pub fn len(&self) -> usize {
         self.known.len()
     }
+
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        match serde_json::from_slice::<OnDisk>(bytes) {
+            Ok(d) if d.kind == KIND && d.layout == LAYOUT => Some(Self {
+                known: d
+                    .layers
+                    .into_iter()
+                    .map(|e| ((e.file, e.path), e.digest))
+                    .collect(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The state file's bytes a replica sends into a bucket several replicas
+/// share ([`crate::store::remote::OwnFile`]'s merge): every digest either
+/// file knows, ours where both know one (ours were hashed here). A copy in
+/// the bucket that cannot be read, or is of another layout, is replaced.
+pub fn merge_files(ours: &[u8], theirs: &[u8]) -> Vec<u8> {
+    let (Some(mut all), Some(ours_read)) = (
+        LayerDigests::from_bytes(theirs),
+        LayerDigests::from_bytes(ours),
+    ) else {
+        return ours.to_vec();
+    };
+    all.known.extend(ours_read.known);
+    all.to_bytes()
 }
 
 /// Hashes the tar layer of `file` at `path` as it is served: its headers,
@@ -227,4 +252,34 @@ pub fn learn(
         "model tar layers hashed"
     );
     (went, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sha(c: char) -> Sha256 {
+        c.to_string().repeat(64).parse().unwrap()
+    }
+
+    fn of(entries: &[(char, &str, char)]) -> Vec<u8> {
+        let mut d = LayerDigests::default();
+        for (file, path, digest) in entries {
+            d.insert(sha(*file), path.to_string(), sha(*digest));
+        }
+        d.to_bytes()
+    }
+
+    /// What two replicas learned is kept whole; where both know a layer,
+    /// ours is sent; a bucket copy that cannot be read is replaced.
+    #[test]
+    fn merging_keeps_what_either_replica_learned() {
+        let ours = of(&[('a', "x.bin", '1'), ('b', "y.bin", '2')]);
+        let theirs = of(&[('b', "y.bin", '9'), ('c', "z.bin", '3')]);
+        let merged = LayerDigests::from_bytes(&merge_files(&ours, &theirs)).unwrap();
+        assert_eq!(merged.len(), 3);
+        assert_eq!(merged.get(&sha('b'), "y.bin"), Some(&sha('2')));
+        assert_eq!(merged.get(&sha('c'), "z.bin"), Some(&sha('3')));
+        assert_eq!(merge_files(&ours, b"{not json"), ours);
+    }
 }

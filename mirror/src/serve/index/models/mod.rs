@@ -35,7 +35,7 @@ use super::entries::Blob;
 use super::made::{LAYER_TAR, Made, TarLayer};
 use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, ReadBlob};
 use super::snapshot::{HubRepo, Snapshot};
-pub use digests::{LayerDigests, learn};
+pub use digests::{FILE, LayerDigests, learn, merge_files as merge_layer_digests};
 use documents::{Layer, Source};
 use llmgw_shared::manifest::{is_repository as is_name, is_tag};
 

@@ -23,6 +23,10 @@ use super::s3::S3Blobs;
 use super::{StoreError, layout};
 use crate::fsutil;
 
+mod own;
+
+pub use own::OwnFile;
+
 /// The folders copied between the bucket and the work folder.
 const SMALL_DIRS: [&str; 3] = [layout::STATE, layout::TRUST, layout::BUNDLES];
 
@@ -62,6 +66,12 @@ pub struct Remote {
     /// Each small file as last copied: its size and time in the bucket, and
     /// the sha256 of its bytes.
     seen: BTreeMap<String, (BlobMeta, Sha256)>,
+    /// The small files this process writes itself (a serving replica's
+    /// state): [`Remote::pull`] leaves them be, [`Remote::push_own`] sends
+    /// them up.
+    own: Vec<OwnFile>,
+    /// The sha256 of each own file as last sent up.
+    own_sent: BTreeMap<String, Sha256>,
 }
 
 /// What [`Remote::push`] sent.
@@ -85,6 +95,8 @@ impl Remote {
             s3,
             work: work.into(),
             seen: BTreeMap::new(),
+            own: Vec::new(),
+            own_sent: BTreeMap::new(),
         }
     }
 
@@ -150,7 +162,7 @@ impl Remote {
         let mut gone: Vec<String> = self
             .local_small()?
             .into_iter()
-            .filter(|k| !listed.contains_key(k))
+            .filter(|k| !listed.contains_key(k) && !self.is_own(k))
             .collect();
         gone.sort_by_key(|k| !is_manifest(k));
         for k in gone {
@@ -162,6 +174,9 @@ impl Remote {
         let (manifests, others): (Vec<_>, Vec<_>) =
             listed.into_iter().partition(|(k, _)| is_manifest(k));
         for (k, m) in others.into_iter().chain(manifests) {
+            if self.is_own(&k) {
+                continue;
+            }
             let local = self.work.join(&k);
             if self.seen.get(&k).is_some_and(|(was, _)| *was == m) && local.is_file() {
                 continue;
