@@ -2,6 +2,9 @@
 import` leaves it, for the models-as-OCI benchmark (issue 31):
 
     python3 bench/make_model_store.py STORE files N     # bench/many: N small files
+    python3 bench/make_model_store.py STORE files N R   # bench/many-0 … many-(R-1): R
+                                                        # repositories of N small files each,
+                                                        # one bundle each (issue 35: 10^6)
     python3 bench/make_model_store.py STORE sparse SIZE # bench/big: one SIZE-byte file,
                                                         # sparse (all zeros) on disk
     python3 bench/make_model_store.py STORE revisions N # bench/revs: N bundles, each one
@@ -18,6 +21,7 @@ import os
 import sys
 
 store, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+repos = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 os.makedirs(os.path.join(store, "bundles"), exist_ok=True)
 os.makedirs(os.path.join(store, "tmp"), exist_ok=True)
 
@@ -65,6 +69,17 @@ if mode == "revisions":
         commit = hashlib.sha1(f"{repo}@{r}".encode()).hexdigest()
         write_bundle(repo, commit, f"r{r}", [current[i] for i in range(200)])
     print(repo)
+    sys.exit(0)
+
+if mode == "files" and repos:
+    for r in range(repos):
+        repo = f"bench/many-{r}"
+        files = []
+        for i in range(n):
+            body = (f"file {i} of {repo}\n" * (1 + i % 97)).encode()
+            files.append(small_file(f"shard-{i // 100:03d}/part-{i:05d}.json", body))
+        write_bundle(repo, hashlib.sha1(repo.encode()).hexdigest(), "main", files)
+        print(repo)
     sys.exit(0)
 
 files = []

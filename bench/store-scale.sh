@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # The store at scale (issue 35): what the mirror costs as the store grows, measured on
-#   many: one repository of $FILES small files (default 100 000) in one bundle;
+#   many: $REPOS repositories (default 1) of $FILES small files each (default 100 000), one
+#         bundle each (issue 35's shape: REPOS=10 REVS=1000, 10^6 files and 1 000 bundles);
 #   revs: $REVS bundles (default 200), each one commit of a 200-file model, 10 % of its
 #         files new at each commit (revisions sharing 90 % of their files).
 # For each store: the time from start to ready (the index build), RSS once settled (the
 # models' tar layers hashed, issue 31) against an empty store's, in bytes per file held at a commit and per distinct file, the first page of
 # the recursive tree listing; and the import of one small bundle (1 file of 1 MiB) into the
-# store against into an empty store (time and peak RSS: the claims check's cost).
+# store against into an empty store (time and peak RSS: the claims check's cost); and the
+# latency (p50, p99, max) of the revision JSON and of the first tree page under 16 clients
+# (wrk, $LAT_SECS s each, default 10), idle and while small bundles are imported one after
+# another into the store being served (each import makes the server build its index again).
 # Uses the dev build (its dependencies optimized, as the workspace profile says).
 #
-#   bench/store-scale.sh            FILES=100000 REVS=200
+#   bench/store-scale.sh            FILES=100000 REVS=200 REPOS=1 LAT_SECS=10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 FILES=${FILES:-100000}
 REVS=${REVS:-200}
+REPOS=${REPOS:-1}
+LAT_SECS=${LAT_SECS:-10}
 cargo build --locked -q --bin llmgw
 BIN=$PWD/${CARGO_TARGET_DIR:-target}/debug/llmgw
 bench_start store-scale
@@ -58,7 +64,13 @@ import_small() {
 mkdir -p "$WORK/small"
 SMALL_SHA=$(python3 bench/make_bundle.py "$WORK/small" 1 1)
 python3 bench/make_model_store.py "$WORK/empty" files 1 >/dev/null
-python3 bench/make_model_store.py "$WORK/many" files "$FILES" >/dev/null
+if [ "$REPOS" -gt 1 ]; then
+  python3 bench/make_model_store.py "$WORK/many" files "$FILES" "$REPOS" >/dev/null
+  MANY_REPO=bench/many-0
+else
+  python3 bench/make_model_store.py "$WORK/many" files "$FILES" >/dev/null
+  MANY_REPO=bench/many
+fi
 python3 bench/make_model_store.py "$WORK/revs" revisions "$REVS" >/dev/null
 
 read -r _ base_rss _ base_pid < <(ready "$WORK/empty")
@@ -67,7 +79,7 @@ printf '| store | files at commits | distinct files | ready (s) | RSS settled | 
 printf '|---|---|---|---|---|---|---|---|\n'
 for s in many revs; do
   read -r secs rss url pid < <(ready "$WORK/$s")
-  if [ "$s" = many ]; then at=$FILES; distinct=$FILES; repo=bench/many; rev=main
+  if [ "$s" = many ]; then at=$((FILES * REPOS)); distinct=$at; repo=$MANY_REPO; rev=main
   else at=$((REVS * 200)); distinct=$((200 + (REVS - 1) * 20)); repo=bench/revs; rev=r$((REVS - 1)); fi
   # Settled: the models' tar layers hashed (the image is served, or the commit has too many
   # files for one), the last index build done and its heap given back.
@@ -92,5 +104,57 @@ printf '| an empty store | %.2f | %d MiB | 1.00 |\n' "$e_secs" $((e_rss / 1024))
 for s in many revs; do
   read -r secs rss < <(import_small "$WORK/$s")
   printf '| %s | %.2f | %d MiB | %.2f |\n' "$s" "$secs" $((rss / 1024)) "$(echo "$secs / $e_secs" | bc -l)"
+done
+
+# wrk_lat URL: "p50 p99 max" in milliseconds of 16 connections for $LAT_SECS s; every
+# answer must be a 200.
+wrk_lat() {
+  wrk -t2 -c16 -d"${LAT_SECS}s" --latency "$1" > "$WORK/wrk.out"
+  python3 - "$WORK/wrk.out" "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+if "Non-2xx" in text or "Socket errors" in text:
+    sys.exit(f"bench: {sys.argv[2]}: not every answer was a 200:\n{text}")
+def ms(v):
+    n, unit = re.match(r"([0-9.]+)(us|ms|s|m)$", v).groups()
+    return float(n) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+p50 = ms(re.search(r"^\s+50%\s+(\S+)", text, re.M).group(1))
+p99 = ms(re.search(r"^\s+99%\s+(\S+)", text, re.M).group(1))
+top = ms(re.search(r"^\s+Latency\s+\S+\s+\S+\s+(\S+)", text, re.M).group(1))
+print(f"{p50:.2f} {p99:.2f} {top:.2f}")
+PY
+}
+
+# importing STORE: imports the distinct small bundles one after another until stopped.
+importing() {
+  local i=0
+  while :; do
+    "$BIN" bundle import "$WORK/busy-$i/bundle.tar" --sha256 "$(cat "$WORK/busy-$i/sha")" \
+      --store "$1" >/dev/null 2>&1 || true
+    i=$(((i + 1) % 8))
+  done
+}
+
+for i in $(seq 0 7); do
+  mkdir -p "$WORK/busy-$i"
+  python3 bench/make_bundle.py "$WORK/busy-$i" 1 1 > "$WORK/busy-$i/sha"
+done
+echo
+printf '| store | answer | idle p50 / p99 / max (ms) | while importing p50 / p99 / max (ms) | p99 ratio | goal |\n|---|---|---|---|---|---|\n'
+for s in many revs; do
+  if [ "$s" = many ]; then repo=$MANY_REPO; rev=main; else repo=bench/revs; rev=r$((REVS - 1)); fi
+  read -r _ _ url pid < <(ready "$WORK/$s")
+  for what in "revision JSON|/api/models/$repo/revision/$rev" "first tree page|/api/models/$repo/tree/$rev?recursive=true"; do
+    label=${what%%|*}; path=${what#*|}
+    read -r i50 i99 imax < <(wrk_lat "$url$path")
+    importing "$WORK/$s" &
+    imp=$!
+    read -r b50 b99 bmax < <(wrk_lat "$url$path")
+    kill "$imp"; wait "$imp" 2>/dev/null || true
+    verdict=$(awk -v a="$i99" -v b="$b99" -v m="$bmax" 'BEGIN { print (b <= 2 * a && m <= 50) ? "met" : "MISSED" }')
+    printf '| %s | %s | %s / %s / %s | %s / %s / %s | %.2f | p99 <= 2x idle, max <= 50 ms: %s |\n' \
+      "$s" "$label" "$i50" "$i99" "$imax" "$b50" "$b99" "$bmax" "$(echo "$b99 / $i99" | bc -l)" "$verdict"
+  done
+  kill "$pid"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
