@@ -9,81 +9,14 @@
 
 use std::collections::BTreeMap;
 
-use llmgw_shared::manifest::{DigestSource, Extra, PublisherDigest, PythonEnv, is_extra_host};
+use llmgw_shared::Sha256;
+use llmgw_shared::manifest::{DigestSource, Extra, PublisherDigest, PythonEnv};
 use llmgw_shared::recipe::{ExtraFile, extras_of, settings_of};
-use llmgw_shared::{Sha256, shown};
 
 use crate::cache::Expect;
-use crate::error::CreateError;
 use crate::fetch::Download;
 use crate::plan::Plan;
-
-/// What the operator chose of the extras.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ExtrasChoice {
-    /// `--no-extras`: leave them out, each a gap.
-    pub leave_out: bool,
-    /// `--extras-base HOST=URL`: by host, the base its files are fetched
-    /// from instead (no trailing `/`; the upstream path follows).
-    pub bases: BTreeMap<String, String>,
-}
-
-impl ExtrasChoice {
-    /// Reads `--no-extras` and each `--extras-base HOST=URL`.
-    pub fn parse(no_extras: bool, bases: &[String]) -> Result<Self, CreateError> {
-        if no_extras && !bases.is_empty() {
-            return Err(CreateError::Usage(
-                "--no-extras leaves the runtime extras out, and --extras-base says where to \
-                 fetch them from; give one of the two"
-                    .into(),
-            ));
-        }
-        let mut out = Self {
-            leave_out: no_extras,
-            bases: BTreeMap::new(),
-        };
-        for b in bases {
-            let (host, url) = b.split_once('=').ok_or_else(|| {
-                CreateError::Usage(format!(
-                    "--extras-base {}: expected HOST=URL, e.g. \
-                     openaipublic.blob.core.windows.net=http://127.0.0.1:8080/extras",
-                    shown(b)
-                ))
-            })?;
-            if !is_extra_host(host) {
-                return Err(CreateError::Usage(format!(
-                    "--extras-base {}: {} is not a host name (lower-case letters, digits, \
-                     '-' and '.')",
-                    shown(b),
-                    shown(host)
-                )));
-            }
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(CreateError::Usage(format!(
-                    "--extras-base {}: expected an http:// or https:// URL after '=', found {}",
-                    shown(b),
-                    shown(url)
-                )));
-            }
-            let url = url.trim_end_matches('/').to_string();
-            if out.bases.insert(host.to_string(), url).is_some() {
-                return Err(CreateError::Usage(format!(
-                    "--extras-base names {} twice; give one base per host",
-                    shown(host)
-                )));
-            }
-        }
-        Ok(out)
-    }
-
-    /// Where `f` is fetched from: its host's base when one was given.
-    fn url_of(&self, f: &ExtraFile) -> String {
-        match self.bases.get(f.host) {
-            Some(base) => format!("{base}/{}", f.path),
-            None => f.url(),
-        }
-    }
-}
+use crate::spec::extras::ExtrasChoice;
 
 /// Plans the extras of every engine environment in `envs` (each file
 /// once, with every engine that fetches it), or records each as a gap
@@ -149,29 +82,4 @@ fn variables(f: &ExtraFile) -> String {
     names.sort();
     names.dedup();
     names.join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bases_are_checked_and_never_change_the_digest() {
-        let c = ExtrasChoice::parse(
-            false,
-            &["openaipublic.blob.core.windows.net=http://127.0.0.1:9/x/".into()],
-        )
-        .unwrap();
-        let f = llmgw_shared::recipe::extras_of("vllm", "0.20.1")[0];
-        assert_eq!(
-            c.url_of(&f),
-            "http://127.0.0.1:9/x/encodings/o200k_base.tiktoken"
-        );
-        for bad in ["nohost", "Bad Host=http://x", "h.org=ftp://x"] {
-            assert!(ExtrasChoice::parse(false, &[bad.into()]).is_err(), "{bad}");
-        }
-        let twice = ["h.org=http://a".to_string(), "h.org=http://b".to_string()];
-        assert!(ExtrasChoice::parse(false, &twice).is_err());
-        assert!(ExtrasChoice::parse(true, &["h.org=http://a".into()]).is_err());
-    }
 }

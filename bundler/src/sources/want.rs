@@ -139,7 +139,7 @@ pub async fn plan_images(ctx: &ImageCtx<'_>, wants: &Wants, plan: &mut Plan) {
         let Want::Image { reference } = w else {
             continue;
         };
-        let source = match super::oci::ImageSource::parse(reference) {
+        let source = match crate::spec::oci::ImageSource::parse(reference) {
             Ok(s) => s,
             Err(e) => {
                 plan.gap(what(origin), chain(&e));

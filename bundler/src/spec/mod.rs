@@ -43,7 +43,10 @@
 //! python = "3.12"                  # the CPython of python_envs
 //! ```
 
+pub mod extras;
+pub mod oci;
 mod parse;
+pub mod python;
 mod settings;
 #[cfg(test)]
 mod tests;
@@ -137,7 +140,7 @@ pub struct CreateSpec {
     /// What the site holds or lacks: a delta or a repair bundle.
     pub delta: crate::delta::DeltaSpec,
     /// Site environments (`--python-env`).
-    pub python_envs: Vec<crate::sources::python::request::SiteEnv>,
+    pub python_envs: Vec<python::SiteEnv>,
     /// The simple API's base (`--pypi`).
     pub pypi: String,
     /// `--index NAME=URL`.
@@ -149,11 +152,11 @@ pub struct CreateSpec {
     /// table's figure for an engine version, else 2_28).
     pub manylinux: Option<String>,
     /// `--python-interpreter`: whether the nodes' CPython is carried.
-    pub python_interpreter: crate::sources::python::choices::InterpreterChoice,
+    pub python_interpreter: python::InterpreterChoice,
     /// `--override ENV=REQ`.
-    pub overrides: Vec<crate::sources::python::choices::EnvEdit>,
+    pub overrides: Vec<python::EnvEdit>,
     /// `--constraint ENV=REQ`.
-    pub constraints: Vec<crate::sources::python::choices::EnvEdit>,
+    pub constraints: Vec<python::EnvEdit>,
     /// `--python`: the CPython of the site environments; `None` is 3.12.
     pub site_python: Option<String>,
     /// GitHub's raw file server (`--github-raw`), for uv's interpreter list.
@@ -164,9 +167,9 @@ pub struct CreateSpec {
     pub volumes: Option<crate::volumes::VolumeSpec>,
     /// `--image`: container images, from registries (normalized as Docker
     /// does) or local OCI layouts.
-    pub images: Vec<crate::sources::oci::ImageSource>,
+    pub images: Vec<oci::ImageSource>,
     /// `--chart`: Helm charts.
-    pub charts: Vec<crate::sources::oci::ChartSource>,
+    pub charts: Vec<oci::ChartSource>,
     /// `--insecure-registry`: registries asked over plain HTTP.
     pub insecure_registries: Vec<String>,
     /// `$REGISTRY_AUTH_FILE`, when set.
@@ -176,7 +179,7 @@ pub struct CreateSpec {
     /// `--want`: a mirror's misses, read and sorted.
     pub wants: Option<crate::want::Wants>,
     /// `--no-extras`, `--extras-base`: the engines' runtime extras.
-    pub extras: crate::sources::extras::ExtrasChoice,
+    pub extras: extras::ExtrasChoice,
 }
 
 fn usage(msg: impl Into<String>) -> CreateError {
@@ -298,12 +301,11 @@ impl CreateSpec {
         let python_envs = s
             .python_envs
             .iter()
-            .map(|t| crate::sources::python::request::parse_site_env(t))
+            .map(|t| python::parse_site_env(t))
             .collect::<Result<Vec<_>, _>>()?;
         let pypi = url_flag(
             "--pypi",
-            s.pypi
-                .unwrap_or_else(|| crate::sources::python::request::DEFAULT_PYPI.to_string()),
+            s.pypi.unwrap_or_else(|| python::DEFAULT_PYPI.to_string()),
         )?;
         let mut indexes = Vec::new();
         for i in s.indexes {
@@ -345,7 +347,7 @@ impl CreateSpec {
                      none; a recipe engine's environment runs the Python its table names",
                 ));
             }
-            Some(p) => Some(crate::sources::python::choices::check_python(p)?),
+            Some(p) => Some(python::check_python(p)?),
         };
 
         let (images, charts, insecure_registries) =
@@ -439,15 +441,15 @@ impl CreateSpec {
             registry_auth_file: env.registry_auth_file.clone(),
             home: env.home.clone(),
             wants,
-            extras: crate::sources::extras::ExtrasChoice::parse(s.no_extras, &s.extras_bases)?,
+            extras: extras::ExtrasChoice::parse(s.no_extras, &s.extras_bases)?,
         })
     }
 }
 
 type PythonChoices = (
-    crate::sources::python::choices::InterpreterChoice,
-    Vec<crate::sources::python::choices::EnvEdit>,
-    Vec<crate::sources::python::choices::EnvEdit>,
+    python::InterpreterChoice,
+    Vec<python::EnvEdit>,
+    Vec<python::EnvEdit>,
 );
 
 /// `--python-interpreter`, `--override` and `--constraint` read and
@@ -457,7 +459,7 @@ fn python_choices(
     overrides: &[String],
     constraints: &[String],
 ) -> Result<PythonChoices, CreateError> {
-    use crate::sources::python::choices::{EnvEdit, InterpreterChoice};
+    use python::{EnvEdit, InterpreterChoice};
     let interpreter = match interpreter {
         Some(t) => InterpreterChoice::parse(t)?,
         None => InterpreterChoice::Carried,
@@ -474,11 +476,7 @@ fn python_choices(
     ))
 }
 
-type OciSettings = (
-    Vec<crate::sources::oci::ImageSource>,
-    Vec<crate::sources::oci::ChartSource>,
-    Vec<String>,
-);
+type OciSettings = (Vec<oci::ImageSource>, Vec<oci::ChartSource>, Vec<String>);
 
 /// `--image`, `--chart` and `--insecure-registry` read and checked, each
 /// image and chart once.
@@ -487,7 +485,7 @@ fn oci_settings(
     charts: &[String],
     insecure: &[String],
 ) -> Result<OciSettings, CreateError> {
-    use crate::sources::oci::{ChartSource, ImageSource, parse_insecure};
+    use oci::{ChartSource, ImageSource, parse_insecure};
     let mut refs: Vec<ImageSource> = Vec::new();
     for i in images {
         let r = ImageSource::parse(i)?;

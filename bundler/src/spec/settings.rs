@@ -178,14 +178,14 @@ impl CreateSettings {
             images: file
                 .images
                 .iter()
-                .map(|i| crate::sources::oci::layout::LayoutSource::rebase(i, &base))
+                .map(|i| super::oci::layout::LayoutSource::rebase(i, &base))
                 .collect(),
             // A packaged chart's path (not `oci://…`) is a path too.
             charts: file
                 .charts
                 .into_iter()
                 .map(|c| {
-                    if crate::sources::oci::package::is_package(&c) {
+                    if super::oci::is_package(&c) {
                         rel(c.into()).to_string_lossy().into_owned()
                     } else {
                         c

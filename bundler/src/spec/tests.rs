@@ -254,7 +254,7 @@ fn a_packaged_chart_in_a_spec_file_is_relative_to_it() {
 
 #[test]
 fn python_choices_from_a_spec_file_and_their_refusals() {
-    use crate::sources::python::choices::InterpreterChoice;
+    use crate::spec::python::InterpreterChoice;
     let d = tempfile::tempdir().unwrap();
     let spec = d.path().join("site.toml");
     std::fs::write(

@@ -21,8 +21,8 @@ use reqwest::header::HeaderMap;
 
 use super::auth::RegistryAuth;
 use super::error::OciError;
-use super::reference::Reference;
 use crate::http::{Http, HttpError, redact};
+use crate::spec::oci::reference::Reference;
 
 /// Every manifest media type a registry may answer with, as one `Accept`.
 pub const MANIFEST_ACCEPT: &str = "application/vnd.oci.image.index.v1+json, \
@@ -57,10 +57,11 @@ impl Repo {
             "https"
         };
         let text = format!("{scheme}://{}/", r.api_host());
-        let base = Url::parse(&text).map_err(|_| super::reference::ReferenceError::Host {
-            given: r.to_string(),
-            host: r.registry.clone(),
-        })?;
+        let base =
+            Url::parse(&text).map_err(|_| crate::spec::oci::reference::ReferenceError::Host {
+                given: r.to_string(),
+                host: r.registry.clone(),
+            })?;
         Ok(Self {
             shown: r.to_string(),
             registry: r.registry.clone(),

@@ -17,7 +17,7 @@ use base64::Engine;
 use serde::Deserialize;
 
 use super::error::OciError;
-use super::reference::DOCKER_HUB;
+use crate::spec::oci::reference::DOCKER_HUB;
 
 /// The longest auth file read: a real one is a few kilobytes.
 const MAX_AUTH_FILE: u64 = 1 << 20;

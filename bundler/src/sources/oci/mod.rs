@@ -1,8 +1,9 @@
-//! Container images and Helm charts from OCI registries (format 3): one
-//! module per idea — `reference` (Docker references, normalized as Docker
-//! does), `credentials` (the auth file), `auth` (the token dance, and the
-//! `Http`'s authorizer), `client` (asking for a manifest), `plan` (an
-//! image into the plan), `layout` (an image from a local OCI layout),
+//! Container images and Helm charts from OCI registries (format 3), as
+//! `spec::oci` reads them from the flags (Docker references, local
+//! layouts, packaged charts): one module per idea — `credentials` (the
+//! auth file), `auth` (the token dance, and the `Http`'s authorizer),
+//! `client` (asking for a manifest), `plan` (an image into the plan),
+//! `layout` (an image read from a local OCI layout, every blob checked),
 //! `chart` (a chart's metadata), `package` (a packaged chart from disk, as
 //! helm push would push it), `helm_meta` (Chart.yaml as Helm reads and
 //! writes it), `go_text` (Go's text rules Helm's bytes follow), `error`.
@@ -29,90 +30,17 @@ pub mod helm_meta;
 pub mod layout;
 pub mod package;
 pub mod plan;
-pub mod reference;
 
 use std::sync::Arc;
-
-use llmgw_shared::manifest::is_registry_host;
 
 use crate::cache::Cache;
 use crate::error::CreateError;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::progress::Progress;
+use crate::spec::oci::{ChartSource, ImageSource};
 use auth::RegistryAuth;
 use credentials::Credentials;
-use error::OciError;
-use layout::LayoutSource;
-use reference::Reference;
-
-/// An image asked for: in a registry, or in a local OCI layout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ImageSource {
-    /// `[REGISTRY/]REPOSITORY[:TAG][@sha256:DIGEST]`.
-    Registry(Reference),
-    /// `NAME:TAG=oci-layout:PATH[:REF]`.
-    Layout(LayoutSource),
-}
-
-impl ImageSource {
-    /// Reads an `--image` value.
-    pub fn parse(given: &str) -> Result<Self, OciError> {
-        if LayoutSource::is_layout(given) {
-            Ok(Self::Layout(LayoutSource::parse(given)?))
-        } else {
-            Ok(Self::Registry(Reference::parse(given)?))
-        }
-    }
-
-    /// The repository and tag a node pulls it by, and the registry when
-    /// there is one: two sources served under one name are refused.
-    pub fn served_as(&self) -> (Option<&str>, &str, Option<&str>) {
-        match self {
-            Self::Registry(r) => (Some(&r.registry), &r.repository, r.tag.as_deref()),
-            Self::Layout(l) => (None, &l.name, Some(&l.tag)),
-        }
-    }
-}
-
-impl std::fmt::Display for ImageSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Registry(r) => r.fmt(f),
-            Self::Layout(l) => l.fmt(f),
-        }
-    }
-}
-
-/// A chart asked for: in a registry, or packaged on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChartSource {
-    /// `oci://REGISTRY/REPOSITORY:VERSION`.
-    Oci(Reference),
-    /// `PATH.tgz`: a packaged chart (`helm package`'s output).
-    Package(std::path::PathBuf),
-}
-
-impl ChartSource {
-    /// Reads a `--chart` value: `oci://…`, or a file's path.
-    pub fn parse(given: &str) -> Result<Self, OciError> {
-        if package::is_package(given) {
-            return Ok(Self::Package(given.into()));
-        }
-        Ok(Self::Oci(Reference::parse_chart(given)?))
-    }
-}
-
-/// Checks a `--insecure-registry` value: `HOST[:PORT]`.
-pub fn parse_insecure(given: &str) -> Result<String, OciError> {
-    if is_registry_host(given) {
-        Ok(given.to_string())
-    } else {
-        Err(OciError::InsecureFlag {
-            given: given.to_string(),
-        })
-    }
-}
 
 /// The run's client with the registries' sessions attached, and the
 /// sessions: credentials read from `auth_file` (`$REGISTRY_AUTH_FILE`) or
@@ -157,7 +85,7 @@ pub async fn plan_all(
             }
             ImageSource::Layout(l) => {
                 progress.line(&format!("image {l}: checking every blob"));
-                layout::read::plan_layout(cache, l, arches, plan)?
+                layout::plan_layout(cache, l, arches, plan)?
             }
         };
         let bytes: u64 = image.all_blobs().map(|d| d.size).sum();

@@ -320,11 +320,6 @@ fn annotations(meta: &ChartMeta, created: &str) -> Value {
     Value::Object(a.into_iter().map(|(k, v)| (k, v.into())).collect())
 }
 
-/// Whether a `--chart` value names a file (no `scheme://`).
-pub fn is_package(given: &str) -> bool {
-    !given.contains("://")
-}
-
 #[cfg(test)]
 #[path = "package_tests.rs"]
 mod tests;

@@ -23,12 +23,12 @@ use llmgw_shared::manifest::{
 use super::auth::RegistryAuth;
 use super::client::{ManifestAnswer, Repo, get_manifest};
 use super::error::OciError;
-use super::reference::Reference;
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
+use crate::spec::oci::reference::Reference;
 
 /// What planning an image needs.
 pub struct Ctx<'a> {

@@ -40,6 +40,7 @@ use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::sources::github;
 use crate::spec::CreateSpec;
+use crate::spec::python::InterpreterChoice;
 pub use request::EnvRequest;
 
 /// A `.metadata` file larger than this is refused (they are a few KiB).
@@ -59,7 +60,7 @@ pub struct Ctx<'a> {
     /// the nodes will install; `None` takes the resolver's.
     pub carried_uv: Option<&'a str>,
     /// Whether the interpreter is carried (`--python-interpreter`).
-    pub interpreter: choices::InterpreterChoice,
+    pub interpreter: InterpreterChoice,
     pub allow_missing: bool,
     pub jobs: usize,
     pub progress: &'a Progress,
@@ -165,12 +166,10 @@ pub async fn plan_with(
     }
     let uv = uv::locate(ctx.uv_flag, None).await?;
     let interpreters = match ctx.interpreter {
-        choices::InterpreterChoice::None => BTreeMap::new(),
-        choices::InterpreterChoice::Carried => {
-            interpreters_or_gaps(ctx, &uv, requests, plan).await?
-        }
+        InterpreterChoice::None => BTreeMap::new(),
+        InterpreterChoice::Carried => interpreters_or_gaps(ctx, &uv, requests, plan).await?,
     };
-    let node_interpreter = (ctx.interpreter == choices::InterpreterChoice::None)
+    let node_interpreter = (ctx.interpreter == InterpreterChoice::None)
         .then_some(llmgw_shared::manifest::NodeInterpreter::None);
     let mut pages = BTreeMap::new();
     let mut out = Vec::new();

@@ -10,9 +10,8 @@ use llmgw_shared::recipe::{self, Wheel};
 
 use super::uv::ExplicitIndex;
 use crate::error::CreateError;
+use crate::spec::python::SiteEnv;
 
-/// The simple API every package comes from unless the recipe says else.
-pub const DEFAULT_PYPI: &str = "https://pypi.org/simple";
 /// The interpreter a site environment runs on unless `--python` says
 /// else: the engines'.
 pub const SITE_PYTHON: &str = "3.12";
@@ -65,16 +64,6 @@ pub struct EnvFlags<'a> {
     pub site_python: Option<&'a str>,
 }
 
-/// A site environment as given: `NAME=REQ[,REQ…]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SiteEnv {
-    pub name: String,
-    pub requirements: Vec<String>,
-    /// `NAME=PATH` of a `uv.lock` or `pylock.toml`: the site's own lock,
-    /// carried as it is (then `requirements` is empty).
-    pub lock: Option<std::path::PathBuf>,
-}
-
 /// The short name of an index the recipe names, for `--index NAME=URL`:
 /// `pytorch-cu129` for `https://download.pytorch.org/whl/cu129`.
 pub fn index_name(url: &str) -> String {
@@ -95,85 +84,6 @@ pub fn index_name(url: &str) -> String {
         .next()
         .unwrap_or_default();
     format!("{site}-{last}")
-}
-
-/// The lock format a `--python-env` value names by its file name
-/// (`uv.lock`; `pylock.toml` or `pylock.NAME.toml`, PEP 751's names), or
-/// `None` for requirements.
-pub fn lock_format_of(value: &str) -> Option<llmgw_shared::manifest::SiteLockFormat> {
-    let name = std::path::Path::new(value).file_name()?.to_str()?;
-    if name == "uv.lock" {
-        Some(llmgw_shared::manifest::SiteLockFormat::UvLock)
-    } else if name.starts_with("pylock.") && name.ends_with(".toml") && !value.contains(',') {
-        Some(llmgw_shared::manifest::SiteLockFormat::Pylock)
-    } else {
-        None
-    }
-}
-
-/// `NAME=REQ[,REQ…]`: a name safe in a URL path segment, and at least one
-/// requirement.
-pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
-    let bad = |why: &str| {
-        CreateError::Usage(format!(
-            "--python-env {text:?}: {why}; expected NAME=REQ[,REQ…] or NAME=PATH/uv.lock (or pylock.toml), e.g. \
-             tools=transformers,huggingface_hub[cli]"
-        ))
-    };
-    let (name, reqs) = text.split_once('=').ok_or_else(|| bad("no '='"))?;
-    let name = name.trim();
-    let name_ok = !name.is_empty()
-        && name.len() <= 64
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !name_ok {
-        return Err(bad(
-            "the name must be letters, digits, '-', '_' or '.', starting with a letter or digit",
-        ));
-    }
-    if lock_format_of(reqs.trim()).is_some() {
-        return Ok(SiteEnv {
-            name: name.to_string(),
-            requirements: Vec::new(),
-            lock: Some(std::path::PathBuf::from(reqs.trim())),
-        });
-    }
-    // Commas inside brackets belong to extras: huggingface_hub[cli,torch].
-    let mut requirements = Vec::new();
-    let (mut depth, mut cur) = (0i32, String::new());
-    for c in reqs.chars() {
-        match c {
-            '[' | '(' => depth += 1,
-            ']' | ')' => depth -= 1,
-            _ => {}
-        }
-        if c == ',' && depth == 0 {
-            requirements.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
-        }
-    }
-    requirements.push(cur);
-    let requirements: Vec<String> = requirements
-        .into_iter()
-        .map(|r| r.trim().to_string())
-        .collect();
-    if requirements.iter().any(|r| r.is_empty()) {
-        return Err(bad("an empty requirement"));
-    }
-    if requirements
-        .iter()
-        .any(|r| r.starts_with('-') || r.chars().any(|c| c.is_control()))
-    {
-        return Err(bad("a requirement is not a PEP 508 requirement"));
-    }
-    Ok(SiteEnv {
-        name: name.to_string(),
-        requirements,
-        lock: None,
-    })
 }
 
 /// An engine as asked for: name, version, and the one variant chosen.
@@ -342,6 +252,7 @@ fn requirement_name(req: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::python::parse_site_env;
 
     #[test]
     fn index_names_are_short() {
@@ -350,27 +261,6 @@ mod tests {
             "pytorch-cu129"
         );
         assert_eq!(index_name("http://127.0.0.1:9/whl/cu129/"), "0-cu129");
-    }
-
-    #[test]
-    fn site_envs_split_on_commas_outside_extras() {
-        let s = parse_site_env("tools=transformers, huggingface_hub[cli,torch]>=1.0").unwrap();
-        assert_eq!(s.name, "tools");
-        assert_eq!(
-            s.requirements,
-            ["transformers", "huggingface_hub[cli,torch]>=1.0"]
-        );
-        for (bad, why) in [
-            ("tools", "no '='"),
-            ("=x", "the name"),
-            ("../x=y", "the name"),
-            ("t=a,,b", "empty requirement"),
-            ("t=--index-url=http://evil", "not a PEP 508"),
-        ] {
-            let e = parse_site_env(bad).unwrap_err().to_string();
-            assert!(e.contains(why), "{bad}: {e}");
-            assert!(e.starts_with("--python-env "), "{e}");
-        }
     }
 
     #[test]

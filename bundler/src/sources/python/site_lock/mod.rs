@@ -83,7 +83,7 @@ pub async fn resolve(
         env: req.name.clone(),
         error,
     };
-    let format = super::request::lock_format_of(&path.to_string_lossy()).ok_or_else(|| {
+    let format = crate::spec::python::lock_format_of(&path.to_string_lossy()).ok_or_else(|| {
         CreateError::Usage(format!(
             "--python-env: {} is not named uv.lock or pylock.toml",
             path.display()

@@ -134,7 +134,7 @@ fn a_package_with_no_wheel_for_the_platform_is_refused() {
 
 #[test]
 fn lock_paths_are_told_from_requirements() {
-    use super::super::request::lock_format_of as format_of;
+    use crate::spec::python::lock_format_of as format_of;
     use llmgw_shared::manifest::SiteLockFormat;
     assert_eq!(format_of("/x/uv.lock"), Some(SiteLockFormat::UvLock));
     assert_eq!(format_of("pylock.toml"), Some(SiteLockFormat::Pylock));

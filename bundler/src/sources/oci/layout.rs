@@ -3,7 +3,7 @@
 //! or its only entry), and from there every manifest, config and layer is
 //! read from `blobs/sha256/<hex>` and checked against its descriptor — size
 //! and sha256 — as a registry image's are; the children for the bundle's
-//! platforms are taken as from a registry ([`super::super::plan`]'s
+//! platforms are taken as from a registry ([`super::plan`]'s
 //! `split_children`), and the record passes `check_tree` before it enters
 //! the plan.
 //!
@@ -24,13 +24,13 @@ use llmgw_shared::manifest::{
 use llmgw_shared::{HashReader, Sha256, StreamHasher};
 use serde::Deserialize;
 
-use super::super::client::ManifestAnswer;
-use super::super::error::OciError;
-use super::super::plan::{finish, keep, nested_index, split_children};
-use super::LayoutSource;
+use super::client::ManifestAnswer;
+use super::error::OciError;
+use super::plan::{finish, keep, nested_index, split_children};
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::plan::Plan;
+use crate::spec::oci::layout::LayoutSource;
 
 /// The annotation that names an image in `index.json`.
 pub const REF_NAME: &str = "org.opencontainers.image.ref.name";

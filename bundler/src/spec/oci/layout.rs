@@ -1,7 +1,7 @@
 //! An image carried from a local OCI image layout (what `skopeo copy
 //! oci:PATH`, buildah, umoci, kaniko or `scripts/build-image.sh` write):
 //! `--image NAME:TAG=oci-layout:PATH[:REF]` read here, the layout read and
-//! every descriptor checked in [`read`].
+//! every descriptor checked in `sources::oci::layout`.
 //!
 //! Invariant: a [`LayoutSource`] names a repository path and tag that pass
 //! the distribution spec's grammar, with no registry host — the image is
@@ -9,14 +9,12 @@
 //! `ns` names — so nothing from the command line reaches the manifest or a
 //! URL unchecked.
 
-pub mod read;
-
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{is_repository, is_tag};
 
-use super::error::OciError;
+use crate::error::oci::OciError;
 
 /// What follows `=` in `--image NAME:TAG=…` for a local layout.
 pub const SCHEME: &str = "oci-layout:";
