@@ -13,8 +13,8 @@
 //! body continues from where it stopped), and where a file redirects (the
 //! Hub's and GitHub's storage), the target is kept for its next pieces; a
 //! target that refuses (a signed URL expired) is dropped and the file's own
-//! URL asked again, once. Those decisions are [`next_step`]'s, the same
-//! function [`crate::fetch`] follows; this module makes the requests and
+//! URL asked again, once. Those decisions are `fetch::step`'s, the same
+//! policy [`crate::fetch`] follows; this module makes the requests and
 //! hands the bytes on.
 
 use std::sync::{Arc, Mutex};
@@ -27,7 +27,10 @@ use tokio::task::JoinSet;
 
 use crate::error::CreateError;
 use crate::fetch::answered;
-use crate::fetch::step::{Event, Held, Rules, State, Step, next_step};
+use crate::fetch::step::{
+    Ending, PieceStep, Rules, State, Stop, Take, Trouble, piece_answer, piece_chunk, retry_or_fail,
+    stopped,
+};
 use crate::http::{Http, HttpError, redact};
 use crate::progress::Progress;
 
@@ -148,6 +151,10 @@ pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Progress)
     }
 }
 
+/// Bytes `start..end` of `b`, handed on as they arrive: each turn asks
+/// (the stored redirect target when there is one), reads what comes, and
+/// either finishes or asks again. What to do is the [`step`] decisions';
+/// this loop does it.
 async fn fetch(
     http: &Http,
     b: &NetBlob,
@@ -159,7 +166,6 @@ async fn fetch(
 ) -> Result<(), CreateError> {
     let rules = Rules {
         retry: http.retry,
-        held: Held::HandedOn,
         label: &b.label,
         denied_hint: b.denied_hint.as_deref(),
     };
@@ -171,76 +177,11 @@ async fn fetch(
         attempt: 1,
         asked_again: false,
     };
-    // Each turn is one request: ask, read what comes, and either finish or
-    // ask again. What to do is `next_step`'s; this loop does it.
-    loop {
-        match next_step(s, Event::Ready, &rules) {
-            Step::Ask => {}
-            Step::Done => return Ok(()),
-            Step::Fail(e) => return Err(e),
-            other => return Err(bug(b, &other)),
-        }
-        let stored = target.lock().ok().and_then(|t| t.clone());
-        let url = stored.as_ref().map_or(b.url.as_str(), Url::as_str);
-        let (resp, event) = match http.get(url, None, s.range()).await {
-            Ok((resp, final_url)) => {
-                let event = answered(&resp, &final_url, stored.is_some());
-                (Some((resp, final_url)), event)
-            }
-            Err(e) => (None, Event::RequestFailed(e)),
-        };
-        let mut step = next_step(s, event, &rules);
-        // Whether the body broke off: what arrived is flushed first.
-        let mut broke = false;
-        if let (Step::Read | Step::SkipAndRead { .. }, Some((mut resp, final_url))) = (&step, resp)
-        {
-            s.skip = match step {
-                Step::SkipAndRead { skip } => skip,
-                _ => 0,
-            };
-            // The file redirects: its next pieces go straight to the target.
-            if stored.is_none()
-                && final_url.as_str() != b.url
-                && let Ok(mut t) = target.lock()
-            {
-                *t = Some(final_url.clone());
-            }
-            step = loop {
-                let event = match resp.chunk().await {
-                    Ok(Some(c)) => match next_step(s, Event::Chunk(c.len() as u64), &rules) {
-                        Step::Take { skip, keep, last } => {
-                            s.skip -= skip;
-                            s.offset += keep;
-                            let (skip, keep) = (skip as usize, keep as usize);
-                            if keep > 0
-                                && tx.send(Ok(Msg::Data(c.slice(skip..skip + keep)))).is_err()
-                            {
-                                // Nobody wants the bytes any more.
-                                return Ok(());
-                            }
-                            if last {
-                                break Step::Done;
-                            }
-                            continue;
-                        }
-                        other => break other,
-                    },
-                    Ok(None) => Event::BodyEnded {
-                        url: redact(&final_url),
-                    },
-                    Err(e) => Event::BodyFailed(HttpError::transport(&final_url, e)),
-                };
-                broke = true;
-                break next_step(s, event, &rules);
-            };
-        }
-        if broke {
-            let _ = tx.send(Ok(Msg::Flush));
-        }
-        match step {
-            Step::Done => return Ok(()),
-            Step::Fail(e) => return Err(e),
-            Step::Retry { wait, error } => {
+    while !s.complete() {
+        match ask(http, b, target, &rules, tx, &mut s).await {
+            Turn::Ended(Ending::Done) => return Ok(()),
+            Turn::Ended(Ending::Trouble(Trouble::Fail(e))) => return Err(e),
+            Turn::Ended(Ending::Trouble(Trouble::Retry { wait, error })) => {
                 progress.line(&format!(
                     "{}: attempt {} failed ({}); retrying",
                     b.label,
@@ -250,21 +191,78 @@ async fn fetch(
                 tokio::time::sleep(wait).await;
                 s.attempt += 1;
             }
-            Step::AskOriginal => {
+            Turn::AskOriginal => {
                 if let Ok(mut t) = target.lock() {
                     *t = None;
                 }
                 s.asked_again = true;
             }
-            other => return Err(bug(b, &other)),
+            Turn::NobodyWants => return Ok(()),
         }
     }
+    Ok(())
 }
 
-/// A step this loop never gets (a piece's bytes are never dropped).
-fn bug(b: &NetBlob, step: &Step) -> CreateError {
-    CreateError::Http(HttpError::Protocol {
-        url: Url::parse(&b.url).map_or_else(|_| b.label.clone(), |u| redact(&u)),
-        detail: format!("a piece stopped at step {step:?} (a bug)"),
-    })
+/// How one request of a piece ended.
+enum Turn {
+    Ended(Ending),
+    /// The stored redirect target refused: ask the file's own URL.
+    AskOriginal,
+    /// Nobody wants the bytes any more (the bundle's writer stopped).
+    NobodyWants,
+}
+
+/// One request of a piece and the reading of its body.
+async fn ask(
+    http: &Http,
+    b: &NetBlob,
+    target: &Mutex<Option<Url>>,
+    rules: &Rules<'_>,
+    tx: &mpsc::UnboundedSender<Result<Msg, CreateError>>,
+    s: &mut State,
+) -> Turn {
+    let stored = target.lock().ok().and_then(|t| t.clone());
+    let url = stored.as_ref().map_or(b.url.as_str(), Url::as_str);
+    let (mut resp, final_url) = match http.get(url, None, s.range()).await {
+        Ok(answer) => answer,
+        Err(e) => return Turn::Ended(Ending::Trouble(retry_or_fail(*s, e, rules))),
+    };
+    s.skip = match piece_answer(*s, answered(&resp, &final_url, stored.is_some()), rules) {
+        PieceStep::Read => 0,
+        PieceStep::SkipAndRead { skip } => skip,
+        PieceStep::AskOriginal => return Turn::AskOriginal,
+        PieceStep::Trouble(t) => return Turn::Ended(Ending::Trouble(t)),
+    };
+    // The file redirects: its next pieces go straight to the target.
+    if stored.is_none()
+        && final_url.as_str() != b.url
+        && let Ok(mut t) = target.lock()
+    {
+        *t = Some(final_url.clone());
+    }
+    let stop = loop {
+        match resp.chunk().await {
+            Ok(Some(c)) => {
+                let Take { skip, keep, last } = piece_chunk(*s, c.len() as u64);
+                s.skip -= skip;
+                s.offset += keep;
+                let (skip, keep) = (skip as usize, keep as usize);
+                if keep > 0 && tx.send(Ok(Msg::Data(c.slice(skip..skip + keep)))).is_err() {
+                    return Turn::NobodyWants;
+                }
+                if last {
+                    return Turn::Ended(Ending::Done);
+                }
+            }
+            Ok(None) => {
+                break Stop::Ended {
+                    url: redact(&final_url),
+                };
+            }
+            Err(e) => break Stop::Failed(HttpError::transport(&final_url, e)),
+        }
+    };
+    // The body broke off: what arrived is flushed first.
+    let _ = tx.send(Ok(Msg::Flush));
+    Turn::Ended(stopped(*s, stop, rules))
 }

@@ -11,7 +11,7 @@ use llmgw_shared::manifest::{
 use llmgw_shared::{GitOid, Sha256};
 
 use crate::cache::Expect;
-use crate::error::CreateError;
+use crate::error::{CreateError, HubError};
 use crate::fetch::Download;
 
 #[derive(Debug, Default)]
@@ -88,7 +88,10 @@ impl PlannedRepo {
         for f in self.files {
             let path = f.path.clone();
             let file = f.into_file(&fetched).ok_or_else(|| {
-                CreateError::Hub(format!("{} {path}: fetched but not recorded", self.id))
+                CreateError::Hub(HubError::NotRecorded {
+                    repo: self.id.clone(),
+                    path,
+                })
             })?;
             files.push(file);
         }

@@ -11,6 +11,7 @@ use llmgw_shared::recipe::RecipeError;
 use llmgw_shared::signing::SigningError;
 use thiserror::Error;
 
+mod hub;
 pub mod oci;
 mod python;
 mod site_lock;
@@ -18,6 +19,7 @@ mod space;
 mod spec;
 mod volumes;
 
+pub use hub::HubError;
 pub use python::{LockError, PythonError};
 pub use site_lock::SiteLockError;
 pub use space::{Short, Shortfall};
@@ -306,8 +308,8 @@ pub enum CreateError {
     Sums(#[from] SumsError),
 
     /// A Hugging Face repository could not be used.
-    #[error("{0}")]
-    Hub(String),
+    #[error(transparent)]
+    Hub(#[from] HubError),
 
     /// The Hub answered with something that is not the JSON asked for.
     #[error("{what}: {url} is not a Hub {expected}")]

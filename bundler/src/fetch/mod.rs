@@ -20,11 +20,14 @@ use tokio::sync::mpsc;
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::http::{Http, HttpError, redact};
-use crate::progress::Progress;
+use crate::progress::{Item, Progress};
 
 pub(crate) mod step;
 
-use step::{Event, Held, Rules, State, Step, next_step};
+use step::{
+    Answer, Ending, FileStep, Rules, State, Stop, Trouble, file_answer, file_chunk, retry_or_fail,
+    stopped,
+};
 
 /// Chunks in flight between the network and the disk, per download.
 const CHANNEL_CHUNKS: usize = 16;
@@ -104,179 +107,39 @@ enum Msg {
     Flush,
 }
 
-/// Fetches one file into the cache, or finds it there.
+/// Fetches one file into the cache, or finds it there: the partial file
+/// opened (and what an earlier run left in it hashed), the bytes
+/// transferred, then checked and committed.
 pub async fn fetch_one(
     http: &Http,
     cache: &Cache,
     d: &Download,
     progress: &Progress,
 ) -> Result<Fetched, CreateError> {
-    let (cache2, expect, size) = (cache.clone(), d.expect.clone(), d.size);
-    let reused = tokio::task::spawn_blocking(move || cache2.reuse(&expect, size))
-        .await
-        .map_err(|e| CreateError::io(cache.root(), io::Error::other(e)))?
-        .map_err(|e| CreateError::io(cache.root(), e))?;
-    if let Some((sha256, path)) = reused {
-        progress.file_line(&format!("{}: in the cache ({} bytes)", d.label, d.size));
-        progress.add_done(d.size);
-        return Ok(Fetched {
-            sha256,
-            size: d.size,
-            path,
-            downloaded: 0,
-            reused: true,
-        });
+    if let Some(f) = in_cache(cache, d, progress).await? {
+        return Ok(f);
     }
-
     let partial = cache.partial_path(&d.expect);
     let item = progress.item(&d.label, d.size);
-    // The disk side: opens the partial file, hashes what an earlier run
-    // left in it, then appends what arrives.
-    let (tx, rx) = mpsc::channel::<Msg>(CHANNEL_CHUNKS);
-    let git = matches!(d.expect, Expect::GitBlobSha1(_));
-    let (path2, size) = (partial.clone(), d.size);
-    let (start_tx, start_rx) = tokio::sync::oneshot::channel::<u64>();
-    let sink = tokio::task::spawn_blocking(move || sink(path2, size, git, start_tx, rx));
-    let mut offset = match start_rx.await {
-        Ok(o) => o,
-        // The disk side failed before it started: its error says why.
-        Err(_) => {
-            return Err(join_sink(sink, &partial).await.err().unwrap_or_else(|| {
-                CreateError::io(&partial, io::Error::other("the writer stopped"))
-            }));
-        }
-    };
+    let (tx, sink, offset) = open_partial(&partial, d).await?;
     if offset > 0 {
         item.resumed(offset);
     }
-
-    let mut downloaded = 0u64;
-    let mut attempt = 1u32;
-    let rules = Rules {
-        retry: http.retry,
-        held: Held::OnDisk,
-        label: &d.label,
-        denied_hint: d.denied_hint.as_deref(),
-    };
-    let state = |offset, attempt| State {
-        offset,
-        end: d.size,
-        size: d.size,
-        skip: 0,
-        attempt,
-        asked_again: false,
-    };
-    // Each turn is one attempt: ask, read what comes, and either finish or
-    // wait for the next. What to do is `next_step`'s; this loop does it.
-    let result: Result<(), CreateError> = 'attempts: loop {
-        match next_step(state(offset, attempt), Event::Ready, &rules) {
-            Step::Done => break Ok(()),
-            Step::Fail(e) => break Err(e),
-            _ => {}
-        }
-        let range = state(offset, attempt).range();
-        let (mut resp, event) = match http.get(&d.url, None, range).await {
-            Ok((resp, final_url)) => {
-                let event = answered(&resp, &final_url, false);
-                (Some((resp, final_url)), event)
-            }
-            Err(e) => (None, Event::RequestFailed(e)),
-        };
-        let mut step = next_step(state(offset, attempt), event, &rules);
-        if matches!(step, Step::RestartAndRead | Step::RestartAndAsk) {
-            if tx.send(Msg::Restart).await.is_err() {
-                // The disk side stopped; its error is reported below.
-                break Ok(());
-            }
-            if matches!(step, Step::RestartAndRead) {
-                item.restarted();
-            }
-            offset = 0;
-            if matches!(step, Step::RestartAndAsk) {
-                continue;
-            }
-            step = Step::Read;
-        }
-        if let (Step::Read, Some((resp, final_url))) = (&step, resp.as_mut()) {
-            step = loop {
-                let event = match resp.chunk().await {
-                    Ok(Some(chunk)) => {
-                        let n = chunk.len() as u64;
-                        // Nothing to skip or cut here: the bytes are the
-                        // whole chunk, or a failure.
-                        match next_step(state(offset, attempt), Event::Chunk(n), &rules) {
-                            Step::Take { .. } => {}
-                            other => break other,
-                        }
-                        offset += n;
-                        downloaded += n;
-                        item.inc(n);
-                        if tx.send(Msg::Data(chunk)).await.is_err() {
-                            // The disk side stopped; its error is reported below.
-                            break 'attempts Ok(());
-                        }
-                        continue;
-                    }
-                    Ok(None) => Event::BodyEnded {
-                        url: redact(final_url),
-                    },
-                    Err(e) => Event::BodyFailed(HttpError::transport(final_url, e)),
-                };
-                break next_step(state(offset, attempt), event, &rules);
-            };
-        }
-        match step {
-            Step::Done => break Ok(()),
-            Step::Fail(e) => break Err(e),
-            Step::Retry { wait, error } => {
-                item.retry(attempt, &chain(&error));
-                // What arrived goes to disk, so that a run killed during
-                // the wait leaves it for the next run to resume.
-                let _ = tx.send(Msg::Flush).await;
-                tokio::time::sleep(wait).await;
-                attempt += 1;
-            }
-            // Read, Take, Ask and the restarts were done above.
-            other => {
-                break Err(CreateError::io(
-                    &partial,
-                    io::Error::other(format!("a download stopped at step {other:?} (a bug)")),
-                ));
-            }
-        }
-    };
+    let result = transfer(http, d, &tx, &item, offset).await;
     drop(tx);
     let digest = join_sink(sink, &partial).await;
-    if let Err(e) = result {
-        item.failed();
-        return Err(e);
-    }
-    let digest = digest?;
-    if digest.len != d.size {
-        let _ = fs::remove_file(&partial);
-        item.failed();
-        return Err(CreateError::WrongSize {
-            what: d.label.clone(),
-            expected: d.size,
-            actual: digest.len,
-        });
-    }
-    let (ok, actual) = match &d.expect {
-        Expect::Sha256(h) => (&digest.sha256 == h, digest.sha256.to_string()),
-        Expect::GitBlobSha1(g) => {
-            let a = digest.git_blob_sha1.as_ref();
-            (a == Some(g), a.map(ToString::to_string).unwrap_or_default())
+    let downloaded = match result {
+        Ok(n) => n,
+        Err(e) => {
+            item.failed();
+            return Err(e);
         }
     };
-    if !ok {
+    let digest = digest?;
+    if let Err(e) = check(d, &digest) {
         let _ = fs::remove_file(&partial);
         item.failed();
-        return Err(CreateError::WrongBytes {
-            what: d.label.clone(),
-            algorithm: d.expect.algorithm(),
-            expected: d.expect.key().to_string(),
-            actual,
-        });
+        return Err(e);
     }
     let (cache2, sha, expect, p) = (
         cache.clone(),
@@ -298,10 +161,209 @@ pub async fn fetch_one(
     })
 }
 
-async fn join_sink(
-    sink: tokio::task::JoinHandle<io::Result<StreamDigest>>,
+/// The file as an earlier run left it in the cache, when it is there whole.
+async fn in_cache(
+    cache: &Cache,
+    d: &Download,
+    progress: &Progress,
+) -> Result<Option<Fetched>, CreateError> {
+    let (cache2, expect, size) = (cache.clone(), d.expect.clone(), d.size);
+    let reused = tokio::task::spawn_blocking(move || cache2.reuse(&expect, size))
+        .await
+        .map_err(|e| CreateError::io(cache.root(), io::Error::other(e)))?
+        .map_err(|e| CreateError::io(cache.root(), e))?;
+    let Some((sha256, path)) = reused else {
+        return Ok(None);
+    };
+    progress.file_line(&format!("{}: in the cache ({} bytes)", d.label, d.size));
+    progress.add_done(d.size);
+    Ok(Some(Fetched {
+        sha256,
+        size: d.size,
+        path,
+        downloaded: 0,
+        reused: true,
+    }))
+}
+
+type Sink = tokio::task::JoinHandle<io::Result<StreamDigest>>;
+
+/// Starts the disk side: it opens the partial file, hashes what an earlier
+/// run left in it, then appends what arrives on the channel. Answers the
+/// offset to resume from.
+async fn open_partial(
     partial: &PathBuf,
-) -> Result<StreamDigest, CreateError> {
+    d: &Download,
+) -> Result<(mpsc::Sender<Msg>, Sink, u64), CreateError> {
+    let (tx, rx) = mpsc::channel::<Msg>(CHANNEL_CHUNKS);
+    let git = matches!(d.expect, Expect::GitBlobSha1(_));
+    let (path2, size) = (partial.clone(), d.size);
+    let (start_tx, start_rx) = tokio::sync::oneshot::channel::<u64>();
+    let sink = tokio::task::spawn_blocking(move || sink(path2, size, git, start_tx, rx));
+    match start_rx.await {
+        Ok(offset) => Ok((tx, sink, offset)),
+        // The disk side failed before it started: its error says why.
+        Err(_) => Err(join_sink(sink, partial)
+            .await
+            .err()
+            .unwrap_or_else(|| CreateError::io(partial, io::Error::other("the writer stopped")))),
+    }
+}
+
+/// Where a transfer stands between attempts.
+struct Progressed {
+    offset: u64,
+    downloaded: u64,
+    attempt: u32,
+}
+
+impl Progressed {
+    fn state(&self, d: &Download) -> State {
+        State {
+            offset: self.offset,
+            end: d.size,
+            size: d.size,
+            skip: 0,
+            attempt: self.attempt,
+            asked_again: false,
+        }
+    }
+}
+
+/// How one attempt of a transfer ended.
+enum Attempt {
+    Ended(Ending),
+    /// What was held was dropped: ask again at once.
+    AskAgain,
+    /// The disk side stopped; its error is reported when it is joined.
+    DiskStopped,
+}
+
+/// The attempts of one download, from `offset`: each asks, reads what
+/// comes, and either finishes or waits for the next. What to do is
+/// [`step`]'s; this loop does it. Answers the bytes that came over the
+/// network.
+async fn transfer(
+    http: &Http,
+    d: &Download,
+    tx: &mpsc::Sender<Msg>,
+    item: &Item,
+    offset: u64,
+) -> Result<u64, CreateError> {
+    let rules = Rules {
+        retry: http.retry,
+        label: &d.label,
+        denied_hint: d.denied_hint.as_deref(),
+    };
+    let mut at = Progressed {
+        offset,
+        downloaded: 0,
+        attempt: 1,
+    };
+    loop {
+        if at.state(d).complete() {
+            return Ok(at.downloaded);
+        }
+        match attempt(http, d, &rules, tx, item, &mut at).await {
+            Attempt::Ended(Ending::Done) | Attempt::DiskStopped => return Ok(at.downloaded),
+            Attempt::Ended(Ending::Trouble(Trouble::Fail(e))) => return Err(e),
+            Attempt::Ended(Ending::Trouble(Trouble::Retry { wait, error })) => {
+                item.retry(at.attempt, &chain(&error));
+                // What arrived goes to disk, so that a run killed during
+                // the wait leaves it for the next run to resume.
+                let _ = tx.send(Msg::Flush).await;
+                tokio::time::sleep(wait).await;
+                at.attempt += 1;
+            }
+            Attempt::AskAgain => {}
+        }
+    }
+}
+
+/// One request of a download and the reading of its body.
+async fn attempt(
+    http: &Http,
+    d: &Download,
+    rules: &Rules<'_>,
+    tx: &mpsc::Sender<Msg>,
+    item: &Item,
+    at: &mut Progressed,
+) -> Attempt {
+    let (mut resp, final_url) = match http.get(&d.url, None, at.state(d).range()).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            return Attempt::Ended(Ending::Trouble(retry_or_fail(at.state(d), e, rules)));
+        }
+    };
+    match file_answer(at.state(d), answered(&resp, &final_url, false), rules) {
+        FileStep::Read => {}
+        FileStep::Trouble(t) => return Attempt::Ended(Ending::Trouble(t)),
+        FileStep::RestartAndRead | FileStep::RestartAndAsk
+            if tx.send(Msg::Restart).await.is_err() =>
+        {
+            return Attempt::DiskStopped;
+        }
+        FileStep::RestartAndRead => {
+            item.restarted();
+            at.offset = 0;
+        }
+        FileStep::RestartAndAsk => {
+            at.offset = 0;
+            return Attempt::AskAgain;
+        }
+    }
+    loop {
+        let stop = match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                let n = chunk.len() as u64;
+                if let Err(e) = file_chunk(at.state(d), n, rules) {
+                    return Attempt::Ended(Ending::Trouble(Trouble::Fail(e)));
+                }
+                at.offset += n;
+                at.downloaded += n;
+                item.inc(n);
+                if tx.send(Msg::Data(chunk)).await.is_err() {
+                    return Attempt::DiskStopped;
+                }
+                continue;
+            }
+            Ok(None) => Stop::Ended {
+                url: redact(&final_url),
+            },
+            Err(e) => Stop::Failed(HttpError::transport(&final_url, e)),
+        };
+        return Attempt::Ended(stopped(at.state(d), stop, rules));
+    }
+}
+
+/// Whether the bytes are the ones expected: the size, then the digest.
+fn check(d: &Download, digest: &StreamDigest) -> Result<(), CreateError> {
+    if digest.len != d.size {
+        return Err(CreateError::WrongSize {
+            what: d.label.clone(),
+            expected: d.size,
+            actual: digest.len,
+        });
+    }
+    let (ok, actual) = match &d.expect {
+        Expect::Sha256(h) => (&digest.sha256 == h, digest.sha256.to_string()),
+        Expect::GitBlobSha1(g) => {
+            let a = digest.git_blob_sha1.as_ref();
+            (a == Some(g), a.map(ToString::to_string).unwrap_or_default())
+        }
+    };
+    if !ok {
+        return Err(CreateError::WrongBytes {
+            what: d.label.clone(),
+            algorithm: d.expect.algorithm(),
+            expected: d.expect.key().to_string(),
+            actual,
+        });
+    }
+    Ok(())
+}
+
+async fn join_sink(sink: Sink, partial: &PathBuf) -> Result<StreamDigest, CreateError> {
     sink.await
         .map_err(|e| CreateError::io(partial, io::Error::other(e)))?
         .map_err(|e| CreateError::io(partial, e))
@@ -362,14 +424,14 @@ fn sink(
     Ok(hasher.finalize())
 }
 
-/// What an answer says, for [`next_step`]; `via_stored`: the request went
-/// to a redirect target kept from an earlier answer.
+/// What an answer says, for the [`step`] decisions; `via_stored`: the
+/// request went to a redirect target kept from an earlier answer.
 pub(crate) fn answered(
     resp: &reqwest::Response,
     final_url: &reqwest::Url,
     via_stored: bool,
-) -> Event {
-    Event::Answered {
+) -> Answer {
+    Answer {
         status: resp.status(),
         range_start: content_range_start(resp.headers()),
         error_code: resp

@@ -6,17 +6,25 @@
 //! [`crate::pieces`] (a byte range of a file into a tar bundle's stream).
 //! Every choice either makes (which range to ask for, resume or start over,
 //! skip, read, retry, ask the file's own URL again, give up and with which
-//! error) is [`next_step`]'s, a pure function tested by the tables in
-//! `tests.rs`: there is one retry, redirect and backoff policy in the
-//! bundler, not one per driver.
+//! error) is made here by pure functions, one per thing that happens
+//! (an answer, a chunk, a body's stop, a failed request), tested by the
+//! tables in `tests.rs`: there is one retry, redirect and backoff policy in
+//! the bundler, not one per driver.
+//!
+//! Invariant: each function answers with only the steps its driver can
+//! take there — an answer to a file in the cache never says "skip" and a
+//! piece's never says "restart" — so a driver has no arm for a step it
+//! cannot get.
 
 use std::time::Duration;
 
 use reqwest::StatusCode;
 
-use crate::error::CreateError;
+use crate::error::{CreateError, HubError};
 use crate::http::{CutShort, HttpError, RetryPolicy};
 
+#[cfg(test)]
+mod tables;
 #[cfg(test)]
 mod tests;
 
@@ -50,61 +58,40 @@ impl State {
             (at, false) => Some((at, Some(self.end.saturating_sub(1)))),
         }
     }
+
+    /// Whether every byte of the download is held: nothing to ask for.
+    pub fn complete(&self) -> bool {
+        self.offset >= self.end
+    }
 }
 
-/// What just happened.
+/// An answer to a request, as the decisions need it.
 #[derive(Debug)]
-pub(crate) enum Event {
-    /// About to ask: the start, or after a wait.
-    Ready,
-    /// The request failed before an answer.
-    RequestFailed(HttpError),
-    /// An answer came from `url` (redacted).
-    Answered {
-        status: StatusCode,
-        /// Where a 206's `Content-Range` starts, when it can be read.
-        range_start: Option<u64>,
-        /// The Hub's `X-Error-Code`, when it sent one.
-        error_code: Option<String>,
-        url: String,
-        /// Whether the request went to a redirect target kept from an
-        /// earlier answer rather than to the file's own URL.
-        via_stored: bool,
-    },
-    /// `n` more bytes of the body arrived.
-    Chunk(u64),
-    /// The body ended, from `url` (redacted).
-    BodyEnded { url: String },
-    /// The body broke off.
-    BodyFailed(HttpError),
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    /// Where a 206's `Content-Range` starts, when it can be read.
+    pub range_start: Option<u64>,
+    /// The Hub's `X-Error-Code`, when it sent one.
+    pub error_code: Option<String>,
+    /// Where it came from (redacted).
+    pub url: String,
+    /// Whether the request went to a redirect target kept from an earlier
+    /// answer rather than to the file's own URL.
+    pub via_stored: bool,
 }
 
-/// What to do next.
+/// How a body being read stopped before every byte wanted was taken.
 #[derive(Debug)]
-pub(crate) enum Step {
-    /// Every byte is here.
-    Done,
-    /// Ask for the bytes from the offset on ([`State::range`]).
-    Ask,
-    /// Forget the stored redirect target and ask the file's own URL again
-    /// at once: a signed URL expires, and the file's URL signs a new one.
-    AskOriginal,
-    /// Read the answer's body; the bytes continue those held.
-    Read,
-    /// The answer is the whole file again (the server ignored the Range)
-    /// and what is held can be dropped: drop it, then read.
-    RestartAndRead,
-    /// The answer is the whole file again and what is held was handed on:
-    /// read, throwing away the first `skip` bytes (those held).
-    SkipAndRead { skip: u64 },
-    /// What is held is longer than what the server has (the file changed
-    /// upstream): drop it and ask again at once.
-    RestartAndAsk,
-    /// Of the bytes that arrived, throw away the first `skip`, take the
-    /// `keep` after them, and, unless `last`, read on. `last`: every byte
-    /// of the download is here; the rest of the body is not this
-    /// download's.
-    Take { skip: u64, keep: u64, last: bool },
+pub(crate) enum Stop {
+    /// It ended, from `url` (redacted).
+    Ended { url: String },
+    /// It broke off.
+    Failed(HttpError),
+}
+
+/// What a failure leads to.
+#[derive(Debug)]
+pub(crate) enum Trouble {
     /// Wait `wait`, then ask again as the next attempt; `error` is why,
     /// for the progress line.
     Retry { wait: Duration, error: HttpError },
@@ -112,116 +99,169 @@ pub(crate) enum Step {
     Fail(CreateError),
 }
 
-/// Where the bytes held went, which decides what can be done about them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Held {
-    /// Into a file of the download's own (the cache's partial file): they
-    /// can be dropped and fetched again, and a body longer than the file
-    /// is an error.
-    OnDisk,
-    /// Handed on to a stream (a tar bundle, written once front to back):
-    /// they cannot be taken back, and bytes past the end belong to another
-    /// piece or to no one.
-    HandedOn,
+/// How an attempt that read a body ends.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// Every byte is here.
+    Done,
+    Trouble(Trouble),
 }
 
-/// What the decisions depend on besides the state: how often to try, where
-/// the bytes go, and what to say.
+/// What a download into the cache does with an answer. What it holds is
+/// in a file of its own (the cache's partial file): it can be dropped and
+/// fetched again.
+#[derive(Debug)]
+pub(crate) enum FileStep {
+    /// Read the body; the bytes continue those held.
+    Read,
+    /// The answer is the whole file again (the server ignored the Range):
+    /// drop what is held, then read.
+    RestartAndRead,
+    /// What is held is longer than what the server has (the file changed
+    /// upstream): drop it and ask again at once.
+    RestartAndAsk,
+    Trouble(Trouble),
+}
+
+/// What a piece of a tar bundle does with an answer. What it holds was
+/// handed on to the bundle's stream (written once, front to back): it
+/// cannot be taken back.
+#[derive(Debug)]
+pub(crate) enum PieceStep {
+    /// Read the body; the bytes continue those held.
+    Read,
+    /// The answer is the whole file again: read, throwing away the first
+    /// `skip` bytes (those held).
+    SkipAndRead {
+        skip: u64,
+    },
+    /// Forget the stored redirect target and ask the file's own URL again
+    /// at once: a signed URL expires, and the file's URL signs a new one.
+    AskOriginal,
+    Trouble(Trouble),
+}
+
+/// Of the bytes of a piece's body that arrived, throw away the first
+/// `skip`, take the `keep` after them, and, unless `last`, read on.
+/// `last`: every byte of the piece is here; the rest of the body is not
+/// this piece's (a whole body sent for a piece carries the bytes of the
+/// pieces after it; the bundle checks the blob's hash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Take {
+    pub skip: u64,
+    pub keep: u64,
+    pub last: bool,
+}
+
+/// What the decisions depend on besides the state: how often to try and
+/// what to say.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rules<'a> {
     pub retry: RetryPolicy,
-    pub held: Held,
     /// The download, for messages.
     pub label: &'a str,
     /// What to tell the operator when the server refuses access.
     pub denied_hint: Option<&'a str>,
 }
 
-/// The next step of a download in state `s` after `event`.
-pub(crate) fn next_step(s: State, event: Event, rules: &Rules<'_>) -> Step {
-    match event {
-        Event::Ready if s.offset >= s.end => Step::Done,
-        Event::Ready => Step::Ask,
-        Event::RequestFailed(e) | Event::BodyFailed(e) => retry_or_fail(s, e, rules),
-        Event::Answered {
-            status,
-            range_start,
-            error_code,
-            url,
-            via_stored,
-        } => answered(s, status, range_start, error_code, url, via_stored, rules),
-        Event::Chunk(n) => chunk(s, n, rules),
-        Event::BodyEnded { .. } if s.offset >= s.end => Step::Done,
-        // Cut off without an error: resumed like any drop.
-        Event::BodyEnded { url } => retry_or_fail(
-            s,
-            HttpError::Cut {
-                url,
-                how: CutShort::EndedEarly {
-                    got: s.offset,
-                    size: s.size,
-                },
-            },
-            rules,
-        ),
+/// What a download into the cache does with `a`.
+pub(crate) fn file_answer(s: State, a: Answer, rules: &Rules<'_>) -> FileStep {
+    match answered(s, a, rules) {
+        Answered::Read => FileStep::Read,
+        Answered::Whole if s.offset > 0 => FileStep::RestartAndRead,
+        Answered::Whole => FileStep::Read,
+        Answered::Refused { .. } if s.offset > 0 => FileStep::RestartAndAsk,
+        Answered::Refused { trouble, .. } | Answered::Trouble(trouble) => {
+            FileStep::Trouble(trouble)
+        }
+        // Never sent to a stored target: the file's own URL refused.
+        Answered::StoredRefused(trouble) => FileStep::Trouble(trouble),
     }
 }
 
-fn answered(
-    s: State,
-    status: StatusCode,
-    range_start: Option<u64>,
-    error_code: Option<String>,
-    url: String,
-    via_stored: bool,
-    rules: &Rules<'_>,
-) -> Step {
-    let held = s.offset > 0;
+/// What a piece of a tar bundle does with `a`.
+pub(crate) fn piece_answer(s: State, a: Answer, rules: &Rules<'_>) -> PieceStep {
+    match answered(s, a, rules) {
+        Answered::Read => PieceStep::Read,
+        Answered::Whole if s.offset > 0 => PieceStep::SkipAndRead { skip: s.offset },
+        Answered::Whole => PieceStep::Read,
+        Answered::StoredRefused(_) => PieceStep::AskOriginal,
+        Answered::Refused { url, .. } => {
+            PieceStep::Trouble(Trouble::Fail(shorter_than_listed(s, url, rules)))
+        }
+        Answered::Trouble(trouble) => PieceStep::Trouble(trouble),
+    }
+}
+
+/// What an answer is, whatever holds the bytes.
+enum Answered {
+    /// The bytes asked for, from the offset.
+    Read,
+    /// A 200: the whole file from its start.
+    Whole,
+    /// A client error from a stored redirect target, not yet asked again;
+    /// what it leads to if the file's own URL is not asked.
+    StoredRefused(Trouble),
+    /// A 416 to a request with a Range: the server has fewer bytes than
+    /// asked for; what it leads to when nothing held can be dropped.
+    Refused {
+        url: String,
+        trouble: Trouble,
+    },
+    Trouble(Trouble),
+}
+
+fn answered(s: State, a: Answer, rules: &Rules<'_>) -> Answered {
+    let Answer {
+        status,
+        range_start,
+        error_code,
+        url,
+        via_stored,
+    } = a;
     // A 206 to a request without a Range is not an answer to it: it falls
     // through to the failures below.
     if status == StatusCode::PARTIAL_CONTENT && s.range().is_some() {
         if range_start == Some(s.offset) {
-            return Step::Read;
+            return Answered::Read;
         }
-        return Step::Fail(CreateError::Http(HttpError::Protocol {
+        return Answered::Trouble(Trouble::Fail(CreateError::Http(HttpError::Protocol {
             url,
             detail: format!(
                 "asked for bytes from {} on, the server sent a range starting at {}",
                 s.offset,
                 range_start.map_or("an unreadable place".to_string(), |s| s.to_string())
             ),
-        }));
+        })));
     }
     if status == StatusCode::OK {
-        return match (held, rules.held) {
-            (false, _) => Step::Read,
-            (true, Held::OnDisk) => Step::RestartAndRead,
-            (true, Held::HandedOn) => Step::SkipAndRead { skip: s.offset },
+        return Answered::Whole;
+    }
+    let stored_refused = via_stored && status.is_client_error() && !s.asked_again;
+    let refused = status == StatusCode::RANGE_NOT_SATISFIABLE;
+    let trouble = if let (Some(hint), 401 | 403) = (rules.denied_hint, status.as_u16()) {
+        Trouble::Fail(CreateError::Hub(HubError::Denied {
+            label: rules.label.to_string(),
+            url: url.clone(),
+            status,
+            hint: hint.to_string(),
+        }))
+    } else {
+        let e = HttpError::Status {
+            url: url.clone(),
+            status: status.as_u16(),
+            error_code,
+            message: None,
         };
-    }
-    if via_stored && status.is_client_error() && !s.asked_again {
-        return Step::AskOriginal;
-    }
-    if status == StatusCode::RANGE_NOT_SATISFIABLE {
-        match rules.held {
-            Held::OnDisk if held => return Step::RestartAndAsk,
-            Held::OnDisk => {}
-            Held::HandedOn => return Step::Fail(shorter_than_listed(s, url, rules)),
-        }
-    }
-    if let (Some(hint), 401 | 403) = (rules.denied_hint, status.as_u16()) {
-        return Step::Fail(CreateError::Hub(format!(
-            "{}: {url} answered {status}; {hint}",
-            rules.label
-        )));
-    }
-    let e = HttpError::Status {
-        url,
-        status: status.as_u16(),
-        error_code,
-        message: None,
+        retry_or_fail(s, e, rules)
     };
-    retry_or_fail(s, e, rules)
+    if stored_refused {
+        Answered::StoredRefused(trouble)
+    } else if refused {
+        Answered::Refused { url, trouble }
+    } else {
+        Answered::Trouble(trouble)
+    }
 }
 
 /// A 416 when the bytes held cannot be dropped: the server's file is
@@ -243,46 +283,59 @@ fn shorter_than_listed(s: State, url: String, rules: &Rules<'_>) -> CreateError 
     })
 }
 
-/// `n` bytes of the body arrived.
-fn chunk(s: State, n: u64, rules: &Rules<'_>) -> Step {
+/// `n` bytes of a download into the cache arrived: taken whole, or a
+/// failure when they run past the file's size. Read to the body's end, so
+/// that a body longer than the file is seen.
+pub(crate) fn file_chunk(s: State, n: u64, rules: &Rules<'_>) -> Result<(), CreateError> {
+    if s.offset.saturating_add(n) > s.size {
+        return Err(CreateError::WrongSize {
+            what: rules.label.to_string(),
+            expected: s.size,
+            actual: s.offset.saturating_add(n),
+        });
+    }
+    Ok(())
+}
+
+/// `n` bytes of a piece's body arrived: stop at the piece's end.
+pub(crate) fn piece_chunk(s: State, n: u64) -> Take {
     let skip = s.skip.min(n);
-    let rest = n - skip;
-    match rules.held {
-        Held::OnDisk if s.offset.saturating_add(rest) > s.size => {
-            Step::Fail(CreateError::WrongSize {
-                what: rules.label.to_string(),
-                expected: s.size,
-                actual: s.offset.saturating_add(rest),
-            })
-        }
-        // Read to the body's end, so that a body longer than the file is
-        // seen (the step above).
-        Held::OnDisk => Step::Take {
-            skip,
-            keep: rest,
-            last: false,
-        },
-        // Stop at the end: a whole body sent for a piece carries the bytes
-        // of the pieces after it. (The bundle checks the blob's hash.)
-        Held::HandedOn => {
-            let keep = rest.min(s.end.saturating_sub(s.offset));
-            Step::Take {
-                skip,
-                keep,
-                last: s.offset + keep >= s.end,
-            }
-        }
+    let keep = (n - skip).min(s.end.saturating_sub(s.offset));
+    Take {
+        skip,
+        keep,
+        last: s.offset + keep >= s.end,
+    }
+}
+
+/// How an attempt ends when its body stopped.
+pub(crate) fn stopped(s: State, stop: Stop, rules: &Rules<'_>) -> Ending {
+    match stop {
+        Stop::Ended { .. } if s.complete() => Ending::Done,
+        // Cut off without an error: resumed like any drop.
+        Stop::Ended { url } => Ending::Trouble(retry_or_fail(
+            s,
+            HttpError::Cut {
+                url,
+                how: CutShort::EndedEarly {
+                    got: s.offset,
+                    size: s.size,
+                },
+            },
+            rules,
+        )),
+        Stop::Failed(e) => Ending::Trouble(retry_or_fail(s, e, rules)),
     }
 }
 
 /// Another attempt when the failure is worth one and attempts are left.
-fn retry_or_fail(s: State, e: HttpError, rules: &Rules<'_>) -> Step {
+pub(crate) fn retry_or_fail(s: State, e: HttpError, rules: &Rules<'_>) -> Trouble {
     if e.is_retryable() && s.attempt < rules.retry.attempts {
-        Step::Retry {
+        Trouble::Retry {
             wait: rules.retry.backoff(s.attempt),
             error: e,
         }
     } else {
-        Step::Fail(CreateError::Http(e.tried(s.attempt)))
+        Trouble::Fail(CreateError::Http(e.tried(s.attempt)))
     }
 }

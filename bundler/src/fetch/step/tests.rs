@@ -1,25 +1,30 @@
-//! Every decision of [`next_step`], as tables: one for a file fetched into
-//! the cache (what is held can be dropped), one for a piece of a tar
-//! bundle (what is held was handed on).
+//! Every decision of the download steps, as tables: one for a file fetched
+//! into the cache (what is held can be dropped), one for a piece of a tar
+//! bundle (what is held was handed on). [`next_step`] sends each event of
+//! a row to the function its driver calls for it (`tables.rs`).
 
 use super::*;
 
 const URL: &str = "http://h/f";
 
-fn rules(denied_hint: Option<&str>) -> Rules<'_> {
+use super::tables::*;
+
+fn rules(denied_hint: Option<&str>) -> TestRules<'_> {
     rules_for(Held::OnDisk, denied_hint)
 }
 
-fn rules_for(held: Held, denied_hint: Option<&str>) -> Rules<'_> {
-    Rules {
+fn rules_for(held: Held, denied_hint: Option<&str>) -> TestRules<'_> {
+    TestRules {
         held,
-        retry: RetryPolicy {
-            attempts: 3,
-            first_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(1),
+        rules: Rules {
+            retry: RetryPolicy {
+                attempts: 3,
+                first_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_secs(1),
+            },
+            label: "o/r t a",
+            denied_hint,
         },
-        label: "o/r t a",
-        denied_hint,
     }
 }
 

@@ -21,7 +21,7 @@ use reqwest::Url;
 use serde::Deserialize;
 
 use crate::cache::Expect;
-use crate::error::CreateError;
+use crate::error::{CreateError, HubError};
 use crate::fetch::Download;
 use crate::http::{Http, HttpError, link_next};
 use crate::plan::{Plan, PlannedFile, PlannedRepo};
@@ -90,32 +90,34 @@ fn hub_error(spec: &RepoSpec, endpoint: &str, have_token: bool, e: HttpError) ->
     else {
         return e.into();
     };
-    let w = what(spec);
-    let said = message
-        .as_deref()
-        .map(|m| format!(" (the Hub said: {m})"))
-        .unwrap_or_default();
-    let token = if have_token {
-        "HF_TOKEN is set, but the Hub refused it: check that its account has accepted the repository's terms and the token can read it"
-    } else {
-        "set HF_TOKEN to a token of an account that has accepted its terms"
-    };
-    let msg = match (error_code.as_deref(), status) {
-        (Some("GatedRepo"), _) | (_, 401) | (_, 403) => {
-            format!("{w}: the repository is gated or private ({status}){said}; {token}")
-        }
-        (Some("RevisionNotFound"), _) => {
-            format!("{w}: {endpoint} has no revision {}{said}", spec.revision)
-        }
-        (Some("RepoNotFound"), _) | (_, 404) => format!(
-            "{w}: {endpoint} has no such repository{said}; check the name (if it is private or gated, {token})"
-        ),
+    let (what, message) = (what(spec), message.clone());
+    let fault = match (error_code.as_deref(), status) {
+        (Some("GatedRepo"), _) | (_, 401) | (_, 403) => HubError::Gated {
+            what,
+            status,
+            message,
+            have_token,
+        },
+        (Some("RevisionNotFound"), _) => HubError::NoRevision {
+            what,
+            endpoint: endpoint.to_string(),
+            revision: spec.revision.clone(),
+            message,
+        },
+        (Some("RepoNotFound"), _) | (_, 404) => HubError::NoRepository {
+            what,
+            endpoint: endpoint.to_string(),
+            message,
+            have_token,
+        },
         _ => return e.into(),
     };
-    CreateError::Hub(msg)
+    fault.into()
 }
 
-/// Resolves, lists and plans one repository.
+/// Resolves, lists and plans one repository: the revision resolved to its
+/// commit, the tree at the commit listed, the files the globs choose
+/// selected and planned, and what the Hub says of them asked for.
 pub async fn plan(
     http: &Http,
     endpoint: &str,
@@ -124,186 +126,21 @@ pub async fn plan(
     allow_missing: bool,
     plan: &mut Plan,
 ) -> Result<(), CreateError> {
-    let plural = spec.kind.api_plural();
-    let w = what(spec);
-    let url = format!(
-        "{endpoint}/api/{plural}/{}/revision/{}",
-        spec.id,
-        utf8_percent_encode(&spec.revision, SEGMENT)
-    );
-    let (body, _) = http
-        .get_small(&url, Some("application/json"), MAX_PAGE)
-        .await
-        .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
-    let rev: RevisionJson = serde_json::from_slice(&body)
-        .map_err(|e| CreateError::hub_answer(&w, &url, "revision object", e))?;
-    let commit = rev.sha.unwrap_or_default().to_ascii_lowercase();
-    let Ok(commit) = GitOid::parse_exact("commit", &commit) else {
-        return Err(CreateError::Hub(format!(
-            "{w}: the Hub's revision answer has no 40-hex commit `sha` (found {commit:?})"
-        )));
-    };
-
+    let (commit, licence) = resolve(http, endpoint, have_token, spec).await?;
     let ref_kind = ref_kind(http, endpoint, have_token, spec, &commit).await?;
-    let licence = rev.licence.licence();
-
-    // Every page of the recursive tree at the commit.
-    let mut entries: Vec<TreeEntry> = Vec::new();
-    let first = format!(
-        "{endpoint}/api/{plural}/{}/tree/{commit}?recursive=true&expand=false",
-        spec.id
-    );
-    let mut next = Some(first);
-    // A page asked for twice is a listing that loops; more pages than the
-    // cap is one that does not end.
-    let mut seen = std::collections::HashSet::new();
-    let max_pages = http.limits.max_pages;
-    while let Some(page_url) = next.take() {
-        if seen.len() >= max_pages {
-            return Err(CreateError::Hub(format!(
-                "{w}: the tree listing has more than {max_pages} pages (the last asked for was \
-                 {}); refusing a listing that does not end",
-                shown(&page_url)
-            )));
-        }
-        seen.insert(page_url.clone());
-        let (body, headers) = http
-            .get_small(&page_url, Some("application/json"), MAX_PAGE)
-            .await
-            .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
-        let mut page: Vec<TreeEntry> = serde_json::from_slice(&body)
-            .map_err(|e| CreateError::hub_answer(&w, &page_url, "tree listing", e))?;
-        entries.append(&mut page);
-        let base = Url::parse(&page_url).map_err(|source| HttpError::BadUrl {
-            url: page_url.clone(),
-            what: "not a URL",
-            source,
-        })?;
-        next = link_next(&headers, &base).map(|u| u.to_string());
-        if let Some(n) = &next
-            && seen.contains(n)
-        {
-            return Err(CreateError::Hub(format!(
-                "{w}: the tree listing loops: {} names {} as its next page \
-                 (`Link: rel=\"next\"`), which was already fetched",
-                shown(&page_url),
-                shown(n)
-            )));
-        }
-    }
-
-    let globs = glob_set(spec)?;
-    let denied = format!(
-        "the repository is gated or private; {}",
-        if have_token {
-            "HF_TOKEN is set, but the Hub refused it: check that its account has accepted the \
-             repository's terms and the token can read it"
-        } else {
-            "set HF_TOKEN to a token of an account that has accepted its terms (it is sent to the \
-             Hub only)"
-        }
-    );
-    let mut files = Vec::new();
-    let mut all_paths = Vec::new();
-    for e in entries.into_iter().filter(|e| e.kind == "file") {
-        check_relative_path("Hub file path", &e.path)?;
-        all_paths.push(e.path.clone());
-        if let Some(g) = &globs
-            && !g.is_match(&e.path)
-        {
-            continue;
-        }
-        let oid = e.oid.clone().unwrap_or_default().to_ascii_lowercase();
-        let Ok(oid) = GitOid::parse_exact("git oid", &oid) else {
-            return Err(CreateError::Hub(format!(
-                "{w}: {}: the tree gives no 40-hex git oid (found {oid:?})",
-                e.path
-            )));
-        };
-        let label = format!("{} {}", spec.id, e.path);
-        let url = format!(
-            "{endpoint}/{}{}/resolve/{commit}/{}",
-            spec.kind.url_prefix(),
-            spec.id,
-            utf8_percent_encode(&e.path, PATH)
-        );
-        let file = match &e.lfs {
-            Some(lfs) => {
-                let sha = lfs.oid.trim_start_matches("sha256:").to_ascii_lowercase();
-                let Ok(sha) = Sha256::parse_exact("LFS oid", &sha) else {
-                    return Err(CreateError::Hub(format!(
-                        "{w}: {}: its LFS oid {:?} is not a sha256",
-                        e.path, lfs.oid
-                    )));
-                };
-                if lfs.size != e.size {
-                    return Err(CreateError::Hub(format!(
-                        "{w}: {}: the tree lists size {} but LFS size {}",
-                        e.path, e.size, lfs.size
-                    )));
-                }
-                plan.download(Download {
-                    label,
-                    url,
-                    size: lfs.size,
-                    expect: Expect::Sha256(sha.clone()),
-                    denied_hint: Some(denied.clone()),
-                });
-                PlannedFile {
-                    path: e.path.clone(),
-                    size: lfs.size,
-                    git_oid: oid,
-                    lfs_sha256: Some(sha),
-                }
-            }
-            None => {
-                plan.download(Download {
-                    label,
-                    url,
-                    size: e.size,
-                    expect: Expect::GitBlobSha1(oid.clone()),
-                    denied_hint: Some(denied.clone()),
-                });
-                // Its sha256 is known once the bytes are fetched and hashed.
-                PlannedFile {
-                    path: e.path.clone(),
-                    size: e.size,
-                    git_oid: oid,
-                    lfs_sha256: None,
-                }
-            }
-        };
-        files.push(file);
-    }
+    let entries = list(http, endpoint, have_token, spec, &commit).await?;
+    let (files, all_paths) = select(endpoint, have_token, spec, &commit, entries, plan)?;
     if files.is_empty() {
-        all_paths.sort();
-        let have = if all_paths.is_empty() {
-            "no files at all".to_string()
-        } else {
-            let n = all_paths.len();
-            let mut s = all_paths
-                .into_iter()
-                .take(40)
-                .collect::<Vec<_>>()
-                .join(", ");
-            if n > 40 {
-                s.push_str(&format!(" and {} more", n - 40));
-            }
-            s
-        };
-        let reason = if spec.patterns.is_empty() {
-            format!("the repository has no files at commit {commit}")
-        } else {
-            format!(
-                "no file at commit {commit} matches {}; it has: {have}",
-                spec.patterns.join(",")
-            )
-        };
+        let reason = nothing_chosen(spec, &commit, all_paths);
         if allow_missing {
-            plan.gap(w, reason);
+            plan.gap(what(spec), reason);
             return Ok(());
         }
-        return Err(CreateError::Hub(format!("{w}: {reason}")));
+        return Err(HubError::NothingChosen {
+            what: what(spec),
+            reason,
+        }
+        .into());
     }
     let chosen: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let scans = evidence::scans(http, endpoint, have_token, spec, commit.as_str(), &chosen).await?;
@@ -325,6 +162,223 @@ pub async fn plan(
         files,
     });
     Ok(())
+}
+
+/// The revision asked for, resolved to its commit; with the card's
+/// licence the same answer carries.
+async fn resolve(
+    http: &Http,
+    endpoint: &str,
+    have_token: bool,
+    spec: &RepoSpec,
+) -> Result<(GitOid, Option<String>), CreateError> {
+    let w = what(spec);
+    let url = format!(
+        "{endpoint}/api/{}/{}/revision/{}",
+        spec.kind.api_plural(),
+        spec.id,
+        utf8_percent_encode(&spec.revision, SEGMENT)
+    );
+    let (body, _) = http
+        .get_small(&url, Some("application/json"), MAX_PAGE)
+        .await
+        .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+    let rev: RevisionJson = serde_json::from_slice(&body)
+        .map_err(|e| CreateError::hub_answer(&w, &url, "revision object", e))?;
+    let commit = rev.sha.unwrap_or_default().to_ascii_lowercase();
+    let Ok(commit) = GitOid::parse_exact("commit", &commit) else {
+        return Err(HubError::NoCommit {
+            what: w,
+            found: commit,
+        }
+        .into());
+    };
+    Ok((commit, rev.licence.licence()))
+}
+
+/// Every entry of every page of the recursive tree at `commit`. A page
+/// asked for twice is a listing that loops; more pages than the cap is
+/// one that does not end.
+async fn list(
+    http: &Http,
+    endpoint: &str,
+    have_token: bool,
+    spec: &RepoSpec,
+    commit: &GitOid,
+) -> Result<Vec<TreeEntry>, CreateError> {
+    let w = what(spec);
+    let mut entries: Vec<TreeEntry> = Vec::new();
+    let first = format!(
+        "{endpoint}/api/{}/{}/tree/{commit}?recursive=true&expand=false",
+        spec.kind.api_plural(),
+        spec.id
+    );
+    let mut next = Some(first);
+    let mut seen = std::collections::HashSet::new();
+    let max_pages = http.limits.max_pages;
+    while let Some(page_url) = next.take() {
+        if seen.len() >= max_pages {
+            return Err(HubError::EndlessTree {
+                what: w,
+                max_pages,
+                last: shown(&page_url),
+            }
+            .into());
+        }
+        seen.insert(page_url.clone());
+        let (body, headers) = http
+            .get_small(&page_url, Some("application/json"), MAX_PAGE)
+            .await
+            .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+        let mut page: Vec<TreeEntry> = serde_json::from_slice(&body)
+            .map_err(|e| CreateError::hub_answer(&w, &page_url, "tree listing", e))?;
+        entries.append(&mut page);
+        let base = Url::parse(&page_url).map_err(|source| HttpError::BadUrl {
+            url: page_url.clone(),
+            what: "not a URL",
+            source,
+        })?;
+        next = link_next(&headers, &base).map(|u| u.to_string());
+        if let Some(n) = &next
+            && seen.contains(n)
+        {
+            return Err(HubError::TreeLoops {
+                what: w,
+                page: shown(&page_url),
+                next: shown(n),
+            }
+            .into());
+        }
+    }
+    Ok(entries)
+}
+
+/// The files of `entries` the globs choose, each planned for download by
+/// commit; with the path of every file (chosen or not).
+fn select(
+    endpoint: &str,
+    have_token: bool,
+    spec: &RepoSpec,
+    commit: &GitOid,
+    entries: Vec<TreeEntry>,
+    plan: &mut Plan,
+) -> Result<(Vec<PlannedFile>, Vec<String>), CreateError> {
+    let globs = glob_set(spec)?;
+    let denied = format!(
+        "the repository is gated or private; {}",
+        if have_token {
+            "HF_TOKEN is set, but the Hub refused it: check that its account has accepted the \
+             repository's terms and the token can read it"
+        } else {
+            "set HF_TOKEN to a token of an account that has accepted its terms (it is sent to the \
+             Hub only)"
+        }
+    );
+    let mut files = Vec::new();
+    let mut all_paths = Vec::new();
+    for e in entries.into_iter().filter(|e| e.kind == "file") {
+        check_relative_path("Hub file path", &e.path)?;
+        all_paths.push(e.path.clone());
+        if let Some(g) = &globs
+            && !g.is_match(&e.path)
+        {
+            continue;
+        }
+        let (file, expect) = planned_file(spec, &e)?;
+        plan.download(Download {
+            label: format!("{} {}", spec.id, e.path),
+            url: format!(
+                "{endpoint}/{}{}/resolve/{commit}/{}",
+                spec.kind.url_prefix(),
+                spec.id,
+                utf8_percent_encode(&e.path, PATH)
+            ),
+            size: file.size,
+            expect,
+            denied_hint: Some(denied.clone()),
+        });
+        files.push(file);
+    }
+    Ok((files, all_paths))
+}
+
+/// A file of the tree as planned, and what its bytes must hash to: the
+/// LFS sha256 for an LFS file, else the git blob sha1 (its sha256 is known
+/// once the bytes are fetched and hashed).
+fn planned_file(spec: &RepoSpec, e: &TreeEntry) -> Result<(PlannedFile, Expect), CreateError> {
+    let w = what(spec);
+    let oid = e.oid.clone().unwrap_or_default().to_ascii_lowercase();
+    let Ok(oid) = GitOid::parse_exact("git oid", &oid) else {
+        return Err(HubError::NoGitOid {
+            what: w,
+            path: e.path.clone(),
+            found: oid,
+        }
+        .into());
+    };
+    let Some(lfs) = &e.lfs else {
+        let expect = Expect::GitBlobSha1(oid.clone());
+        let file = PlannedFile {
+            path: e.path.clone(),
+            size: e.size,
+            git_oid: oid,
+            lfs_sha256: None,
+        };
+        return Ok((file, expect));
+    };
+    let sha = lfs.oid.trim_start_matches("sha256:").to_ascii_lowercase();
+    let Ok(sha) = Sha256::parse_exact("LFS oid", &sha) else {
+        return Err(HubError::LfsOid {
+            what: w,
+            path: e.path.clone(),
+            oid: lfs.oid.clone(),
+        }
+        .into());
+    };
+    if lfs.size != e.size {
+        return Err(HubError::LfsSize {
+            what: w,
+            path: e.path.clone(),
+            tree: e.size,
+            lfs: lfs.size,
+        }
+        .into());
+    }
+    let file = PlannedFile {
+        path: e.path.clone(),
+        size: lfs.size,
+        git_oid: oid,
+        lfs_sha256: Some(sha.clone()),
+    };
+    Ok((file, Expect::Sha256(sha)))
+}
+
+/// Why a repository gives no file: it has none, or none the globs match
+/// (naming the first 40 it has).
+fn nothing_chosen(spec: &RepoSpec, commit: &GitOid, mut all_paths: Vec<String>) -> String {
+    all_paths.sort();
+    let have = if all_paths.is_empty() {
+        "no files at all".to_string()
+    } else {
+        let n = all_paths.len();
+        let mut s = all_paths
+            .into_iter()
+            .take(40)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if n > 40 {
+            s.push_str(&format!(" and {} more", n - 40));
+        }
+        s
+    };
+    if spec.patterns.is_empty() {
+        format!("the repository has no files at commit {commit}")
+    } else {
+        format!(
+            "no file at commit {commit} matches {}; it has: {have}",
+            spec.patterns.join(",")
+        )
+    }
 }
 
 /// Whether the revision asked for is a branch, a tag or a commit, as the
@@ -356,11 +410,12 @@ async fn ref_kind(
             return Ok(no_refs_listing(spec, &url));
         }
         Err(e) => {
-            return Err(CreateError::Hub(format!(
-                "{}: listing its branches and tags ({url}) failed: {}",
-                what(spec),
-                llmgw_shared::chain(&hub_error(spec, endpoint, have_token, e))
-            )));
+            return Err(HubError::Refs {
+                what: what(spec),
+                url,
+                error: Box::new(hub_error(spec, endpoint, have_token, e)),
+            }
+            .into());
         }
     };
     let refs: RefsJson = serde_json::from_slice(&body)

@@ -20,15 +20,15 @@
 use llmgw_shared::manifest::{
     Asset, DigestSource, LLMGW_ENGINE, PublisherDigest, Release, ReleaseSignature,
 };
-use llmgw_shared::parse_sha256sums;
 use llmgw_shared::signing::{self, PublicKey, Signature};
+use llmgw_shared::{Sha256, parse_sha256sums};
 
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
-use crate::sources::github::{self, MAX_SMALL_FILE};
+use crate::sources::github::{self, AssetJson, MAX_SMALL_FILE, ReleaseJson};
 use crate::spec::LlmgwSpec;
 
 pub const SUMS: &str = "SHA256SUMS";
@@ -88,7 +88,9 @@ pub fn target_of(name: &str) -> Target {
 }
 
 /// Finds the release (`VERSION` as the tag, else `vVERSION`), verifies its
-/// signed checksums and plans the assets for `arches`.
+/// signed checksums and plans the assets for `arches`: keys read, release
+/// found, checksums verified, then the signed files and the assets they
+/// list for these nodes planned.
 pub async fn plan(
     http: &Http,
     cache: &Cache,
@@ -97,115 +99,16 @@ pub async fn plan(
     allow_missing: bool,
     plan: &mut Plan,
 ) -> Result<(), CreateError> {
-    // Keys first: a missing or broken key file is the operator's to fix
-    // before anything is fetched.
-    let mut keys = Vec::new();
-    for path in &spec.trust {
-        let text = std::fs::read_to_string(path).map_err(|e| CreateError::io(path, e))?;
-        let k = PublicKey::parse(&path.display().to_string(), &text).map_err(|source| {
-            CreateError::Signature {
-                what: format!("--trust {}", path.display()),
-                error: Box::new(source),
-            }
-        })?;
-        keys.push(k);
-    }
-
-    let mut release = github::fetch_release(http, &spec.api, &spec.repo, &spec.version).await?;
-    if release.is_none() && !spec.version.starts_with('v') {
-        let v = format!("v{}", spec.version);
-        release = github::fetch_release(http, &spec.api, &spec.repo, &v).await?;
-    }
-    let Some(release) = release else {
-        return Err(CreateError::MissingRelease {
-            what: format!("--llmgw {}", spec.version),
-            detail: format!(
-                "{} has no release {} of {} (tried the tag with and without a leading v)",
-                spec.api, spec.version, spec.repo
-            ),
-        });
-    };
+    let keys = read_keys(spec)?;
+    let release = find(http, spec).await?;
     let tag = release.tag_name.clone();
     let who = format!("{} {tag}", spec.repo);
-
-    // The signature, before anything else of the release.
-    let need = |name: &str| {
-        release.asset(name).ok_or_else(|| CreateError::Signature {
-            what: who.clone(),
-            error: Box::new(signing::SigningError::BadSignature {
-                what: name.to_string(),
-                reason: signing::SignatureFault::Absent {
-                    name: name.to_string(),
-                    release_has: release.names_for_message(),
-                },
-            }),
-        })
-    };
-    let sums_asset = need(SUMS)?.clone();
-    let sig_asset = need(MINISIG)?.clone();
-    let (sig_bytes, _) = http
-        .get_small(&sig_asset.browser_download_url, None, MAX_SMALL_FILE)
-        .await?;
-    let (sums_bytes, _) = http
-        .get_small(&sums_asset.browser_download_url, None, MAX_SMALL_FILE)
-        .await?;
-    let sig_text = String::from_utf8_lossy(&sig_bytes);
-    let sig_what = format!("{who} {MINISIG}");
-    let sig = Signature::parse(&sig_what, &sig_text).map_err(|source| CreateError::Signature {
-        what: who.clone(),
-        error: Box::new(source),
-    })?;
-    let key_id = signing::verify_with_trusted(&format!("{who} {SUMS}"), &sums_bytes, &sig, &keys)
-        .map_err(|source| CreateError::Signature {
-        what: format!("--llmgw {}", spec.version),
-        error: Box::new(source.with_fix(TRUST_FIX)),
-    })?;
-    // Import refuses a signature made for another tag; so does create.
-    signing::check_release_comment(&format!("{who} {SUMS}"), &sig, &tag).map_err(|source| {
-        CreateError::Signature {
-            what: format!("--llmgw {}", spec.version),
-            error: Box::new(source),
-        }
-    })?;
-
-    // Now the signed list, and the assets it names for these nodes.
-    let text = String::from_utf8_lossy(&sums_bytes);
-    let lines = parse_sha256sums(&format!("{who} {SUMS}"), &text)?;
-    let mut assets = Vec::new();
-    for (name, bytes) in [(SUMS, &sums_bytes), (MINISIG, &sig_bytes)] {
-        let (sha, path) = cache
-            .put_bytes(bytes)
-            .map_err(|e| CreateError::io(cache.root(), e))?;
-        let a = release.asset(name).cloned();
-        let mut digests = vec![PublisherDigest {
-            source: DigestSource::MinisignVerified,
-            value: sha.to_string(),
-        }];
-        if let Some(a) = &a
-            && let Some(gh) = github::github_digest(&spec.repo, &tag, a)?
-        {
-            check_same(
-                &who,
-                name,
-                "GitHub's asset digest",
-                &gh,
-                "the bytes verified",
-                &sha,
-            )?;
-            digests.push(PublisherDigest {
-                source: DigestSource::GithubAssetDigest,
-                value: gh.into(),
-            });
-        }
-        plan.stored.push((sha.clone(), path, bytes.len() as u64));
-        assets.push(Asset {
-            name: name.to_string(),
-            size: bytes.len() as u64,
-            sha256: sha,
-            publisher_digests: digests,
-            content_type: a.and_then(|a| a.content_type),
-        });
-    }
+    let signed = verify(http, spec, &release, &who, &keys).await?;
+    let lines = parse_sha256sums(
+        &format!("{who} {SUMS}"),
+        &String::from_utf8_lossy(&signed.sums),
+    )?;
+    let mut assets = carry_signed(cache, spec, &release, &who, &signed, plan)?;
     for line in lines {
         if line.name == SUMS || line.name == MINISIG {
             continue;
@@ -233,38 +136,7 @@ pub async fn plan(
                 have: release.names_for_message(),
             });
         };
-        let mut digests = vec![PublisherDigest {
-            source: DigestSource::Sha256Sums,
-            value: line.sha256.to_string(),
-        }];
-        if let Some(gh) = github::github_digest(&spec.repo, &tag, a)? {
-            check_same(
-                &who,
-                &a.name,
-                SUMS,
-                &line.sha256,
-                "GitHub's asset digest",
-                &gh,
-            )?;
-            digests.push(PublisherDigest {
-                source: DigestSource::GithubAssetDigest,
-                value: gh.into(),
-            });
-        }
-        plan.download(Download {
-            label: format!("{who} {}", a.name),
-            url: a.browser_download_url.clone(),
-            size: a.size,
-            expect: Expect::Sha256(line.sha256.clone()),
-            denied_hint: None,
-        });
-        assets.push(Asset {
-            name: a.name.clone(),
-            size: a.size,
-            sha256: line.sha256,
-            publisher_digests: digests,
-            content_type: a.content_type.clone(),
-        });
+        assets.push(listed_asset(spec, &tag, &who, a, line.sha256, plan)?);
     }
     plan.releases.push(Release {
         repo: llmgw_shared::RepoId::parse("release repository", &spec.repo)?,
@@ -276,10 +148,190 @@ pub async fn plan(
         signature: Some(ReleaseSignature {
             sums: SUMS.to_string(),
             minisig: MINISIG.to_string(),
-            key_id,
+            key_id: signed.key_id,
         }),
     });
     Ok(())
+}
+
+/// The `--trust` keys, read first: a missing or broken key file is the
+/// operator's to fix before anything is fetched.
+fn read_keys(spec: &LlmgwSpec) -> Result<Vec<PublicKey>, CreateError> {
+    let mut keys = Vec::new();
+    for path in &spec.trust {
+        let text = std::fs::read_to_string(path).map_err(|e| CreateError::io(path, e))?;
+        let k = PublicKey::parse(&path.display().to_string(), &text).map_err(|source| {
+            CreateError::Signature {
+                what: format!("--trust {}", path.display()),
+                error: Box::new(source),
+            }
+        })?;
+        keys.push(k);
+    }
+    Ok(keys)
+}
+
+/// The release tagged `VERSION`, else `vVERSION`.
+async fn find(http: &Http, spec: &LlmgwSpec) -> Result<ReleaseJson, CreateError> {
+    let mut release = github::fetch_release(http, &spec.api, &spec.repo, &spec.version).await?;
+    if release.is_none() && !spec.version.starts_with('v') {
+        let v = format!("v{}", spec.version);
+        release = github::fetch_release(http, &spec.api, &spec.repo, &v).await?;
+    }
+    release.ok_or_else(|| CreateError::MissingRelease {
+        what: format!("--llmgw {}", spec.version),
+        detail: format!(
+            "{} has no release {} of {} (tried the tag with and without a leading v)",
+            spec.api, spec.version, spec.repo
+        ),
+    })
+}
+
+/// `SHA256SUMS` and its signature, verified with a trusted key.
+struct Signed {
+    sums: Vec<u8>,
+    sig: Vec<u8>,
+    /// The key that signed it.
+    key_id: String,
+}
+
+/// Fetches `SHA256SUMS` and its signature, before anything else of the
+/// release, and verifies them with `keys`, for the release's own tag.
+async fn verify(
+    http: &Http,
+    spec: &LlmgwSpec,
+    release: &ReleaseJson,
+    who: &str,
+    keys: &[PublicKey],
+) -> Result<Signed, CreateError> {
+    let need = |name: &str| {
+        release.asset(name).ok_or_else(|| CreateError::Signature {
+            what: who.to_string(),
+            error: Box::new(signing::SigningError::BadSignature {
+                what: name.to_string(),
+                reason: signing::SignatureFault::Absent {
+                    name: name.to_string(),
+                    release_has: release.names_for_message(),
+                },
+            }),
+        })
+    };
+    let sums_asset = need(SUMS)?.clone();
+    let sig_asset = need(MINISIG)?.clone();
+    let (sig_bytes, _) = http
+        .get_small(&sig_asset.browser_download_url, None, MAX_SMALL_FILE)
+        .await?;
+    let (sums_bytes, _) = http
+        .get_small(&sums_asset.browser_download_url, None, MAX_SMALL_FILE)
+        .await?;
+    let sig_text = String::from_utf8_lossy(&sig_bytes);
+    let sig_what = format!("{who} {MINISIG}");
+    let sig = Signature::parse(&sig_what, &sig_text).map_err(|source| CreateError::Signature {
+        what: who.to_string(),
+        error: Box::new(source),
+    })?;
+    let key_id = signing::verify_with_trusted(&format!("{who} {SUMS}"), &sums_bytes, &sig, keys)
+        .map_err(|source| CreateError::Signature {
+            what: format!("--llmgw {}", spec.version),
+            error: Box::new(source.with_fix(TRUST_FIX)),
+        })?;
+    // Import refuses a signature made for another tag; so does create.
+    signing::check_release_comment(&format!("{who} {SUMS}"), &sig, &release.tag_name).map_err(
+        |source| CreateError::Signature {
+            what: format!("--llmgw {}", spec.version),
+            error: Box::new(source),
+        },
+    )?;
+    Ok(Signed {
+        sums: sums_bytes,
+        sig: sig_bytes,
+        key_id,
+    })
+}
+
+/// `SHA256SUMS` and its signature as assets, stored from the bytes
+/// verified (so that import can verify them again on the far side).
+fn carry_signed(
+    cache: &Cache,
+    spec: &LlmgwSpec,
+    release: &ReleaseJson,
+    who: &str,
+    signed: &Signed,
+    plan: &mut Plan,
+) -> Result<Vec<Asset>, CreateError> {
+    let mut assets = Vec::new();
+    for (name, bytes) in [(SUMS, &signed.sums), (MINISIG, &signed.sig)] {
+        let (sha, path) = cache
+            .put_bytes(bytes)
+            .map_err(|e| CreateError::io(cache.root(), e))?;
+        let a = release.asset(name).cloned();
+        let mut digests = vec![PublisherDigest {
+            source: DigestSource::MinisignVerified,
+            value: sha.to_string(),
+        }];
+        if let Some(a) = &a
+            && let Some(gh) = github::github_digest(&spec.repo, &release.tag_name, a)?
+        {
+            check_same(
+                who,
+                name,
+                "GitHub's asset digest",
+                &gh,
+                "the bytes verified",
+                &sha,
+            )?;
+            digests.push(PublisherDigest {
+                source: DigestSource::GithubAssetDigest,
+                value: gh.into(),
+            });
+        }
+        plan.stored.push((sha.clone(), path, bytes.len() as u64));
+        assets.push(Asset {
+            name: name.to_string(),
+            size: bytes.len() as u64,
+            sha256: sha,
+            publisher_digests: digests,
+            content_type: a.and_then(|a| a.content_type),
+        });
+    }
+    Ok(assets)
+}
+
+/// An asset `SHA256SUMS` lists with `sha256`, planned for download against it
+/// (and GitHub's digest of it, when GitHub gives one).
+fn listed_asset(
+    spec: &LlmgwSpec,
+    tag: &str,
+    who: &str,
+    a: &AssetJson,
+    sha256: Sha256,
+    plan: &mut Plan,
+) -> Result<Asset, CreateError> {
+    let mut digests = vec![PublisherDigest {
+        source: DigestSource::Sha256Sums,
+        value: sha256.to_string(),
+    }];
+    if let Some(gh) = github::github_digest(&spec.repo, tag, a)? {
+        check_same(who, &a.name, SUMS, &sha256, "GitHub's asset digest", &gh)?;
+        digests.push(PublisherDigest {
+            source: DigestSource::GithubAssetDigest,
+            value: gh.into(),
+        });
+    }
+    plan.download(Download {
+        label: format!("{who} {}", a.name),
+        url: a.browser_download_url.clone(),
+        size: a.size,
+        expect: Expect::Sha256(sha256.clone()),
+        denied_hint: None,
+    });
+    Ok(Asset {
+        name: a.name.clone(),
+        size: a.size,
+        sha256,
+        publisher_digests: digests,
+        content_type: a.content_type.clone(),
+    })
 }
 
 fn check_same(
