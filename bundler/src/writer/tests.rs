@@ -108,13 +108,9 @@ fn write(
                     ptx.send(Ok(Msg::Data(body[..n as usize].to_vec().into())))
                         .unwrap();
                     ptx.send(Ok(Msg::Flush)).unwrap();
-                    // The network went away.
-                    let cut = crate::http::HttpError::Cut {
+                    let cut = crate::http::HttpError::Protocol {
                         url: "http://h/f".into(),
-                        how: crate::http::CutShort::EndedEarly {
-                            got: n,
-                            size: body.len() as u64,
-                        },
+                        detail: "the network went away".into(),
                     };
                     ptx.send(Err(CreateError::Http(cut))).unwrap();
                     tx.try_send(Piece::for_test(k, 0, body.len() as u64, prx))
