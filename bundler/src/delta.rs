@@ -150,7 +150,7 @@ impl Delivery {
     pub fn trim(&self, plan: &mut Plan) {
         plan.downloads.retain(|d| !self.skips(&d.expect, d.size));
         plan.stored
-            .retain(|(sha, _, size)| !self.skips(&Expect::Sha256(sha.clone()), *size));
+            .retain(|s| !self.skips(&Expect::Sha256(s.sha256.clone()), s.size));
     }
 
     /// The manifest this run writes, from the whole plan's manifest: the

@@ -19,7 +19,7 @@ use crate::cache::{Cache, Expect};
 use crate::create::Options;
 use crate::delta::Delivery;
 use crate::error::CreateError;
-use crate::plan::Plan;
+use crate::plan::{Plan, Stored};
 use crate::sources::python::dry_run::{EnvSummary, summarise_envs};
 use crate::spec::CreateSpec;
 
@@ -90,6 +90,8 @@ pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, Create
     Ok(report(&planned.plan, &planned.envs, &delivery, &cache))
 }
 
+/// What the dry run says: each source's files, then the distinct blobs
+/// counted once (held, to fetch, to carry), then the delivery.
 fn report(
     plan: &Plan,
     envs: &[crate::sources::python::PlannedEnv],
@@ -97,16 +99,33 @@ fn report(
     cache: &Cache,
 ) -> DryRun {
     let skips = |sha: &Sha256, size: u64| delivery.skips(&Expect::Sha256(sha.clone()), size);
+    let sources = sources(plan, &skips);
+    let t = tally(plan, &skips, cache);
+    let (name, not_in_request) = delivered(delivery, &t.all);
+    DryRun {
+        sources,
+        environments: summarise_envs(envs),
+        distinct_files: t.all.len() + t.unknown.files,
+        distinct_bytes: t.all.values().sum::<u64>() + t.unknown.bytes,
+        held: t.held,
+        fetch: t.fetch,
+        cached_bytes: t.cached_bytes,
+        carry: t.carry,
+        sha256_unknown: t.unknown,
+        delivery: name,
+        not_in_request,
+        gaps: plan.gaps.clone(),
+    }
+}
+
+/// Each release, repository, image and chart of the plan with its files
+/// and what of them is carried (`skips`: what the delivery leaves out).
+fn sources(plan: &Plan, skips: &dyn Fn(&Sha256, u64) -> bool) -> Vec<SourceSummary> {
     let mut sources = Vec::new();
     for r in &plan.releases {
         let mut s = source(format!("release {} {}", r.repo, r.tag));
         for a in &r.assets {
-            s.files += 1;
-            s.bytes += a.size;
-            if !skips(&a.sha256, a.size) {
-                s.carry_files += 1;
-                s.carry_bytes += a.size;
-            }
+            s.count(a.size, !skips(&a.sha256, a.size));
         }
         sources.push(s);
     }
@@ -117,18 +136,15 @@ fn report(
         };
         let mut s = source(format!("{kind} {}@{}", r.id, r.commit));
         for f in &r.files {
-            s.files += 1;
-            s.bytes += f.size;
             // A file known by its git blob sha1 only is counted as carried:
             // its sha256 is not known before it is fetched.
-            if f.lfs_sha256.as_ref().is_none_or(|sha| !skips(sha, f.size)) {
-                s.carry_files += 1;
-                s.carry_bytes += f.size;
-            }
+            s.count(
+                f.size,
+                f.lfs_sha256.as_ref().is_none_or(|sha| !skips(sha, f.size)),
+            );
         }
         sources.push(s);
     }
-
     for image in plan
         .images
         .iter()
@@ -149,51 +165,72 @@ fn report(
             platforms(&image.left_out)
         ));
         for d in image.all_blobs() {
-            s.files += 1;
-            s.bytes += d.size;
-            if !skips(&d.sha256, d.size) {
-                s.carry_files += 1;
-                s.carry_bytes += d.size;
-            }
+            s.count(d.size, !skips(&d.sha256, d.size));
         }
         sources.push(s);
     }
+    sources
+}
 
-    let mut all: BTreeMap<&Sha256, u64> = BTreeMap::new();
-    let mut held = Count::default();
-    let mut fetch = Count::default();
-    let mut carry = Count::default();
-    let mut unknown = Count::default();
-    let mut cached_bytes = 0;
+/// The distinct blobs of a plan, counted once each.
+struct Tally<'a> {
+    /// Every blob known by its sha256, with its size.
+    all: BTreeMap<&'a Sha256, u64>,
+    held: Count,
+    fetch: Count,
+    carry: Count,
+    /// Files known by their git blob sha1 only.
+    unknown: Count,
+    cached_bytes: u64,
+}
+
+fn tally<'a>(plan: &'a Plan, skips: &dyn Fn(&Sha256, u64) -> bool, cache: &Cache) -> Tally<'a> {
+    let mut t = Tally {
+        all: BTreeMap::new(),
+        held: Count::default(),
+        fetch: Count::default(),
+        carry: Count::default(),
+        unknown: Count::default(),
+        cached_bytes: 0,
+    };
     for d in &plan.downloads {
         match &d.expect {
             Expect::GitBlobSha1(_) => {
-                unknown.add(d.size);
-                fetch.add(d.size);
-                cached_bytes += cache.bytes_present(&d.expect, d.size);
+                t.unknown.add(d.size);
+                t.fetch.add(d.size);
+                t.cached_bytes += cache.bytes_present(&d.expect, d.size);
             }
             Expect::Sha256(sha) => {
-                all.insert(sha, d.size);
+                t.all.insert(sha, d.size);
                 if skips(sha, d.size) {
-                    held.add(d.size);
+                    t.held.add(d.size);
                 } else {
-                    fetch.add(d.size);
-                    carry.add(d.size);
-                    cached_bytes += cache.bytes_present(&d.expect, d.size);
+                    t.fetch.add(d.size);
+                    t.carry.add(d.size);
+                    t.cached_bytes += cache.bytes_present(&d.expect, d.size);
                 }
             }
         }
     }
-    for (sha, _, size) in &plan.stored {
-        if all.insert(sha, *size).is_none() {
+    for Stored {
+        sha256: sha, size, ..
+    } in &plan.stored
+    {
+        if t.all.insert(sha, *size).is_none() {
             if skips(sha, *size) {
-                held.add(*size);
+                t.held.add(*size);
             } else {
-                carry.add(*size);
+                t.carry.add(*size);
             }
         }
     }
-    let (name, not_in_request) = match delivery {
+    t
+}
+
+/// The delivery's name, and for a repair the blobs it needs that the
+/// request does not carry.
+fn delivered(delivery: &Delivery, all: &BTreeMap<&Sha256, u64>) -> (&'static str, Vec<String>) {
+    match delivery {
         Delivery::Full => ("full", Vec::new()),
         Delivery::Delta { .. } => ("delta", Vec::new()),
         Delivery::Repair { need, .. } => (
@@ -211,22 +248,6 @@ fn report(
                 })
                 .collect(),
         ),
-    };
-    let distinct_files = all.len() + unknown.files;
-    let distinct_bytes = all.values().sum::<u64>() + unknown.bytes;
-    DryRun {
-        sources,
-        environments: summarise_envs(envs),
-        distinct_files,
-        distinct_bytes,
-        held,
-        fetch,
-        cached_bytes,
-        carry,
-        sha256_unknown: unknown,
-        delivery: name,
-        not_in_request,
-        gaps: plan.gaps.clone(),
     }
 }
 
@@ -237,6 +258,18 @@ fn source(what: String) -> SourceSummary {
         bytes: 0,
         carry_files: 0,
         carry_bytes: 0,
+    }
+}
+
+impl SourceSummary {
+    /// One more file of `size` bytes; `carried`: the bundle carries it.
+    fn count(&mut self, size: u64, carried: bool) {
+        self.files += 1;
+        self.bytes += size;
+        if carried {
+            self.carry_files += 1;
+            self.carry_bytes += size;
+        }
     }
 }
 

@@ -44,8 +44,7 @@ pub use dry_run::dry_run;
 pub use error::CreateError;
 pub use http::{RetryPolicy, Token};
 pub use progress::{Mode, Progress};
+pub use report::CreateReport;
 pub use series::SeriesSpec;
 pub use sign::sign_bundle;
 pub use spec::{CreateSettings, CreateSpec, SpecEnv};
-/// Sizes as an operator writes them (`300G`, `64K`), for every flag that takes one.
-pub use volumes::size::parse as parse_size;

@@ -33,8 +33,8 @@ pub struct Plan {
     pub downloads: Vec<Download>,
     index: BTreeMap<Expect, usize>,
     /// Small verified files already put in the cache (llmgw's signed
-    /// SHA256SUMS and its signature): sha256 and path.
-    pub stored: Vec<(Sha256, PathBuf, u64)>,
+    /// SHA256SUMS and its signature, locks, image manifests).
+    pub stored: Vec<Stored>,
     /// What the Hub said about each planned repository (its licence tag,
     /// its scan verdicts, its safetensors and GGUF files): the manifest's
     /// `evidence.repos`.
@@ -139,7 +139,22 @@ impl PlannedFile {
     }
 }
 
+/// A small file verified while planning and put in the cache then: it is
+/// carried without a download.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub sha256: Sha256,
+    /// Where the cache holds it.
+    pub path: PathBuf,
+    pub size: u64,
+}
+
 impl Plan {
+    /// Carries `sha256` (in the cache at `path`) without a download.
+    pub fn store(&mut self, sha256: Sha256, path: PathBuf, size: u64) {
+        self.stored.push(Stored { sha256, path, size });
+    }
+
     /// Adds a download unless the same content is already planned.
     pub fn download(&mut self, d: Download) {
         if self.index.contains_key(&d.expect) {
@@ -152,7 +167,7 @@ impl Plan {
     /// Total bytes of the distinct contents planned.
     pub fn total_bytes(&self) -> u64 {
         self.downloads.iter().map(|d| d.size).sum::<u64>()
-            + self.stored.iter().map(|s| s.2).sum::<u64>()
+            + self.stored.iter().map(|s| s.size).sum::<u64>()
     }
 
     /// Records something not carried.

@@ -9,22 +9,27 @@ use serde::Serialize;
 
 use crate::writer::Format;
 
+/// A finished run, as `bundle create` reports it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CreateReport {
     /// The bundle written.
     pub out: PathBuf,
+    /// `tar`, `tar.zst` or `dir`, as `--out`'s name says.
     pub format: Format,
     /// The bundle's identity: carry it apart from the bundle.
     pub manifest_sha256: String,
     /// `PATH.sha256`, holding `<hex>  manifest.json`.
     pub sha256_file: PathBuf,
+    /// Every file carried, with where its digests came from.
     pub artifacts: Vec<Artifact>,
     /// Distinct content carried.
     pub blobs: usize,
+    /// Their bytes.
     pub bytes: u64,
     /// A delta (`--have`, `--base`): blobs the manifest names that the
     /// site holds, not carried.
     pub prerequisites: usize,
+    /// Their bytes.
     pub prerequisite_bytes: u64,
     /// A repair bundle (`--need`): the blobs it carries for another bundle.
     pub repairs: usize,
@@ -32,12 +37,14 @@ pub struct CreateReport {
     pub bytes_downloaded: u64,
     /// Bytes of content an earlier run had already verified into the cache.
     pub bytes_reused: u64,
+    /// What was asked for and not carried (`--allow-missing`, `--want`).
     pub gaps: Vec<Gap>,
     /// `--sign-key`: the key id that signed the manifest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signed_by: Option<String>,
     /// The manifest's channel and sequence (absent when it has none).
     pub channel: String,
+    /// The manifest's sequence in its channel.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequence: Option<u64>,
     /// `--volume-size`: the volume files, data then parity.

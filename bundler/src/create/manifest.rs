@@ -14,7 +14,7 @@ use crate::delta::Delivery;
 use crate::error::CreateError;
 use crate::fetch::{self, Download, Fetched};
 use crate::http::Http;
-use crate::plan::Plan;
+use crate::plan::{Plan, Stored};
 use crate::series::Series;
 use crate::spec::CreateSpec;
 use crate::writer::Blob;
@@ -71,7 +71,15 @@ pub(super) async fn fetch_first(
             path: f.path.clone(),
         })
         .collect();
-    for (sha, path, size) in plan.stored.iter().filter(|s| carried.contains_key(&s.0)) {
+    for Stored {
+        sha256: sha,
+        path,
+        size,
+    } in plan
+        .stored
+        .iter()
+        .filter(|s| carried.contains_key(&s.sha256))
+    {
         small.push(Blob {
             sha256: sha.clone(),
             size: *size,

@@ -73,7 +73,7 @@ pub(super) async fn plan(
     ));
     progress.set_total(files, total);
     for s in &plan.stored {
-        progress.add_done(s.2);
+        progress.add_done(s.size);
     }
 
     Ok(Planned {

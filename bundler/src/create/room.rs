@@ -74,7 +74,7 @@ pub(super) fn check_room(
     check_space(spec, format, cache, &out.dir, plan)?;
     if let Some(v) = &spec.volumes {
         let sizes = plan.downloads.iter().map(|d| d.size);
-        crate::volumes::check_fits(v, sizes.chain(plan.stored.iter().map(|s| s.2)))?;
+        crate::volumes::check_fits(v, sizes.chain(plan.stored.iter().map(|s| s.size)))?;
     }
     Ok(())
 }

@@ -18,11 +18,12 @@ use crate::error::CreateError;
 use crate::fetch::{self, Download, Fetched};
 use crate::http::Http;
 use crate::pieces::{self, NetBlob};
+use crate::progress::Progress;
 use crate::spec::CreateSpec;
 use crate::writer::layout::Layout;
 use crate::writer::resume::{Found, Have};
 use crate::writer::sink::Keep;
-use crate::writer::stream::{Source, Stream, StreamBlob};
+use crate::writer::stream::{Source, Stats, Stream, StreamBlob};
 use crate::writer::temp::TempBundle;
 use crate::writer::{self, Blob, Format, zst};
 
@@ -126,7 +127,7 @@ impl WriteCtx<'_> {
     /// streamed into its place.
     pub(super) async fn tar(
         &self,
-        mut manifest: Manifest,
+        manifest: Manifest,
         format: Format,
         small: Vec<Blob>,
         rest: Vec<Download>,
@@ -141,32 +142,7 @@ impl WriteCtx<'_> {
         })
         .await?;
 
-        // An earlier run of the same request: keep its creation time, so
-        // that the manifest, and with it the layout, is the same.
-        let mut bytes = manifest.to_canonical_json();
-        if let Some(old) = old {
-            let mut again = manifest.clone();
-            if self.opts.source_date_epoch.is_none()
-                && let Ok(o) = Manifest::from_json_bytes(&old)
-            {
-                again.created = o.created;
-            }
-            let again_bytes = again.to_canonical_json();
-            if again_bytes == old {
-                progress.line(&format!(
-                    "{}: carrying on from what an earlier run wrote",
-                    temp.path.display()
-                ));
-                manifest = again;
-                bytes = again_bytes;
-            } else {
-                progress.line(&format!(
-                    "{}: left by a run for other content; starting over",
-                    temp.path.display()
-                ));
-                temp.discard()?;
-            }
-        }
+        let (manifest, bytes) = self.as_earlier(manifest, old, &temp)?;
         let mtime = self.opts.source_date_epoch.unwrap_or(0);
         let blob_list: Vec<(Sha256, u64)> = manifest.carried_blobs().into_iter().collect();
         let sig = self.series.sign(&manifest, &bytes)?;
@@ -184,47 +160,21 @@ impl WriteCtx<'_> {
             Ok((temp, found, blobs, net))
         })
         .await?;
-        let mut pieces = pieces::start(self.http, net, self.spec.jobs, &progress);
+        let pieces = pieces::start(self.http, net, self.spec.jobs, &progress);
 
         let zstd = zst.then_some((self.spec.zstd_level, zst::default_threads()));
         let (cache, out) = (self.cache.clone(), self.spec.out.clone());
         let manifest_end = layout.head_end();
         let stats = blocking(&self.spec.out, move || {
-            let mut sink = temp.sink(layout.clone(), &found, zstd)?;
-            let stream = Stream {
-                layout: &layout,
+            let run = StreamRun {
+                layout,
+                found,
                 blobs,
-                cache: &cache,
-                progress: &progress,
-                path: &temp.path,
+                zstd,
+                cache,
+                progress,
             };
-            match stream.run(&mut sink, Some(&mut pieces.rx)) {
-                Ok(stats) => {
-                    drop(pieces);
-                    sink.finish().map_err(|e| CreateError::io(&temp.path, e))?;
-                    temp.finish(&out)?;
-                    Ok(stats)
-                }
-                Err(e) => {
-                    drop(pieces);
-                    let keep = match e {
-                        CreateError::WrongBytes { .. } | CreateError::WrongSize { .. } => {
-                            Keep::Verified
-                        }
-                        _ => Keep::All,
-                    };
-                    let _ = sink.abandon(keep);
-                    let path = temp.path.clone();
-                    let len = temp.len();
-                    if temp.keep_if_longer(manifest_end) {
-                        progress.line(&format!(
-                            "kept {} ({len} bytes) for the next run with the same --out to carry on from",
-                            path.display()
-                        ));
-                    }
-                    Err(e)
-                }
-            }
+            stream_into(temp, run, pieces, &out, manifest_end)
         })
         .await?;
         Ok(Written {
@@ -233,6 +183,108 @@ impl WriteCtx<'_> {
             reused: stats.reused,
             volumes: None,
         })
+    }
+}
+
+impl WriteCtx<'_> {
+    /// The manifest and its bytes: an earlier run's of the same request
+    /// (its creation time kept, so that the manifest, and with it the
+    /// layout, is the same) when `old` is that; else the one given, and
+    /// what the earlier run left discarded.
+    fn as_earlier(
+        &self,
+        manifest: Manifest,
+        old: Option<Vec<u8>>,
+        temp: &TempBundle,
+    ) -> Result<(Manifest, Vec<u8>), CreateError> {
+        let progress = &self.opts.progress;
+        let bytes = manifest.to_canonical_json();
+        let Some(old) = old else {
+            return Ok((manifest, bytes));
+        };
+        let mut again = manifest.clone();
+        if self.opts.source_date_epoch.is_none()
+            && let Ok(o) = Manifest::from_json_bytes(&old)
+        {
+            again.created = o.created;
+        }
+        let again_bytes = again.to_canonical_json();
+        if again_bytes == old {
+            progress.line(&format!(
+                "{}: carrying on from what an earlier run wrote",
+                temp.path.display()
+            ));
+            return Ok((again, again_bytes));
+        }
+        progress.line(&format!(
+            "{}: left by a run for other content; starting over",
+            temp.path.display()
+        ));
+        temp.discard()?;
+        Ok((manifest, bytes))
+    }
+}
+
+/// What the stream of a tar bundle is made of.
+struct StreamRun {
+    layout: Arc<Layout>,
+    found: Found,
+    blobs: Vec<StreamBlob>,
+    zstd: Option<(i32, usize)>,
+    cache: Cache,
+    progress: Progress,
+}
+
+/// Streams every blob into the bundle and puts it in place at `out`; on a
+/// failure, keeps what was written (all of it, or the verified part when
+/// the bytes were wrong) for the next run to carry on from.
+fn stream_into(
+    temp: TempBundle,
+    run: StreamRun,
+    mut pieces: pieces::Pieces,
+    out: &Path,
+    manifest_end: u64,
+) -> Result<Stats, CreateError> {
+    let StreamRun {
+        layout,
+        found,
+        blobs,
+        zstd,
+        cache,
+        progress,
+    } = run;
+    let mut sink = temp.sink(layout.clone(), &found, zstd)?;
+    let stream = Stream {
+        layout: &layout,
+        blobs,
+        cache: &cache,
+        progress: &progress,
+        path: &temp.path,
+    };
+    match stream.run(&mut sink, Some(&mut pieces.rx)) {
+        Ok(stats) => {
+            drop(pieces);
+            sink.finish().map_err(|e| CreateError::io(&temp.path, e))?;
+            temp.finish(out)?;
+            Ok(stats)
+        }
+        Err(e) => {
+            drop(pieces);
+            let keep = match e {
+                CreateError::WrongBytes { .. } | CreateError::WrongSize { .. } => Keep::Verified,
+                _ => Keep::All,
+            };
+            let _ = sink.abandon(keep);
+            let path = temp.path.clone();
+            let len = temp.len();
+            if temp.keep_if_longer(manifest_end) {
+                progress.line(&format!(
+                    "kept {} ({len} bytes) for the next run with the same --out to carry on from",
+                    path.display()
+                ));
+            }
+            Err(e)
+        }
     }
 }
 

@@ -436,7 +436,7 @@ fn absorb(plan: &mut Plan, own: Plan) {
     }
     plan.gaps.extend(own.gaps);
     for s in own.stored {
-        if !plan.stored.iter().any(|x| x.0 == s.0) {
+        if !plan.stored.iter().any(|x| x.sha256 == s.sha256) {
             plan.stored.push(s);
         }
     }

@@ -43,6 +43,7 @@
 //! python = "3.12"                  # the CPython of python_envs
 //! ```
 
+mod check;
 pub mod extras;
 pub mod oci;
 mod parse;
@@ -53,14 +54,13 @@ mod tests;
 
 use std::path::PathBuf;
 
-use llmgw_shared::check_repo_id;
 use llmgw_shared::manifest::RepoKind;
 
 pub use parse::{parse_engine, parse_repo};
 pub use settings::{CreateSettings, SpecEnv};
 
 use crate::error::CreateError;
-use parse::{default_cache, flag_of, url_flag};
+use parse::{default_cache, url_flag};
 
 pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
 /// Where uv's `download-metadata.json` is read from, at uv's tag.
@@ -198,34 +198,8 @@ impl CreateSpec {
         };
         let s = flags.combine(file);
 
-        let out = s
-            .out
-            .ok_or_else(|| usage("--out PATH is required (or `out` in the spec file)"))?;
-        if out.file_name().is_none() {
-            return Err(usage(format!(
-                "--out {}: expected a file or folder name to create",
-                out.display()
-            )));
-        }
-
-        let mut arches: Vec<String> = Vec::new();
-        for a in s.arch {
-            for a in a.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-                if let Some(problem) = llmgw_shared::recipe::arch_problem(a) {
-                    return Err(usage(format!("--arch {a}: {problem}")));
-                }
-                if !arches.iter().any(|x| x == a) {
-                    arches.push(a.to_string());
-                }
-            }
-        }
-        if arches.is_empty() {
-            return Err(usage(
-                "--arch is required: the node architectures to carry builds for (amd64, arm64)",
-            ));
-        }
-        arches.sort();
-
+        let out = check::out(s.out)?;
+        let arches = check::arches(s.arch)?;
         let github_api = url_flag(
             "--github-api",
             s.github_api
@@ -237,177 +211,46 @@ impl CreateSpec {
                 .or(env.hf_endpoint.clone())
                 .unwrap_or_else(|| DEFAULT_HF_ENDPOINT.to_string()),
         )?;
-
-        let trust = s.trust;
-        let llmgw = match s.llmgw {
-            None => None,
-            Some(version) => {
-                if !llmgw_shared::recipe::valid_version(&version) {
-                    return Err(usage(format!(
-                        "--llmgw {version:?}: not a release version such as v0.5.0"
-                    )));
-                }
-                let repo = s
-                    .llmgw_repo
-                    .unwrap_or_else(|| DEFAULT_LLMGW_REPO.to_string());
-                check_repo_id("--llmgw-repo", &repo).map_err(CreateError::UnsafeFlag)?;
-                let api = match s.llmgw_api {
-                    Some(u) => url_flag("--llmgw-api", u)?,
-                    None => github_api.clone(),
-                };
-                if trust.is_empty() {
-                    return Err(usage(
-                        "--llmgw needs --trust KEY.pub: llmgw's release is only carried when its \
-                         SHA256SUMS signature verifies with a key you trust",
-                    ));
-                }
-                Some(LlmgwSpec {
-                    version,
-                    repo,
-                    api,
-                    trust,
-                })
-            }
-        };
-
-        let mut engines: Vec<EngineSpec> = Vec::new();
-        for e in s.engines {
-            let e = parse_engine(&e)?;
-            if !engines.contains(&e) {
-                engines.push(e);
-            }
-        }
-        let mut repos = Vec::new();
-        for m in s.models {
-            repos.push(parse_repo(RepoKind::Model, &m)?);
-        }
-        for d in s.datasets {
-            repos.push(parse_repo(RepoKind::Dataset, &d)?);
-        }
-        for (i, r) in repos.iter().enumerate() {
-            if repos[..i]
-                .iter()
-                .any(|o| o.kind == r.kind && o.id == r.id && o.revision == r.revision)
-            {
-                return Err(usage(format!(
-                    "{} {}@{} is asked for twice; give it once with all its globs",
-                    flag_of(r.kind),
-                    r.id,
-                    r.revision
-                )));
-            }
-        }
-
-        let python_envs = s
-            .python_envs
-            .iter()
-            .map(|t| python::parse_site_env(t))
-            .collect::<Result<Vec<_>, _>>()?;
+        let llmgw = check::llmgw(s.llmgw, s.llmgw_repo, s.llmgw_api, s.trust, &github_api)?;
+        let engines = check::engines(s.engines)?;
+        let repos = check::repos(s.models, s.datasets)?;
+        let python_envs = check::site_envs(&s.python_envs)?;
         let pypi = url_flag(
             "--pypi",
             s.pypi.unwrap_or_else(|| python::DEFAULT_PYPI.to_string()),
         )?;
-        let mut indexes = Vec::new();
-        for i in s.indexes {
-            let (name, url) = i
-                .split_once('=')
-                .filter(|(n, _)| !n.trim().is_empty())
-                .ok_or_else(|| {
-                    usage(format!(
-                        "--index {i:?}: expected NAME=URL, e.g. pytorch-cu129=https://proxy.example/whl/cu129"
-                    ))
-                })?;
-            indexes.push((
-                name.trim().to_string(),
-                url_flag("--index", url.to_string())?,
-            ));
-        }
+        let indexes = check::indexes(s.indexes)?;
         let github_raw = url_flag(
             "--github-raw",
             s.github_raw
                 .unwrap_or_else(|| DEFAULT_GITHUB_RAW.to_string()),
         )?;
-        let manylinux = s.manylinux;
-        if let Some(m) = &manylinux {
-            let tag_ok = m.split_once('_').is_some_and(|(a, b)| {
-                a == "2" && !b.is_empty() && b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit())
-            });
-            if !tag_ok {
-                return Err(usage(format!(
-                    "--manylinux {m:?}: expected a manylinux glibc tag such as 2_28 or 2_34"
-                )));
-            }
-        }
-        let python = python_choices(&s.python_interpreter, &s.overrides, &s.constraints)?;
-        let site_python = match &s.python {
-            None => None,
-            Some(_) if python_envs.is_empty() => {
-                return Err(usage(
-                    "--python sets the CPython of the --python-env environments, and there is \
-                     none; a recipe engine's environment runs the Python its table names",
-                ));
-            }
-            Some(p) => Some(python::check_python(p)?),
-        };
-
+        let manylinux = check::manylinux(s.manylinux)?;
+        let python = check::python_choices(&s.python_interpreter, &s.overrides, &s.constraints)?;
+        let site_python = check::site_python(s.python.as_deref(), &python_envs)?;
         let (images, charts, insecure_registries) =
-            oci_settings(&s.images, &s.charts, &s.insecure_registries)?;
-        let wants = s
-            .want
-            .as_deref()
-            .map(crate::want::Wants::load)
-            .transpose()?;
-        if wants.as_ref().is_some_and(crate::want::Wants::is_empty) {
-            return Err(usage(format!(
-                "--want {}: the want-list is empty: the mirror missed nothing",
-                s.want
-                    .as_deref()
-                    .unwrap_or_else(|| std::path::Path::new(""))
-                    .display()
-            )));
-        }
-        if llmgw.is_none()
-            && wants.is_none()
-            && engines.is_empty()
-            && repos.is_empty()
-            && python_envs.is_empty()
-            && images.is_empty()
-            && charts.is_empty()
-        {
+            check::oci_settings(&s.images, &s.charts, &s.insecure_registries)?;
+        let wants = check::wants(s.want.as_deref())?;
+        let asked_for = [
+            llmgw.is_none(),
+            wants.is_none(),
+            engines.is_empty(),
+            repos.is_empty(),
+            python_envs.is_empty(),
+            images.is_empty(),
+            charts.is_empty(),
+        ];
+        if asked_for.iter().all(|none| *none) {
             return Err(usage(
                 "nothing to bundle: give --llmgw, --engine, --model, --dataset, --python-env, \
                  --image, --chart or --want",
             ));
         }
-
-        let asked = s.cache;
-        let keep_in_cache = asked.is_some();
-        let cache = match asked {
-            Some(c) => c,
-            None => default_cache(env)?,
-        };
-        let zstd_level = s.zstd_level.unwrap_or(crate::writer::zst::DEFAULT_LEVEL);
-        if !crate::writer::zst::LEVELS.contains(&zstd_level) {
-            return Err(usage(format!(
-                "--zstd-level {zstd_level}: expected {} to {}",
-                crate::writer::zst::LEVELS.start(),
-                crate::writer::zst::LEVELS.end()
-            )));
-        }
-        let volumes = crate::volumes::VolumeSpec::parse(
-            s.volume_size.as_deref(),
-            s.chunk_size.as_deref(),
-            s.parity,
-        )?;
-        if volumes.is_some() {
-            crate::volumes::check_out(&out)?;
-        }
-        let jobs = s.jobs.unwrap_or(DEFAULT_JOBS);
-        if jobs == 0 || jobs > MAX_JOBS {
-            return Err(usage(format!(
-                "--jobs {jobs}: expected 1 to {MAX_JOBS} parallel downloads"
-            )));
-        }
+        let keep_in_cache = s.cache.is_some();
+        let cache = s.cache.map_or_else(|| default_cache(env), Ok)?;
+        let zstd_level = check::zstd_level(s.zstd_level)?;
+        let volumes = check::volumes(&out, s.volume_size, s.chunk_size, s.parity)?;
+        let jobs = check::jobs(s.jobs)?;
         Ok(Self {
             out,
             arches,
@@ -444,75 +287,4 @@ impl CreateSpec {
             extras: extras::ExtrasChoice::parse(s.no_extras, &s.extras_bases)?,
         })
     }
-}
-
-type PythonChoices = (
-    python::InterpreterChoice,
-    Vec<python::EnvEdit>,
-    Vec<python::EnvEdit>,
-);
-
-/// `--python-interpreter`, `--override` and `--constraint` read and
-/// checked (which environments they name is checked with the request).
-fn python_choices(
-    interpreter: &Option<String>,
-    overrides: &[String],
-    constraints: &[String],
-) -> Result<PythonChoices, CreateError> {
-    use python::{EnvEdit, InterpreterChoice};
-    let interpreter = match interpreter {
-        Some(t) => InterpreterChoice::parse(t)?,
-        None => InterpreterChoice::Carried,
-    };
-    let edits = |flag: &str, list: &[String]| {
-        list.iter()
-            .map(|t| EnvEdit::parse(flag, t))
-            .collect::<Result<Vec<_>, _>>()
-    };
-    Ok((
-        interpreter,
-        edits("--override", overrides)?,
-        edits("--constraint", constraints)?,
-    ))
-}
-
-type OciSettings = (Vec<oci::ImageSource>, Vec<oci::ChartSource>, Vec<String>);
-
-/// `--image`, `--chart` and `--insecure-registry` read and checked, each
-/// image and chart once.
-fn oci_settings(
-    images: &[String],
-    charts: &[String],
-    insecure: &[String],
-) -> Result<OciSettings, CreateError> {
-    use oci::{ChartSource, ImageSource, parse_insecure};
-    let mut refs: Vec<ImageSource> = Vec::new();
-    for i in images {
-        let r = ImageSource::parse(i)?;
-        if refs.contains(&r) {
-            continue;
-        }
-        if let Some(other) = refs
-            .iter()
-            .find(|o| o.served_as() == r.served_as() && r.served_as().2.is_some())
-        {
-            return Err(usage(format!(
-                "--image {r} and --image {other} would both be served as the same name and tag; \
-                 give one of them another NAME:TAG"
-            )));
-        }
-        refs.push(r);
-    }
-    let mut chart_list: Vec<ChartSource> = Vec::new();
-    for c in charts {
-        let c = ChartSource::parse(c)?;
-        if !chart_list.contains(&c) {
-            chart_list.push(c);
-        }
-    }
-    let insecure = insecure
-        .iter()
-        .map(|h| parse_insecure(h))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((refs, chart_list, insecure))
 }

@@ -24,6 +24,7 @@ pub mod resume;
 pub mod size;
 pub mod write;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::Sha256;
@@ -181,36 +182,15 @@ pub fn write(
     {
         manifest.created = old.created;
     }
-    let mut carried: Vec<(Sha256, u64)> = manifest.blobs().into_iter().collect();
-    if let Some(d) = &manifest.delta {
-        carried.retain(|(sha, _)| !d.prerequisites.iter().any(|p| &p.sha256 == sha));
-    }
-    let paths: std::collections::BTreeMap<&str, &Path> = blobs
+    let paths: BTreeMap<&str, &Path> = blobs
         .iter()
         .map(|b| (b.sha256.as_str(), b.path.as_path()))
         .collect();
+    let carried = carried(out, &manifest, &paths)?;
     let path_of =
         |sha: &str| -> PathBuf { paths.get(sha).map(|p| p.to_path_buf()).unwrap_or_default() };
-    for (sha, _) in &carried {
-        if !paths.contains_key(sha.as_str()) {
-            return Err(CreateError::io(
-                out,
-                std::io::Error::other(format!("blob {sha} is not in the cache to be written")),
-            ));
-        }
-    }
     let chunk = spec.chunk();
-
-    // Plan with room for the head; grow the room until the manifest fits.
-    let mut room = HEAD_ROOM_STEP;
-    let cut = loop {
-        let cut = plan::pack(&carried, spec.volume_size, chunk, room)?;
-        let need = head_len(&manifest, &cut, spec, chunk, series)?;
-        if need <= room {
-            break cut;
-        }
-        room = need.div_ceil(HEAD_ROOM_STEP) * HEAD_ROOM_STEP;
-    };
+    let cut = cut_with_room(&carried, &manifest, spec, series)?;
     let count = cut.volumes.len();
     progress.line(&format!(
         "{count} volumes of at most {} bytes, chunks of {chunk} bytes{}: hashing the chunks",
@@ -222,7 +202,6 @@ pub fn write(
         }
     ));
     let packing = write::hash_pieces(cut, &path_of)?;
-
     let shards = if spec.parity > 0 {
         progress.line(&format!("computing {} parity volumes", spec.parity));
         Some(parity::compute(
@@ -234,85 +213,156 @@ pub fn write(
     } else {
         None
     };
-    let result = (|| {
-        manifest.volumes = Some(Volumes {
-            count: count as u32,
-            volume_size: spec.volume_size,
-            chunk_size: chunk,
-            placements: packing.placements.clone(),
-            parity: shards.as_ref().map(|s| Parity {
-                shard_size: s.shard_size,
-                shards: s.sha256.clone(),
-            }),
-        });
-        manifest.validate()?;
-        let bytes = manifest.to_canonical_json();
-        let sig = resume::signature(series, &manifest, &bytes, earlier.as_ref())?;
-        // Every volume planned: where it goes and what it holds (the data
-        // volumes, then the parity volumes with their shard's sha256).
-        let mut bodies = Vec::new();
-        for (v, list) in packing.volumes.iter().enumerate() {
-            bodies.push((volume_path(out, v + 1, count)?, write::Body::Data(list)));
-        }
-        if let Some(s) = &shards {
-            for (j, shard) in s.files.iter().enumerate() {
-                let body = write::Body::Parity {
-                    index: j,
-                    shard,
-                    size: s.shard_size,
-                    sha256: &s.sha256[j],
-                };
-                let path = parity_path(out, j + 1, s.files.len())?;
-                bodies.push((path, body));
-            }
-        }
-        let mut planned = Vec::new();
-        for (path, body) in &bodies {
-            let segs = write::segments(&bytes, sig.as_deref(), mtime, &packing, body, &path_of)
-                .map_err(|e| CreateError::io(out, e))?;
-            planned.push((path.clone(), segs));
-        }
-        let sha = llmgw_shared::sha256_hex(&bytes);
-        let sha256_file = sha256_path(out)?;
-        let sha256_text = format!("{sha}  {MANIFEST_NAME}\n");
-        // What an earlier run left: kept when as planned, else refused
-        // before anything is written.
-        let todo = resume::check_earlier(
-            out,
-            &planned,
-            &bytes,
-            sig.as_deref(),
-            &sha256_file,
-            &sha256_text,
-            progress,
-        )?;
-        let mut files = Vec::new();
-        for (dest, segs) in &planned {
-            if let Some(replace) = todo.get(dest) {
-                progress.line(&format!("writing {}", dest.display()));
-                let (temp, tmp) = crate::writer::temp::open_locked(dest)?;
-                write::write_volume(dest, temp, &tmp, segs, *replace)?;
-            }
-            files.push(dest.clone());
-        }
-        // One there already names this manifest (check_earlier saw to it).
-        if !sha256_file.exists() {
-            let tmp = crate::writer::temp_name(&sha256_file);
-            std::fs::write(&tmp, &sha256_text).map_err(|e| CreateError::io(&tmp, e))?;
-            std::fs::rename(&tmp, &sha256_file).map_err(|e| CreateError::io(&sha256_file, e))?;
-        }
-        Ok(Written {
-            manifest: manifest.clone(),
-            files,
-            sha256_file,
-        })
-    })();
+    manifest.volumes = Some(Volumes {
+        count: count as u32,
+        volume_size: spec.volume_size,
+        chunk_size: chunk,
+        placements: packing.placements.clone(),
+        parity: shards.as_ref().map(|s| Parity {
+            shard_size: s.shard_size,
+            shards: s.sha256.clone(),
+        }),
+    });
+    let packed = Packed {
+        packing: &packing,
+        shards: shards.as_ref(),
+        path_of: &path_of,
+    };
+    let result = sign_and_write(out, manifest, &packed, series, earlier, mtime, progress);
     if let Some(s) = &shards {
         for f in &s.files {
             let _ = std::fs::remove_file(f);
         }
     }
     result
+}
+
+/// The blobs the volumes carry (the manifest's, but a delta's
+/// prerequisites), each of them in `blobs` to be written.
+fn carried(
+    out: &Path,
+    manifest: &Manifest,
+    paths: &BTreeMap<&str, &Path>,
+) -> Result<Vec<(Sha256, u64)>, CreateError> {
+    let mut carried: Vec<(Sha256, u64)> = manifest.blobs().into_iter().collect();
+    if let Some(d) = &manifest.delta {
+        carried.retain(|(sha, _)| !d.prerequisites.iter().any(|p| &p.sha256 == sha));
+    }
+    for (sha, _) in &carried {
+        if !paths.contains_key(sha.as_str()) {
+            return Err(CreateError::io(
+                out,
+                std::io::Error::other(format!("blob {sha} is not in the cache to be written")),
+            ));
+        }
+    }
+    Ok(carried)
+}
+
+/// The volumes planned with room for the head: the room grows until the
+/// manifest fits.
+fn cut_with_room(
+    carried: &[(Sha256, u64)],
+    manifest: &Manifest,
+    spec: &VolumeSpec,
+    series: &crate::series::Series,
+) -> Result<plan::Cut, CreateError> {
+    let chunk = spec.chunk();
+    let mut room = HEAD_ROOM_STEP;
+    loop {
+        let cut = plan::pack(carried, spec.volume_size, chunk, room)?;
+        let need = head_len(manifest, &cut, spec, chunk, series)?;
+        if need <= room {
+            return Ok(cut);
+        }
+        room = need.div_ceil(HEAD_ROOM_STEP) * HEAD_ROOM_STEP;
+    }
+}
+
+/// The chunks hashed and the parity computed: what the volumes hold.
+struct Packed<'a> {
+    packing: &'a plan::Packing,
+    shards: Option<&'a parity::Shards>,
+    path_of: &'a dyn Fn(&str) -> PathBuf,
+}
+
+/// Checks and signs the manifest, plans every volume (the data volumes,
+/// then the parity volumes), keeps what an earlier run left as planned,
+/// and writes the rest, with the manifest's sha256 file last.
+fn sign_and_write(
+    out: &Path,
+    manifest: Manifest,
+    packed: &Packed<'_>,
+    series: &crate::series::Series,
+    earlier: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    mtime: u64,
+    progress: &Progress,
+) -> Result<Written, CreateError> {
+    let Packed {
+        packing,
+        shards,
+        path_of,
+    } = *packed;
+    manifest.validate()?;
+    let bytes = manifest.to_canonical_json();
+    let sig = resume::signature(series, &manifest, &bytes, earlier.as_ref())?;
+    let count = packing.volumes.len();
+    let mut bodies = Vec::new();
+    for (v, list) in packing.volumes.iter().enumerate() {
+        bodies.push((volume_path(out, v + 1, count)?, write::Body::Data(list)));
+    }
+    if let Some(s) = shards {
+        for (j, shard) in s.files.iter().enumerate() {
+            let body = write::Body::Parity {
+                index: j,
+                shard,
+                size: s.shard_size,
+                sha256: &s.sha256[j],
+            };
+            let path = parity_path(out, j + 1, s.files.len())?;
+            bodies.push((path, body));
+        }
+    }
+    let mut planned = Vec::new();
+    for (path, body) in &bodies {
+        let segs = write::segments(&bytes, sig.as_deref(), mtime, packing, body, path_of)
+            .map_err(|e| CreateError::io(out, e))?;
+        planned.push((path.clone(), segs));
+    }
+    let sha = llmgw_shared::sha256_hex(&bytes);
+    let sha256_file = sha256_path(out)?;
+    let sha256_text = format!("{sha}  {MANIFEST_NAME}\n");
+    // What an earlier run left: kept when as planned, else refused
+    // before anything is written.
+    let todo = resume::check_earlier(
+        out,
+        &planned,
+        &bytes,
+        sig.as_deref(),
+        &sha256_file,
+        &sha256_text,
+        progress,
+    )?;
+    let mut files = Vec::new();
+    for (dest, segs) in &planned {
+        if let Some(replace) = todo.get(dest) {
+            progress.line(&format!("writing {}", dest.display()));
+            let (temp, tmp) = crate::writer::temp::open_locked(dest)?;
+            write::write_volume(dest, temp, &tmp, segs, *replace)?;
+        }
+        files.push(dest.clone());
+    }
+    // One there already names this manifest (check_earlier saw to it).
+    if !sha256_file.exists() {
+        let tmp = crate::writer::temp_name(&sha256_file);
+        std::fs::write(&tmp, &sha256_text).map_err(|e| CreateError::io(&tmp, e))?;
+        std::fs::rename(&tmp, &sha256_file).map_err(|e| CreateError::io(&sha256_file, e))?;
+    }
+    Ok(Written {
+        manifest,
+        files,
+        sha256_file,
+    })
 }
 
 /// Refuses, before anything is downloaded, a chunk size no volume can

@@ -23,7 +23,7 @@ use super::sink::{READ_CHUNK, Sink};
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::pieces::{Msg, Piece};
-use crate::progress::Progress;
+use crate::progress::{Item, Progress};
 
 /// Where a blob's bytes come from.
 #[derive(Debug, Clone)]
@@ -114,6 +114,9 @@ impl Stream<'_> {
         Ok(())
     }
 
+    /// Streams blob `k` into the sink: the part an earlier run wrote
+    /// continued (its hash carried over), the rest read from the cache or
+    /// taken from the downloads; then its size and sha256 checked.
     fn blob(
         &mut self,
         k: usize,
@@ -125,59 +128,45 @@ impl Stream<'_> {
         let e = self.layout.blob_entry(k);
         let have = sink.pos().saturating_sub(e.data()).min(size);
         let b = &mut self.blobs[k];
-        let (mut off, mut hasher) = match b.prefix.take() {
-            Some((n, h)) if n == have => (n, h),
-            None if have == 0 => (0, Sha256::new()),
+        let mut at = match b.prefix.take() {
+            Some((n, h)) if n == have => At { off: n, hasher: h },
+            None if have == 0 => At {
+                off: 0,
+                hasher: Sha256::new(),
+            },
             _ => {
                 return Err(self.io(io::Error::other(format!(
                     "blob {sha}: {have} bytes are in the file but their hash was not carried over"
                 ))));
             }
         };
-        let label = b.label.clone();
-        let counted = b.counted;
-        let mut net = None;
+        let (label, counted, keep) = (b.label.clone(), b.counted, b.keep);
         match b.source.clone() {
             Source::Done => {
                 if !counted {
                     self.progress.add_done(size);
                 }
+                at.check(&label, &sha, size).map_or(Ok(()), Err)
             }
             Source::File(path) => {
-                let ioe = |e| CreateError::io(&path, e);
-                let mut f = File::open(&path).map_err(ioe)?;
-                io::Seek::seek(&mut f, io::SeekFrom::Start(off)).map_err(ioe)?;
-                let mut f = HashReader::new(f.take(size - off), hasher);
-                loop {
-                    // A fresh buffer each time: it moves to the writer thread.
-                    let mut buf = BytesMut::zeroed(READ_CHUNK);
-                    let n = f.read(&mut buf).map_err(ioe)?;
-                    if n == 0 {
-                        break;
-                    }
-                    buf.truncate(n);
-                    sink.write_bytes(buf.freeze())
-                        .map_err(|e| CreateError::io(self.path, e))?;
-                    off += n as u64;
-                }
-                hasher = f.into_hasher();
+                self.copy_file(&path, size, &mut at, sink)?;
                 if !counted {
                     self.progress
                         .file_line(&format!("{label}: in the cache ({size} bytes)"));
                     self.progress.add_done(size);
                 }
+                at.check(&label, &sha, size).map_or(Ok(()), Err)
             }
             Source::Net => {
-                let keep = b.keep;
                 let item = self.progress.item(&label, size);
-                if off > 0 {
+                if at.off > 0 {
                     // What an earlier run wrote of it counts as reused, so
                     // downloaded + reused is the bundle's size.
-                    item.resumed(off);
-                    stats.reused += off;
+                    item.resumed(at.off);
+                    stats.reused += at.off;
                 }
                 let mut tee = match keep {
-                    true => self.tee(&sha, off)?,
+                    true => self.tee(&sha, at.off)?,
                     false => None,
                 };
                 let pieces = pieces.ok_or_else(|| {
@@ -185,85 +174,132 @@ impl Stream<'_> {
                         "a download was needed but none was started",
                     ))
                 })?;
-                while off < size {
-                    let Some(mut p) = pieces.blocking_recv() else {
-                        return Err(self.io(io::Error::other("the downloads stopped")));
-                    };
-                    if p.blob != k || p.start != off {
-                        return Err(self.io(io::Error::other(format!(
-                            "expected bytes from {off} of blob {k}, got a piece of blob {} from {}",
-                            p.blob, p.start
-                        ))));
+                let mut to = Taking {
+                    k,
+                    label: &label,
+                    size,
+                    item: &item,
+                    tee: &mut tee,
+                };
+                self.take_pieces(&mut to, &mut at, sink, pieces, stats)?;
+                self.finish_download(&label, &sha, size, at, item, tee)
+            }
+        }
+    }
+
+    /// The rest of a blob from its file in the cache, from `at.off`.
+    fn copy_file(
+        &self,
+        path: &Path,
+        size: u64,
+        at: &mut At,
+        sink: &mut Sink,
+    ) -> Result<(), CreateError> {
+        let ioe = |e| CreateError::io(path, e);
+        let mut f = File::open(path).map_err(ioe)?;
+        io::Seek::seek(&mut f, io::SeekFrom::Start(at.off)).map_err(ioe)?;
+        let hasher = std::mem::take(&mut at.hasher);
+        let mut f = HashReader::new(f.take(size - at.off), hasher);
+        loop {
+            // A fresh buffer each time: it moves to the writer thread.
+            let mut buf = BytesMut::zeroed(READ_CHUNK);
+            let n = f.read(&mut buf).map_err(ioe)?;
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            sink.write_bytes(buf.freeze())
+                .map_err(|e| CreateError::io(self.path, e))?;
+            at.off += n as u64;
+        }
+        at.hasher = f.into_hasher();
+        Ok(())
+    }
+
+    /// The rest of a blob from the downloads: its pieces, in order, each
+    /// to its end (and into the cache's partial file when it is kept).
+    fn take_pieces(
+        &self,
+        to: &mut Taking<'_>,
+        at: &mut At,
+        sink: &mut Sink,
+        pieces: &mut mpsc::Receiver<Piece>,
+        stats: &mut Stats,
+    ) -> Result<(), CreateError> {
+        while at.off < to.size {
+            let Some(mut p) = pieces.blocking_recv() else {
+                return Err(self.io(io::Error::other("the downloads stopped")));
+            };
+            if p.blob != to.k || p.start != at.off {
+                return Err(self.io(io::Error::other(format!(
+                    "expected bytes from {} of blob {}, got a piece of blob {} from {}",
+                    at.off, to.k, p.blob, p.start
+                ))));
+            }
+            while let Some(m) = p.rx.blocking_recv() {
+                match m {
+                    Ok(Msg::Data(d)) => {
+                        let n = d.len() as u64;
+                        at.hasher.update(&d);
+                        if let Some((path, t)) = to.tee.as_mut() {
+                            t.write_all(&d).map_err(|e| CreateError::io(&*path, e))?;
+                        }
+                        sink.write_bytes(d).map_err(|e| self.io(e))?;
+                        at.off += n;
+                        stats.downloaded += n;
+                        to.item.inc(n);
                     }
-                    while let Some(m) = p.rx.blocking_recv() {
-                        match m {
-                            Ok(Msg::Data(d)) => {
-                                let n = d.len() as u64;
-                                hasher.update(&d);
-                                if let Some((path, t)) = &mut tee {
-                                    t.write_all(&d).map_err(|e| CreateError::io(&*path, e))?;
-                                }
-                                sink.write_bytes(d).map_err(|e| self.io(e))?;
-                                off += n;
-                                stats.downloaded += n;
-                                item.inc(n);
-                            }
-                            Ok(Msg::Flush) => {
-                                sink.flush().map_err(|e| self.io(e))?;
-                                if let Some((path, t)) = &mut tee {
-                                    t.flush().map_err(|e| CreateError::io(&*path, e))?;
-                                }
-                            }
-                            Err(e) => {
-                                item.failed();
-                                return Err(e);
-                            }
+                    Ok(Msg::Flush) => {
+                        sink.flush().map_err(|e| self.io(e))?;
+                        if let Some((path, t)) = to.tee.as_mut() {
+                            t.flush().map_err(|e| CreateError::io(&*path, e))?;
                         }
                     }
-                    if off != p.end {
-                        item.failed();
-                        return Err(self.io(io::Error::other(format!(
-                            "{label}: the download of bytes {}..{} stopped at {off}",
-                            p.start, p.end
-                        ))));
+                    Err(e) => {
+                        to.item.failed();
+                        return Err(e);
                     }
                 }
-                net = Some((item, tee));
+            }
+            if at.off != p.end {
+                to.item.failed();
+                return Err(self.io(io::Error::other(format!(
+                    "{}: the download of bytes {}..{} stopped at {}",
+                    to.label, p.start, p.end, at.off
+                ))));
             }
         }
-        let got = hex::encode(hasher.finalize());
-        let bad = if off != size {
-            Some(CreateError::WrongSize {
-                what: label.clone(),
-                expected: size,
-                actual: off,
-            })
-        } else if got != sha {
-            Some(wrong(&label, &sha, got))
-        } else {
-            None
-        };
-        if let Some((item, tee)) = net {
-            if let Some(e) = bad {
-                item.failed();
-                if let Some((path, _)) = tee {
-                    let _ = std::fs::remove_file(path);
-                }
-                return Err(e);
+        Ok(())
+    }
+
+    /// A downloaded blob checked; kept in the cache when asked to, and
+    /// its partial file dropped when its bytes are wrong.
+    fn finish_download(
+        &self,
+        label: &str,
+        sha: &llmgw_shared::Sha256,
+        size: u64,
+        at: At,
+        item: Item,
+        tee: Option<(PathBuf, BufWriter<File>)>,
+    ) -> Result<(), CreateError> {
+        if let Some(e) = at.check(label, sha, size) {
+            item.failed();
+            if let Some((path, _)) = tee {
+                let _ = std::fs::remove_file(path);
             }
-            if let Some((path, t)) = tee {
-                drop(
-                    t.into_inner()
-                        .map_err(|e| CreateError::io(&path, e.into_error()))?,
-                );
-                self.cache
-                    .commit(&path, &sha, &Expect::Sha256(sha.clone()))
-                    .map_err(|e| CreateError::io(&path, e))?;
-            }
-            item.done();
-        } else if let Some(e) = bad {
             return Err(e);
         }
+        if let Some((path, t)) = tee {
+            drop(
+                t.into_inner()
+                    .map_err(|e| CreateError::io(&path, e.into_error()))?,
+            );
+            self.cache
+                .commit(&path, sha, &Expect::Sha256(sha.clone()))
+                .map_err(|e| CreateError::io(&path, e))?;
+        }
+        item.done();
         Ok(())
     }
 
@@ -304,4 +340,39 @@ fn wrong(label: &str, sha: &str, got: String) -> CreateError {
         expected: sha.to_string(),
         actual: got,
     }
+}
+
+/// How far a blob's bytes have come, and their hash so far.
+struct At {
+    off: u64,
+    hasher: Sha256,
+}
+
+impl At {
+    /// Why the blob's bytes are not the ones expected, if they are not.
+    fn check(self, label: &str, sha: &llmgw_shared::Sha256, size: u64) -> Option<CreateError> {
+        let got = hex::encode(self.hasher.finalize());
+        if self.off != size {
+            Some(CreateError::WrongSize {
+                what: label.to_string(),
+                expected: size,
+                actual: self.off,
+            })
+        } else if got != *sha {
+            Some(wrong(label, sha, got))
+        } else {
+            None
+        }
+    }
+}
+
+/// A blob being taken from the downloads.
+struct Taking<'a> {
+    /// Its index in the bundle's sorted list.
+    k: usize,
+    label: &'a str,
+    size: u64,
+    item: &'a Item,
+    /// The cache's partial file it goes into too, when it is kept.
+    tee: &'a mut Option<(PathBuf, BufWriter<File>)>,
 }

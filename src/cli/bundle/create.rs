@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use llmgw_bundler::{CreateSettings, CreateSpec, Options, SpecEnv};
+use llmgw_bundler::{CreateReport, CreateSettings, CreateSpec, Options, SpecEnv};
 use llmgw_bundler::{Mode, Progress};
 use llmgw_bundler::{RetryPolicy, Token};
 
@@ -220,26 +220,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     let json = args.output.json;
     let verbose = args.verbose;
     let spec = CreateSpec::resolve(settings(args), &SpecEnv::from_process())?;
-    let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(v) if !v.trim().is_empty() => Some(v.trim().parse::<u64>().map_err(|_| {
-            UsageError(format!(
-                "SOURCE_DATE_EPOCH={v:?}: expected a number of seconds since 1970"
-            ))
-        })?),
-        _ => None,
-    };
-    let mode = if std::io::stderr().is_terminal() {
-        Mode::Bars
-    } else {
-        Mode::Lines
-    };
-    let opts = Options {
-        progress: Progress::with_files(mode, verbose),
-        hf_token: std::env::var("HF_TOKEN").ok().and_then(Token::new),
-        retry: RetryPolicy::default(),
-        source_date_epoch,
-        password: sign_password(),
-    };
+    let opts = options(verbose)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -267,6 +248,46 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         }
     };
 
+    tell(&report);
+    if json {
+        let mut s = serde_json::to_string_pretty(&report)?;
+        s.push('\n');
+        crate::cli::print(&s)
+    } else {
+        crate::cli::print(&format!("{}\n", report.manifest_sha256))
+    }
+}
+
+/// The run's options from the environment: `SOURCE_DATE_EPOCH`, `HF_TOKEN`,
+/// the signing key's password, and a progress bar on a terminal (plain
+/// lines in a log).
+fn options(verbose: bool) -> anyhow::Result<Options> {
+    let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) if !v.trim().is_empty() => Some(v.trim().parse::<u64>().map_err(|_| {
+            UsageError(format!(
+                "SOURCE_DATE_EPOCH={v:?}: expected a number of seconds since 1970"
+            ))
+        })?),
+        _ => None,
+    };
+    let mode = if std::io::stderr().is_terminal() {
+        Mode::Bars
+    } else {
+        Mode::Lines
+    };
+    Ok(Options {
+        progress: Progress::with_files(mode, verbose),
+        hf_token: std::env::var("HF_TOKEN").ok().and_then(Token::new),
+        retry: RetryPolicy::default(),
+        source_date_epoch,
+        password: sign_password(),
+    })
+}
+
+/// What the run did, on stderr: what it left out, the delta or repair,
+/// the volumes and the bundle written, its signer, and the manifest's
+/// sha256 to carry apart.
+fn tell(report: &CreateReport) {
     if !report.gaps.is_empty() {
         eprintln!(
             "{} asked for and not carried (--allow-missing or --want; recorded in the manifest):",
@@ -316,13 +337,6 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
         report.manifest_sha256,
         report.sha256_file.display()
     );
-    if json {
-        let mut s = serde_json::to_string_pretty(&report)?;
-        s.push('\n');
-        crate::cli::print(&s)
-    } else {
-        crate::cli::print(&format!("{}\n", report.manifest_sha256))
-    }
 }
 
 /// The command line's layer of the settings; the spec file's lies under

@@ -223,5 +223,5 @@ async fn shutdown_signal() {
 /// `--cache-size`: bytes with an optional K, M, G or T suffix, read by the
 /// project's one size parser.
 fn parse_cache_size(text: &str) -> Result<u64, String> {
-    llmgw_bundler::parse_size("--cache-size", text).map_err(|e| e.to_string())
+    llmgw_shared::size::parse("--cache-size", text).map_err(|e| e.to_string())
 }

@@ -285,7 +285,7 @@ fn carry_signed(
                 value: gh.into(),
             });
         }
-        plan.stored.push((sha.clone(), path, bytes.len() as u64));
+        plan.store(sha.clone(), path, bytes.len() as u64);
         assets.push(Asset {
             name: name.to_string(),
             size: bytes.len() as u64,

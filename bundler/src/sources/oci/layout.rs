@@ -116,8 +116,8 @@ pub fn plan_layout(
                 continue;
             }
             let path = l.blob_into_cache(cache, &c.sha256, c.size)?;
-            if !plan.stored.iter().any(|s| s.0 == c.sha256) {
-                plan.stored.push((c.sha256.clone(), path, c.size));
+            if !plan.stored.iter().any(|s| s.sha256 == c.sha256) {
+                plan.store(c.sha256.clone(), path, c.size);
             }
             blobs.push(OciDescriptor {
                 sha256: c.sha256.clone(),

@@ -96,8 +96,8 @@ pub fn plan_package(
         let (sha, at) = cache
             .put_bytes(b)
             .map_err(|e| CreateError::io(cache.root(), e))?;
-        if !plan.stored.iter().any(|s| s.0 == sha) {
-            plan.stored.push((sha, at, b.len() as u64));
+        if !plan.stored.iter().any(|s| s.sha256 == sha) {
+            plan.store(sha, at, b.len() as u64);
         }
     }
     Ok(HelmChart {

@@ -266,8 +266,8 @@ pub(super) fn keep(cache: &Cache, m: &ManifestAnswer, plan: &mut Plan) -> Result
     let (sha, path) = cache
         .put_bytes(&m.bytes)
         .map_err(|e| CreateError::io(cache.root(), e))?;
-    if !plan.stored.iter().any(|s| s.0 == sha) {
-        plan.stored.push((sha, path, m.bytes.len() as u64));
+    if !plan.stored.iter().any(|s| s.sha256 == sha) {
+        plan.store(sha, path, m.bytes.len() as u64);
     }
     Ok(())
 }

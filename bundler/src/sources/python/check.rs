@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::DigestSource;
 
-use super::lock::LockedPackage;
+use super::lock::{LockedFile, LockedPackage};
 use super::simple::{IndexFile, ProjectPage, normalize};
 use crate::error::PythonError;
 
@@ -82,55 +82,7 @@ pub fn check(
         for f in &p.files {
             llmgw_shared::check_file_name("wheel file name", &f.filename)
                 .map_err(|e| PythonError::UnsafeName(Box::new(e)))?;
-            let (pf, _index) = match &origin {
-                Origin::Github {
-                    repo,
-                    tag,
-                    filename,
-                    url,
-                    size,
-                    sha256,
-                } if *filename == f.filename => (
-                    IndexFile {
-                        source: DigestSource::GithubAssetDigest,
-                        filename: filename.clone(),
-                        url: url.clone(),
-                        sha256: Some(sha256.to_string()),
-                        size: Some(*size),
-                        requires_python: None,
-                        yanked: None,
-                        upload_time: None,
-                        core_metadata: None,
-                    },
-                    format!("github:{repo}@{tag}"),
-                ),
-                Origin::Github { repo, tag, .. } => {
-                    return Err(PythonError::NotAtPublisher {
-                        env: env.to_string(),
-                        project: p.name.clone(),
-                        version: p.version.clone(),
-                        filename: f.filename.clone(),
-                        index: format!("the release {tag} of {repo}"),
-                    });
-                }
-                Origin::Index(index) => {
-                    let page = pages
-                        .get(&(index.clone(), normalize(&p.name)))
-                        .and_then(Option::as_ref);
-                    match page.and_then(|pg| pg.file(&f.filename)) {
-                        Some(x) => (x.clone(), index.clone()),
-                        None => {
-                            return Err(PythonError::NotAtPublisher {
-                                env: env.to_string(),
-                                project: p.name.clone(),
-                                version: p.version.clone(),
-                                filename: f.filename.clone(),
-                                index: format!("{index}/{}/", normalize(&p.name)),
-                            });
-                        }
-                    }
-                }
-            };
+            let pf = at_publisher(env, p, f, &origin, pages)?;
             let index_label = match &origin {
                 Origin::Index(i) => format!("{i}/{}/", normalize(&p.name)),
                 Origin::Github { repo, tag, .. } => format!("GitHub's release {tag} of {repo}"),
@@ -153,47 +105,104 @@ pub fn check(
                     index: index_label,
                 });
             };
-            let disagree = |what, lock: String, publisher: String| PythonError::Disagree {
-                file: format!("{env}: {}", f.filename),
-                what,
-                lock,
-                publisher,
-                index: index_label.clone(),
-            };
-            if let Some(l) = &f.sha256
-                && *l != sha
-            {
-                return Err(disagree("sha256", l.clone(), sha.into()));
-            }
-            if let (Some(l), Some(s)) = (f.size, pf.size)
-                && l != s
-            {
-                return Err(disagree("size", l.to_string(), s.to_string()));
-            }
-            let metadata = match &pf.core_metadata {
-                Some(Some(h)) => Sha256::parse_exact("core-metadata sha256", h)
-                    .ok()
-                    .map(|h| (format!("{}.metadata", pf.url), h)),
-                _ => None,
-            };
-            out.files.push(CheckedFile {
-                project: normalize(&p.name),
-                version: p.version.clone(),
-                filename: f.filename.clone(),
-                url: pf.url.clone(),
-                size: pf.size.or(f.size),
-                sha256: sha,
-                requires_python: pf.requires_python.clone(),
-                yanked: pf.yanked.clone(),
-                upload_time: pf.upload_time.clone().or(f.upload_time.clone()),
-                metadata,
-                origin: pf.url.clone(),
-                digest_source: pf.source,
-                also_lock: false,
-            });
+            out.files.push(agreed(env, p, f, pf, sha, index_label)?);
         }
     }
     Ok(out)
+}
+
+/// What the publisher lists of file `f` of package `p`: the GitHub
+/// release asset the recipe names, or the file on its index's page.
+fn at_publisher(
+    env: &str,
+    p: &LockedPackage,
+    f: &LockedFile,
+    origin: &Origin,
+    pages: &BTreeMap<(String, String), Option<ProjectPage>>,
+) -> Result<IndexFile, PythonError> {
+    let not_there = |index: String| PythonError::NotAtPublisher {
+        env: env.to_string(),
+        project: p.name.clone(),
+        version: p.version.clone(),
+        filename: f.filename.clone(),
+        index,
+    };
+    match origin {
+        Origin::Github {
+            filename,
+            url,
+            size,
+            sha256,
+            ..
+        } if *filename == f.filename => Ok(IndexFile {
+            source: DigestSource::GithubAssetDigest,
+            filename: filename.clone(),
+            url: url.clone(),
+            sha256: Some(sha256.to_string()),
+            size: Some(*size),
+            requires_python: None,
+            yanked: None,
+            upload_time: None,
+            core_metadata: None,
+        }),
+        Origin::Github { repo, tag, .. } => Err(not_there(format!("the release {tag} of {repo}"))),
+        Origin::Index(index) => pages
+            .get(&(index.clone(), normalize(&p.name)))
+            .and_then(Option::as_ref)
+            .and_then(|pg| pg.file(&f.filename))
+            .cloned()
+            .ok_or_else(|| not_there(format!("{index}/{}/", normalize(&p.name)))),
+    }
+}
+
+/// File `f` as carried, once the lock and the publisher (`pf`, hashing to
+/// `sha`) agree on its sha256 and size.
+fn agreed(
+    env: &str,
+    p: &LockedPackage,
+    f: &LockedFile,
+    pf: IndexFile,
+    sha: Sha256,
+    index_label: String,
+) -> Result<CheckedFile, PythonError> {
+    let disagree = |what, lock: String, publisher: String| PythonError::Disagree {
+        file: format!("{env}: {}", f.filename),
+        what,
+        lock,
+        publisher,
+        index: index_label.clone(),
+    };
+    if let Some(l) = &f.sha256
+        && *l != sha
+    {
+        return Err(disagree("sha256", l.clone(), sha.into()));
+    }
+    if let (Some(l), Some(s)) = (f.size, pf.size)
+        && l != s
+    {
+        return Err(disagree("size", l.to_string(), s.to_string()));
+    }
+    let metadata = match &pf.core_metadata {
+        Some(Some(h)) => Sha256::parse_exact("core-metadata sha256", h)
+            .ok()
+            .map(|h| (format!("{}.metadata", pf.url), h)),
+        _ => None,
+    };
+    Ok(CheckedFile {
+        project: normalize(&p.name),
+        version: p.version.clone(),
+        filename: f.filename.clone(),
+        url: pf.url.clone(),
+        size: pf.size.or(f.size),
+        sha256: sha,
+        requires_python: pf.requires_python.clone(),
+        yanked: pf.yanked.clone(),
+        upload_time: pf.upload_time.clone().or(f.upload_time.clone()),
+        metadata,
+        origin: pf.url,
+        digest_source: pf.source,
+        also_lock: false,
+    })
 }
 
 #[cfg(test)]

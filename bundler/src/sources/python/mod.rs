@@ -216,7 +216,7 @@ pub async fn plan_with(
             .put_bytes(r.lock_text.as_bytes())
             .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
         let size = r.lock_text.len() as u64;
-        plan.stored.push((sha.clone(), path, size));
+        plan.store(sha.clone(), path, size);
         let bytes: u64 = files.iter().map(|f| f.size).sum();
         ctx.progress.line(&format!(
             "{}: {} files, {bytes} bytes",
@@ -254,7 +254,7 @@ fn store_text(
         .put_bytes(text.as_bytes())
         .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
     let size = text.len() as u64;
-    plan.stored.push((sha.clone(), path, size));
+    plan.store(sha.clone(), path, size);
     Ok(llmgw_shared::manifest::BlobRef { sha256: sha, size })
 }
 
@@ -336,8 +336,7 @@ async fn plan_files(
             denied_hint: None,
         });
         if let Some((sha, size)) = &f.metadata_blob {
-            plan.stored
-                .push((sha.clone(), ctx.cache.blob_path(sha), *size));
+            plan.store(sha.clone(), ctx.cache.blob_path(sha), *size);
         }
         out.push(f);
     }
