@@ -39,7 +39,7 @@ pub use import::run::{ImportRunError, Imported, import_into};
 pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
 
 // The same for a bundle cut into volumes.
-pub use import::volumes::import::{Progressed, VolumesOutcome, import_volumes};
+pub use import::volumes::import::{Incomplete, Progressed, VolumesOutcome, import_volumes};
 pub use import::volumes::index::Slot;
 pub use import::volumes::verify::{
     SetCheck, describe as describe_volume, describe_read as describe_volume_read, is_volume_set,

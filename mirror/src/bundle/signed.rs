@@ -84,6 +84,20 @@ pub struct SignedRelease {
     pub listed: BTreeMap<String, Sha256>,
 }
 
+/// `(release, key id)` pairs as a report shows them: one
+/// `{"release", "key_id"}` object each.
+pub fn serialize_signatures<S: serde::Serializer>(
+    sigs: &[(String, String)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(serde::Serialize)]
+    struct One<'a> {
+        release: &'a str,
+        key_id: &'a str,
+    }
+    s.collect_seq(sigs.iter().map(|(release, key_id)| One { release, key_id }))
+}
+
 impl SignedRelease {
     /// `owner/repo tag`, as messages name a release.
     pub fn name(&self) -> String {

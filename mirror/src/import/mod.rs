@@ -97,24 +97,30 @@ impl Default for ImportOptions {
     }
 }
 
-/// What an import did, and what it proved.
-#[derive(Debug, Clone)]
+/// What an import did, and what it proved. Serialized, it is what
+/// `bundle import --json` reports (the manifest itself and the series step
+/// left out).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ImportReport {
     /// The bundle's identity: the sha256 of its `manifest.json`.
     pub manifest_sha256: String,
     /// The manifest as verified and now held in `bundles/`.
+    #[serde(skip)]
     pub manifest: Manifest,
     /// How the bundle came (directory, `.tar`, `.tar.zst`).
     pub format: BundleFormat,
     /// `(release, key id)` of each signed release.
+    #[serde(serialize_with = "crate::bundle::signed::serialize_signatures")]
     pub signatures: Vec<(String, String)>,
     /// Blobs read from the bundle and hashed by this run.
     pub blobs_hashed: usize,
     /// Their bytes.
     pub bytes_hashed: u64,
     /// Verified earlier: already in the store, or staged by a killed run.
+    #[serde(rename = "blobs_reused")]
     pub blobs_at_hand: usize,
     /// Their bytes.
+    #[serde(rename = "bytes_reused")]
     pub bytes_at_hand: u64,
     /// New files in `blobs/`.
     pub blobs_added: usize,
@@ -125,8 +131,10 @@ pub struct ImportReport {
     /// Who signed the bundle (a key trusted for bundles), if anyone.
     pub signed_by: Option<SignedBy>,
     /// What it did to its series.
+    #[serde(skip)]
     pub step: Option<Step>,
     /// Warnings the operator must see (expiry, clock, rollback).
+    #[serde(rename = "warnings")]
     pub notes: Vec<String>,
 }
 

@@ -47,3 +47,13 @@ pub fn run(cmd: BundleCommand) -> anyhow::Result<()> {
         BundleCommand::Trust(c) => trust::run_trust(c),
     }
 }
+
+/// A result as `--json` prints it: its status first, then the result's own
+/// fields, then the summary of the bundle it is about.
+#[derive(serde::Serialize)]
+pub(crate) struct Printed<'a, R: serde::Serialize> {
+    pub status: &'static str,
+    #[serde(flatten)]
+    pub result: &'a R,
+    pub bundle: llmgw_mirror::Summary,
+}

@@ -7,7 +7,6 @@ use clap::{Subcommand, ValueEnum};
 use llmgw_mirror::NewStore;
 use llmgw_mirror::{Added, Role};
 use llmgw_shared::Chain;
-use serde_json::json;
 
 use super::import::undo_note;
 use crate::cli::help::{self, EXIT_CODES};
@@ -99,11 +98,15 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
                 }
             }
             if output.json {
-                let v: Vec<_> = keys
+                let v: Vec<KeyJson> = keys
                     .iter()
-                    .map(|(p, k, r)| json!({"key_id": k.key_id(), "role": r.name(), "path": p}))
+                    .map(|(p, k, r)| KeyJson {
+                        key_id: k.key_id(),
+                        role: r.name(),
+                        path: p,
+                    })
                     .collect();
-                print(&format!("{}\n", serde_json::Value::Array(v)))
+                print(&format!("{}\n", serde_json::to_value(v)?))
             } else if keys.is_empty() {
                 print("no trusted keys; add one with `llmgw bundle trust add KEY.pub`\n")
             } else {
@@ -125,4 +128,12 @@ pub fn run_trust(cmd: TrustCommand) -> anyhow::Result<()> {
                 print(&format!("key {id} is no longer trusted\n"))
             }),
     }
+}
+
+/// A trusted key, as `trust list --json` prints it.
+#[derive(serde::Serialize)]
+struct KeyJson<'a> {
+    key_id: String,
+    role: &'static str,
+    path: &'a std::path::Path,
 }

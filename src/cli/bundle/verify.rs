@@ -7,7 +7,6 @@ use clap::Args;
 use llmgw_mirror::Terminal;
 use llmgw_mirror::{HashOnly, Outcome, Summary};
 use llmgw_shared::Sha256;
-use serde_json::json;
 
 use super::import::{parse_sha256_arg, signatures_text};
 use crate::cli::help::{self, EXIT_CODES};
@@ -65,16 +64,11 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
     if a.output.json {
         print(&format!(
             "{}\n",
-            json!({
-                "status": "verified",
-                "manifest_sha256": v.manifest_sha256,
-                "format": v.format.name(),
-                "signatures": v.signatures.iter().map(|(rel, key)| json!({"release": rel, "key_id": key})).collect::<Vec<_>>(),
-                "blobs_hashed": v.blobs_hashed,
-                "bytes_hashed": v.bytes_hashed,
-                "not_checked": v.unchecked,
-                "bundle": Summary::of(&v.manifest_sha256, &v.manifest),
-            })
+            serde_json::to_value(super::Printed {
+                status: "verified",
+                result: &*v,
+                bundle: Summary::of(&v.manifest_sha256, &v.manifest),
+            })?
         ))
     } else {
         print(&format!(

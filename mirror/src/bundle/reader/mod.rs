@@ -65,11 +65,14 @@ pub struct EntryHead {
     pub size: u64,
 }
 
-/// The shape of a bundle on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The shape of a bundle on disk; reported by its [`BundleFormat::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum BundleFormat {
+    #[serde(rename = "directory")]
     Dir,
+    #[serde(rename = "tar")]
     Tar,
+    #[serde(rename = "tar.zst")]
     TarZst,
 }
 

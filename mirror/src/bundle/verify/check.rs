@@ -27,26 +27,35 @@ use crate::bundle::reader::{self, BundleFormat, EntryHead, ReadError};
 use crate::bundle::signed::SignedRelease;
 use crate::progress::Progress;
 
-/// What a successful check proved.
-#[derive(Debug, Clone)]
+/// What a successful check proved. Serialized, it is what `bundle verify
+/// --json` reports of it (the manifest itself, and what only an import
+/// uses, are left out).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Verified {
     pub manifest_sha256: String,
+    #[serde(skip)]
     pub manifest: Manifest,
     /// The manifest's exact bytes (what `bundles/<sha>.json` holds).
+    #[serde(skip)]
     pub manifest_bytes: Vec<u8>,
     pub format: BundleFormat,
     /// `(release, key id)` of each signed release, verified.
+    #[serde(serialize_with = "crate::bundle::signed::serialize_signatures")]
     pub signatures: Vec<(String, String)>,
     /// What each verified signature proves, for [`crate::store::claims`].
+    #[serde(skip)]
     pub signed: Vec<SignedRelease>,
     /// Blobs read from the bundle and hashed now.
     pub blobs_hashed: usize,
     pub bytes_hashed: u64,
     /// Blobs verified before (store or earlier staging), not read again.
+    #[serde(skip)]
     pub blobs_at_hand: usize,
+    #[serde(skip)]
     pub bytes_at_hand: u64,
     /// What this check could not prove because it is not in the bundle (a
     /// delta's prerequisites, without a store), in words.
+    #[serde(rename = "not_checked")]
     pub unchecked: Vec<String>,
 }
 

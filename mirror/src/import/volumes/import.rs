@@ -37,8 +37,11 @@ pub struct Taken {
 /// A file of the bundle not yet whole in staging.
 #[derive(Debug, Clone, Serialize)]
 pub struct Incomplete {
+    /// Its name in the manifest.
     pub name: String,
+    /// What it must hash to.
     pub sha256: Sha256,
+    /// The bytes still to come from the volumes.
     pub bytes_missing: u64,
 }
 

@@ -13,7 +13,6 @@ use llmgw_mirror::{ImportRunError, Imported};
 use llmgw_mirror::{Summary, human_bytes};
 use llmgw_shared::Sha256;
 use llmgw_shared::{Chain, chain};
-use serde_json::json;
 
 use crate::cli::help::{self, IMPORT_EXIT_CODES};
 use crate::cli::{OutputArg, StoreArg, UsageError, print};
@@ -156,11 +155,11 @@ pub fn print_outcome(
             if json_out {
                 print(&format!(
                     "{}\n",
-                    json!({
-                        "status": "already-imported",
-                        "manifest_sha256": manifest_sha256,
-                        "bundles_held": bundles_held,
-                    })
+                    serde_json::to_value(AlreadyImported {
+                        status: "already-imported",
+                        manifest_sha256: &manifest_sha256,
+                        bundles_held,
+                    })?
                 ))
             } else {
                 print(&format!(
@@ -171,7 +170,7 @@ pub fn print_outcome(
         }
         ImportOutcome::Imported(r) => {
             if json_out {
-                print(&format!("{}\n", import_json(&r)))
+                print(&format!("{}\n", import_json(&r)?))
             } else {
                 let summary = Summary::of(&r.manifest_sha256, &r.manifest);
                 print(&format!(
@@ -239,22 +238,19 @@ pub(super) fn signatures_text(sigs: &[(String, String)]) -> String {
     }
 }
 
-fn import_json(r: &ImportReport) -> serde_json::Value {
-    json!({
-        "status": "imported",
-        "manifest_sha256": r.manifest_sha256,
-        "format": r.format.name(),
-        "signatures": r.signatures.iter().map(|(rel, key)| json!({"release": rel, "key_id": key})).collect::<Vec<_>>(),
-        "blobs_hashed": r.blobs_hashed,
-        "bytes_hashed": r.bytes_hashed,
-        "blobs_reused": r.blobs_at_hand,
-        "bytes_reused": r.bytes_at_hand,
-        "blobs_added": r.blobs_added,
-        "bytes_added": r.bytes_added,
-        "bundles_held": r.bundles_held,
-        "signed_by": r.signed_by,
-        "warnings": r.notes,
-        "bundle": Summary::of(&r.manifest_sha256, &r.manifest),
+/// An import that found the bundle held already, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct AlreadyImported<'a> {
+    status: &'static str,
+    manifest_sha256: &'a str,
+    bundles_held: usize,
+}
+
+fn import_json(r: &ImportReport) -> serde_json::Result<serde_json::Value> {
+    serde_json::to_value(crate::cli::bundle::Printed {
+        status: "imported",
+        result: r,
+        bundle: Summary::of(&r.manifest_sha256, &r.manifest),
     })
 }
 

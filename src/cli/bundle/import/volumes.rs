@@ -7,7 +7,6 @@ use anyhow::Context as _;
 use llmgw_mirror::Terminal;
 use llmgw_mirror::{Progressed, SetCheck, Slot};
 use llmgw_shared::manifest::Manifest;
-use serde_json::json;
 
 use super::print;
 
@@ -57,7 +56,7 @@ pub fn run_verify(paths: &[PathBuf], sha256: &str, json_out: bool) -> anyhow::Re
         .collect();
     let passed = set.all_passed();
     if json_out {
-        print(&format!("{}\n", verify_json(&set, &lines)))?;
+        print(&format!("{}\n", verify_json(&set, &lines)?))?;
     } else {
         let mut out = lines.join("\n");
         out.push('\n');
@@ -99,23 +98,62 @@ pub fn run_verify(paths: &[PathBuf], sha256: &str, json_out: bool) -> anyhow::Re
     Ok(())
 }
 
-fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Value {
-    json!({
-        "status": if set.all_passed() { "verified" } else { "damaged" },
-        "manifest_sha256": set.manifest_sha256,
-        "volumes_total": set.count,
-        "parity_total": set.parity_count,
-        "whole_volumes": set.whole,
-        "whole_parity_volumes": set.whole_parity.iter().map(|j| j + 1).collect::<Vec<_>>(),
-        "missing_volumes": set.missing(),
-        "importable": set.importable(),
-        "volumes": set.volumes.iter().zip(lines).map(|(c, line)| json!({
-            "path": c.path,
-            "volume": c.result.as_ref().ok().and_then(|r| r.which).map(|w| w.label()),
-            "ok": c.duplicate || c.result.as_ref().is_ok_and(|r| r.whole()),
-            "duplicate": c.duplicate,
-            "report": line,
-        })).collect::<Vec<_>>(),
+/// A set of volumes checked, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct SetJson<'a> {
+    status: &'static str,
+    manifest_sha256: &'a str,
+    volumes_total: u32,
+    parity_total: usize,
+    whole_volumes: &'a std::collections::BTreeSet<u32>,
+    /// Numbered from 1, as the files are.
+    whole_parity_volumes: Vec<usize>,
+    missing_volumes: Vec<u32>,
+    importable: bool,
+    volumes: Vec<CheckedJson<'a>>,
+}
+
+/// One volume of a set checked.
+#[derive(serde::Serialize)]
+struct CheckedJson<'a> {
+    path: &'a std::path::Path,
+    volume: Option<String>,
+    ok: bool,
+    duplicate: bool,
+    report: &'a str,
+}
+
+fn verify_json(set: &SetCheck, lines: &[String]) -> serde_json::Result<serde_json::Value> {
+    serde_json::to_value(SetJson {
+        status: if set.all_passed() {
+            "verified"
+        } else {
+            "damaged"
+        },
+        manifest_sha256: &set.manifest_sha256,
+        volumes_total: set.count,
+        parity_total: set.parity_count,
+        whole_volumes: &set.whole,
+        whole_parity_volumes: set.whole_parity.iter().map(|j| j + 1).collect(),
+        missing_volumes: set.missing(),
+        importable: set.importable(),
+        volumes: set
+            .volumes
+            .iter()
+            .zip(lines)
+            .map(|(c, line)| CheckedJson {
+                path: &c.path,
+                volume: c
+                    .result
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.which)
+                    .map(|w| w.label()),
+                ok: c.duplicate || c.result.as_ref().is_ok_and(|r| r.whole()),
+                duplicate: c.duplicate,
+                report: line,
+            })
+            .collect(),
     })
 }
 
@@ -142,7 +180,7 @@ pub fn print_import(
             }
             super::print_outcome(&a.store.path, a.output.json, outcome)?;
         }
-        None if a.output.json => print(&format!("{}\n", incomplete_json(&p, &lines)))?,
+        None if a.output.json => print(&format!("{}\n", incomplete_json(&p, &lines)?))?,
         None => print(&incomplete_text(&p, &lines))?,
     }
     if refused {
@@ -236,23 +274,54 @@ fn incomplete_text(p: &Progressed, lines: &[String]) -> String {
     out
 }
 
-fn incomplete_json(p: &Progressed, lines: &[String]) -> serde_json::Value {
-    json!({
-        "state": "incomplete",
-        "manifest_sha256": p.manifest_sha256,
-        "volumes_total": p.count,
-        "volumes_seen": p.whole,
-        "missing_volumes": p.missing(),
-        "parity_total": p.parity_count,
-        "missing_parity_volumes": p.missing_parity().iter().map(|j| j + 1).collect::<Vec<_>>(),
-        "rebuilt_from_parity": p.rebuilt,
-        "incomplete_files": p.incomplete,
-        "bytes_needed": p.bytes_needed,
-        "repeated_volumes": p.repeated.iter().map(|w| w.label()).collect::<Vec<_>>(),
-        "volumes": p.taken.iter().zip(lines).map(|(t, line)| json!({
-            "path": t.path,
-            "ok": t.result.as_ref().is_ok_and(|r| r.skipped || r.whole()),
-            "report": line,
-        })).collect::<Vec<_>>(),
+/// Volumes taken of a bundle not yet whole, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct IncompleteJson<'a> {
+    state: &'static str,
+    manifest_sha256: &'a str,
+    volumes_total: u32,
+    volumes_seen: &'a std::collections::BTreeSet<u32>,
+    missing_volumes: Vec<u32>,
+    parity_total: usize,
+    /// Numbered from 1, as the files are.
+    missing_parity_volumes: Vec<usize>,
+    rebuilt_from_parity: &'a [u32],
+    incomplete_files: &'a [llmgw_mirror::Incomplete],
+    bytes_needed: u64,
+    repeated_volumes: Vec<String>,
+    volumes: Vec<TakenJson<'a>>,
+}
+
+/// One volume taken.
+#[derive(serde::Serialize)]
+struct TakenJson<'a> {
+    path: &'a std::path::Path,
+    ok: bool,
+    report: &'a str,
+}
+
+fn incomplete_json(p: &Progressed, lines: &[String]) -> serde_json::Result<serde_json::Value> {
+    serde_json::to_value(IncompleteJson {
+        state: "incomplete",
+        manifest_sha256: &p.manifest_sha256,
+        volumes_total: p.count,
+        volumes_seen: &p.whole,
+        missing_volumes: p.missing(),
+        parity_total: p.parity_count,
+        missing_parity_volumes: p.missing_parity().iter().map(|j| j + 1).collect(),
+        rebuilt_from_parity: &p.rebuilt,
+        incomplete_files: &p.incomplete,
+        bytes_needed: p.bytes_needed,
+        repeated_volumes: p.repeated.iter().map(|w| w.label()).collect(),
+        volumes: p
+            .taken
+            .iter()
+            .zip(lines)
+            .map(|(t, line)| TakenJson {
+                path: &t.path,
+                ok: t.result.as_ref().is_ok_and(|r| r.skipped || r.whole()),
+                report: line,
+            })
+            .collect(),
     })
 }
