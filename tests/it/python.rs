@@ -11,6 +11,7 @@ use crate::bundle_kit::{llmgw, uv_bin};
 
 mod e2e;
 mod extras;
+mod flashinfer;
 mod parts;
 mod refusals;
 mod site_lock;

@@ -51,6 +51,22 @@ pub enum PythonError {
         hint: String,
     },
 
+    /// Resolved again with a companion wheel (`flashinfer-cubin`), the
+    /// environment no longer has the package the companion follows at the
+    /// version first resolved, which the companion must equal.
+    #[error(
+        "{env}: resolved again with the companion wheels of {project}, it has {project} \
+         {actual}, expected {expected} (the version first resolved, which the companions are \
+         pinned to); pin {project}=={expected} with --override or --no-extras to leave the \
+         companions out"
+    )]
+    CompanionMoved {
+        env: String,
+        project: String,
+        expected: String,
+        actual: String,
+    },
+
     /// A site's own lock (`--python-env NAME=PATH`) cannot be carried.
     #[error("{env}: the site's lock cannot be carried")]
     SiteLock {

@@ -37,6 +37,16 @@ pub struct Holds {
     pub charts: bool,
     /// `(host, path)` of each runtime extra held.
     pub extras: BTreeSet<(String, String)>,
+    /// By environment, `(project, version)` of each companion wheel it
+    /// holds (`flashinfer-cubin`): its node variables and notes.
+    pub companions: std::collections::BTreeMap<String, BTreeSet<(String, String)>>,
+}
+
+/// Whether `project` is a companion wheel of the recipe table.
+fn is_companion(project: &str) -> bool {
+    llmgw_shared::recipe::COMPANIONS
+        .iter()
+        .any(|c| c.project == llmgw_shared::pep503_normalize(project))
 }
 
 impl Holds {
@@ -53,6 +63,12 @@ impl Holds {
                 }
                 if e.site_lock.as_ref().map(|s| s.format) == Some(SiteLockFormat::UvLock) {
                     h.uv_locks.insert(e.name.clone());
+                }
+                for f in e.files.iter().filter(|f| is_companion(&f.project)) {
+                    h.companions
+                        .entry(e.name.clone())
+                        .or_default()
+                        .insert((f.project.clone(), f.version.clone()));
                 }
             }
             for r in &m.releases {
@@ -101,6 +117,20 @@ impl Holds {
                 .collect(),
             charts: !index.oci.charts().is_empty(),
             extras: index.extras.keys().cloned().collect(),
+            companions: index
+                .pypi
+                .envs()
+                .map(|e| {
+                    let held: BTreeSet<(String, String)> = e
+                        .files
+                        .values()
+                        .filter(|f| is_companion(&f.project))
+                        .map(|f| (f.project.clone(), f.version.clone()))
+                        .collect();
+                    (e.name.clone(), held)
+                })
+                .filter(|(_, held)| !held.is_empty())
+                .collect(),
         }
     }
 }
@@ -133,6 +163,9 @@ pub struct EnvSettings {
     /// version the node must bring.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_brings_python: Option<String>,
+    /// What else a node of it must know (a variable to leave unset).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One release held: where its assets download from.
@@ -213,14 +246,25 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
         .map(|name| {
             let index = format!("{url}/pypi/{name}/simple");
             let uv_lock = h.uv_locks.contains(name);
+            let mut variables = vec![
+                var("UV_DEFAULT_INDEX", index.clone(), "uv"),
+                var("UV_NO_BUILD", "1".into(), "uv"),
+                var("PIP_INDEX_URL", index, "pip"),
+                var("PIP_ONLY_BINARY", ":all:".into(), "pip"),
+            ];
+            let mut notes = Vec::new();
+            for (project, version) in h.companions.get(name).into_iter().flatten() {
+                for v in llmgw_shared::recipe::node_variables_of(project, version) {
+                    variables.push(var(v.name, v.value.into(), v.read_by));
+                }
+                if project == "flashinfer-cubin" {
+                    notes.push(llmgw_shared::recipe::FLASHINFER_CUBIN_DIR_NOTE.to_string());
+                }
+            }
             EnvSettings {
                 name: name.clone(),
-                variables: vec![
-                    var("UV_DEFAULT_INDEX", index.clone(), "uv"),
-                    var("UV_NO_BUILD", "1".into(), "uv"),
-                    var("PIP_INDEX_URL", index, "pip"),
-                    var("PIP_ONLY_BINARY", ":all:".into(), "pip"),
-                ],
+                variables,
+                notes,
                 lock: format!(
                     "{url}/pypi/{name}/{}",
                     if uv_lock { "uv.lock" } else { "pylock.toml" }
@@ -319,6 +363,9 @@ impl NodeEnv {
                     "#   no interpreter carried: the node brings its own CPython {p}\n"
                 ));
             }
+            for n in &e.notes {
+                out.push_str(&format!("#   {n}\n"));
+            }
         }
         if let Some(api) = &self.github_api {
             out.push_str(&format!("# GitHub-shaped release API: {api}\n"));
@@ -358,6 +405,11 @@ mod tests {
             registries: ["docker.io".to_string()].into(),
             charts: false,
             extras: Default::default(),
+            companions: [(
+                "tools-amd64".to_string(),
+                [("flashinfer-cubin".to_string(), "0.6.13".to_string())].into(),
+            )]
+            .into(),
         };
         let e = node_env(&h, "http://m:8080");
         let names: Vec<&str> = e.variables.iter().map(|v| v.name.as_str()).collect();
@@ -381,6 +433,11 @@ mod tests {
         );
         assert!(
             shell.contains("server = \"https://registry-1.docker.io\""),
+            "{shell}"
+        );
+        assert!(
+            shell.contains(" FLASHINFER_NO_DOWNLOAD=1\n")
+                && shell.contains("#   flashinfer-cubin held: leave FLASHINFER_CUBIN_DIR unset"),
             "{shell}"
         );
         assert_eq!(

@@ -170,14 +170,16 @@ pub const OPENAI_ENCODINGS_SETTINGS: [Setting; 2] = [
 /// SGLang since 0.5 (its gpt-oss support). Every version the table
 /// builds is later than both.
 ///
-/// Not here yet: FlashInfer's kernel cubins. `flashinfer/jit/cubin_loader.py`
+/// Not here: FlashInfer's kernel cubins. `flashinfer/jit/cubin_loader.py`
 /// fetches them from `FLASHINFER_CUBINS_REPOSITORY` (default
 /// `https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/`)
-/// into `FLASHINFER_CUBIN_DIR` (`flashinfer/jit/env.py`), each directory's
-/// `checksums.txt` pinned by sha256 in `flashinfer/artifacts.py`
-/// (`CheckSumHash`) and each cubin checked against its line there; which
-/// pins apply follows the resolved `flashinfer-python` version, which this
-/// table does not know before the environment is resolved.
+/// into `FLASHINFER_CUBIN_DIR` (`flashinfer/jit/env.py`) only when the file
+/// is not already in the cubin directory; the `flashinfer-cubin` wheel,
+/// which the environment's resolve adds beside `flashinfer-python`
+/// (`super::companions`, where the code is cited), holds every file that
+/// loader asks for, so the loose cubins are not carried. The one exception
+/// (the CuTe DSL FMHA `.so` kernels from FlashInfer 0.6.10) is recorded as
+/// a gap by the bundle, not carried.
 pub const ENGINE_EXTRAS: [EngineExtras; 2] = [
     EngineExtras {
         engine: "vllm",

@@ -8,6 +8,7 @@
 //! file; where this port adds something (checking versions and engines up
 //! front, comparing compute capabilities in tenths) the code says why.
 
+mod companions;
 mod environments;
 mod error;
 mod extras;
@@ -27,6 +28,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use companions::{
+    COMPANIONS, Companion, CompanionIndex, FLASHINFER_CUBIN_DIR_NOTE, FLASHINFER_DSL_FMHA_SINCE,
+    FLASHINFER_WHEEL_INDEX, NodeVariable, companions_of, node_variables_of, public_version,
+};
 pub use environments::{Environment, environments, environments_of};
 pub use error::{Misfit, RecipeError};
 pub use extras::{

@@ -10,11 +10,13 @@
 //!
 //! [`request`] (which environments), [`uv`] (running the resolver), [`lock`]
 //! (reading its answer), [`simple`] (the publishers' indexes), [`check`]
-//! (comparing), [`resolve`] (one environment), [`interpreter`] (uv's
+//! (comparing), [`resolve`] (one environment), [`companions`] (the wheels
+//! a resolved package brings, FlashInfer's cubins), [`interpreter`] (uv's
 //! Python).
 
 pub mod check;
 pub mod choices;
+pub mod companions;
 pub mod dry_run;
 pub mod interpreter;
 pub mod lock;
@@ -62,6 +64,9 @@ pub struct Ctx<'a> {
     /// Whether the interpreter is carried (`--python-interpreter`).
     pub interpreter: InterpreterChoice,
     pub allow_missing: bool,
+    /// `--no-extras`: companion wheels (`flashinfer-cubin`) are left out,
+    /// each a gap, like the other runtime extras.
+    pub extras_left_out: bool,
     pub jobs: usize,
     pub progress: &'a Progress,
 }
@@ -138,6 +143,7 @@ pub async fn plan_for(
             .map(|e| e.version.as_str()),
         interpreter: spec.python_interpreter,
         allow_missing: spec.allow_missing,
+        extras_left_out: spec.extras.leave_out,
         jobs: spec.jobs,
         progress,
     };

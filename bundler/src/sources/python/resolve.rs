@@ -1,6 +1,7 @@
 //! One environment, start to end: the engine's GitHub wheel fetched and
 //! verified first (when the recipe names one), uv's resolution for the
-//! node's platform, and every file of the lock checked at its publisher.
+//! node's platform (again with the companion wheels a resolved package
+//! brings), and every file of the lock checked at its publisher.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,6 +11,7 @@ use llmgw_shared::chain;
 
 use super::Ctx;
 use super::check::{self, Checked, Origin};
+use super::companions;
 use super::lock;
 use super::request::EnvRequest;
 use super::simple::{self, ProjectPage, normalize};
@@ -92,11 +94,28 @@ pub async fn resolve(
         constraints: req.constraints.clone(),
     };
     let uv_cache = ctx.cache.root().join("uv");
-    let lock_text = compile_with_hint(req, uv, &mut compile, scratch.path(), &uv_cache).await?;
-    let packages = lock::parse(&lock_text).map_err(|error| PythonError::Lock {
-        env: req.name.clone(),
-        error,
-    })?;
+    let mut lock_text = compile_with_hint(req, uv, &mut compile, scratch.path(), &uv_cache).await?;
+    let parse = |text: &str| {
+        lock::parse(text).map_err(|error| PythonError::Lock {
+            env: req.name.clone(),
+            error,
+        })
+    };
+    let mut packages = parse(&lock_text)?;
+    let added = companions::plan(ctx, req, &packages).await?;
+    if !added.requirements.is_empty() {
+        ctx.progress.line(&format!(
+            "{}: resolving again with {}",
+            req.name,
+            added.requirements.join(" ")
+        ));
+        compile
+            .dependencies
+            .extend(added.requirements.iter().cloned());
+        lock_text = compile_with_hint(req, uv, &mut compile, scratch.path(), &uv_cache).await?;
+        packages = parse(&lock_text)?;
+        companions::check_kept(req, &added.pinned, &packages)?;
+    }
     let origin_of = |name: &str| -> Origin {
         let n = normalize(name);
         if let Some((project, o)) = &github_origin
@@ -128,8 +147,9 @@ pub async fn resolve(
     for (k, page) in fetched {
         pages.insert(k, page.map_err(Failed::Resolve)?);
     }
-    let checked = check::check(&req.name, &packages, &origin_of, pages, ctx.allow_missing)
+    let mut checked = check::check(&req.name, &packages, &origin_of, pages, ctx.allow_missing)
         .map_err(|e| Failed::Resolve(e.into()))?;
+    checked.gaps.extend(added.gaps);
     Ok(Resolved {
         platform: compile.platform,
         lock_text,

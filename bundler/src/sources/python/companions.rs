@@ -1,0 +1,191 @@
+//! Companion wheels (issue #32): after uv's resolution, every resolved
+//! package the recipe table gives companions
+//! (`llmgw_shared::recipe::companions_of`: `flashinfer-python` →
+//! `flashinfer-cubin`, `flashinfer-jit-cache`) has each one that its
+//! default index publishes added as a requirement pinned to the resolved
+//! version, and the environment is resolved again.
+//!
+//! Invariant: the second resolution keeps every followed package at the
+//! version first resolved (it is required `==`, and checked after: an
+//! error if not); a companion not added is a gap that says why and what
+//! the node does without it, never silently missing. A site's own lock is
+//! never touched (it is carried as the site wrote it).
+
+use llmgw_shared::recipe::{
+    self, Companion, CompanionIndex, FLASHINFER_DSL_FMHA_SINCE, public_version,
+};
+
+use super::Ctx;
+use super::lock::LockedPackage;
+use super::request::EnvRequest;
+use super::simple::{self, normalize};
+use crate::error::{CreateError, PythonError};
+
+/// What the companions of one resolution come to.
+#[derive(Debug, Default)]
+pub struct Additions {
+    /// The requirements to resolve again with: each followed package
+    /// pinned, then its companions pinned.
+    pub requirements: Vec<String>,
+    /// `(name, version)` of each followed package, to check after.
+    pub pinned: Vec<(String, String)>,
+    /// `(what, why)` of each companion not added, and of what the
+    /// companions leave to the network.
+    pub gaps: Vec<(String, String)>,
+}
+
+/// The companions `packages` call for, each looked up on the default
+/// index; with `--no-extras`, every one a gap.
+pub async fn plan(
+    ctx: &Ctx<'_>,
+    req: &EnvRequest,
+    packages: &[LockedPackage],
+) -> Result<Additions, CreateError> {
+    let mut out = Additions::default();
+    let cuda = cuda_label(packages);
+    for p in packages {
+        let name = normalize(&p.name);
+        let companions = recipe::companions_of(&name, &p.version);
+        let mut added = false;
+        for c in &companions {
+            let what = format!("{}: {}", req.name, c.requirement(&p.version));
+            if packages.iter().any(|q| normalize(&q.name) == c.project) {
+                continue;
+            }
+            if ctx.extras_left_out {
+                out.gaps
+                    .push((what, format!("--no-extras: left out; {}", c.without)));
+                continue;
+            }
+            match c.index {
+                CompanionIndex::Default => match published(ctx, c, &p.version).await? {
+                    None => {
+                        out.requirements.push(c.requirement(&p.version));
+                        added = true;
+                    }
+                    Some(why) => out.gaps.push((what, why)),
+                },
+                CompanionIndex::PerCuda { base, labels } => {
+                    let label = cuda.as_deref().unwrap_or("cuXYZ");
+                    out.gaps.push((
+                        format!("{what}+{label}"),
+                        format!(
+                            "published only on the publisher's own index {base}/{label} (one a \
+                             CUDA version: {}), which this environment does not resolve from; {}",
+                            labels.join(", "),
+                            c.without
+                        ),
+                    ));
+                }
+            }
+        }
+        if added {
+            out.requirements
+                .insert(0, format!("{}=={}", p.name, p.version));
+            out.pinned.push((name.clone(), p.version.clone()));
+            if name == "flashinfer-python"
+                && !recipe::version_before(&p.version, FLASHINFER_DSL_FMHA_SINCE)
+            {
+                out.gaps.push((
+                    format!(
+                        "{}: FlashInfer {} CuTe DSL FMHA kernels",
+                        req.name, p.version
+                    ),
+                    format!(
+                        "from FlashInfer {FLASHINFER_DSL_FMHA_SINCE} these kernels are .so files \
+                         the flashinfer-cubin wheel does not hold (its build lists *.cubin only); \
+                         a Blackwell node that uses them fetches them from \
+                         FLASHINFER_CUBINS_REPOSITORY (flashinfer/attention/cute_dsl/fmha.py \
+                         _load_from_artifact); not carried"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `None` when the default index publishes `c` at `version`'s public
+/// part, else why not (as a gap's reason).
+async fn published(
+    ctx: &Ctx<'_>,
+    c: &Companion,
+    version: &str,
+) -> Result<Option<String>, CreateError> {
+    let want = public_version(version);
+    let page = simple::fetch_project(ctx.http, ctx.pypi, c.project).await?;
+    let has = page.as_ref().is_some_and(|page| {
+        page.files
+            .iter()
+            .any(|f| wheel_version(&f.filename) == Some(want))
+    });
+    Ok((!has).then(|| {
+        format!(
+            "{} has no {} wheel {want} (FlashInfer publishes some versions only on {}); {}",
+            ctx.pypi,
+            c.project,
+            recipe::FLASHINFER_WHEEL_INDEX,
+            c.without
+        )
+    }))
+}
+
+/// The version part of a wheel's file name; `None` for an sdist.
+fn wheel_version(filename: &str) -> Option<&str> {
+    let stem = filename.strip_suffix(".whl")?;
+    stem.split('-').nth(1)
+}
+
+/// The CUDA label of the resolved torch (`cu129` of `2.11.0+cu129`).
+fn cuda_label(packages: &[LockedPackage]) -> Option<String> {
+    packages
+        .iter()
+        .find(|p| normalize(&p.name) == "torch")
+        .and_then(|p| p.version.split_once('+'))
+        .map(|(_, l)| l.to_string())
+        .filter(|l| l.starts_with("cu"))
+}
+
+/// Checks the second resolution kept every followed package pinned.
+pub fn check_kept(
+    req: &EnvRequest,
+    pinned: &[(String, String)],
+    packages: &[LockedPackage],
+) -> Result<(), PythonError> {
+    for (name, version) in pinned {
+        let now = packages.iter().find(|p| normalize(&p.name) == *name);
+        if now.map(|p| &p.version) != Some(version) {
+            return Err(PythonError::CompanionMoved {
+                env: req.name.clone(),
+                project: name.clone(),
+                expected: version.clone(),
+                actual: now.map_or_else(|| "nothing".into(), |p| p.version.clone()),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wheel_versions_and_cuda_labels() {
+        assert_eq!(
+            wheel_version("flashinfer_cubin-0.5.3-py3-none-any.whl"),
+            Some("0.5.3")
+        );
+        assert_eq!(wheel_version("flashinfer_python-0.4.1.tar.gz"), None);
+        let p = |n: &str, v: &str| LockedPackage {
+            name: n.into(),
+            version: v.into(),
+            files: Vec::new(),
+        };
+        assert_eq!(
+            cuda_label(&[p("torch", "2.11.0+cu129")]).as_deref(),
+            Some("cu129")
+        );
+        assert_eq!(cuda_label(&[p("torch", "2.11.0")]), None);
+    }
+}
