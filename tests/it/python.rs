@@ -15,6 +15,7 @@ mod flashinfer;
 mod parts;
 mod refusals;
 mod site_lock;
+mod site_lock_arm64;
 
 /// `llmgw bundle create --arch amd64` against the fixture's GitHub, PyPI
 /// and uv's interpreter list at `raw`, with the pinned uv, its caches

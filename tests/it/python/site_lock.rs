@@ -19,7 +19,7 @@ use crate::bundle_kit::{import_bundle, llmgw, uv_bin};
 use llmgw_fixture::{Fixture, FixtureOptions};
 
 #[track_caller]
-fn ok(what: &str, o: &Output) -> String {
+pub(super) fn ok(what: &str, o: &Output) -> String {
     assert!(
         o.status.success(),
         "{what}: exit {:?}\nstdout: {}\nstderr: {}",
@@ -32,7 +32,7 @@ fn ok(what: &str, o: &Output) -> String {
 
 /// The CPython 3.11 of this machine, which the nodes bring
 /// (`--python-interpreter none`).
-fn python311() -> PathBuf {
+pub(super) fn python311() -> PathBuf {
     for p in [
         "/root/.pyenv/versions/3.11.7/bin/python3.11",
         "/usr/bin/python3.11",
@@ -68,7 +68,7 @@ fn uv(dir: &Path, work: &Path) -> Command {
 /// builds for both arches and for platforms nobody here asks for, a
 /// manylinux one, pure ones), locked by `uv lock` against the fixture's
 /// PyPI, and exported as a PEP 751 lock: (uv.lock, pylock.toml).
-fn locked_project(fx: &Fixture, work: &Path) -> (PathBuf, PathBuf) {
+pub(super) fn locked_project(fx: &Fixture, work: &Path) -> (PathBuf, PathBuf) {
     let proj = work.join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::write(
@@ -129,7 +129,7 @@ fn create(fx: &Fixture, work: &Path, out: &Path, envs: &[String]) -> Output {
 
 /// The sha256 the lock records per wheel file name: `hash = "sha256:…"` of
 /// a uv.lock.
-fn uv_lock_hashes(text: &str) -> BTreeMap<String, String> {
+pub(super) fn uv_lock_hashes(text: &str) -> BTreeMap<String, String> {
     let v: toml::Table = toml::from_str(text).unwrap();
     let mut out = BTreeMap::new();
     for p in v["package"].as_array().unwrap() {
