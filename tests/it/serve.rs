@@ -8,3 +8,4 @@ mod listen;
 mod order;
 mod shadowing;
 mod want;
+mod want_quant;

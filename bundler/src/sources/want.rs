@@ -8,117 +8,22 @@
 //! resolve), through the same source code a request uses; a want that is
 //! not there is a gap naming the node's path and why, never a failure.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use llmgw_shared::chain;
-use llmgw_shared::manifest::RepoKind;
 
 use super::python::EnvRequest;
-use super::{engines, github, hub};
+use super::{engines, github};
 use crate::cache::Expect;
 use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
-use crate::spec::{EngineSpec, RepoSpec};
+use crate::spec::EngineSpec;
 use crate::want::{Want, Wants, what};
 
-/// One repository at one revision, as the wants ask for it.
-#[derive(Default)]
-struct HubGroup {
-    /// A listing was asked for: every file.
-    whole: Vec<String>,
-    /// `(file path, the node's path)`.
-    files: Vec<(String, String)>,
-}
+mod hub_wants;
 
-/// Plans the Hub files and repositories wanted; `asked` is the request's
-/// own repositories (a want they carry whole is met by them).
-pub async fn plan_hub(
-    http: &Http,
-    endpoint: &str,
-    have_token: bool,
-    asked: &[RepoSpec],
-    wants: &Wants,
-    plan: &mut Plan,
-) {
-    let mut groups: BTreeMap<(RepoKind, String, String), HubGroup> = BTreeMap::new();
-    for (w, origin) in &wants.wants {
-        match w {
-            Want::HubFile {
-                kind,
-                id,
-                revision,
-                path,
-            } => groups
-                .entry((*kind, id.clone(), revision.clone()))
-                .or_default()
-                .files
-                .push((path.clone(), origin.clone())),
-            Want::HubRepo { kind, id, revision } => groups
-                .entry((*kind, id.clone(), revision.clone()))
-                .or_default()
-                .whole
-                .push(origin.clone()),
-            _ => {}
-        }
-    }
-    for ((kind, id, revision), g) in groups {
-        let carried_whole = asked.iter().any(|r| {
-            r.kind == kind && r.id == id && r.revision == revision && r.patterns.is_empty()
-        });
-        if carried_whole {
-            continue;
-        }
-        let patterns = if g.whole.is_empty() {
-            g.files.iter().map(|(p, _)| globset::escape(p)).collect()
-        } else {
-            Vec::new()
-        };
-        let spec = RepoSpec {
-            kind,
-            id: id.clone(),
-            revision: revision.clone(),
-            patterns,
-        };
-        let mut own = Plan::default();
-        let origins = || g.whole.iter().chain(g.files.iter().map(|(_, o)| o));
-        if let Err(e) = hub::plan(http, endpoint, have_token, &spec, true, &mut own).await {
-            let why = chain(&e);
-            for o in origins() {
-                plan.gap(what(o), why.clone());
-            }
-            continue;
-        }
-        let Some(repo) = own.repos.first() else {
-            // Nothing matched: the Hub's own gap says what the commit has.
-            let why = own
-                .gaps
-                .first()
-                .map(|g| g.reason.clone())
-                .unwrap_or_default();
-            for o in origins() {
-                plan.gap(what(o), why.clone());
-            }
-            continue;
-        };
-        let held: HashSet<&str> = repo.files.iter().map(|f| f.path.as_str()).collect();
-        let commit = repo.commit.to_string();
-        for (path, origin) in &g.files {
-            if g.whole.is_empty() && !held.contains(path.as_str()) {
-                plan.gap(
-                    what(origin),
-                    format!(
-                        "{}{id} has no file {} at {revision} (commit {commit})",
-                        kind.url_prefix(),
-                        llmgw_shared::shown(path)
-                    ),
-                );
-            }
-        }
-        own.gaps.clear();
-        absorb(plan, own);
-    }
-}
+pub use hub_wants::plan_hub;
 
 /// Where images are planned from: the run's client, its registry
 /// sessions, cache and settings.

@@ -1,6 +1,7 @@
 //! `bundle create --want want.json`: a mirror's miss log (`llmgw mirror
 //! misses --out`) turned into what the bundle carries — each Hub file at
-//! its revision, each repository whose listing was asked for, each release
+//! its revision, each repository whose listing was asked for, each GGUF
+//! llama.cpp asked for by quantization tag, each release
 //! asset of an engine, each project an environment lacked (added to that
 //! environment's requirements and resolved again).
 //!
@@ -22,7 +23,7 @@ use llmgw_shared::{WantList, shown};
 
 use crate::error::CreateError;
 
-pub use parse::Want;
+pub use parse::{Want, holds_quant, quant_globs};
 
 /// A want-list read and sorted into what can be planned and what cannot.
 #[derive(Debug, Clone, Default)]

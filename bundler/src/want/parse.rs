@@ -38,6 +38,12 @@ pub enum Want {
     /// A GitHub release by tag (`/api/v3/repos/OWNER/REPO/releases/tags/TAG`):
     /// the engine's builds at that version for the run's architectures.
     Release { repo: String, tag: String },
+    /// A GGUF of a Hub model by quantization tag, as llama.cpp's `-hf
+    /// OWNER/NAME:TAG` asks the mirror (`/v2/OWNER/NAME/manifests/TAG`,
+    /// route `hub_manifests`): the files at `main` whose name holds the tag
+    /// as a whole word, any case (the mirror's own choice, `has_quant`);
+    /// `latest` is llama.cpp's default, `Q4_K_M`.
+    HubQuant { id: String, tag: String },
     /// A project of a served environment (`/pypi/ENV/simple/PROJECT/`):
     /// added to that environment's requirements and resolved again.
     PythonProject { env: String, project: String },
@@ -104,6 +110,7 @@ pub fn want_of(route: &str, path: &str) -> Result<Want, String> {
              with an environment"
                 .into(),
         ),
+        ["v2", o, n, "manifests", tag] if route == "hub_manifests" => hub_quant(o, n, tag),
         ["v2", ..] if route == "hub_manifests" => Err(
             "llama.cpp's -hf asks for a quantization by tag: carry the model with --model \
              OWNER/NAME:*TAG*.gguf"
@@ -158,6 +165,68 @@ fn hub_file(kind: RepoKind, o: &str, n: &str, rev: &str, path: &[&str]) -> Resul
         revision: rev.to_string(),
         path,
     })
+}
+
+fn hub_quant(o: &str, n: &str, tag: &str) -> Result<Want, String> {
+    let id = repo_id(o, n)?;
+    if tag.is_empty()
+        || tag.len() > 64
+        || !tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        return Err(format!(
+            "{} is not a quantization tag (letters, digits, `_`, `-`, `.`)",
+            llmgw_shared::shown(tag)
+        ));
+    }
+    let tag = if tag.eq_ignore_ascii_case("latest") {
+        "Q4_K_M".to_string()
+    } else {
+        tag.to_string()
+    };
+    Ok(Want::HubQuant { id, tag })
+}
+
+/// The globs of the GGUF files whose name holds `tag` as a whole word, in
+/// any case: `tiny-Q4_K_M.gguf` and `Q4_K_M/x-Q4_K_M-00001-of-00002.gguf`
+/// for `q4_k_m`, not `tiny-Q4_K_M.gguf` for `Q4_K`. `tag` holds only
+/// letters, digits, `_`, `-` and `.` ([`Want::HubQuant`]).
+pub fn quant_globs(tag: &str) -> Vec<String> {
+    let t: String = tag
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphabetic() {
+                format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+            } else if c == '.' || c == '-' {
+                format!("[{c}]")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    let not_word = "[!A-Za-z0-9_]";
+    let ext = "[.][gG][gG][uU][fF]";
+    vec![
+        format!("{t}{ext}"),
+        format!("{t}{not_word}*{ext}"),
+        format!("*{not_word}{t}{ext}"),
+        format!("*{not_word}{t}{not_word}*{ext}"),
+    ]
+}
+
+/// Whether `path` is a file [`quant_globs`] of `tag` takes.
+pub fn holds_quant(tag: &str, path: &str) -> bool {
+    let mut b = globset::GlobSetBuilder::new();
+    for g in quant_globs(tag) {
+        if let Ok(g) = globset::GlobBuilder::new(&g)
+            .literal_separator(false)
+            .build()
+        {
+            b.add(g);
+        }
+    }
+    b.build().is_ok_and(|set| set.is_match(path))
 }
 
 fn github_api(o: &str, r: &str, rest: &[&str]) -> Result<Want, String> {
@@ -316,6 +385,29 @@ mod tests {
     }
 
     #[test]
+    fn a_quant_tag_becomes_the_gguf_files_that_hold_it_as_a_word() {
+        assert_eq!(
+            want_of("hub_manifests", "/v2/acme/tiny/manifests/latest"),
+            Ok(Want::HubQuant {
+                id: "acme/tiny".into(),
+                tag: "Q4_K_M".into()
+            })
+        );
+        let q = |p: &str| holds_quant("q4_k_m", p);
+        for yes in [
+            "tiny-Q4_K_M.gguf",
+            "Q4_K_M.gguf",
+            "Q4_K_M/tiny-Q4_K_M-00001-of-00002.GGUF",
+        ] {
+            assert!(q(yes), "{yes}");
+        }
+        for no in ["tiny-Q4_K_M.bin", "tiny-Q8_0.gguf", "tinyQ4_K_M.gguf"] {
+            assert!(!q(no), "{no}");
+        }
+        assert!(!holds_quant("Q4_K", "tiny-Q4_K_M.gguf"));
+    }
+
+    #[test]
     fn an_image_needs_the_registry_containerd_named() {
         assert_eq!(
             want_of("oci_manifest", "/v2/acme/app/manifests/1.0?ns=ghcr.io"),
@@ -351,7 +443,16 @@ mod tests {
                 "/v2/acme/app/blobs/sha256:00?ns=ghcr.io",
                 "manifest's miss",
             ),
-            ("hub_manifests", "/v2/acme/tiny/manifests/Q4_K_M", "--model"),
+            (
+                "hub_manifests",
+                "/v2/acme/tiny/manifests/Q4*K",
+                "quantization tag",
+            ),
+            (
+                "hub_manifests",
+                "/v2/acme/tiny/x/manifests/Q4_K_M",
+                "--model",
+            ),
             ("pypi", "/pypi/tools-amd64/simple/", "no environment"),
             (
                 "uv_python_downloads",
