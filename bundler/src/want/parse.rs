@@ -278,6 +278,17 @@ fn python_project(env: &str, project: &str) -> Result<Want, String> {
 
 fn image(name: &[&str], reference: &str, ns: Option<&str>) -> Result<Want, String> {
     let Some(registry) = ns else {
+        if name.first() == Some(&"charts") {
+            // The mirror serves every chart as `charts/NAME`, whatever
+            // registry it came from, and a miss records only the path.
+            return Err(format!(
+                "a chart by the mirror's name (charts/{}) names no registry, and the want-list \
+                 does not record where a held chart came from: carry it with --chart \
+                 oci://REGISTRY/REPOSITORY:{}",
+                name[1..].join("/"),
+                llmgw_shared::shown(reference)
+            ));
+        }
         return Err(
             "an image asked for with no registry (containerd's ?ns=): carry it with --image \
              REGISTRY/NAME:TAG"
@@ -438,6 +449,12 @@ mod tests {
                 "names no version",
             ),
             ("oci_manifest", "/v2/acme/app/manifests/1.0", "--image"),
+            (
+                "oci_manifest",
+                "/v2/charts/app/manifests/1.2.0",
+                "--chart oci://REGISTRY/REPOSITORY:1.2.0",
+            ),
+            ("charts", "/charts/app-1.2.0.tgz", "--chart oci://"),
             (
                 "oci_blob",
                 "/v2/acme/app/blobs/sha256:00?ns=ghcr.io",
