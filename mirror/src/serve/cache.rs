@@ -6,8 +6,13 @@
 //! headers and keys counted), whatever clients send. It is keyed only by
 //! what changes an answer — the path, the query parameters a route reads
 //! (normalised, so `?nocache=N` or `page=01` add nothing), the base URL the
-//! links use and whether the client asked for bytes — and dropped whole when
-//! the index changes. Past the cap the oldest answers go first.
+//! links use and whether the client asked for bytes. An answer built from
+//! one Hub repository's part of the index is kept while that repository's
+//! [`version`](super::index::HubRepo::version) stays the same, so an import
+//! costs the answers of the repositories it touched only; any other answer
+//! holds for the index it was built from. Whichever index a request loaded,
+//! it is given only an answer that index would build. Past the cap the
+//! oldest answers go first.
 //!
 //! Each answer is built once: requests for a key that is being built wait
 //! for that build ([`JsonCache::join_flight`]) and are answered from the
@@ -18,10 +23,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
 use http::{HeaderMap, header};
+use llmgw_shared::manifest::RepoKind;
 
 use super::index::Index;
 use super::paths::{query_bool, query_get};
-use super::respond::CachedJson;
+use super::respond::{CachedJson, Source};
 use super::route::Route;
 
 /// Bytes of answers kept at most: a few copies of a large store's
@@ -86,13 +92,82 @@ pub fn key(
     k
 }
 
+/// How long a kept answer holds: for the index it was built from, or for
+/// as long as the one Hub repository it was built from serves the same.
+#[derive(Clone, PartialEq, Eq)]
+enum Holds {
+    Generation(u64),
+    Repo {
+        kind: RepoKind,
+        key: String,
+        version: [u8; 32],
+    },
+}
+
+impl Holds {
+    /// What an answer built from `index` out of `source` holds for.
+    fn of(index: &Index, source: &Source) -> Self {
+        match source {
+            Source::HubRepo(kind, key) => match index.repos.get(&(*kind, key.clone())) {
+                Some(repo) => Holds::Repo {
+                    kind: *kind,
+                    key: key.clone(),
+                    version: repo.version,
+                },
+                None => Holds::Generation(index.generation),
+            },
+            Source::Index => Holds::Generation(index.generation),
+        }
+    }
+
+    /// Whether an answer kept under this is still what `index` answers.
+    fn in_index(&self, index: &Index) -> bool {
+        match self {
+            Holds::Generation(g) => *g == index.generation,
+            Holds::Repo { kind, key, version } => index
+                .repos
+                .get(&(*kind, key.clone()))
+                .is_some_and(|r| r.version == *version),
+        }
+    }
+}
+
+struct Entry {
+    route: Route,
+    answer: Arc<CachedJson>,
+    holds: Holds,
+}
+
 #[derive(Default)]
 struct Inner {
+    /// The newest index the cache was swept for.
     generation: u64,
-    map: HashMap<String, (Route, Arc<CachedJson>)>,
+    map: HashMap<String, Entry>,
     /// Keys in the order they were added, for dropping the oldest.
     order: VecDeque<String>,
     bytes: usize,
+}
+
+impl Inner {
+    /// Drops what `index` no longer answers, once per new index: the
+    /// answers of the repositories an import did not touch stay.
+    fn sweep(&mut self, index: &Index) {
+        if index.generation <= self.generation {
+            return;
+        }
+        self.generation = index.generation;
+        let mut bytes = self.bytes;
+        self.map.retain(|k, e| {
+            let keep = e.holds.in_index(index);
+            if !keep {
+                bytes -= cost(&e.answer, k);
+            }
+            keep
+        });
+        self.bytes = bytes;
+        let map = &self.map;
+        self.order.retain(|k| map.contains_key(k));
+    }
 }
 
 /// The builds under way: one lock per key, held by the request building
@@ -161,16 +236,26 @@ impl JsonCache {
         }
     }
 
-    /// The answer kept for `key` from this index, with the route that
-    /// built it (the metrics label of a hit).
+    /// The answer kept for `key` that `index` would give, with the route
+    /// that built it (the metrics label of a hit).
     pub fn get(&self, index: &Arc<Index>, key: &str) -> Option<(Route, Arc<CachedJson>)> {
-        let g = self.inner.read().ok()?;
-        if g.generation != index.generation {
-            return None;
+        {
+            let g = self.inner.read().ok()?;
+            if g.generation >= index.generation {
+                let e = g.map.get(key)?;
+                return e.holds.in_index(index).then(|| (e.route, e.answer.clone()));
+            }
         }
-        g.map.get(key).cloned()
+        // The first request of a new index: sweep, then look.
+        let mut g = self.inner.write().ok()?;
+        g.sweep(index);
+        let e = g.map.get(key)?;
+        e.holds.in_index(index).then(|| (e.route, e.answer.clone()))
     }
 
+    /// Keeps `value`, built from `index`, for the next request of `key`.
+    /// An answer from an index older than one already seen is not kept:
+    /// the next request builds it from the newer one.
     pub fn put(&self, index: &Arc<Index>, key: String, route: Route, value: CachedJson) {
         let size = cost(&value, &key);
         if size > self.cap.min(MAX_ENTRY_BYTES) {
@@ -179,27 +264,33 @@ impl JsonCache {
         let Ok(mut g) = self.inner.write() else {
             return;
         };
-        if g.generation != index.generation {
-            *g = Inner {
-                generation: index.generation,
-                ..Inner::default()
-            };
+        if index.generation < g.generation {
+            return;
         }
-        if let Some((_, old)) = g.map.remove(&key) {
-            g.bytes -= cost(&old, &key);
+        g.sweep(index);
+        if let Some(old) = g.map.remove(&key) {
+            g.bytes -= cost(&old.answer, &key);
             g.order.retain(|k| *k != key);
         }
         while g.bytes + size > self.cap {
             let Some(oldest) = g.order.pop_front() else {
                 break;
             };
-            if let Some((_, v)) = g.map.remove(&oldest) {
-                g.bytes -= cost(&v, &oldest);
+            if let Some(e) = g.map.remove(&oldest) {
+                g.bytes -= cost(&e.answer, &oldest);
             }
         }
         g.bytes += size;
         g.order.push_back(key.clone());
-        g.map.insert(key, (route, Arc::new(value)));
+        let holds = Holds::of(index, &value.source);
+        g.map.insert(
+            key,
+            Entry {
+                route,
+                answer: Arc::new(value),
+                holds,
+            },
+        );
     }
 
     /// Bytes held now (the sum [`MAX_BYTES`] bounds).
@@ -229,6 +320,7 @@ mod tests {
             headers: HeaderMap::new(),
             body: Bytes::from(vec![b'x'; n]),
             etag: "\"e\"".into(),
+            source: Source::Index,
         }
     }
 
@@ -300,5 +392,62 @@ mod tests {
         assert!(c.get(&new, "k").is_none());
         c.put(&new, "j".into(), Route::Index, answer(10));
         assert_eq!(c.len(), 1);
+    }
+
+    /// An index holding Hub repositories by key, each at a version.
+    fn with_repos(generation: u64, repos: &[(&str, u8)]) -> Arc<Index> {
+        let repos = repos
+            .iter()
+            .map(|(key, v)| {
+                let repo = crate::serve::index::HubRepo {
+                    kind: RepoKind::Model,
+                    id: key.to_string(),
+                    snapshots: Default::default(),
+                    refs: Default::default(),
+                    tags: Default::default(),
+                    default_commit: String::new(),
+                    version: [*v; 32],
+                };
+                ((RepoKind::Model, key.to_string()), repo)
+            })
+            .collect();
+        Arc::new(Index {
+            generation,
+            repos,
+            ..Index::default()
+        })
+    }
+
+    fn of_repo(key: &str) -> CachedJson {
+        CachedJson {
+            source: Source::HubRepo(RepoKind::Model, key.into()),
+            ..answer(10)
+        }
+    }
+
+    #[test]
+    fn a_repository_s_answers_hold_while_its_version_does() {
+        let c = JsonCache::with_cap(1 << 20);
+        let first = with_repos(1, &[("a", 1), ("b", 1)]);
+        c.put(&first, "a".into(), Route::HubTree, of_repo("a"));
+        c.put(&first, "b".into(), Route::HubTree, of_repo("b"));
+        c.put(&first, "all".into(), Route::Index, answer(10));
+        // An import touched a, not b.
+        let second = with_repos(2, &[("a", 2), ("b", 1)]);
+        assert!(c.get(&second, "a").is_none(), "a stale answer of a");
+        assert!(c.get(&second, "b").is_some());
+        assert!(c.get(&second, "all").is_none());
+        assert_eq!(c.len(), 1, "what the new index does not answer is dropped");
+        // A request still holding the first index is never given what the
+        // second built, nor may it keep what it built from the first.
+        c.put(&second, "a".into(), Route::HubTree, of_repo("a"));
+        assert!(c.get(&first, "a").is_none());
+        assert!(c.get(&first, "b").is_some());
+        c.put(&first, "all".into(), Route::Index, answer(10));
+        assert!(c.get(&second, "all").is_none());
+        // A repository gone takes its answers with it.
+        let third = with_repos(3, &[("a", 2)]);
+        assert!(c.get(&third, "b").is_none());
+        assert!(c.get(&third, "a").is_some());
     }
 }

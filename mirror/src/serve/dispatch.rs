@@ -229,7 +229,8 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             if r.method != Method::GET && r.method != Method::HEAD {
                 return (Route::Index, respond::method_not_allowed("GET, HEAD"));
             }
-            (Route::Index, index_route::index(r))
+            let built = r.build_blocking(segs, |r, _| index_route::index(r)).await;
+            (Route::Index, built.unwrap_or_else(build_failed))
         }
         ["api", "agent-harnesses", ..] => (
             Route::AgentHarnesses,
@@ -253,7 +254,7 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
         ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
             github::api(r, rest, raw_path).await
         }
-        ["api", plural, rest @ ..] => {
+        ["api", plural, ..] => {
             let form = if *plural != "v3" && r.method == Method::POST {
                 match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
                     Ok(b) => Some(b),
@@ -270,7 +271,13 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             } else {
                 None
             };
-            hub::api(r, plural, rest, form.as_deref())
+            let built = r
+                .build_blocking(segs, move |r, segs| match segs {
+                    ["api", plural, rest @ ..] => hub::api(r, plural, rest, form.as_deref()),
+                    _ => (Route::NotFound, build_failed()),
+                })
+                .await;
+            built.unwrap_or_else(|| (Route::NotFound, build_failed()))
         }
         ["v2", rest @ ..] if oci::is_hub_gguf(&r.index, rest, r.headers) => hub::manifests(r, rest),
         ["v2", rest @ ..] => oci::v2(r, rest, raw_path).await,
@@ -298,6 +305,15 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             respond::text(StatusCode::NOT_FOUND, "not found\n"),
         ),
     }
+}
+
+/// The answer when a build on the blocking pool panicked (logged by the
+/// runtime): the server goes on, the client is told to try again.
+fn build_failed() -> Response {
+    respond::text(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the answer could not be built; try again\n",
+    )
 }
 
 /// Whether a path is under the routes that build JSON answers (the Hub and

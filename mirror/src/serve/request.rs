@@ -14,7 +14,7 @@ use super::state::AppState;
 
 /// What a route needs to know about the request.
 pub struct Req<'a> {
-    pub state: &'a AppState,
+    pub state: &'a Arc<AppState>,
     pub index: Arc<Index>,
     pub method: &'a Method,
     pub headers: &'a HeaderMap,
@@ -53,5 +53,44 @@ impl Req<'_> {
             })
             .unwrap_or("localhost");
         format!("{proto}://{host}")
+    }
+}
+
+impl Req<'_> {
+    /// Runs `build`, which computes an answer without waiting on anything
+    /// (a large tree page takes milliseconds of CPU), on the blocking pool
+    /// with a copy of this request, so the async workers go on answering
+    /// meanwhile; at most one build a core at once
+    /// ([`AppState::builders`]), so many new keys at once queue here rather
+    /// than each taking a thread (and its heap arena). `segs` are the
+    /// request's raw path segments, handed back to `build`. `None` when the
+    /// build panicked.
+    pub async fn build_blocking<T: Send + 'static>(
+        &self,
+        segs: &[&str],
+        build: impl FnOnce(&Req<'_>, &[&str]) -> T + Send + 'static,
+    ) -> Option<T> {
+        let state = self.state.clone();
+        let index = self.index.clone();
+        let method = self.method.clone();
+        let headers = self.headers.clone();
+        let query = self.query.clone();
+        let authority = self.authority.map(str::to_string);
+        let segs: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+        let _turn = self.state.builders.acquire().await.ok()?;
+        tokio::task::spawn_blocking(move || {
+            let r = Req {
+                state: &state,
+                index,
+                method: &method,
+                headers: &headers,
+                query,
+                authority: authority.as_deref(),
+            };
+            let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            build(&r, &segs)
+        })
+        .await
+        .ok()
     }
 }

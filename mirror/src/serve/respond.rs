@@ -8,6 +8,7 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use llmgw_shared::manifest::RepoKind;
 use sha2::{Digest, Sha256};
 
 /// A built 200 answer: its headers (ETag, Content-Type, Link, ...) and body.
@@ -16,6 +17,27 @@ pub struct CachedJson {
     pub headers: HeaderMap,
     pub body: Bytes,
     pub etag: String,
+    /// What of the index it was built from, which says how long it stays
+    /// true: the whole index unless the route says less ([`made_from`]).
+    pub source: Source,
+}
+
+/// The part of the index an answer was built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Anything in it: the answer holds for this index only.
+    Index,
+    /// One Hub repository's part, by kind and `repo_key`: the answer holds
+    /// for as long as that repository serves the same.
+    HubRepo(RepoKind, String),
+}
+
+/// Says that the JSON answer `resp` carries was built from `source` alone
+/// (a route that read nothing else of the index).
+pub fn made_from(resp: &mut Response, source: Source) {
+    if let Some(built) = resp.extensions_mut().get_mut::<CachedJson>() {
+        built.source = source;
+    }
 }
 
 /// A header value from text that may hold anything: non-ASCII and control
@@ -77,6 +99,7 @@ pub fn json_with(
         headers: h,
         body,
         etag,
+        source: Source::Index,
     };
     let mut resp = reply(method, headers, &built);
     // The entry handler keeps it for the next identical request.

@@ -58,6 +58,8 @@ pub struct AppState {
     _stop: mpsc::Sender<()>,
     /// JSON answers already built from the current index.
     pub json_cache: super::cache::JsonCache,
+    /// One permit a core: the JSON builds on the blocking pool at once.
+    pub builders: tokio::sync::Semaphore,
     /// The counters every answer updates.
     pub metrics: Metrics,
     /// What `/metrics` renders: the counters above, registered once.
@@ -149,6 +151,9 @@ impl AppState {
             problem: Mutex::new(None),
             _stop: stop,
             json_cache: Default::default(),
+            builders: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get()),
+            ),
             metrics,
             registry,
             token_sha256: token.map(super::auth::token_digest),

@@ -9,6 +9,7 @@ mod github;
 mod github_gh;
 mod head;
 mod hub;
+mod hub_cache;
 mod hub_clients;
 mod hub_paging;
 mod limits;

@@ -89,6 +89,15 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
     routed(route, answer(req, route, kind, segs, form))
 }
 
+/// `resp`, said to be built from `repo`'s part of the index alone (every
+/// answer of this module is: `shapes.rs` and `tree.rs` read nothing else),
+/// so the JSON cache keeps it until an import changes that repository.
+fn of_repo(mut resp: Response, repo: &HubRepo) -> Response {
+    let source = respond::Source::HubRepo(repo.kind, llmgw_shared::repo_key(&repo.id));
+    respond::made_from(&mut resp, source);
+    resp
+}
+
 fn answer(
     req: &Req<'_>,
     route: Route,
@@ -113,7 +122,8 @@ fn answer(
         if rest.len() != 1 {
             return Err(HubError::NotFound);
         }
-        return Ok(respond::json(req.method, req.headers, &refs_json(repo)));
+        let refs = respond::json(req.method, req.headers, &refs_json(repo));
+        return Ok(of_repo(refs, repo));
     }
     // The revision: `revision/` takes the rest (quoted or not), `tree/`
     // and `paths-info/` one segment (the Hub quotes its slashes).
@@ -167,7 +177,10 @@ fn answer(
             paths_info(req, snap, form)?
         }
     };
-    Ok(respond::json_with(req.method, req.headers, &v, commit))
+    Ok(of_repo(
+        respond::json_with(req.method, req.headers, &v, commit),
+        repo,
+    ))
 }
 
 /// `refs`: tags where the manifest says they were tags; every other name

@@ -90,6 +90,38 @@ pub fn stable_id(parts: &[&str]) -> u64 {
     n.max(1)
 }
 
+/// A repository's [`HubRepo::version`]. Its snapshots (which files each
+/// commit lists, the first bundle carrying a path giving it; each commit's
+/// time, from the last bundle carrying it) are a function of the bundles
+/// that carry it, in index order, whose ids are their manifests' sha256: so
+/// `carried_by` stands for them. Which commit each name serves also depends
+/// on the store's policy and signatures (`Authority`), so the names are
+/// hashed as they came out. Every Hub answer about the repository is built
+/// from these alone (`hub/shapes.rs`).
+fn repo_version(
+    mut carried_by: Sha256,
+    id: &str,
+    refs: &BTreeMap<String, String>,
+    tags: &std::collections::BTreeSet<String>,
+    default_commit: &str,
+) -> [u8; 32] {
+    let mut field = |s: &str| {
+        carried_by.update(s.as_bytes());
+        carried_by.update([0]);
+    };
+    field(id);
+    field(default_commit);
+    for (name, commit) in refs {
+        field(name);
+        field(commit);
+    }
+    field("\u{1}tags");
+    for t in tags {
+        field(t);
+    }
+    carried_by.finalize().into()
+}
+
 impl Index {
     /// Builds the index from the manifests held, given in index order
     /// (oldest import first, a signed series by sequence), so that a later
@@ -122,6 +154,8 @@ impl Index {
             latest: String,
             /// The bundle each ref, and `latest`, is served from now.
             holders: HashMap<Option<String>, String>,
+            /// The bundles carrying the repo, in index order.
+            carried_by: Sha256,
         }
         // The bundle each release tag's asset list is served from now.
         let mut release_holders: HashMap<(String, String), &str> = HashMap::new();
@@ -213,7 +247,10 @@ impl Index {
                         tags: Default::default(),
                         latest: String::new(),
                         holders: HashMap::new(),
+                        carried_by: Sha256::new(),
                     });
+                acc.carried_by.update(id.as_bytes());
+                acc.carried_by.update([0]);
                 if authority.moves(acc.holders.get(&None).map(String::as_str), id) {
                     acc.latest = r.commit.clone();
                     acc.holders.insert(None, id.clone());
@@ -269,6 +306,7 @@ impl Index {
             if !default_commit.is_empty() && refs.keys().all(|r| acc.tags.contains(r)) {
                 refs.insert("main".into(), default_commit.clone());
             }
+            let version = repo_version(acc.carried_by, &acc.id, &refs, &acc.tags, &default_commit);
             index.repos.insert(
                 key,
                 HubRepo {
@@ -278,6 +316,7 @@ impl Index {
                     refs,
                     tags: acc.tags,
                     default_commit,
+                    version,
                 },
             );
         }
@@ -365,5 +404,21 @@ mod tests {
         let repo = index.repo(RepoKind::Model, "acme/tiny").unwrap();
         assert_eq!(repo.default_commit, "f".repeat(40));
         assert_eq!(index.bundles[0].id, "y");
+    }
+
+    #[test]
+    fn an_import_changes_the_version_of_the_repositories_it_carries_only() {
+        let a = at_commit("acme/a", &"1".repeat(40), "2020-01-01T00:00:00Z");
+        let b = at_commit("acme/b", &"1".repeat(40), "2020-01-01T00:00:00Z");
+        let a_again = at_commit("acme/a", &"1".repeat(40), "2021-01-01T00:00:00Z");
+        let all = Authority::default();
+        let before = Index::build(&[("x".into(), a.clone()), ("y".into(), b.clone())], &all);
+        let after = Index::build(
+            &[("x".into(), a), ("y".into(), b), ("z".into(), a_again)],
+            &all,
+        );
+        let version = |ix: &Index, id: &str| ix.repo(RepoKind::Model, id).unwrap().version;
+        assert_eq!(version(&before, "acme/b"), version(&after, "acme/b"));
+        assert_ne!(version(&before, "acme/a"), version(&after, "acme/a"));
     }
 }

@@ -295,6 +295,12 @@ pub struct HubRepo {
     /// The commit `/api/models/{repo}` (no revision) answers with: `main`
     /// if held, else the commit of the latest import carrying the repo.
     pub default_commit: String,
+    /// What this repository serves, as one number: the sha256 of the
+    /// bundles that carry it, in index order, and of the names above. Two
+    /// builds of the index give it the same version only when every answer
+    /// about it is the same, so the JSON cache keeps its answers across an
+    /// import that did not touch it ([`super::Index::build`] says why).
+    pub version: [u8; 32],
 }
 
 impl HubRepo {

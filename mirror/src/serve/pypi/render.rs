@@ -98,6 +98,7 @@ fn page(req: &Req<'_>, format: Format, body: String) -> Response {
             headers: h,
             body,
             etag,
+            source: respond::Source::Index,
         },
     )
 }
