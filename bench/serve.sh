@@ -10,6 +10,7 @@
 #
 #   bench/serve.sh            # DURATION=10 seconds per run by default
 #   DURATION=20 bench/serve.sh
+#   ONLY=json bench/serve.sh  # the JSON runs only (a 1 MiB blob, no file runs)
 #
 # Both servers log every request to a file (nginx's access_log, the mirror's
 # one line per request). Everything lives in a temp folder removed on exit.
@@ -19,7 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-10}
-SIZE_MIB=${SIZE_MIB:-1024}
+ONLY=${ONLY:-}
+SIZE_MIB=${SIZE_MIB:-$([ "$ONLY" = json ] && echo 1 || echo 1024)}
 for tool in wrk nginx curl python3 sha256sum; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing: run scripts/setup.sh" >&2; exit 1; }
 done
@@ -139,13 +141,21 @@ run() { # threads conns url
 declare -A R
 for who in mirror nginx; do
   if [ $who = mirror ]; then big=$MIRROR$BIG_PATH; json=$MIRROR$JSON_PATH; else big=$NGINX/big.gguf; json=$NGINX/revision.json; fi
-  echo "bench: $who: 1 GiB file, 1 client" >&2
-  R[$who.big1]=$(run 1 1 "$big" | gbps)
-  echo "bench: $who: 1 GiB file, 16 clients" >&2
-  R[$who.big16]=$(run 2 16 "$big" | gbps)
+  if [ "$ONLY" != json ]; then
+    echo "bench: $who: 1 GiB file, 1 client" >&2
+    R[$who.big1]=$(run 1 1 "$big" | gbps)
+    echo "bench: $who: 1 GiB file, 16 clients" >&2
+    R[$who.big16]=$(run 2 16 "$big" | gbps)
+  fi
   echo "bench: $who: revision JSON, 64 clients" >&2
   R[$who.json]=$(run 2 64 "$json" | rps)
 done
+if [ "$ONLY" = json ]; then
+  rj=$(awk -v a="${R[mirror.json]}" -v b="${R[nginx.json]}" 'BEGIN { printf "%.2f", a/b }')
+  echo "revision JSON, 64 clients (req/s): mirror ${R[mirror.json]}, nginx ${R[nginx.json]}, ratio $rj"
+  echo "load average: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (before / after)"
+  exit 0
+fi
 
 echo "bench: mirror RSS during 64 concurrent 1 GiB downloads" >&2
 echo 5 > "/proc/$MPID/clear_refs"   # resets the peak (VmHWM) to the current RSS

@@ -57,6 +57,7 @@ pub use store::model_files::ModelFiles;
 pub use store::series::follow::{Followed, first_signed as first_followed, list as followed_list};
 pub use store::series::{Policy, read_head};
 pub use store::state::held_in_order;
+pub use store::summaries::held_summaries;
 pub use store::verify::verify_store;
 
 // `llmgw bundle trust`: the keys a store trusts, by role.

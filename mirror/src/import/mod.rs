@@ -243,6 +243,9 @@ pub fn import_with(
             {
                 claims::names::record(store, &id, names);
             }
+            let summary = crate::store::inspect::Summary::of(&v.manifest_sha256, &v.manifest);
+            let manifest_bytes = v.manifest_bytes.len() as u64;
+            crate::store::summaries::record(store, &v.manifest_sha256, &summary, manifest_bytes);
             staging.remove();
             Ok(ImportOutcome::Imported(Box::new(ImportReport {
                 manifest_sha256: v.manifest_sha256,

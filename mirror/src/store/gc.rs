@@ -231,6 +231,7 @@ pub fn remove(store: &Store, given: &str) -> Result<String, GcError> {
     }
     fsutil::fsync_dir(&store.bundles_dir())?;
     crate::store::claims::names::forget(store, &id);
+    crate::store::summaries::forget(store, &id);
     // Its import number goes too (after the manifest: a crash in between
     // leaves a number for a bundle not held, which nothing reads and the
     // next import drops). A damaged state file is left for import to name.

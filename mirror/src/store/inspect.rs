@@ -10,7 +10,7 @@ use std::path::Path;
 
 use llmgw_shared::manifest::Manifest;
 use llmgw_shared::shown;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bundle::verify::{self, VerifyError};
 
@@ -18,7 +18,7 @@ use crate::bundle::verify::{self, VerifyError};
 /// `bundle import` and `mirror list` print, as text or (serialized) JSON.
 /// Nothing here is verified by making it; only the caller knows whether the
 /// manifest was.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// The bundle's identity: the sha256 of its `manifest.json`.
     pub manifest_sha256: String,
@@ -33,7 +33,7 @@ pub struct Summary {
     /// One line per model or dataset snapshot carried.
     pub repos: Vec<RepoSummary>,
     /// Format 2: the Python environments, each served as its own index.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub python_envs: Vec<EnvSummary>,
     /// What the bundle lacks, and why (recorded at create).
     pub gaps: Vec<GapSummary>,
@@ -51,7 +51,7 @@ pub struct Summary {
 }
 
 /// What a delta leaves to the store, or what a repair bundle brings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeltaSummary {
     /// Blobs it names and does not carry.
     pub prerequisites: usize,
@@ -63,7 +63,7 @@ pub struct DeltaSummary {
     pub repairs: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReleaseSummary {
     pub repo: String,
     pub tag: String,
@@ -77,7 +77,7 @@ pub struct ReleaseSummary {
     pub signed_by: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoSummary {
     #[serde(rename = "type")]
     pub kind: String,
@@ -118,7 +118,7 @@ impl RepoSummary {
 }
 
 /// The Hub's verdicts on a repository's carried files, recorded at create.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanSummary {
     /// Files the Hub scanned and found safe.
     pub safe: usize,
@@ -172,7 +172,7 @@ impl ScanSummary {
 
 /// A Python environment: what it is for, its size, and what a node needs
 /// besides the wheels.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvSummary {
     pub name: String,
     pub arch: String,
@@ -189,10 +189,10 @@ pub struct EnvSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_interpreter: Option<llmgw_shared::manifest::NodeInterpreter>,
     /// The operator's overrides of upstream pins.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
     /// The operator's constraints.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub constraints: Vec<String>,
 }
 
@@ -258,7 +258,7 @@ fn list_shown(items: &[impl AsRef<str>]) -> String {
         .join(", ")
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GapSummary {
     pub what: String,
     pub reason: String,

@@ -46,6 +46,7 @@ pub mod series;
 pub mod session;
 pub mod state;
 mod state_file;
+pub mod summaries;
 pub mod trust;
 pub mod verify;
 

@@ -1,5 +1,7 @@
 //! `llmgw mirror list`: the bundles a store holds, and the ones it cannot
-//! read.
+//! read. Each bundle's lines come from its summary file in the store's
+//! state (`llmgw_mirror::held_summaries`); only a manifest without one is
+//! read in full.
 
 use anyhow::Context;
 use clap::Args;
@@ -23,14 +25,14 @@ pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
         .store
         .location_from_env()
         .transact(None, |store| {
-            anyhow::Ok(llmgw_mirror::held_in_order(store)?)
+            anyhow::Ok(llmgw_mirror::held_summaries(store)?)
         })
         .with_context(|| format!("reading the store {}", a.store.path.display()))?;
     let mut summaries: Vec<Summary> = Vec::new();
     let mut damaged: Vec<String> = Vec::new();
-    for (id, m) in &bundles {
-        match m {
-            Ok(m) => summaries.push(Summary::of(id, m)),
+    for (id, s) in bundles.iter() {
+        match s {
+            Ok(s) => summaries.push(s.clone()),
             Err(e) => damaged.push(format!("DAMAGED bundle {id}: {}", Chain(e))),
         }
     }
