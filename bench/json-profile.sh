@@ -2,8 +2,8 @@
 # Profile: the instructions `llmgw mirror serve` spends on one cached JSON
 # answer (the revision JSON bench/serve.sh measures), counted by valgrind's
 # callgrind, which does not depend on the machine's load. The mirror runs
-# under callgrind; wrk sends WARM requests, then callgrind's counters are
-# zeroed and exactly N more are sent (one connection, keep-alive); the
+# under callgrind; WARM requests are sent, then callgrind's counters are
+# zeroed and exactly N more are sent (one keep-alive connection); the
 # instructions of those N, divided by N, is the figure, with the functions
 # that spent the most of them (inclusive).
 #
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-2000}
 WARM=${WARM:-200}
-for tool in valgrind callgrind_control callgrind_annotate wrk curl python3; do
+for tool in valgrind callgrind_control callgrind_annotate curl python3; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing" >&2; exit 1; }
 done
 if [ -z "${LLMGW:-}" ]; then
@@ -53,20 +53,28 @@ PIDS+=("$VPID")
 URL=http://127.0.0.1:$PORT/api/models/bench/big/revision/main
 for _ in $(seq 600); do curl -sf "$URL" >/dev/null 2>&1 && break; sleep 0.2; done
 curl -sf "$URL" >/dev/null
-cat > "$WORK/count.lua" <<EOF
-local n = 0
-response = function() n = n + 1; if n >= tonumber(os.getenv("COUNT")) then wrk.thread:stop() end end
-EOF
-COUNT=$WARM wrk -t1 -c1 -d600s -s "$WORK/count.lua" "$URL" >/dev/null
+# Exactly COUNT requests on one keep-alive connection.
+ask() {
+  python3 -c '
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))
+for _ in range(int(sys.argv[2])):
+    c.request("GET", "/api/models/bench/big/revision/main")
+    r = c.getresponse(); r.read()
+    assert r.status == 200, r.status
+' "$PORT" "$1"
+}
+ask "$WARM"
 callgrind_control -z "$VPID" >/dev/null
-COUNT=$N wrk -t1 -c1 -d600s -s "$WORK/count.lua" "$URL" > "$WORK/wrk.out"
+ask "$N"
 callgrind_control -d "$VPID" >/dev/null
 sleep 1
 # The dump taken after the N requests: what was counted since the zeroing.
 DUMP=$(ls -t "$OUT".* 2>/dev/null | head -1)
+[ -n "${KEEP:-}" ] && cp "$DUMP" "$KEEP"  # KEEP=FILE: the dump, for callgrind_annotate
 kill -INT "$VPID" 2>/dev/null || true
 wait "$VPID" 2>/dev/null || true
 TOTAL=$(callgrind_annotate "$DUMP" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
-SENT=$(awk '/requests in/ { print $1 }' "$WORK/wrk.out")
+SENT=$N
 echo "requests counted: $SENT (asked $N); instructions: $TOTAL; per request: $((TOTAL / SENT))"
 callgrind_annotate --inclusive=yes "$DUMP" 2>/dev/null | sed -n '1,60p' | grep -v '^$' | tail -40

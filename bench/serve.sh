@@ -10,7 +10,7 @@
 #
 #   bench/serve.sh            # DURATION=10 seconds per run by default
 #   DURATION=20 bench/serve.sh
-#   ONLY=json bench/serve.sh  # the JSON runs only (a 1 MiB blob, no file runs)
+#   ONLY=json bench/serve.sh  # the JSON runs only (a 2 MiB blob, no file runs)
 #
 # Both servers log every request to a file (nginx's access_log, the mirror's
 # one line per request). Everything lives in a temp folder removed on exit.
@@ -21,14 +21,16 @@ cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-10}
 ONLY=${ONLY:-}
-SIZE_MIB=${SIZE_MIB:-$([ "$ONLY" = json ] && echo 1 || echo 1024)}
+SIZE_MIB=${SIZE_MIB:-$([ "$ONLY" = json ] && echo 2 || echo 1024)}
 for tool in wrk nginx curl python3 sha256sum; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing: run scripts/setup.sh" >&2; exit 1; }
 done
 
-echo "bench: building llmgw (release)" >&2
-cargo build --release --locked -q -p llmgw
-LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/release/llmgw
+if [ -z "${LLMGW:-}" ]; then  # LLMGW=PATH: measure that binary instead
+  echo "bench: building llmgw (release)" >&2
+  cargo build --release --locked -q -p llmgw
+  LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/release/llmgw
+fi
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # shellcheck source=bench/lib.sh

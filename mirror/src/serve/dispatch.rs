@@ -92,7 +92,7 @@ fn node_env(r: &Req<'_>) -> Response {
 }
 
 pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
-    let tracker = track::Tracker::start(&state, req.method(), req.uri().path());
+    let tracker = track::Tracker::start(&state, req.method(), req.uri());
     let ns = super::misses::registry_of(req.uri().query());
     let head = req.method() == Method::HEAD;
     let (route, resp) = dispatch(&state, req).await;

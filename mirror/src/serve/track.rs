@@ -9,34 +9,48 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
-use http::{Method, StatusCode};
+use std::sync::Arc;
+
+use http::{Method, StatusCode, Uri};
 use http_body::{Frame, SizeHint};
 
 use super::metrics::{Metrics, RequestLabels, RouteLabel};
 use super::route::Route;
 use super::state::AppState;
 
+/// The longest part of a path the log and the miss log keep.
+const MAX_LOGGED_PATH: usize = 512;
+
+/// What a request's log line needs, taken when it arrives. Nothing here is
+/// copied per request: the state is one reference count, the URI shares
+/// the request's bytes.
 pub struct Tracker {
-    metrics: Metrics,
+    state: Arc<AppState>,
     method: Method,
-    path: String,
+    uri: Uri,
     start: Instant,
 }
 
 impl Tracker {
-    pub fn start(state: &AppState, method: &Method, path: &str) -> Self {
+    pub fn start(state: &Arc<AppState>, method: &Method, uri: &Uri) -> Self {
         state.metrics.in_flight.inc();
         Self {
-            metrics: state.metrics.clone(),
+            state: state.clone(),
             method: method.clone(),
-            path: path.chars().take(512).collect(),
+            uri: uri.clone(),
             start: Instant::now(),
         }
     }
 
-    /// The request's path (its first 512 characters), without the query.
+    /// The request's path (its first 512 bytes, cut at a character),
+    /// without the query.
     pub fn path(&self) -> &str {
-        &self.path
+        let path = self.uri.path();
+        let mut end = path.len().min(MAX_LOGGED_PATH);
+        while !path.is_char_boundary(end) {
+            end -= 1;
+        }
+        &path[..end]
     }
 
     /// Wraps the response's body so the request is logged when it ends.
@@ -59,7 +73,7 @@ impl Tracker {
 /// that panics drops its tracker too).
 impl Drop for Tracker {
     fn drop(&mut self) {
-        self.metrics.in_flight.dec();
+        self.state.metrics.in_flight.dec();
     }
 }
 
@@ -105,7 +119,7 @@ impl Drop for TrackedBody {
     fn drop(&mut self) {
         let Some(d) = self.done.take() else { return };
         let t = &d.tracker;
-        let m = &t.metrics;
+        let m: &Metrics = &t.state.metrics;
         m.requests
             .get_or_create(&RequestLabels {
                 route: d.route,
@@ -123,7 +137,7 @@ impl Drop for TrackedBody {
             status = d.status.as_u16(),
             bytes = self.bytes,
             ms = (ms * 10.0).round() / 10.0,
-            path = ?t.path,
+            path = ?t.path(),
             "request"
         );
     }

@@ -97,12 +97,13 @@ pub fn forget(store: &Store, id: &str) {
     let _ = std::fs::remove_file(store.state_dir().join(file_name(id)));
 }
 
+/// A held bundle's id and its summary, or why its manifest cannot be read.
+pub type HeldSummary = (String, Result<Summary, StoreError>);
+
 /// Every held bundle's summary, or why its manifest cannot be read, in
 /// import order: from the summary files, reading in full (and recording)
 /// only the manifests without one.
-pub fn held_summaries(
-    store: &Store,
-) -> Result<Vec<(String, Result<Summary, StoreError>)>, StoreError> {
+pub fn held_summaries(store: &Store) -> Result<Vec<HeldSummary>, StoreError> {
     Ok(crate::store::state::ids_in_order(store)?
         .into_iter()
         .map(|id| {
