@@ -193,7 +193,13 @@ mod tests {
             let len = std::fs::metadata(&path).unwrap().len() as usize;
             std::fs::write(&path, vec![b'#'; len]).unwrap();
         }
-        assert_eq!(listed(&store), before);
+        // (This store has no import order file, so its order follows the
+        // manifests' file times, which the writes just moved: by id.)
+        let by_id = |mut l: Vec<(String, Summary)>| {
+            l.sort_by(|a, b| a.0.cmp(&b.0));
+            l
+        };
+        assert_eq!(by_id(listed(&store)), by_id(before));
         let report = crate::store::verify::verify_store(&store, &crate::progress::Silent).unwrap();
         assert_eq!(report.damaged.len(), ids.len(), "{:?}", report.damaged);
         // A manifest of another size is read in full, and named damaged.
