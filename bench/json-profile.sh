@@ -70,7 +70,7 @@ ask "$N"
 callgrind_control -d "$VPID" >/dev/null
 sleep 1
 # The dump taken after the N requests: what was counted since the zeroing.
-DUMP=$(ls -t "$OUT".* 2>/dev/null | head -1)
+DUMP=$(ls -t "$OUT".* 2>/dev/null | sed -n 1p)
 [ -n "${KEEP:-}" ] && cp "$DUMP" "$KEEP"  # KEEP=FILE: the dump, for callgrind_annotate
 kill -INT "$VPID" 2>/dev/null || true
 wait "$VPID" 2>/dev/null || true
