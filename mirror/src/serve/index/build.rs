@@ -1,0 +1,327 @@
+//! [`Index::build`]: the tables made from the held manifests, in one pass
+//! over the bundles in index order. Each part of a manifest is added by a
+//! phase of its own — the bundle's line, its runtime extras, its blobs
+//! counted, its releases, its Hub repositories — and each repository's
+//! snapshots are made once every bundle is read.
+//!
+//! Invariant: a name (a release tag's asset list, a branch, a tag, what a
+//! repository's `main` and latest import are) changes hands only where
+//! [`Authority::moves`] says so, and what a name lists is the first
+//! bundle's to carry it at the standing that holds it: a later bundle of
+//! the same standing adds names, never changes the bytes a name serves.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use llmgw_shared::manifest::{HfRepo, Manifest, RefKind, Release, RepoKind};
+use llmgw_shared::repo_key;
+use sha2::Digest;
+use sha2::Sha256;
+
+use super::snapshot::{self, FilePool, HubRepo};
+use super::{AssetEntry, Blob, BundleInfo, Index, ReleaseEntry, stable_id};
+use crate::store::series::follow::Authority;
+
+/// A commit's files: path → number in the repository's pool.
+type Files<'m> = BTreeMap<&'m str, u32>;
+
+/// A file as the manifests say it, borrowed from them.
+type FileKey<'m> = (
+    &'m str,
+    &'m llmgw_shared::Sha256,
+    &'m llmgw_shared::GitOid,
+    bool,
+);
+
+/// One Hub repository as the bundles read so far carry it.
+struct RepoAcc<'m> {
+    kind: RepoKind,
+    id: String,
+    /// Every distinct file of every commit, held once.
+    pool: FilePool,
+    numbers: HashMap<FileKey<'m>, u32>,
+    /// commit → (last modified, files by path).
+    commits: BTreeMap<String, (String, Files<'m>)>,
+    refs: BTreeMap<String, String>,
+    tags: std::collections::BTreeSet<String>,
+    /// The commit of the latest import carrying the repo.
+    latest: String,
+    /// The bundle each ref, and `latest` (`None`), is served from now.
+    holders: HashMap<Option<String>, String>,
+    /// The bundles carrying the repo, in index order.
+    carried_by: Sha256,
+}
+
+/// The index being built, and what the build keeps only while it runs.
+struct Builder<'m> {
+    index: Index,
+    authority: &'m Authority,
+    /// The bundle each release tag's asset list is served from now.
+    release_holders: HashMap<(String, String), &'m str>,
+    repos: HashMap<(RepoKind, String), RepoAcc<'m>>,
+    /// Blobs counted already.
+    blobs: HashSet<llmgw_shared::Sha256>,
+}
+
+impl Index {
+    /// Builds the index from the manifests held, given in index order
+    /// (oldest import first, a signed series by sequence), so that a later
+    /// bundle's revision names win where `authority` lets it move them.
+    pub fn build(bundles: &[(String, Manifest)], authority: &Authority) -> Self {
+        let mut b = Builder {
+            index: Index {
+                pypi: super::pypi::PypiIndex::build(bundles, authority),
+                ..Index::default()
+            },
+            authority,
+            release_holders: HashMap::new(),
+            repos: HashMap::new(),
+            blobs: HashSet::new(),
+        };
+        for (id, m) in bundles {
+            b.bundle_line(id, m);
+            b.extras(m);
+            b.count_blobs(m);
+            for r in &m.releases {
+                b.release(id, m, r);
+            }
+            for r in &m.repos {
+                b.repo(id, m, r);
+            }
+        }
+        b.finish()
+    }
+}
+
+impl<'m> Builder<'m> {
+    /// The bundle's line in `/-/bundles` and on the front page.
+    fn bundle_line(&mut self, id: &str, m: &Manifest) {
+        self.index.bundles.push(BundleInfo {
+            id: id.to_string(),
+            created: m.created.clone(),
+            tool: m.tool.clone(),
+            arches: m.arches.clone(),
+            channel: m.channel.clone(),
+            sequence: m.sequence,
+            expires: m.expires.clone(),
+            bytes: m.total_bytes(),
+            sbom: m.evidence.as_ref().map(|e| Blob {
+                sha256: e.sbom.sha256.clone(),
+                size: e.sbom.size,
+            }),
+        });
+    }
+
+    /// Runtime extras: the first bundle to carry one keeps it (the recipe
+    /// table pins its bytes, so all agree).
+    fn extras(&mut self, m: &Manifest) {
+        for e in &m.extras {
+            self.index
+                .extras
+                .entry((e.host.clone(), e.path.clone()))
+                .or_insert_with(|| {
+                    let blob = Blob {
+                        sha256: e.sha256.clone(),
+                        size: e.size,
+                    };
+                    (blob, e.engines.clone())
+                });
+        }
+    }
+
+    /// Counts each distinct blob once, and its bytes.
+    fn count_blobs(&mut self, m: &Manifest) {
+        for (sha, size) in m.blobs() {
+            if self.blobs.insert(sha) {
+                self.index.blob_count += 1;
+                self.index.blob_bytes += size;
+            }
+        }
+    }
+
+    /// A release tag's assets, where bundle `id` may move the tag.
+    fn release(&mut self, id: &'m str, m: &Manifest, r: &Release) {
+        let key = (repo_key(&r.repo), r.tag.clone());
+        let holder = self.release_holders.get(&key).copied();
+        if !self.authority.moves(holder, id) {
+            return;
+        }
+        if holder.is_some_and(|h| self.authority.standing(h) < self.authority.standing(id)) {
+            // Taken over: the tag lists what the new holder's standing
+            // carries, nothing of the bundles below it.
+            self.index.releases.remove(&key);
+        }
+        self.release_holders.insert(key.clone(), id);
+        let entry = self
+            .index
+            .releases
+            .entry(key)
+            .or_insert_with(|| ReleaseEntry {
+                repo: r.repo.to_string(),
+                tag: r.tag.clone(),
+                engine: r.engine.clone(),
+                version: r.version.clone(),
+                created: m.created.clone(),
+                id: stable_id(&[&repo_key(&r.repo), &r.tag]),
+                assets: BTreeMap::new(),
+            });
+        for a in &r.assets {
+            // The first bundle to carry a name keeps it: import checked
+            // both, and a name never changes bytes upstream without a new
+            // tag.
+            entry
+                .assets
+                .entry(a.name.clone())
+                .or_insert_with(|| AssetEntry {
+                    name: a.name.clone(),
+                    blob: Blob {
+                        sha256: a.sha256.clone(),
+                        size: a.size,
+                    },
+                    content_type: a.content_type.clone(),
+                    id: stable_id(&[&repo_key(&r.repo), &r.tag, &a.name]),
+                });
+        }
+    }
+
+    /// A Hub repository at one commit: its files pooled, the commit's time,
+    /// and the revision it was carried as, where bundle `id` may move it.
+    fn repo(&mut self, id: &str, m: &Manifest, r: &'m HfRepo) {
+        let acc = self
+            .repos
+            .entry((r.kind, repo_key(&r.id)))
+            .or_insert_with(|| RepoAcc {
+                kind: r.kind,
+                id: r.id.to_string(),
+                pool: FilePool::default(),
+                numbers: HashMap::new(),
+                commits: BTreeMap::new(),
+                refs: BTreeMap::new(),
+                tags: Default::default(),
+                latest: String::new(),
+                holders: HashMap::new(),
+                carried_by: Sha256::new(),
+            });
+        acc.carried_by.update(id.as_bytes());
+        acc.carried_by.update([0]);
+        if self
+            .authority
+            .moves(acc.holders.get(&None).map(String::as_str), id)
+        {
+            acc.latest = r.commit.clone();
+            acc.holders.insert(None, id.to_string());
+        }
+        acc.add_files(r, &m.created);
+        let rev = Some(r.revision.clone());
+        if r.revision != r.commit
+            && r.ref_kind != Some(RefKind::Commit)
+            && self
+                .authority
+                .moves(acc.holders.get(&rev).map(String::as_str), id)
+        {
+            acc.holders.insert(rev, id.to_string());
+            acc.refs.insert(r.revision.clone(), r.commit.clone());
+            if r.ref_kind == Some(RefKind::Tag) {
+                acc.tags.insert(r.revision.clone());
+            } else {
+                acc.tags.remove(&r.revision);
+            }
+        }
+    }
+
+    /// Every repository's snapshots made, and the index whole.
+    fn finish(mut self) -> Index {
+        for (key, acc) in self.repos {
+            self.index.repos.insert(key, acc.finish());
+        }
+        self.index
+    }
+}
+
+impl<'m> RepoAcc<'m> {
+    /// The files of `r`'s commit, each distinct file pooled once; a path the
+    /// commit lists already keeps its first bundle's file. The commit's
+    /// time is the last bundle's to carry it.
+    fn add_files(&mut self, r: &'m HfRepo, created: &str) {
+        let (last, files) = self
+            .commits
+            .entry(r.commit.clone())
+            .or_insert_with(|| (created.to_string(), BTreeMap::new()));
+        *last = created.to_string();
+        for f in &r.files {
+            if files.contains_key(f.path.as_str()) {
+                continue;
+            }
+            let key = (f.path.as_str(), &f.sha256, &f.git_oid, f.lfs);
+            let pool = &mut self.pool;
+            let n = *self.numbers.entry(key).or_insert_with(|| {
+                let blob = Blob {
+                    sha256: f.sha256.clone(),
+                    size: f.size,
+                };
+                pool.push(&f.path, blob, f.git_oid.clone(), f.lfs)
+            });
+            files.insert(f.path.as_str(), n);
+        }
+    }
+
+    /// The repository as served: its snapshots, its names and its version.
+    fn finish(mut self) -> HubRepo {
+        self.pool.shrink();
+        let pool = Arc::new(self.pool);
+        let mut snapshots = BTreeMap::new();
+        for (commit, (last, files)) in self.commits {
+            snapshots.insert(commit.clone(), snapshot::build(commit, last, &files, &pool));
+        }
+        let default_commit = self.refs.get("main").cloned().unwrap_or(self.latest);
+        // A repo imported only at tags (or commits) still has a default
+        // branch, since llama.cpp's -hf reads only branches: `main`, at the
+        // default commit.
+        let mut refs = self.refs;
+        if !default_commit.is_empty() && refs.keys().all(|r| self.tags.contains(r)) {
+            refs.insert("main".into(), default_commit.clone());
+        }
+        let version = repo_version(self.carried_by, &self.id, &refs, &self.tags, &default_commit);
+        HubRepo {
+            kind: self.kind,
+            id: self.id,
+            snapshots,
+            refs,
+            tags: self.tags,
+            default_commit,
+            version,
+        }
+    }
+}
+
+/// A repository's [`HubRepo::version`]. Its snapshots (which files each
+/// commit lists, the first bundle carrying a path giving it; each commit's
+/// time, from the last bundle carrying it) are a function of the bundles
+/// that carry it, in index order, whose ids are their manifests' sha256: so
+/// `carried_by` stands for them. Which commit each name serves also depends
+/// on the store's policy and signatures (`Authority`), so the names are
+/// hashed as they came out. Every Hub answer about the repository is built
+/// from these alone (`hub/shapes.rs`).
+fn repo_version(
+    mut carried_by: Sha256,
+    id: &str,
+    refs: &BTreeMap<String, String>,
+    tags: &std::collections::BTreeSet<String>,
+    default_commit: &str,
+) -> [u8; 32] {
+    let mut field = |s: &str| {
+        carried_by.update(s.as_bytes());
+        carried_by.update([0]);
+    };
+    field(id);
+    field(default_commit);
+    for (name, commit) in refs {
+        field(name);
+        field(commit);
+    }
+    field("\u{1}tags");
+    for t in tags {
+        field(t);
+    }
+    carried_by.finalize().into()
+}
