@@ -281,7 +281,13 @@ impl<'m> RepoAcc<'m> {
         if !default_commit.is_empty() && refs.keys().all(|r| self.tags.contains(r)) {
             refs.insert("main".into(), default_commit.clone());
         }
-        let version = repo_version(self.carried_by, &self.id, &refs, &self.tags, &default_commit);
+        let version = repo_version(
+            self.carried_by,
+            &self.id,
+            &refs,
+            &self.tags,
+            &default_commit,
+        );
         HubRepo {
             kind: self.kind,
             id: self.id,

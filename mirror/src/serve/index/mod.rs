@@ -14,7 +14,7 @@
 //! import wins — never the bundle with the later `created` date, which is
 //! whatever its maker wrote — unless it stands lower than the bundle that
 //! serves the name now: every name changes hands only where
-//! [`Authority::moves`] says so (a signed series the store follows over
+//! [`Authority::moves`](crate::store::series::follow::Authority::moves) says so (a signed series the store follows over
 //! other series, any signed series over unsigned bundles). Repository ids
 //! are merged case-insensitively ([`llmgw_shared::repo_key`]), as GitHub
 //! and the Hub match them.
@@ -29,17 +29,15 @@ pub mod referrers;
 pub mod route;
 pub mod snapshot;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
 
-use llmgw_shared::manifest::{Manifest, RefKind, RepoKind};
+use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::repo_key;
 use sha2::Digest;
 use sha2::Sha256;
 
-use crate::store::series::follow::Authority;
 pub use entries::{AssetEntry, Blob, BundleInfo, ReleaseEntry, natural_cmp};
-pub use snapshot::{FilePool, HubFile, HubRepo, Snapshot, TreeEntry};
+pub use snapshot::{HubFile, HubRepo, Snapshot, TreeEntry};
 
 /// Everything the store holds, ready to answer requests.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +61,7 @@ pub struct Index {
     /// [`oci::OciIndex::build`] reads carried manifests).
     pub oci: oci::OciIndex,
     /// By lower-case `owner/repo`: the tag `latest` names
-    /// ([`super::freshness::latest`], by [`Authority::moves`]).
+    /// ([`super::freshness::latest`], by [`Authority::moves`](crate::store::series::follow::Authority::moves)).
     pub latest: HashMap<String, String>,
     /// Who signed each held signed bundle (key id, channel), for the
     /// front page.
@@ -128,6 +126,8 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::series::follow::Authority;
+    use llmgw_shared::manifest::Manifest;
 
     fn at_commit(id: &str, commit: &str, created: &str) -> Manifest {
         use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, PublisherDigest};
