@@ -22,8 +22,22 @@ mod site_lock_arm64;
 /// under `work`, into `out`; the caller adds what to carry.
 pub fn create(fx: &Fixture, raw: &str, work: &Path, out: &Path) -> Command {
     let mut c = llmgw();
-    c.args(["bundle", "create", "--arch", "amd64"])
-        .arg("--github-api")
+    c.args(["bundle", "create", "--arch", "amd64"]);
+    from_fixture(&mut c, fx, raw, work, out);
+    c
+}
+
+/// The upstreams of [`create`] (the fixture's GitHub, PyPI and uv's
+/// interpreter list at `raw`), the pinned uv, caches under `work` and the
+/// output `out`, added to `c`.
+pub fn from_fixture<'c>(
+    c: &'c mut Command,
+    fx: &Fixture,
+    raw: &str,
+    work: &Path,
+    out: &Path,
+) -> &'c mut Command {
+    c.arg("--github-api")
         .arg(fx.github_api_url())
         .arg("--github-raw")
         .arg(raw)
@@ -35,8 +49,7 @@ pub fn create(fx: &Fixture, raw: &str, work: &Path, out: &Path) -> Command {
         .arg(work.join("cache"))
         .arg("--out")
         .arg(out)
-        .env("UV_CACHE_DIR", work.join("uv-cache"));
-    c
+        .env("UV_CACHE_DIR", work.join("uv-cache"))
 }
 
 /// `--engine uv=VERSION`, the uv the recipe pins.

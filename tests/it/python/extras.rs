@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::bundle_kit::{self, Server, llmgw, stderr, uv_bin};
+use crate::bundle_kit::{self, Server, llmgw, stderr};
 use llmgw_fixture::{Fixture, FixtureOptions, VLLM_VERSION};
 use llmgw_shared::manifest::{DigestSource, Manifest};
 use llmgw_shared::recipe::{OPENAI_ENCODINGS_HOST, extras_of};
@@ -98,27 +98,15 @@ impl Drop for Upstream {
 /// `bundle create` of vLLM's cu13 environment against the fixture, into
 /// `out` (a directory bundle), with `extra` flags.
 fn create(fx: &Fixture, work: &Path, out: &Path, extra: &[&str]) -> Output {
-    llmgw()
-        .args(["bundle", "create", "--arch", "amd64", "--json"])
+    let mut c = llmgw();
+    c.args(["bundle", "create", "--arch", "amd64", "--json"])
         .args([
             "--engine",
             &format!("uv={}", llmgw_shared::recipe::UV_VERSION),
         ])
         .args(["--engine", &format!("vllm={VLLM_VERSION}:cu13")])
-        .args(extra)
-        .arg("--github-api")
-        .arg(fx.github_api_url())
-        .arg("--github-raw")
-        .arg(fx.raw_github_url())
-        .arg("--pypi")
-        .arg(fx.pypi_simple_url())
-        .arg("--uv")
-        .arg(uv_bin())
-        .arg("--cache")
-        .arg(work.join("cache"))
-        .arg("--out")
-        .arg(out)
-        .env("UV_CACHE_DIR", work.join("uv-cache"))
+        .args(extra);
+    super::from_fixture(&mut c, fx, &fx.raw_github_url(), work, out)
         .output()
         .unwrap()
 }

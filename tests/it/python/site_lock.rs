@@ -110,19 +110,7 @@ fn create(fx: &Fixture, work: &Path, out: &Path, envs: &[String]) -> Output {
     for e in envs {
         c.args(["--python-env", e]);
     }
-    c.arg("--github-api")
-        .arg(fx.github_api_url())
-        .arg("--github-raw")
-        .arg(fx.raw_github_url())
-        .arg("--pypi")
-        .arg(fx.pypi_simple_url())
-        .arg("--uv")
-        .arg(uv_bin())
-        .arg("--cache")
-        .arg(work.join("cache"))
-        .arg("--out")
-        .arg(out)
-        .env("UV_CACHE_DIR", work.join("uv-cache"))
+    super::from_fixture(&mut c, fx, &fx.raw_github_url(), work, out)
         .output()
         .unwrap()
 }

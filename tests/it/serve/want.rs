@@ -99,7 +99,7 @@ fn uv_install(work: &Path, venv: &Path, index: &str, project: &str) -> Output {
 }
 
 /// Polls until `f` holds (the mirror reads a new import at its next tick).
-fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+pub(super) fn eventually(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
         assert!(

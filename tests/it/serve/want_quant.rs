@@ -9,7 +9,6 @@
 //! answered by the running mirror.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use crate::bundle_kit::{Server, import_bundle, llmgw, ok_for as ok};
 use llmgw_fixture::{Fixture, FixtureOptions};
@@ -28,16 +27,7 @@ fn create(fx: &Fixture, work: &Path, out: &Path, args: &[&str]) -> serde_json::V
     serde_json::from_str(&ok("bundle create", &o)).unwrap()
 }
 
-fn eventually(what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{what}: not within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
+use super::want::eventually;
 
 #[test]
 fn a_quant_tag_miss_plans_the_gguf_that_holds_it() {
