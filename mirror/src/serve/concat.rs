@@ -16,13 +16,12 @@ use std::task::{Context, Poll, ready};
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http::{HeaderMap, Method, StatusCode};
 use http_body::{Frame, SizeHint};
 
-use super::files::{blob_body, with_byte_headers};
+use super::files::{blob_body, sized, unsatisfiable, window, with_byte_headers};
 use super::index::Blob;
-use super::range::RangeAsk;
-use super::respond::{empty, etag_matches, header_text};
+use super::respond::{empty, etag_matches};
 use crate::store::Store;
 
 /// One part of the bytes sent.
@@ -87,17 +86,8 @@ pub async fn serve_parts(
     }
     let lens: Vec<u64> = parts.iter().map(Part::len).collect();
     let size: u64 = lens.iter().sum();
-    let (status, start, len) = match super::range::asked(req, &etag, size) {
-        None | Some(RangeAsk::Ignore) => (StatusCode::OK, 0, size),
-        Some(RangeAsk::Unsatisfiable) => {
-            let mut r = finish(empty(StatusCode::RANGE_NOT_SATISFIABLE));
-            r.headers_mut().insert(
-                header::CONTENT_RANGE,
-                header_text(&format!("bytes */{size}")),
-            );
-            return r;
-        }
-        Some(RangeAsk::Range(a, b)) => (StatusCode::PARTIAL_CONTENT, a, b - a + 1),
+    let Some((status, start, len)) = window(req, &etag, size) else {
+        return finish(unsatisfiable(size));
     };
     let body = if method == Method::HEAD {
         Body::empty()
@@ -117,18 +107,7 @@ pub async fn serve_parts(
             remaining: len,
         })
     };
-    let mut r = Response::new(body);
-    *r.status_mut() = status;
-    let h = r.headers_mut();
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    h.insert(header::CONTENT_TYPE, header_text(content_type));
-    if status == StatusCode::PARTIAL_CONTENT {
-        h.insert(
-            header::CONTENT_RANGE,
-            header_text(&format!("bytes {start}-{}/{size}", start + len - 1)),
-        );
-    }
-    finish(r)
+    finish(sized(body, (status, start, len), size, content_type))
 }
 
 /// Bodies sent one after the other.

@@ -102,18 +102,8 @@ pub async fn serve_blob(
     };
 
     let size = blob.size;
-    let range = super::range::asked(req, &etag, size);
-    let (status, start, len) = match range {
-        None | Some(RangeAsk::Ignore) => (StatusCode::OK, 0, size),
-        Some(RangeAsk::Unsatisfiable) => {
-            let mut r = finish(empty(StatusCode::RANGE_NOT_SATISFIABLE));
-            r.headers_mut().insert(
-                header::CONTENT_RANGE,
-                header_text(&format!("bytes */{size}")),
-            );
-            return r;
-        }
-        Some(RangeAsk::Range(a, b)) => (StatusCode::PARTIAL_CONTENT, a, b - a + 1),
+    let Some((status, start, len)) = window(req, &etag, size) else {
+        return finish(unsatisfiable(size));
     };
     let body = match (method == Method::HEAD, file) {
         (true, _) => Body::empty(),
@@ -123,6 +113,39 @@ pub async fn serve_blob(
             Err(e) => return e.into_response(),
         },
     };
+    finish(sized(body, (status, start, len), size, content_type))
+}
+
+/// What a request's Range asks of `size` bytes: the status, the first
+/// byte and the length sent; `None` when no byte of it is there (answer
+/// [`unsatisfiable`]).
+pub(super) fn window(req: &HeaderMap, etag: &str, size: u64) -> Option<(StatusCode, u64, u64)> {
+    match super::range::asked(req, etag, size) {
+        None | Some(RangeAsk::Ignore) => Some((StatusCode::OK, 0, size)),
+        Some(RangeAsk::Unsatisfiable) => None,
+        Some(RangeAsk::Range(a, b)) => Some((StatusCode::PARTIAL_CONTENT, a, b - a + 1)),
+    }
+}
+
+/// The 416 for a range outside `size` bytes, without the headers every
+/// answer of stored bytes carries.
+pub(super) fn unsatisfiable(size: u64) -> Response {
+    let mut r = empty(StatusCode::RANGE_NOT_SATISFIABLE);
+    r.headers_mut().insert(
+        header::CONTENT_RANGE,
+        header_text(&format!("bytes */{size}")),
+    );
+    r
+}
+
+/// The answer carrying `body`, the `window` of `size` bytes: its status,
+/// a true Content-Length, the type, and Content-Range on a 206.
+pub(super) fn sized(
+    body: Body,
+    (status, start, len): (StatusCode, u64, u64),
+    size: u64,
+    content_type: &str,
+) -> Response {
     let mut r = Response::new(body);
     *r.status_mut() = status;
     let h = r.headers_mut();
@@ -134,7 +157,7 @@ pub async fn serve_blob(
             header_text(&format!("bytes {start}-{}/{size}", start + len - 1)),
         );
     }
-    finish(r)
+    r
 }
 
 /// A 307 to a presigned GET of the blob. The client sends its Range
