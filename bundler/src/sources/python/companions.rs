@@ -146,9 +146,10 @@ fn cuda_label(packages: &[LockedPackage]) -> Option<String> {
         .filter(|l| l.starts_with("cu"))
 }
 
-/// Checks the second resolution kept every followed package pinned.
+/// Checks the second resolution of environment `env` kept every followed
+/// package pinned.
 pub fn check_kept(
-    req: &EnvRequest,
+    env: &str,
     pinned: &[(String, String)],
     packages: &[LockedPackage],
 ) -> Result<(), PythonError> {
@@ -156,7 +157,7 @@ pub fn check_kept(
         let now = packages.iter().find(|p| normalize(&p.name) == *name);
         if now.map(|p| &p.version) != Some(version) {
             return Err(PythonError::CompanionMoved {
-                env: req.name.clone(),
+                env: env.to_string(),
                 project: name.clone(),
                 expected: version.clone(),
                 actual: now.map_or_else(|| "nothing".into(), |p| p.version.clone()),
@@ -169,6 +170,31 @@ pub fn check_kept(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second resolution that moved the followed package is refused,
+    /// naming the environment, both versions and what to do.
+    #[test]
+    fn a_moved_package_is_refused_naming_both_versions() {
+        let locked = |v: &str| LockedPackage {
+            name: "flashinfer-python".into(),
+            version: v.into(),
+            files: Vec::new(),
+        };
+        let pinned = [("flashinfer-python".to_string(), "0.5.3".to_string())];
+        assert!(check_kept("vllm", &pinned, &[locked("0.5.3")]).is_ok());
+        let e = check_kept("vllm", &pinned, &[locked("0.5.2")]).unwrap_err();
+        let text = e.to_string();
+        for want in [
+            "vllm:",
+            "flashinfer-python 0.5.2",
+            "expected 0.5.3",
+            "--override",
+        ] {
+            assert!(text.contains(want), "{want} not in: {text}");
+        }
+        let gone = check_kept("vllm", &pinned, &[]).unwrap_err().to_string();
+        assert!(gone.contains("flashinfer-python nothing"), "{gone}");
+    }
 
     #[test]
     fn wheel_versions_and_cuda_labels() {

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use futures_util::StreamExt;
 use llmgw_shared::chain;
 
 use super::Ctx;
@@ -114,7 +113,7 @@ pub async fn resolve(
             .extend(added.requirements.iter().cloned());
         lock_text = compile_with_hint(req, uv, &mut compile, scratch.path(), &uv_cache).await?;
         packages = parse(&lock_text)?;
-        companions::check_kept(req, &added.pinned, &packages)?;
+        companions::check_kept(&req.name, &added.pinned, &packages)?;
     }
     let origin_of = |name: &str| -> Origin {
         let n = normalize(name);
@@ -128,25 +127,13 @@ pub async fn resolve(
             _ => Origin::Index(ctx.pypi.to_string()),
         }
     };
-    let wanted: Vec<(String, String)> = packages
-        .iter()
-        .filter_map(|p| match origin_of(&p.name) {
-            Origin::Index(i) => Some((i, normalize(&p.name))),
-            Origin::Github { .. } => None,
-        })
-        .filter(|k| !pages.contains_key(k))
-        .collect();
-    let fetched: Vec<_> = futures_util::stream::iter(wanted)
-        .map(|(index, project)| async move {
-            let page = simple::fetch_project(ctx.http, &index, &project).await;
-            ((index, project), page)
-        })
-        .buffer_unordered(ctx.jobs.max(1))
-        .collect()
-        .await;
-    for (k, page) in fetched {
-        pages.insert(k, page.map_err(Failed::Resolve)?);
-    }
+    let wanted = packages.iter().filter_map(|p| match origin_of(&p.name) {
+        Origin::Index(i) => Some((i, normalize(&p.name))),
+        Origin::Github { .. } => None,
+    });
+    simple::fetch_pages(ctx.http, ctx.jobs, wanted, pages)
+        .await
+        .map_err(Failed::Resolve)?;
     let mut checked = check::check(&req.name, &packages, &origin_of, pages, ctx.allow_missing)
         .map_err(|e| Failed::Resolve(e.into()))?;
     checked.gaps.extend(added.gaps);

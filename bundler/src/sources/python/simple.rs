@@ -56,6 +56,37 @@ impl ProjectPage {
 
 pub use llmgw_shared::pep503_normalize as normalize;
 
+/// The pages of the simple API already fetched, by (index, normalized
+/// project); `None` where the index has no such project.
+pub type Pages = std::collections::BTreeMap<(String, String), Option<ProjectPage>>;
+
+/// Fetches into `pages` each of `wanted` (index, normalized project) it
+/// lacks, `jobs` at a time; the first failure is the answer.
+pub async fn fetch_pages(
+    http: &Http,
+    jobs: usize,
+    wanted: impl IntoIterator<Item = (String, String)>,
+    pages: &mut Pages,
+) -> Result<(), CreateError> {
+    use futures_util::StreamExt;
+    let missing: std::collections::BTreeSet<_> = wanted
+        .into_iter()
+        .filter(|k| !pages.contains_key(k))
+        .collect();
+    let fetched: Vec<_> = futures_util::stream::iter(missing)
+        .map(|(index, project)| async move {
+            let page = fetch_project(http, &index, &project).await;
+            ((index, project), page)
+        })
+        .buffer_unordered(jobs.max(1))
+        .collect()
+        .await;
+    for (k, page) in fetched {
+        pages.insert(k, page?);
+    }
+    Ok(())
+}
+
 /// Fetches `{index}/{normalized project}/`; `None` when the index has no
 /// such project (404).
 pub async fn fetch_project(

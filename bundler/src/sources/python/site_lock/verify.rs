@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use futures_util::StreamExt;
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::DigestSource;
 
@@ -33,24 +32,12 @@ pub async fn verify(
     packages: &[SitePackage],
     pages: &mut BTreeMap<(String, String), Option<ProjectPage>>,
 ) -> Result<Checked, Failed> {
-    let wanted: Vec<(String, String)> = packages
+    let wanted = packages
         .iter()
-        .filter_map(|p| Some((p.index.clone()?, normalize(&p.name))))
-        .filter(|k| !pages.contains_key(k))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let fetched: Vec<_> = futures_util::stream::iter(wanted)
-        .map(|(index, project)| async move {
-            let page = simple::fetch_project(ctx.http, &index, &project).await;
-            ((index, project), page)
-        })
-        .buffer_unordered(ctx.jobs.max(1))
-        .collect()
-        .await;
-    for (k, page) in fetched {
-        pages.insert(k, page.map_err(Failed::Other)?);
-    }
+        .filter_map(|p| Some((p.index.clone()?, normalize(&p.name))));
+    simple::fetch_pages(ctx.http, ctx.jobs, wanted, pages)
+        .await
+        .map_err(Failed::Other)?;
     let mut out = Checked::default();
     for p in packages {
         for w in &p.wheels {
