@@ -9,6 +9,8 @@
 #
 #   bench/models-oci.sh            FILES=5000 SIZE=5368709120
 #   PULL_ONLY=1 bench/models-oci.sh   the pulls alone
+#   PROFILE=1 PULL_ONLY=1 bench/models-oci.sh   and where skopeo's and hf's CPU goes
+#                                     (`perf record` of one more pull each; bench/hot_loop.py)
 #
 # With BENCH_RESULTS=FILE, one tab-separated line per figure is appended to FILE
 # (bench/all.sh reads them).
@@ -111,6 +113,22 @@ if command -v containerd >/dev/null && [ "$(id -u)" = 0 ]; then
   pull ctr ctr --address "$WORK/ctd/c.sock" content fetch --plain-http \
     "127.0.0.1:$port/models/bench/big:main"
   du -sb "$WORK/ctd/root" | awk -v n="$PULL_SIZE" '$1 < n { print "bench: containerd holds only " $1 " bytes" > "/dev/stderr"; exit 1 }'
+fi
+# PROFILE=1: one more pull of each under `perf record`, and where its samples fall (per
+# shared object; for skopeo, whose Go build is stripped, the hottest loop of its own code and
+# whether that loop is SHA-256 on the CPU's SHA extensions or in general registers).
+if [ -n "${PROFILE:-}" ]; then
+  command -v perf >/dev/null || { echo "bench: PROFILE=1 needs perf (apt-get install linux-perf)" >&2; exit 1; }
+  echo; echo "skopeo copy, perf samples:"
+  perf record -q -F 499 -o "$WORK/skopeo.perf" -- skopeo copy -q --src-tls-verify=false \
+    --dest-oci-accept-uncompressed-layers "docker://127.0.0.1:$port/models/bench/big:main" \
+    "oci:$WORK/oci:main" >/dev/null 2>&1
+  python3 bench/hot_loop.py "$WORK/skopeo.perf" "$(command -v skopeo)"
+  echo "hf download, perf samples:"
+  perf record -q -F 499 -o "$WORK/hf.perf" -- env HF_ENDPOINT="$url" HF_HUB_DISABLE_TELEMETRY=1 \
+    HF_HOME="$WORK/hf-home" "$HF" download bench/big --local-dir "$WORK/hf" >/dev/null 2>&1
+  python3 bench/hot_loop.py "$WORK/hf.perf" -
+  rm -rf "$WORK/oci" "$WORK/hf" "$WORK/hf-home" "$WORK"/*.perf
 fi
 # What the mirror itself sends, to /dev/null: the tar layer (headers, the stored file, the
 # padding) and the same file as ModelPack's raw layer.

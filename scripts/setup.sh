@@ -49,7 +49,7 @@ would() {
 if [ "$mode" = demo ]; then
   apt_packages=(curl tar zstd)
 else
-  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium skopeo containerd runc docker-registry busybox-static ca-certificates binutils iproute2)
+  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium skopeo containerd runc docker-registry busybox-static ca-certificates binutils iproute2 linux-perf valgrind)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do
