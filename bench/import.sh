@@ -13,6 +13,7 @@
 #   bench/import.sh                 # defaults
 #   N=3 MIB=512 RUNS=5 bench/import.sh
 #   BENCH_DIR=/var/tmp bench/import.sh   # where the data goes (needs ~4x N*MIB free)
+#   LLMGW=/path/to/llmgw bench/import.sh  # measure that binary (another commit's build)
 # Import's peak RSS (GNU time's %M) is printed too; with BENCH_RESULTS=FILE, one
 # tab-separated line per figure is appended to FILE (bench/all.sh reads them).
 set -euo pipefail
@@ -21,8 +22,10 @@ N=${N:-3}
 MIB=${MIB:-256}
 RUNS=${RUNS:-3}
 
-cargo build --release --locked -q -p llmgw
-LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/release/llmgw
+if [ -z "${LLMGW:-}" ]; then  # LLMGW=PATH: measure that binary instead
+  cargo build --release --locked -q -p llmgw
+  LLMGW=${CARGO_TARGET_DIR:-$PWD/target}/release/llmgw
+fi
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 work=$(mktemp -d "${BENCH_DIR:-/tmp}/llmgw-import-bench.XXXXXX")
