@@ -43,7 +43,7 @@ pub use delta::DeltaSpec;
 pub use dry_run::dry_run;
 pub use error::CreateError;
 pub use http::{RetryPolicy, Token};
-pub use progress::{Mode, Progress};
+pub use progress::Events;
 pub use report::CreateReport;
 pub use series::SeriesSpec;
 pub use sign::sign_bundle;

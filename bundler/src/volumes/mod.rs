@@ -31,7 +31,7 @@ use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{MANIFEST_NAME, Manifest, Parity, Volumes};
 
 use crate::error::{CreateError, FlagError, OutError, RequestError};
-use crate::progress::Progress;
+use crate::progress::Events;
 use crate::writer::Blob;
 
 /// What `--volume-size`, `--chunk-size` and `--parity` asked for.
@@ -166,7 +166,7 @@ pub fn write(
     series: &crate::series::Series,
     mtime: u64,
     keep_created: bool,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<Written, CreateError> {
     let earlier = resume::earlier_head(out);
     if keep_created
@@ -186,7 +186,7 @@ pub fn write(
     let chunk = spec.chunk();
     let cut = cut_with_room(&carried, &manifest, spec, series)?;
     let count = cut.volumes.len();
-    progress.line(&format!(
+    progress.message(&format!(
         "{count} volumes of at most {} bytes, chunks of {chunk} bytes{}: hashing the chunks",
         spec.volume_size,
         if spec.parity > 0 {
@@ -197,7 +197,7 @@ pub fn write(
     ));
     let packing = write::hash_pieces(cut, &path_of)?;
     let shards = if spec.parity > 0 {
-        progress.line(&format!("computing {} parity volumes", spec.parity));
+        progress.message(&format!("computing {} parity volumes", spec.parity));
         Some(parity::compute(
             out,
             &packing,
@@ -290,7 +290,7 @@ fn sign_and_write(
     series: &crate::series::Series,
     earlier: Option<(Vec<u8>, Option<Vec<u8>>)>,
     mtime: u64,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<Written, CreateError> {
     let Packed {
         packing,
@@ -340,7 +340,7 @@ fn sign_and_write(
     let mut files = Vec::new();
     for (dest, segs) in &planned {
         if let Some(replace) = todo.get(dest) {
-            progress.line(&format!("writing {}", dest.display()));
+            progress.message(&format!("writing {}", dest.display()));
             let (temp, tmp) = crate::writer::temp::open_locked(dest)?;
             write::write_volume(dest, temp, &tmp, segs, *replace)?;
         }

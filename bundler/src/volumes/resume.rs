@@ -268,7 +268,7 @@ pub fn check_earlier(
     signature: Option<&[u8]>,
     sha256_file: &Path,
     sha256_text: &str,
-    progress: &crate::progress::Progress,
+    progress: &crate::progress::Events,
 ) -> Result<std::collections::BTreeMap<PathBuf, bool>, CreateError> {
     use std::io::Read;
     let mut todo = std::collections::BTreeMap::new();
@@ -290,14 +290,14 @@ pub fn check_earlier(
             todo.insert(dest.clone(), false);
             continue;
         }
-        progress.line(&format!(
+        progress.message(&format!(
             "{}: written by an earlier run; checking it against the plan",
             dest.display()
         ));
         match compare(dest, segs).map_err(|e| CreateError::io(dest, e))? {
             Verdict::Same => {}
             Verdict::CutShort { have, want } => {
-                progress.line(&format!(
+                progress.message(&format!(
                     "{}: cut short ({have} of {want} bytes, each as planned); writing it again",
                     dest.display()
                 ));
