@@ -73,5 +73,3 @@ pub use serve::node_env::{Holds as NodeHolds, NodeEnv, node_env};
 pub use serve::state::{AppState, Readiness};
 pub use serve::store_check::Held;
 pub use serve::{Running, ServeConfig, TlsFiles, router, start};
-
-// Progress lines on a terminal, for the commands that read for long.
