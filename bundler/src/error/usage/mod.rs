@@ -80,3 +80,82 @@ fn listed(names: &[String], none: &str) -> String {
         names.join(", ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::super::CreateError;
+    use super::*;
+
+    /// Every kind is a usage error (exit code 2), and says the same words
+    /// as `CreateError` as on its own.
+    #[test]
+    fn every_kind_is_a_usage_error_with_its_own_words() {
+        let kinds: Vec<(CreateError, &str)> = vec![
+            (
+                FlagError::Jobs { jobs: 0, max: 64 }.into(),
+                "--jobs 0: expected 1 to 64 parallel downloads",
+            ),
+            (
+                RequestError::OutRequired.into(),
+                "--out PATH is required (or `out` in the spec file)",
+            ),
+            (
+                OutError::Exists {
+                    out: PathBuf::from("b.tar"),
+                }
+                .into(),
+                "--out b.tar: it exists already; remove it or choose another name (a bundle is \
+                 never overwritten)",
+            ),
+            (
+                ListError::WantEmpty {
+                    path: PathBuf::from("w.json"),
+                }
+                .into(),
+                "--want w.json: the want-list is empty: the mirror missed nothing",
+            ),
+            (
+                SeriesError::CounterAtEnd {
+                    path: PathBuf::from("k.sequence"),
+                }
+                .into(),
+                "sequence counter k.sequence is at its end",
+            ),
+            (
+                BundleFileError::NoSequence {
+                    path: PathBuf::from("b.tar"),
+                }
+                .into(),
+                "b.tar: its manifest has no sequence, and a signed series without one cannot be \
+                 protected against rollback; make the bundle again with `llmgw bundle create … \
+                 --sequence N [--channel NAME]` (or `--sign-key KEY`, which takes the next number \
+                 from KEY.sequence)",
+            ),
+        ];
+        for (e, words) in kinds {
+            assert!(e.is_usage(), "{e:?}");
+            assert_eq!(llmgw_shared::chain(&e), words);
+        }
+    }
+
+    /// A parser's refusal is the cause, printed once after the flag.
+    #[test]
+    fn a_want_list_that_does_not_parse_names_the_file_then_the_cause() {
+        let error = llmgw_shared::WantList::from_json_bytes(b"[]").unwrap_err();
+        let cause = llmgw_shared::chain(&error);
+        let e = CreateError::from(ListError::NotAWantList {
+            path: PathBuf::from("w.json"),
+            error,
+        });
+        assert_eq!(e.to_string(), "--want w.json");
+        assert_eq!(llmgw_shared::chain(&e), format!("--want w.json: {cause}"));
+    }
+
+    #[test]
+    fn a_list_offered_is_its_names_or_none() {
+        assert_eq!(listed(&[], "none"), "none");
+        assert_eq!(listed(&["a".into(), "b".into()], "none"), "a, b");
+    }
+}
