@@ -21,7 +21,7 @@ use llmgw_shared::shown;
 use llmgw_shared::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList, Sha256};
 
 use crate::cache::Expect;
-use crate::error::CreateError;
+use crate::error::{CreateError, ListError, RequestError, SeriesError};
 use crate::plan::Plan;
 
 /// `--have`, `--base`, `--need` (flags only, like the series flags).
@@ -61,11 +61,7 @@ impl DeltaSpec {
     pub fn load(&self) -> Result<Delivery, CreateError> {
         if let Some(path) = &self.need {
             if !self.have.is_empty() || !self.base.is_empty() {
-                return Err(CreateError::Usage(
-                    "--need makes a repair bundle of exactly the listed blobs; it does not go \
-                     with --have or --base"
-                        .into(),
-                ));
+                return Err(RequestError::NeedWithDelta.into());
             }
             let bytes = read_list(path, MAX_LIST_BYTES)?;
             let need = NeedList::from_json_bytes(&bytes)
@@ -121,13 +117,13 @@ impl Delivery {
             .map(|s| s.sequence)
             .max();
         match held {
-            Some(h) if h >= sequence => Err(CreateError::Usage(format!(
-                "--have: the site is at sequence {h} of key {key_id} channel {}, and this bundle \
-                 would be sequence {sequence}; import would refuse it (rollback or \
-                 equivocation). Give --sequence {} or higher",
-                shown(channel),
-                h + 1
-            ))),
+            Some(held) if held >= sequence => Err(SeriesError::Rollback {
+                held,
+                key_id: key_id.to_string(),
+                channel: channel.to_string(),
+                sequence,
+            }
+            .into()),
             _ => Ok(()),
         }
     }
@@ -189,14 +185,11 @@ impl Delivery {
                     })
                     .collect();
                 if !absent.is_empty() {
-                    return Err(CreateError::Usage(format!(
-                        "--need: {} blob(s) of the need-list are not part of this request, so \
-                         they cannot be fetched and checked at their publisher: {}; give the \
-                         same request (flags or --spec) that made bundle {}",
-                        absent.len(),
-                        absent.join("; "),
-                        need.bundle
-                    )));
+                    return Err(ListError::NeedNotRequested {
+                        absent,
+                        bundle: need.bundle.to_string(),
+                    }
+                    .into());
                 }
                 let mut r = Manifest::new(m.arches.clone(), 0);
                 r.created = m.created.clone();
@@ -239,10 +232,11 @@ fn read_list(path: &Path, max: u64) -> Result<Vec<u8>, CreateError> {
         .read_to_end(&mut bytes)
         .map_err(|e| CreateError::io(path, e))?;
     if bytes.len() as u64 > max {
-        return Err(CreateError::Usage(format!(
-            "{}: larger than {max} bytes; not a list llmgw wrote",
-            path.display()
-        )));
+        return Err(ListError::TooLarge {
+            path: path.to_path_buf(),
+            max,
+        }
+        .into());
     }
     Ok(bytes)
 }

@@ -9,8 +9,8 @@
 //! `llmgw_release`, `engines`, `python` and `hub` (the sources), `fetch` and
 //! `cache` (verified, resumable downloads), `pieces` (downloads in a tar
 //! bundle's order), `space` (free space), `writer` and `volumes` (the
-//! bundle), `progress`, `report`, and `create` which runs them in order
-//! (plan, fetch, write). All are private; the face is the list below.
+//! bundle), `progress` (the events a run sends), `report`, and `create`
+//! which runs them in order (plan, fetch, write). All are private; the face is the list below.
 
 mod cache;
 mod create;
@@ -43,7 +43,7 @@ pub use delta::DeltaSpec;
 pub use dry_run::dry_run;
 pub use error::CreateError;
 pub use http::{RetryPolicy, Token};
-pub use progress::{Mode, Progress};
+pub use progress::Events;
 pub use report::CreateReport;
 pub use series::SeriesSpec;
 pub use sign::sign_bundle;

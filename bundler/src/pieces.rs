@@ -32,7 +32,7 @@ use crate::fetch::step::{
     stopped,
 };
 use crate::http::{Http, HttpError, redact};
-use crate::progress::Progress;
+use crate::progress::Events;
 
 /// The size of a byte range fetched as one request.
 pub const PIECE: u64 = 8 << 20;
@@ -104,7 +104,7 @@ impl Drop for Pieces {
 }
 
 /// Starts fetching `blobs` (in the order given), `jobs` pieces at a time.
-pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Progress) -> Pieces {
+pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Events) -> Pieces {
     let jobs = jobs.max(1);
     let (tx, rx) = mpsc::channel(jobs);
     let (http, progress) = (http.clone(), progress.clone());
@@ -162,7 +162,7 @@ async fn fetch(
     start: u64,
     end: u64,
     tx: &mpsc::UnboundedSender<Result<Msg, CreateError>>,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<(), CreateError> {
     let rules = Rules {
         retry: http.retry,
@@ -182,7 +182,7 @@ async fn fetch(
             Turn::Ended(Ending::Done) => return Ok(()),
             Turn::Ended(Ending::Trouble(Trouble::Fail(e))) => return Err(e),
             Turn::Ended(Ending::Trouble(Trouble::Retry { wait, error })) => {
-                progress.line(&format!(
+                progress.message(&format!(
                     "{}: attempt {} failed ({}); retrying",
                     b.label,
                     s.attempt,

@@ -73,14 +73,14 @@ pub async fn plan_request(
     let progress = &opts.progress;
     let mut plan = Plan::default();
     if let Some(l) = &spec.llmgw {
-        progress.line(&format!(
+        progress.message(&format!(
             "llmgw {}: checking the release signature",
             l.version
         ));
         llmgw_release::plan(http, cache, l, &spec.arches, spec.allow_missing, &mut plan).await?;
     }
     for eb in &request.engines {
-        progress.line(&format!(
+        progress.message(&format!(
             "{} {}: {} builds for {}",
             eb.engine.name,
             eb.engine.version,
@@ -112,7 +112,7 @@ pub async fn plan_request(
         .await?;
     }
     if !wants.is_empty() {
-        progress.line(&format!(
+        progress.message(&format!(
             "--want: {} wants to plan, {} no route plans from",
             wants.wants.len(),
             wants.unplannable.len()

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::manifest::{MANIFEST_NAME, Manifest};
 use llmgw_shared::{Password, SecretKey};
 
-use crate::error::CreateError;
+use crate::error::{CreateError, FlagError, SeriesError};
 
 /// The series flags of `bundle create`, as given.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -123,10 +123,11 @@ pub fn parse_expires(text: &str, created: u64) -> Result<String, CreateError> {
     let t = text.trim();
     if let Some(at) = llmgw_shared::parse_rfc3339_utc(t) {
         if at <= created {
-            return Err(CreateError::Usage(format!(
-                "--expires {t}: it is not after the bundle's creation time {}",
-                llmgw_shared::rfc3339_utc(created)
-            )));
+            return Err(SeriesError::ExpiresBeforeCreated {
+                text: t.to_string(),
+                created: llmgw_shared::rfc3339_utc(created),
+            }
+            .into());
         }
         return Ok(t.to_string());
     }
@@ -145,11 +146,16 @@ pub fn parse_expires(text: &str, created: u64) -> Result<String, CreateError> {
             .checked_add(d)
             .filter(|at| *at < 253_402_300_800) // 10000-01-01
             .map(llmgw_shared::rfc3339_utc)
-            .ok_or_else(|| CreateError::Usage(format!("--expires {t:?}: too far ahead"))),
-        _ => Err(CreateError::Usage(format!(
-            "--expires {t:?}: expected a duration such as 90d, 12h, 2w, or a UTC time such as \
-             2027-03-01T00:00:00Z"
-        ))),
+            .ok_or_else(|| {
+                FlagError::ExpiresTooFar {
+                    text: t.to_string(),
+                }
+                .into()
+            }),
+        _ => Err(FlagError::Expires {
+            text: t.to_string(),
+        }
+        .into()),
     }
 }
 
@@ -166,12 +172,10 @@ fn read_counter(path: &Path) -> Result<Option<u64>, CreateError> {
         }
     }
     text.trim().parse().map(Some).map_err(|_| {
-        CreateError::Usage(format!(
-            "sequence counter {}: expected the last sequence number, found {:?}; fix it, or give \
-             --sequence N (higher than every bundle this key signed in the channel)",
-            path.display(),
-            text.trim()
-        ))
+        CreateError::from(SeriesError::Counter {
+            path: path.to_path_buf(),
+            found: text.trim().to_string(),
+        })
     })
 }
 
@@ -182,9 +186,9 @@ fn bump_counter(key: &Path, given: Option<u64>) -> Result<u64, CreateError> {
     let last = read_counter(&path)?;
     let next = match (given, last) {
         (Some(n), _) => n,
-        (None, Some(l)) => l.checked_add(1).ok_or_else(|| {
-            CreateError::Usage(format!("sequence counter {} is at its end", path.display()))
-        })?,
+        (None, Some(l)) => l
+            .checked_add(1)
+            .ok_or_else(|| CreateError::from(SeriesError::CounterAtEnd { path: path.clone() }))?,
         (None, None) => 1,
     };
     let keep = last.map_or(next, |l| l.max(next));

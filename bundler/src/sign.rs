@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::SecretKey;
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, SIGNATURE_NAME};
 
-use crate::error::CreateError;
+use crate::error::{BundleFileError, CreateError};
 use crate::series::sign_manifest;
 use crate::writer::{self, Format};
 
@@ -41,10 +41,10 @@ pub fn sign_bundle(bundle: &Path, key: &SecretKey) -> Result<Signed, CreateError
         Format::of(bundle)
     };
     if format == Format::Dir && !bundle.is_dir() {
-        return Err(CreateError::Usage(format!(
-            "{}: expected a bundle: a NAME.tar, NAME.tar.zst or a directory holding {MANIFEST_NAME}",
-            bundle.display()
-        )));
+        return Err(BundleFileError::NotABundle {
+            path: bundle.to_path_buf(),
+        }
+        .into());
     }
     let (bytes, replaced) = match format {
         Format::Dir => {
@@ -64,23 +64,17 @@ pub fn sign_bundle(bundle: &Path, key: &SecretKey) -> Result<Signed, CreateError
             head(dec, bundle).map(|h| (h.manifest, h.had_signature))?
         }
     };
-    let manifest = Manifest::from_json_bytes(&bytes).map_err(|e| {
-        CreateError::Usage(format!(
-            "{}: its {MANIFEST_NAME} is not a bundle manifest: {}",
-            bundle.display(),
-            llmgw_shared::chain(&e)
-        ))
+    let manifest = Manifest::from_json_bytes(&bytes).map_err(|e| BundleFileError::Manifest {
+        path: bundle.to_path_buf(),
+        error: Box::new(e),
     })?;
     let manifest_sha256 = llmgw_shared::sha256_hex(&bytes);
     check_sha256_file(bundle, &manifest_sha256)?;
     let Some(sequence) = manifest.sequence else {
-        return Err(CreateError::Usage(format!(
-            "{}: its manifest has no sequence, and a signed series without one cannot be \
-             protected against rollback; make the bundle again with `llmgw bundle create … \
-             --sequence N [--channel NAME]` (or `--sign-key KEY`, which takes the next number \
-             from KEY.sequence)",
-            bundle.display()
-        )));
+        return Err(BundleFileError::NoSequence {
+            path: bundle.to_path_buf(),
+        }
+        .into());
     };
     let sig = sign_manifest(key, &manifest, &bytes)?;
     match format {
@@ -118,12 +112,13 @@ fn check_sha256_file(bundle: &Path, sha: &str) -> Result<(), CreateError> {
     let text = String::from_utf8_lossy(&text);
     let recorded = text.split_whitespace().next().unwrap_or("");
     if !recorded.eq_ignore_ascii_case(sha) {
-        return Err(CreateError::Usage(format!(
-            "{}: its manifest hashes to {sha}, but {} says {recorded:?}; the bundle was changed \
-             after it was made, so it is not signed",
-            bundle.display(),
-            path.display()
-        )));
+        return Err(BundleFileError::Changed {
+            path: bundle.to_path_buf(),
+            sha256: sha.to_string(),
+            sums: path,
+            recorded: recorded.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -134,10 +129,11 @@ fn read_entry(r: impl Read, max: u64, what: &Path) -> Result<Vec<u8>, CreateErro
         .read_to_end(&mut out)
         .map_err(|e| CreateError::io(what, e))?;
     if out.len() as u64 > max {
-        return Err(CreateError::Usage(format!(
-            "{}: over {max} bytes; not what a bundle holds there",
-            what.display()
-        )));
+        return Err(BundleFileError::TooLarge {
+            path: what.to_path_buf(),
+            max,
+        }
+        .into());
     }
     Ok(out)
 }
@@ -158,24 +154,17 @@ fn pad(n: u64) -> u64 {
 
 /// Reads the manifest entry and, if one follows, the signature entry.
 fn head(mut r: impl Read, bundle: &Path) -> Result<Head, CreateError> {
-    let not_bundle = |why: String| {
-        CreateError::Usage(format!(
-            "{}: not a bundle made by llmgw: {why}",
-            bundle.display()
-        ))
-    };
+    let path = || bundle.to_path_buf();
     let io = |e| CreateError::io(bundle, e);
     let mut block = [0u8; 512];
     r.read_exact(&mut block).map_err(io)?;
     let h = tar::Header::from_byte_slice(&block);
     if h.path_bytes().as_ref() != MANIFEST_NAME.as_bytes() {
-        return Err(not_bundle(format!(
-            "its first entry is not {MANIFEST_NAME}"
-        )));
+        return Err(BundleFileError::FirstEntry { path: path() }.into());
     }
     let size = h.entry_size().map_err(io)?;
     if size > MAX_MANIFEST_BYTES {
-        return Err(not_bundle(format!("its {MANIFEST_NAME} is {size} bytes")));
+        return Err(BundleFileError::ManifestSize { path: path(), size }.into());
     }
     let mtime = h.mtime().unwrap_or(0);
     let mut manifest = vec![0u8; size as usize];
@@ -194,9 +183,7 @@ fn head(mut r: impl Read, bundle: &Path) -> Result<Head, CreateError> {
     }
     let size = next.entry_size().map_err(io)?;
     if size > MAX_SIGNATURE_BYTES {
-        return Err(not_bundle(format!(
-            "its {SIGNATURE_NAME} is {size} bytes, not a minisign signature"
-        )));
+        return Err(BundleFileError::SignatureSize { path: path(), size }.into());
     }
     io::copy(&mut (&mut r).take(size + pad(size)), &mut io::sink()).map_err(io)?;
     Ok(Head {

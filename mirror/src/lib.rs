@@ -4,7 +4,6 @@
 mod bundle;
 mod fsutil;
 mod import;
-mod progress;
 mod serve;
 mod store;
 
@@ -74,6 +73,3 @@ pub use serve::node_env::{Holds as NodeHolds, NodeEnv, node_env};
 pub use serve::state::{AppState, Readiness};
 pub use serve::store_check::Held;
 pub use serve::{Running, ServeConfig, TlsFiles, router, start};
-
-// Progress lines on a terminal, for the commands that read for long.
-pub use progress::Terminal;

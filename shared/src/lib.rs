@@ -1,8 +1,8 @@
 //! What llmgw's bundler and mirror agree on: which builds exist (the recipe
 //! table), what a bundle says it holds (the manifest), how bytes are
 //! checked (digests, checksum files, minisign), which names are safe, how
-//! untrusted text is printed, and how an error and its causes are printed
-//! ([`chain`]).
+//! untrusted text is printed, how an error and its causes are printed
+//! ([`chain`]), and the events a long run reports ([`progress`]).
 
 // Everything public is documented: the crate is the vocabulary the bundler
 // and the mirror share, so each type says what it is and why it exists.
@@ -14,6 +14,7 @@ mod ids;
 pub mod manifest;
 mod names;
 pub mod parity;
+pub mod progress;
 pub mod recipe;
 mod shown;
 mod signer;
@@ -26,7 +27,7 @@ pub mod url;
 mod want;
 
 // The face: the vocabulary both sides share is public by module (`manifest`,
-// `recipe`, `signing`, `parity`, `url`); the helpers are private, and what the other
+// `recipe`, `signing`, `parity`, `progress`, `url`); the helpers are private, and what the other
 // crates use of them is named here.
 pub use chain::{Chain, chain};
 pub use digest::{

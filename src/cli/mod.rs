@@ -1,13 +1,15 @@
 //! The command tree, as files: `bundle/` and `mirror/` hold one module per
 //! subcommand (its clap arguments and its `run`), `recipe.rs` and `docs.rs`
 //! the small groups; `bundle/import/volumes.rs` is what `bundle import` and
-//! `bundle verify` do with a set of volumes. Flags several commands share are declared
+//! `bundle verify` do with a set of volumes; `progress/` draws the progress
+//! events the libraries send. Flags several commands share are declared
 //! here once and flattened: [`StoreArg`], [`OutputArg`].
 
 pub mod bundle;
 pub mod docs;
 pub mod help;
 pub mod mirror;
+pub mod progress;
 pub mod recipe;
 pub mod s3;
 

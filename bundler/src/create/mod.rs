@@ -18,7 +18,7 @@ mod write;
 use crate::error::CreateError;
 use crate::fetch::Fetched;
 use crate::http::{RetryPolicy, Token};
-use crate::progress::Progress;
+use crate::progress::Events;
 use crate::report::{self, CreateReport};
 use crate::spec::CreateSpec;
 use crate::writer::Format;
@@ -27,7 +27,7 @@ use crate::writer::Format;
 #[derive(Clone)]
 pub struct Options {
     /// Where the run reports what it fetches and writes.
-    pub progress: Progress,
+    pub progress: Events,
     /// `HF_TOKEN`: sent to the Hub's origin only, never written.
     pub hf_token: Option<Token>,
     /// How often a failed request is tried again, and how long between.

@@ -68,12 +68,12 @@ pub(super) async fn plan(
         .map(|d| d.size - cache.bytes_present(&d.expect, d.size))
         .sum();
     let files = plan.downloads.len() + plan.stored.len();
-    progress.line(&format!(
+    progress.message(&format!(
         "{files} files, {total} bytes; at most {missing} bytes to download"
     ));
-    progress.set_total(files, total);
+    progress.begin(Some(files as u64), total);
     for s in &plan.stored {
-        progress.add_done(s.size);
+        crate::progress::found(progress.as_ref(), s.size);
     }
 
     Ok(Planned {

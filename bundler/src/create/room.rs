@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cache::{Cache, Expect};
-use crate::error::CreateError;
+use crate::error::{CreateError, OutError};
 use crate::plan::Plan;
 use crate::space;
 use crate::spec::CreateSpec;
@@ -23,22 +23,21 @@ pub(super) struct OutDir {
 /// volumes) whose names are taken or too large for a FAT folder.
 pub(super) fn check_out(spec: &CreateSpec) -> Result<OutDir, CreateError> {
     if spec.out.exists() {
-        return Err(CreateError::Usage(format!(
-            "--out {}: it exists already; remove it or choose another name (a bundle is never \
-             overwritten)",
-            spec.out.display()
-        )));
+        return Err(OutError::Exists {
+            out: spec.out.clone(),
+        }
+        .into());
     }
     let dir = match spec.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     if !dir.is_dir() {
-        return Err(CreateError::Usage(format!(
-            "--out {}: the folder {} does not exist",
-            spec.out.display(),
-            dir.display()
-        )));
+        return Err(OutError::NoFolder {
+            out: spec.out.clone(),
+            dir,
+        }
+        .into());
     }
     if spec.volumes.is_some() {
         crate::volumes::check_free_names(&spec.out)?;
@@ -48,13 +47,12 @@ pub(super) fn check_out(spec: &CreateSpec) -> Result<OutDir, CreateError> {
         && is_fat
         && v.volume_size > crate::volumes::size::FAT_MAX_FILE
     {
-        return Err(CreateError::Usage(format!(
-            "--out {}: the folder is on a FAT filesystem, which holds no file over {} bytes \
-             (4 GiB − 1), and --volume-size is {}; use --volume-size fat32",
-            spec.out.display(),
-            crate::volumes::size::FAT_MAX_FILE,
-            v.volume_size
-        )));
+        return Err(OutError::FatVolumes {
+            out: spec.out.clone(),
+            max: crate::volumes::size::FAT_MAX_FILE,
+            volume_size: v.volume_size,
+        }
+        .into());
     }
     Ok(OutDir { dir, is_fat })
 }
@@ -90,12 +88,12 @@ fn check_fat(spec: &CreateSpec, format: Format, plan: &Plan) -> Result<(), Creat
         Format::Dir => plan.downloads.iter().any(|d| d.size > max),
     };
     if too_big {
-        return Err(CreateError::Usage(format!(
-            "--out {}: the folder is on a FAT filesystem, which holds no file over {max} bytes \
-             (4 GiB − 1), and this bundle ({total} bytes) needs one; write volumes that fit with \
-             --out NAME.tar --volume-size fat32",
-            spec.out.display()
-        )));
+        return Err(OutError::FatBundle {
+            out: spec.out.clone(),
+            max,
+            total,
+        }
+        .into());
     }
     Ok(())
 }

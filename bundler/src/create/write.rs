@@ -18,7 +18,7 @@ use crate::error::CreateError;
 use crate::fetch::{self, Download, Fetched};
 use crate::http::Http;
 use crate::pieces::{self, NetBlob};
-use crate::progress::Progress;
+use crate::progress::Events;
 use crate::spec::CreateSpec;
 use crate::writer::layout::Layout;
 use crate::writer::resume::{Found, Have};
@@ -65,7 +65,7 @@ impl WriteCtx<'_> {
             size: f.size,
             path: f.path.clone(),
         }));
-        progress.line(&format!("writing {}", self.spec.out.display()));
+        progress.message(&format!("writing {}", self.spec.out.display()));
         let (out, bytes) = (self.spec.out.clone(), manifest.to_canonical_json());
         let sig = self.series.sign(manifest, &bytes)?;
         blocking(&self.spec.out, move || {
@@ -210,13 +210,13 @@ impl WriteCtx<'_> {
         }
         let again_bytes = again.to_canonical_json();
         if again_bytes == old {
-            progress.line(&format!(
+            progress.message(&format!(
                 "{}: carrying on from what an earlier run wrote",
                 temp.path.display()
             ));
             return Ok((again, again_bytes));
         }
-        progress.line(&format!(
+        progress.message(&format!(
             "{}: left by a run for other content; starting over",
             temp.path.display()
         ));
@@ -232,7 +232,7 @@ struct StreamRun {
     blobs: Vec<StreamBlob>,
     zstd: Option<(i32, usize)>,
     cache: Cache,
-    progress: Progress,
+    progress: Events,
 }
 
 /// Streams every blob into the bundle and puts it in place at `out`; on a
@@ -278,7 +278,7 @@ fn stream_into(
             let path = temp.path.clone();
             let len = temp.len();
             if temp.keep_if_longer(manifest_end) {
-                progress.line(&format!(
+                progress.message(&format!(
                     "kept {} ({len} bytes) for the next run with the same --out to carry on from",
                     path.display()
                 ));

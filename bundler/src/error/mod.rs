@@ -17,6 +17,7 @@ mod python;
 mod site_lock;
 mod space;
 mod spec;
+mod usage;
 mod volumes;
 
 pub use hub::HubError;
@@ -24,14 +25,18 @@ pub use python::{LockError, PythonError};
 pub use site_lock::SiteLockError;
 pub use space::{Short, Shortfall};
 pub use spec::{RepoArgFault, TomlSyntax};
+pub use usage::{
+    BundleFileError, FlagError, ListError, OutError, RequestError, SeriesError, UsageError,
+};
 pub use volumes::{PackError, SizeError};
 
 /// Everything that can stop a bundle from being made.
 #[derive(Debug, Error)]
 pub enum CreateError {
-    /// The command line or the spec file is wrong (exit code 2).
-    #[error("{0}")]
-    Usage(String),
+    /// The command line or the spec file is wrong (exit code 2); what is
+    /// wrong is a typed [`UsageError`].
+    #[error(transparent)]
+    Usage(#[from] UsageError),
 
     /// A `--model` or `--dataset` value is not a repository, revision and
     /// globs (exit code 2); what is wrong is printed by the chain.

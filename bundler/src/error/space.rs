@@ -4,8 +4,6 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use indicatif::HumanBytes;
-
 /// Why a run does not fit: the numbers, for the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shortfall {
@@ -33,7 +31,7 @@ pub struct Short {
 
 /// `N bytes (1.50 MiB)`.
 fn amount(n: u64) -> String {
-    format!("{n} bytes ({})", HumanBytes(n))
+    format!("{n} bytes ({})", llmgw_shared::progress::human_bytes(n))
 }
 
 impl fmt::Display for Shortfall {

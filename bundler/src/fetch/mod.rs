@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::http::{Http, HttpError, redact};
-use crate::progress::{Item, Progress};
+use crate::progress::{Events, Item};
 
 pub(crate) mod step;
 
@@ -80,7 +80,7 @@ pub async fn fetch_all(
     cache: &Cache,
     downloads: Vec<Download>,
     jobs: usize,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<Vec<Fetched>, CreateError> {
     let results = futures_util::stream::iter(downloads.into_iter().enumerate())
         .map(|(i, d)| async move { (i, fetch_one(http, cache, &d, progress).await) })
@@ -114,13 +114,13 @@ pub async fn fetch_one(
     http: &Http,
     cache: &Cache,
     d: &Download,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<Fetched, CreateError> {
     if let Some(f) = in_cache(cache, d, progress).await? {
         return Ok(f);
     }
     let partial = cache.partial_path(&d.expect);
-    let item = progress.item(&d.label, d.size);
+    let item = Item::start(progress, &d.label, d.size);
     let (tx, sink, offset) = open_partial(&partial, d).await?;
     if offset > 0 {
         item.resumed(offset);
@@ -165,7 +165,7 @@ pub async fn fetch_one(
 async fn in_cache(
     cache: &Cache,
     d: &Download,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<Option<Fetched>, CreateError> {
     let (cache2, expect, size) = (cache.clone(), d.expect.clone(), d.size);
     let reused = tokio::task::spawn_blocking(move || cache2.reuse(&expect, size))
@@ -175,8 +175,8 @@ async fn in_cache(
     let Some((sha256, path)) = reused else {
         return Ok(None);
     };
-    progress.file_line(&format!("{}: in the cache ({} bytes)", d.label, d.size));
-    progress.add_done(d.size);
+    progress.file_message(&format!("{}: in the cache ({} bytes)", d.label, d.size));
+    crate::progress::found(progress.as_ref(), d.size);
     Ok(Some(Fetched {
         sha256,
         size: d.size,

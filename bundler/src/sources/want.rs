@@ -31,7 +31,7 @@ pub struct ImageCtx<'a> {
     pub http: &'a Http,
     pub auth: &'a super::oci::auth::RegistryAuth,
     pub cache: &'a crate::cache::Cache,
-    pub progress: &'a crate::progress::Progress,
+    pub progress: &'a crate::progress::Events,
     pub spec: &'a crate::spec::CreateSpec,
     pub created: Option<u64>,
 }

@@ -12,18 +12,15 @@ use llmgw_shared::manifest::RepoKind;
 use super::parse::{flag_of, url_flag};
 use super::{
     DEFAULT_JOBS, DEFAULT_LLMGW_REPO, EngineSpec, LlmgwSpec, MAX_JOBS, RepoSpec, oci, parse_engine,
-    parse_repo, python, usage,
+    parse_repo, python,
 };
-use crate::error::CreateError;
+use crate::error::{CreateError, FlagError, RequestError};
 
 /// `--out PATH`: given, and naming a file or folder to create.
 pub(super) fn out(out: Option<PathBuf>) -> Result<PathBuf, CreateError> {
-    let out = out.ok_or_else(|| usage("--out PATH is required (or `out` in the spec file)"))?;
+    let out = out.ok_or(RequestError::OutRequired)?;
     if out.file_name().is_none() {
-        return Err(usage(format!(
-            "--out {}: expected a file or folder name to create",
-            out.display()
-        )));
+        return Err(FlagError::OutName { out }.into());
     }
     Ok(out)
 }
@@ -34,7 +31,11 @@ pub(super) fn arches(given: Vec<String>) -> Result<Vec<String>, CreateError> {
     for a in given {
         for a in a.split(',').map(str::trim).filter(|a| !a.is_empty()) {
             if let Some(problem) = llmgw_shared::recipe::arch_problem(a) {
-                return Err(usage(format!("--arch {a}: {problem}")));
+                return Err(FlagError::Arch {
+                    arch: a.to_string(),
+                    problem,
+                }
+                .into());
             }
             if !arches.iter().any(|x| x == a) {
                 arches.push(a.to_string());
@@ -42,9 +43,7 @@ pub(super) fn arches(given: Vec<String>) -> Result<Vec<String>, CreateError> {
         }
     }
     if arches.is_empty() {
-        return Err(usage(
-            "--arch is required: the node architectures to carry builds for (amd64, arm64)",
-        ));
+        return Err(RequestError::ArchRequired.into());
     }
     arches.sort();
     Ok(arches)
@@ -62,9 +61,7 @@ pub(super) fn llmgw(
         return Ok(None);
     };
     if !llmgw_shared::recipe::valid_version(&version) {
-        return Err(usage(format!(
-            "--llmgw {version:?}: not a release version such as v0.5.0"
-        )));
+        return Err(FlagError::LlmgwVersion { version }.into());
     }
     let repo = repo.unwrap_or_else(|| DEFAULT_LLMGW_REPO.to_string());
     check_repo_id("--llmgw-repo", &repo).map_err(CreateError::UnsafeFlag)?;
@@ -73,10 +70,7 @@ pub(super) fn llmgw(
         None => github_api.to_string(),
     };
     if trust.is_empty() {
-        return Err(usage(
-            "--llmgw needs --trust KEY.pub: llmgw's release is only carried when its \
-             SHA256SUMS signature verifies with a key you trust",
-        ));
+        return Err(RequestError::LlmgwWithoutTrust.into());
     }
     Ok(Some(LlmgwSpec {
         version,
@@ -116,12 +110,12 @@ pub(super) fn repos(
             .iter()
             .any(|o| o.kind == r.kind && o.id == r.id && o.revision == r.revision)
         {
-            return Err(usage(format!(
-                "{} {}@{} is asked for twice; give it once with all its globs",
-                flag_of(r.kind),
-                r.id,
-                r.revision
-            )));
+            return Err(RequestError::RepoTwice {
+                flag: flag_of(r.kind),
+                id: r.id.clone(),
+                revision: r.revision.clone(),
+            }
+            .into());
         }
     }
     Ok(repos)
@@ -139,11 +133,7 @@ pub(super) fn indexes(given: Vec<String>) -> Result<Vec<(String, String)>, Creat
         let (name, url) = i
             .split_once('=')
             .filter(|(n, _)| !n.trim().is_empty())
-            .ok_or_else(|| {
-                usage(format!(
-                    "--index {i:?}: expected NAME=URL, e.g. pytorch-cu129=https://proxy.example/whl/cu129"
-                ))
-            })?;
+            .ok_or_else(|| FlagError::Index { text: i.clone() })?;
         indexes.push((
             name.trim().to_string(),
             url_flag("--index", url.to_string())?,
@@ -159,9 +149,7 @@ pub(super) fn manylinux(given: Option<String>) -> Result<Option<String>, CreateE
             a == "2" && !b.is_empty() && b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit())
         });
         if !tag_ok {
-            return Err(usage(format!(
-                "--manylinux {m:?}: expected a manylinux glibc tag such as 2_28 or 2_34"
-            )));
+            return Err(FlagError::Manylinux { tag: m.clone() }.into());
         }
     }
     Ok(given)
@@ -174,10 +162,7 @@ pub(super) fn site_python(
 ) -> Result<Option<String>, CreateError> {
     match given {
         None => Ok(None),
-        Some(_) if python_envs.is_empty() => Err(usage(
-            "--python sets the CPython of the --python-env environments, and there is \
-             none; a recipe engine's environment runs the Python its table names",
-        )),
+        Some(_) if python_envs.is_empty() => Err(RequestError::PythonWithoutSiteEnv.into()),
         Some(p) => Ok(Some(python::check_python(p)?)),
     }
 }
@@ -186,10 +171,8 @@ pub(super) fn site_python(
 pub(super) fn wants(given: Option<&Path>) -> Result<Option<crate::want::Wants>, CreateError> {
     let wants = given.map(crate::want::Wants::load).transpose()?;
     if wants.as_ref().is_some_and(crate::want::Wants::is_empty) {
-        return Err(usage(format!(
-            "--want {}: the want-list is empty: the mirror missed nothing",
-            given.unwrap_or_else(|| Path::new("")).display()
-        )));
+        let path = given.unwrap_or_else(|| Path::new("")).to_path_buf();
+        return Err(crate::error::ListError::WantEmpty { path }.into());
     }
     Ok(wants)
 }
@@ -198,11 +181,12 @@ pub(super) fn wants(given: Option<&Path>) -> Result<Option<crate::want::Wants>, 
 pub(super) fn zstd_level(given: Option<i32>) -> Result<i32, CreateError> {
     let zstd_level = given.unwrap_or(crate::writer::zst::DEFAULT_LEVEL);
     if !crate::writer::zst::LEVELS.contains(&zstd_level) {
-        return Err(usage(format!(
-            "--zstd-level {zstd_level}: expected {} to {}",
-            crate::writer::zst::LEVELS.start(),
-            crate::writer::zst::LEVELS.end()
-        )));
+        return Err(FlagError::ZstdLevel {
+            level: zstd_level,
+            min: *crate::writer::zst::LEVELS.start(),
+            max: *crate::writer::zst::LEVELS.end(),
+        }
+        .into());
     }
     Ok(zstd_level)
 }
@@ -227,9 +211,11 @@ pub(super) fn volumes(
 pub(super) fn jobs(given: Option<usize>) -> Result<usize, CreateError> {
     let jobs = given.unwrap_or(DEFAULT_JOBS);
     if jobs == 0 || jobs > MAX_JOBS {
-        return Err(usage(format!(
-            "--jobs {jobs}: expected 1 to {MAX_JOBS} parallel downloads"
-        )));
+        return Err(FlagError::Jobs {
+            jobs,
+            max: MAX_JOBS,
+        }
+        .into());
     }
     Ok(jobs)
 }
@@ -252,7 +238,7 @@ pub(super) fn python_choices(
         Some(t) => InterpreterChoice::parse(t)?,
         None => InterpreterChoice::Carried,
     };
-    let edits = |flag: &str, list: &[String]| {
+    let edits = |flag: &'static str, list: &[String]| {
         list.iter()
             .map(|t| EnvEdit::parse(flag, t))
             .collect::<Result<Vec<_>, _>>()
@@ -284,10 +270,11 @@ pub(super) fn oci_settings(
             .iter()
             .find(|o| o.served_as() == r.served_as() && r.served_as().2.is_some())
         {
-            return Err(usage(format!(
-                "--image {r} and --image {other} would both be served as the same name and tag; \
-                 give one of them another NAME:TAG"
-            )));
+            return Err(RequestError::ImagesClash {
+                first: r.to_string(),
+                second: other.to_string(),
+            }
+            .into());
         }
         refs.push(r);
     }

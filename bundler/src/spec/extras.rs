@@ -10,9 +10,8 @@ use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::is_extra_host;
 use llmgw_shared::recipe::ExtraFile;
-use llmgw_shared::shown;
 
-use crate::error::CreateError;
+use crate::error::{CreateError, FlagError, RequestError};
 
 /// What the operator chose of the extras.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,45 +27,36 @@ impl ExtrasChoice {
     /// Reads `--no-extras` and each `--extras-base HOST=URL`.
     pub fn parse(no_extras: bool, bases: &[String]) -> Result<Self, CreateError> {
         if no_extras && !bases.is_empty() {
-            return Err(CreateError::Usage(
-                "--no-extras leaves the runtime extras out, and --extras-base says where to \
-                 fetch them from; give one of the two"
-                    .into(),
-            ));
+            return Err(RequestError::ExtrasBoth.into());
         }
         let mut out = Self {
             leave_out: no_extras,
             bases: BTreeMap::new(),
         };
         for b in bases {
-            let (host, url) = b.split_once('=').ok_or_else(|| {
-                CreateError::Usage(format!(
-                    "--extras-base {}: expected HOST=URL, e.g. \
-                     openaipublic.blob.core.windows.net=http://127.0.0.1:8080/extras",
-                    shown(b)
-                ))
-            })?;
+            let (host, url) = b
+                .split_once('=')
+                .ok_or_else(|| FlagError::ExtrasBase { text: b.clone() })?;
             if !is_extra_host(host) {
-                return Err(CreateError::Usage(format!(
-                    "--extras-base {}: {} is not a host name (lower-case letters, digits, \
-                     '-' and '.')",
-                    shown(b),
-                    shown(host)
-                )));
+                return Err(FlagError::ExtrasHost {
+                    text: b.clone(),
+                    host: host.to_string(),
+                }
+                .into());
             }
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(CreateError::Usage(format!(
-                    "--extras-base {}: expected an http:// or https:// URL after '=', found {}",
-                    shown(b),
-                    shown(url)
-                )));
+                return Err(FlagError::ExtrasUrl {
+                    text: b.clone(),
+                    url: url.to_string(),
+                }
+                .into());
             }
             let url = url.trim_end_matches('/').to_string();
             if out.bases.insert(host.to_string(), url).is_some() {
-                return Err(CreateError::Usage(format!(
-                    "--extras-base names {} twice; give one base per host",
-                    shown(host)
-                )));
+                return Err(FlagError::ExtrasHostTwice {
+                    host: host.to_string(),
+                }
+                .into());
             }
         }
         Ok(out)

@@ -182,10 +182,6 @@ pub struct CreateSpec {
     pub extras: extras::ExtrasChoice,
 }
 
-fn usage(msg: impl Into<String>) -> CreateError {
-    CreateError::Usage(msg.into())
-}
-
 impl CreateSpec {
     /// Merges the flags over the spec file (when one is given) over the
     /// defaults, and checks every value.
@@ -241,10 +237,7 @@ impl CreateSpec {
             charts.is_empty(),
         ];
         if asked_for.iter().all(|none| *none) {
-            return Err(usage(
-                "nothing to bundle: give --llmgw, --engine, --model, --dataset, --python-env, \
-                 --image, --chart or --want",
-            ));
+            return Err(crate::error::RequestError::NothingToBundle.into());
         }
         let keep_in_cache = s.cache.is_some();
         let cache = s.cache.map_or_else(|| default_cache(env), Ok)?;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::{check_ref_name, check_repo_id};
 
-use super::{EngineSpec, RepoSpec, SpecEnv, usage};
-use crate::error::{CreateError, RepoArgFault};
+use super::{EngineSpec, RepoSpec, SpecEnv};
+use crate::error::{CreateError, FlagError, RepoArgFault, RequestError};
 
 pub(super) fn flag_of(kind: RepoKind) -> &'static str {
     match kind {
@@ -25,19 +25,15 @@ pub(super) fn default_cache(env: &SpecEnv) -> Result<PathBuf, CreateError> {
     if let Some(h) = &env.home {
         return Ok(h.join(".cache").join("llmgw"));
     }
-    Err(usage(
-        "no cache folder: set --cache DIR (neither XDG_CACHE_HOME nor HOME is set)",
-    ))
+    Err(RequestError::NoCacheFolder.into())
 }
 
 /// A base URL: http or https, without a trailing slash.
-pub(super) fn url_flag(flag: &str, value: String) -> Result<String, CreateError> {
+pub(super) fn url_flag(flag: &'static str, value: String) -> Result<String, CreateError> {
     let v = value.trim().trim_end_matches('/').to_string();
     match reqwest::Url::parse(&v) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(v),
-        _ => Err(usage(format!(
-            "{flag} {value:?}: expected an http:// or https:// URL"
-        ))),
+        _ => Err(FlagError::Url { flag, value }.into()),
     }
 }
 
@@ -46,11 +42,8 @@ pub(super) fn url_flag(flag: &str, value: String) -> Result<String, CreateError>
 /// fallback for older GPUs). The recipe table checks the name, the version
 /// and the variant later, with its own words.
 pub fn parse_engine(text: &str) -> Result<EngineSpec, CreateError> {
-    let bad = || {
-        usage(format!(
-            "--engine {text:?}: expected NAME=VERSION[:VARIANT], e.g. llamacpp=b6123, \
-             uv=0.12.20 or vllm=0.33.0:cu13"
-        ))
+    let bad = || FlagError::Engine {
+        text: text.to_string(),
     };
     let (name, rest) = text.split_once('=').ok_or_else(bad)?;
     let (version, variant) = match rest.split_once(':') {
@@ -59,7 +52,7 @@ pub fn parse_engine(text: &str) -> Result<EngineSpec, CreateError> {
     };
     let (name, version) = (name.trim(), version.trim());
     if name.is_empty() || version.is_empty() || variant.is_some_and(str::is_empty) {
-        return Err(bad());
+        return Err(bad().into());
     }
     Ok(EngineSpec {
         name: name.to_string(),

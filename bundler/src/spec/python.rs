@@ -9,7 +9,7 @@
 //! environments an `--override`/`--constraint` names is checked with the
 //! request (`sources::python::choices`).
 
-use crate::error::CreateError;
+use crate::error::{CreateError, FlagError};
 
 /// The simple API every package comes from unless the recipe says else.
 pub const DEFAULT_PYPI: &str = "https://pypi.org/simple";
@@ -40,11 +40,11 @@ pub fn lock_format_of(value: &str) -> Option<llmgw_shared::manifest::SiteLockFor
 /// `NAME=REQ[,REQ…]`: a name safe in a URL path segment, and at least one
 /// requirement.
 pub fn parse_site_env(text: &str) -> Result<SiteEnv, CreateError> {
-    let bad = |why: &str| {
-        CreateError::Usage(format!(
-            "--python-env {text:?}: {why}; expected NAME=REQ[,REQ…] or NAME=PATH/uv.lock (or pylock.toml), e.g. \
-             tools=transformers,huggingface_hub[cli]"
-        ))
+    let bad = |why: &'static str| {
+        CreateError::from(FlagError::SiteEnv {
+            text: text.to_string(),
+            why,
+        })
     };
     let (name, reqs) = text.split_once('=').ok_or_else(|| bad("no '='"))?;
     let name = name.trim();
@@ -120,11 +120,10 @@ impl InterpreterChoice {
         match text.trim() {
             "carried" => Ok(Self::Carried),
             "none" => Ok(Self::None),
-            other => Err(CreateError::Usage(format!(
-                "--python-interpreter {other:?}: expected carried (the bundle carries the \
-                 CPython uv installs) or none (the nodes bring their own CPython of each \
-                 environment's version)"
-            ))),
+            other => Err(FlagError::Interpreter {
+                text: other.to_string(),
+            }
+            .into()),
         }
     }
 }
@@ -143,13 +142,13 @@ pub struct EnvEdit {
 
 impl EnvEdit {
     /// `ENV=REQ`; `flag` names the flag in the refusal.
-    pub fn parse(flag: &str, text: &str) -> Result<Self, CreateError> {
-        let bad = |why: &str| {
-            CreateError::Usage(format!(
-                "{flag} {text:?}: {why}; expected ENV=REQ, e.g. {flag} \
-                 vllm=flashinfer-python==0.7.4 (ENV: an environment's name, with or without \
-                 its -ARCH, or its engine)"
-            ))
+    pub fn parse(flag: &'static str, text: &str) -> Result<Self, CreateError> {
+        let bad = |why: &'static str| {
+            CreateError::from(FlagError::EnvEdit {
+                flag,
+                text: text.to_string(),
+                why,
+            })
         };
         let (env, req) = text.split_once('=').ok_or_else(|| bad("no '='"))?;
         let (env, req) = (env.trim(), req.trim());
@@ -179,9 +178,10 @@ pub fn check_python(text: &str) -> Result<String, CreateError> {
         a == "3" && !b.is_empty() && b.len() <= 2 && b.bytes().all(|c| c.is_ascii_digit())
     });
     if !ok {
-        return Err(CreateError::Usage(format!(
-            "--python {text:?}: expected a CPython version such as 3.11 or 3.12"
-        )));
+        return Err(FlagError::Python {
+            text: text.to_string(),
+        }
+        .into());
     }
     Ok(t.to_string())
 }

@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{MANIFEST_NAME, Manifest, Parity, Volumes};
 
-use crate::error::CreateError;
-use crate::progress::Progress;
+use crate::error::{CreateError, FlagError, OutError, RequestError};
+use crate::progress::Events;
 use crate::writer::Blob;
 
 /// What `--volume-size`, `--chunk-size` and `--parity` asked for.
@@ -53,11 +53,7 @@ impl VolumeSpec {
     ) -> Result<Option<Self>, CreateError> {
         let Some(vs) = volume_size else {
             if chunk_size.is_some() || parity.is_some() {
-                return Err(CreateError::Usage(
-                    "--chunk-size and --parity need --volume-size SIZE (volumes are what they \
-                     shape)"
-                        .into(),
-                ));
+                return Err(RequestError::VolumeShapeWithoutSize.into());
             }
             return Ok(None);
         };
@@ -70,16 +66,15 @@ impl VolumeSpec {
             && fat32
             && c > size::FAT_MAX_FILE
         {
-            return Err(CreateError::Usage(format!(
-                "--chunk-size {c}: FAT32 volumes hold no file over {} bytes (4 GiB − 1)",
-                size::FAT_MAX_FILE
-            )));
+            return Err(FlagError::Fat32Chunk {
+                chunk: c,
+                max: size::FAT_MAX_FILE,
+            }
+            .into());
         }
         let parity = parity.unwrap_or(0);
         if parity > 255 {
-            return Err(CreateError::Usage(format!(
-                "--parity {parity}: at most 255 parity volumes"
-            )));
+            return Err(FlagError::Parity { parity }.into());
         }
         Ok(Some(Self {
             volume_size,
@@ -107,11 +102,10 @@ fn stem(out: &Path) -> Result<(PathBuf, String), CreateError> {
         .unwrap_or_default();
     let lower = name.to_ascii_lowercase();
     if !lower.ends_with(".tar") || lower.ends_with(".tar.zst") || name.len() <= 4 {
-        return Err(CreateError::Usage(format!(
-            "--out {}: volumes are uncompressed tars; give --out NAME.tar with --volume-size \
-             (NAME.v0001-of-000N.tar … are written)",
-            out.display()
-        )));
+        return Err(OutError::VolumesNotTar {
+            out: out.to_path_buf(),
+        }
+        .into());
     }
     let dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
     Ok((dir, name[..name.len() - 4].to_string()))
@@ -172,7 +166,7 @@ pub fn write(
     series: &crate::series::Series,
     mtime: u64,
     keep_created: bool,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<Written, CreateError> {
     let earlier = resume::earlier_head(out);
     if keep_created
@@ -192,7 +186,7 @@ pub fn write(
     let chunk = spec.chunk();
     let cut = cut_with_room(&carried, &manifest, spec, series)?;
     let count = cut.volumes.len();
-    progress.line(&format!(
+    progress.message(&format!(
         "{count} volumes of at most {} bytes, chunks of {chunk} bytes{}: hashing the chunks",
         spec.volume_size,
         if spec.parity > 0 {
@@ -203,7 +197,7 @@ pub fn write(
     ));
     let packing = write::hash_pieces(cut, &path_of)?;
     let shards = if spec.parity > 0 {
-        progress.line(&format!("computing {} parity volumes", spec.parity));
+        progress.message(&format!("computing {} parity volumes", spec.parity));
         Some(parity::compute(
             out,
             &packing,
@@ -296,7 +290,7 @@ fn sign_and_write(
     series: &crate::series::Series,
     earlier: Option<(Vec<u8>, Option<Vec<u8>>)>,
     mtime: u64,
-    progress: &Progress,
+    progress: &Events,
 ) -> Result<Written, CreateError> {
     let Packed {
         packing,
@@ -346,7 +340,7 @@ fn sign_and_write(
     let mut files = Vec::new();
     for (dest, segs) in &planned {
         if let Some(replace) = todo.get(dest) {
-            progress.line(&format!("writing {}", dest.display()));
+            progress.message(&format!("writing {}", dest.display()));
             let (temp, tmp) = crate::writer::temp::open_locked(dest)?;
             write::write_volume(dest, temp, &tmp, segs, *replace)?;
         }
@@ -448,13 +442,11 @@ pub fn set_files(out: &Path) -> Result<Vec<PathBuf>, CreateError> {
 pub fn check_free_names(out: &Path) -> Result<(), CreateError> {
     for p in set_files(out)? {
         if resume::read_head(&p).is_none() {
-            return Err(CreateError::Usage(format!(
-                "--out {}: {} exists already and is not a volume (it does not start with a \
-                 manifest.json); remove it or choose another name (volumes are never \
-                 overwritten)",
-                out.display(),
-                p.display()
-            )));
+            return Err(OutError::NotAVolume {
+                out: out.to_path_buf(),
+                path: p,
+            }
+            .into());
         }
     }
     Ok(())

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, SIGNATURE_NAME};
 
 use super::write::{Seg, copy_exact, sha256_of_next};
-use crate::error::CreateError;
+use crate::error::{CreateError, OutError};
 
 /// A signature file is a few hundred bytes; anything larger is not one.
 const MAX_SIGNATURE_BYTES: u64 = 64 << 10;
@@ -268,7 +268,7 @@ pub fn check_earlier(
     signature: Option<&[u8]>,
     sha256_file: &Path,
     sha256_text: &str,
-    progress: &crate::progress::Progress,
+    progress: &crate::progress::Events,
 ) -> Result<std::collections::BTreeMap<PathBuf, bool>, CreateError> {
     use std::io::Read;
     let mut todo = std::collections::BTreeMap::new();
@@ -290,14 +290,14 @@ pub fn check_earlier(
             todo.insert(dest.clone(), false);
             continue;
         }
-        progress.line(&format!(
+        progress.message(&format!(
             "{}: written by an earlier run; checking it against the plan",
             dest.display()
         ));
         match compare(dest, segs).map_err(|e| CreateError::io(dest, e))? {
             Verdict::Same => {}
             Verdict::CutShort { have, want } => {
-                progress.line(&format!(
+                progress.message(&format!(
                     "{}: cut short ({have} of {want} bytes, each as planned); writing it again",
                     dest.display()
                 ));
@@ -326,14 +326,11 @@ pub fn check_earlier(
     if refused.is_empty() {
         return Ok(todo);
     }
-    Err(CreateError::Usage(format!(
-        "--out {}: files of an earlier run are in the way and differ from what this run \
-         plans, so nothing was written:\n  {}\nRemove them (they are another request's \
-         volumes, or damaged) to have them written anew, or choose another --out; a volume \
-         is never overwritten",
-        out.display(),
-        refused.join("\n  ")
-    )))
+    Err(OutError::EarlierRun {
+        out: out.to_path_buf(),
+        refused,
+    }
+    .into())
 }
 
 #[cfg(test)]

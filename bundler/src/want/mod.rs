@@ -21,7 +21,7 @@ use std::path::Path;
 
 use llmgw_shared::{WantList, shown};
 
-use crate::error::CreateError;
+use crate::error::{CreateError, ListError};
 
 pub use parse::{Want, holds_quant, quant_globs};
 
@@ -39,12 +39,9 @@ impl Wants {
     /// want-list is a usage error naming it.
     pub fn load(path: &Path) -> Result<Self, CreateError> {
         let bytes = read_bounded(path)?;
-        let list = WantList::from_json_bytes(&bytes).map_err(|e| {
-            CreateError::Usage(format!(
-                "--want {}: {}",
-                path.display(),
-                llmgw_shared::chain(&e)
-            ))
+        let list = WantList::from_json_bytes(&bytes).map_err(|error| ListError::NotAWantList {
+            path: path.to_path_buf(),
+            error,
         })?;
         Ok(Self::of(&list))
     }
@@ -84,12 +81,11 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, CreateError> {
         .read_to_end(&mut bytes)
         .map_err(|e| CreateError::io(path, e))?;
     if bytes.len() as u64 > llmgw_shared::MAX_WANT_BYTES {
-        return Err(CreateError::Usage(format!(
-            "--want {}: it is larger than {} bytes; a want-list from `llmgw mirror misses` \
-             never is",
-            path.display(),
-            llmgw_shared::MAX_WANT_BYTES
-        )));
+        return Err(ListError::WantTooLarge {
+            path: path.to_path_buf(),
+            max: llmgw_shared::MAX_WANT_BYTES,
+        }
+        .into());
     }
     Ok(bytes)
 }

@@ -191,10 +191,10 @@ pub fn write_dir_bundle(
 /// Renames a finished bundle to `out`, refusing to replace anything there.
 pub fn rename_into_place(tmp: &Path, out: &Path) -> Result<(), CreateError> {
     if out.exists() {
-        return Err(CreateError::Usage(format!(
-            "{} appeared while the bundle was being written; not replacing it",
-            out.display()
-        )));
+        return Err(crate::error::OutError::Appeared {
+            out: out.to_path_buf(),
+        }
+        .into());
     }
     fs::rename(tmp, out).map_err(|e| CreateError::io(out, e))?;
     sync_parent(out);

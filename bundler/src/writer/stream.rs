@@ -23,7 +23,7 @@ use super::sink::{READ_CHUNK, Sink};
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::pieces::{Msg, Piece};
-use crate::progress::{Item, Progress};
+use crate::progress::{Events, Item};
 
 /// Where a blob's bytes come from.
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ pub struct Stream<'a> {
     pub layout: &'a Layout,
     pub blobs: Vec<StreamBlob>,
     pub cache: &'a Cache,
-    pub progress: &'a Progress,
+    pub progress: &'a Events,
     /// The temporary bundle, for messages.
     pub path: &'a Path,
 }
@@ -144,7 +144,7 @@ impl Stream<'_> {
         match b.source.clone() {
             Source::Done => {
                 if !counted {
-                    self.progress.add_done(size);
+                    crate::progress::found(self.progress.as_ref(), size);
                 }
                 at.check(&label, &sha, size).map_or(Ok(()), Err)
             }
@@ -152,13 +152,13 @@ impl Stream<'_> {
                 self.copy_file(&path, size, &mut at, sink)?;
                 if !counted {
                     self.progress
-                        .file_line(&format!("{label}: in the cache ({size} bytes)"));
-                    self.progress.add_done(size);
+                        .file_message(&format!("{label}: in the cache ({size} bytes)"));
+                    crate::progress::found(self.progress.as_ref(), size);
                 }
                 at.check(&label, &sha, size).map_or(Ok(()), Err)
             }
             Source::Net => {
-                let item = self.progress.item(&label, size);
+                let item = Item::start(self.progress, &label, size);
                 if at.off > 0 {
                     // What an earlier run wrote of it counts as reused, so
                     // downloaded + reused is the bundle's size.

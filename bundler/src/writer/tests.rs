@@ -17,7 +17,6 @@ use super::*;
 use crate::cache::Cache;
 use crate::error::CreateError;
 use crate::pieces::{Msg, Piece};
-use crate::progress::{Mode, Progress};
 
 fn noise(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
@@ -131,7 +130,7 @@ fn write(
     }
     drop(tx);
     let mut sink = temp.sink(layout.clone(), &found, zstd)?;
-    let progress = Progress::new(Mode::Quiet);
+    let progress: crate::progress::Events = std::sync::Arc::new(llmgw_shared::progress::Quiet);
     let stream = Stream {
         layout: &layout,
         blobs: stream_blobs,

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 
 use llmgw_bundler::{
-    CreateError, CreateSettings, CreateSpec, Mode, Options, Progress, RetryPolicy, SpecEnv, create,
+    CreateError, CreateSettings, CreateSpec, Options, RetryPolicy, SpecEnv, create,
 };
 use llmgw_fixture::{Fixture, FixtureOptions, TINY_COMMIT};
 
@@ -30,7 +30,7 @@ fn spec(fx: &Fixture, dir: &Path, out: &str) -> CreateSpec {
 
 fn opts() -> Options {
     Options {
-        progress: Progress::new(Mode::Quiet),
+        progress: std::sync::Arc::new(llmgw_shared::progress::Quiet),
         hf_token: None,
         retry: RetryPolicy::default(),
         source_date_epoch: Some(0),

@@ -61,11 +61,11 @@ use llmgw_shared::manifest::Manifest;
 use crate::bundle::reader::BundleFormat;
 use crate::bundle::verify::{self, Outcome};
 use crate::fsutil::StoreLock;
-use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::claims;
 use crate::store::series::{SignedBy, Step};
 use crate::store::trust;
+use llmgw_shared::progress::Progress;
 
 pub use error::ImportError;
 pub(crate) use plan::plan_signed;

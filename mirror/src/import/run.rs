@@ -17,11 +17,11 @@ use thiserror::Error;
 use super::volumes::import::{VolumesOutcome, import_volumes};
 use super::volumes::verify::is_volume_set;
 use super::{ImportError, ImportOptions, ImportOutcome, import_with};
-use crate::progress::Progress;
 use crate::store::StoreError;
 use crate::store::new_store::NewStore;
 use crate::store::remote::Pushed;
 use crate::store::session::{SessionError, StoreLocation};
+use llmgw_shared::progress::Progress;
 
 /// What an import run took in.
 #[derive(Debug)]

@@ -418,11 +418,9 @@ impl Summary {
     }
 }
 
-/// `1.50 GiB`: indicatif's formatting, the one the progress bars and the
-/// bundler's messages use too.
-pub fn human_bytes(n: u64) -> String {
-    indicatif::HumanBytes(n).to_string()
-}
+/// `1.50 GiB`: the formatting the progress lines and the bundler's
+/// messages use too.
+pub use llmgw_shared::progress::human_bytes;
 
 /// Reads a bundle's manifest without verifying anything.
 pub fn inspect(bundle: &Path) -> Result<Summary, VerifyError> {

@@ -200,7 +200,8 @@ mod tests {
             l
         };
         assert_eq!(by_id(listed(&store)), by_id(before));
-        let report = crate::store::verify::verify_store(&store, &crate::progress::Silent).unwrap();
+        let report =
+            crate::store::verify::verify_store(&store, &llmgw_shared::progress::Quiet).unwrap();
         assert_eq!(report.damaged.len(), ids.len(), "{:?}", report.damaged);
         // A manifest of another size is read in full, and named damaged.
         let short = store.bundle_path(&ids[3]).unwrap();

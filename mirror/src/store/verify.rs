@@ -23,9 +23,9 @@ use llmgw_shared::HashReader;
 use sha2::Digest as _;
 
 use crate::fsutil::StoreLock;
-use crate::progress::Progress;
 use crate::store::backend::{BlobMeta, BlobStore};
 use crate::store::{Store, StoreError, layout};
+use llmgw_shared::progress::Progress;
 
 /// One thing found wrong.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -76,12 +76,12 @@ pub fn verify_store(store: &Store, progress: &dyn Progress) -> Result<StoreRepor
         });
     }
     let listed = blobs.list_blobs()?;
-    progress.begin(listed.iter().map(|(_, m)| m.size).sum());
+    progress.begin(None, listed.iter().map(|(_, m)| m.size).sum());
     let mut buf = vec![0u8; crate::bundle::reader::CHUNK];
     let mut bad = std::collections::BTreeSet::new();
     for (sha, _) in &listed {
         let location = blobs.blob_location(sha);
-        progress.blob(&location, 0);
+        progress.started(&location, 0);
         let checked = rehash(blobs, sha, &mut buf, progress);
         report.blobs_checked += 1;
         let problem = match checked {
@@ -144,7 +144,7 @@ fn rehash(
     loop {
         match hashed.read(buf) {
             Ok(0) => break,
-            Ok(n) => progress.advance(n as u64),
+            Ok(n) => progress.advanced(n as u64),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(StoreError::io(location, e)),
         }

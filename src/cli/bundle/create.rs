@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 use llmgw_bundler::{CreateReport, CreateSettings, CreateSpec, Options, SpecEnv};
-use llmgw_bundler::{Mode, Progress};
 use llmgw_bundler::{RetryPolicy, Token};
 
 use crate::cli::UsageError;
@@ -270,13 +269,8 @@ fn options(verbose: bool) -> anyhow::Result<Options> {
         })?),
         _ => None,
     };
-    let mode = if std::io::stderr().is_terminal() {
-        Mode::Bars
-    } else {
-        Mode::Lines
-    };
     Ok(Options {
-        progress: Progress::with_files(mode, verbose),
+        progress: std::sync::Arc::new(crate::cli::progress::Fetching::new(verbose)),
         hf_token: std::env::var("HF_TOKEN").ok().and_then(Token::new),
         retry: RetryPolicy::default(),
         source_date_epoch,

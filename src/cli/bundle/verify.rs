@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::cli::progress::Blobs;
 use clap::Args;
-use llmgw_mirror::Terminal;
 use llmgw_mirror::{HashOnly, Outcome, Summary};
 use llmgw_shared::Sha256;
 
@@ -44,7 +44,7 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| llmgw_mirror::read_key_file(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let progress = Terminal::new("verifying");
+    let progress = Blobs::new("verifying");
     let outcome =
         llmgw_mirror::check_bundle(&bundle, a.sha256.as_str(), &keys, &mut HashOnly, &progress)
             .map_err(|e| {

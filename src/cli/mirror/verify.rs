@@ -1,9 +1,9 @@
 //! `llmgw mirror verify`: hashes every blob of a store again and names
 //! what is damaged or unreferenced.
 
+use crate::cli::progress::Blobs;
 use clap::Args;
 use llmgw_mirror::StoreLocation;
-use llmgw_mirror::Terminal;
 use llmgw_mirror::verify_store;
 
 use crate::cli::help;
@@ -27,7 +27,7 @@ pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
     // shared store lock), so nothing is published after it.
     let location = a.store.location(&a.s3);
     let session = location.open(Some("llmgw mirror verify"))?;
-    let r = verify_store(session.store(), &Terminal::new("checking"))?;
+    let r = verify_store(session.store(), &Blobs::new("checking"))?;
     if a.output.json {
         print(&format!("{}\n", serde_json::to_value(&r)?))?;
     } else {

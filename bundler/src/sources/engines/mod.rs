@@ -10,7 +10,7 @@ use llmgw_shared::manifest::{Asset, BuildRef, Release};
 use llmgw_shared::recipe;
 
 use crate::cache::Expect;
-use crate::error::CreateError;
+use crate::error::{CreateError, RequestError};
 use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
@@ -59,11 +59,12 @@ pub fn resolve(engine: &EngineSpec, arches: &[String]) -> Result<EngineBuilds, C
     };
     let r = recipe::recipe(&engine.name).map_err(err)?;
     if let Some(v) = &engine.variant {
-        return Err(CreateError::Usage(format!(
-            "--engine {}={}:{v}: a variant picks one Python environment (vllm, sglang); \
-             {} is carried as every build of its release, so give it without :{v}",
-            engine.name, engine.version, engine.name
-        )));
+        return Err(RequestError::EngineVariant {
+            engine: engine.name.clone(),
+            version: engine.version.clone(),
+            variant: v.clone(),
+        }
+        .into());
     }
     let mut builds = Vec::new();
     for arch in arches {
@@ -75,12 +76,9 @@ pub fn resolve(engine: &EngineSpec, arches: &[String]) -> Result<EngineBuilds, C
             });
         }
     }
-    let repo = r.repo().ok_or_else(|| {
-        // builds() refuses PyPI engines first; this is only a safety net.
-        CreateError::Usage(format!(
-            "{} has no GitHub release to bundle builds from",
-            engine.name
-        ))
+    // builds() refuses PyPI engines first; this is only a safety net.
+    let repo = r.repo().ok_or_else(|| RequestError::EngineWithoutRelease {
+        engine: engine.name.clone(),
     })?;
     Ok(EngineBuilds {
         engine: engine.clone(),

@@ -16,7 +16,7 @@ use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::fetch::{self, Download};
 use crate::http::Http;
-use crate::progress::Progress;
+use crate::progress::Events;
 
 /// The largest chart config read: Chart.yaml as JSON, kilobytes.
 const MAX_CHART_CONFIG: u64 = 1 << 20;
@@ -41,7 +41,7 @@ fn bad(shown: &str, detail: String) -> CreateError {
 pub async fn of_artifact(
     http: &Http,
     cache: &Cache,
-    progress: &Progress,
+    progress: &Events,
     planned: PlannedImage,
 ) -> Result<HelmChart, CreateError> {
     let PlannedImage { image, repo, .. } = planned;

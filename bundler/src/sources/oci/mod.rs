@@ -37,7 +37,7 @@ use crate::cache::Cache;
 use crate::error::CreateError;
 use crate::http::Http;
 use crate::plan::Plan;
-use crate::progress::Progress;
+use crate::progress::Events;
 use crate::spec::oci::{ChartSource, ImageSource};
 use auth::RegistryAuth;
 use credentials::Credentials;
@@ -62,7 +62,7 @@ pub async fn plan_all(
     http: &Http,
     auth: &RegistryAuth,
     cache: &Cache,
-    progress: &Progress,
+    progress: &Events,
     images: &[ImageSource],
     charts: &[ChartSource],
     insecure: &[String],
@@ -80,16 +80,16 @@ pub async fn plan_all(
     for source in images {
         let image = match source {
             ImageSource::Registry(r) => {
-                progress.line(&format!("image {r}: resolving"));
+                progress.message(&format!("image {r}: resolving"));
                 plan::plan_image(&ctx, r, plan).await?.image
             }
             ImageSource::Layout(l) => {
-                progress.line(&format!("image {l}: checking every blob"));
+                progress.message(&format!("image {l}: checking every blob"));
                 layout::plan_layout(cache, l, arches, plan)?
             }
         };
         let bytes: u64 = image.all_blobs().map(|d| d.size).sum();
-        progress.line(&format!(
+        progress.message(&format!(
             "image {source}: sha256:{}, {} manifests and {} blobs, {bytes} bytes; {} left out",
             image.digest,
             image.manifests.len(),
@@ -101,13 +101,13 @@ pub async fn plan_all(
     for c in charts {
         let chart = match c {
             ChartSource::Oci(r) => {
-                progress.line(&format!("chart oci://{r}: resolving"));
+                progress.message(&format!("chart oci://{r}: resolving"));
                 let planned = plan::plan_image(&ctx, r, plan).await?;
                 chart::of_artifact(http, cache, progress, planned).await?
             }
             ChartSource::Package(path) => {
                 let c = package::plan_package(cache, path, created, plan)?;
-                progress.line(&format!(
+                progress.message(&format!(
                     "chart {}: {} {}, served as charts/{}:{}",
                     path.display(),
                     llmgw_shared::shown(&c.name),

@@ -7,7 +7,7 @@
 //! silently dropped.
 
 use super::request::EnvRequest;
-use crate::error::CreateError;
+use crate::error::{CreateError, RequestError};
 use crate::spec::python::EnvEdit;
 
 /// Gives each environment the overrides and constraints that name it;
@@ -33,18 +33,14 @@ pub fn apply(
                 list.push(edit.requirement.clone());
             }
             if !used {
-                let names: Vec<&str> = requests.iter().map(|r| r.name.as_str()).collect();
-                return Err(CreateError::Usage(format!(
-                    "{flag} {}={}: no Python environment of this bundle is {:?}; they are {}",
-                    edit.env,
-                    edit.requirement,
-                    edit.env,
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                )));
+                let names: Vec<String> = requests.iter().map(|r| r.name.clone()).collect();
+                return Err(RequestError::EditNamesNothing {
+                    flag,
+                    env: edit.env.clone(),
+                    requirement: edit.requirement.clone(),
+                    envs: names,
+                }
+                .into());
             }
         }
     }

@@ -39,7 +39,7 @@ pub use crate::error::PythonError;
 use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
-use crate::progress::Progress;
+use crate::progress::Events;
 use crate::sources::github;
 use crate::spec::CreateSpec;
 use crate::spec::python::InterpreterChoice;
@@ -68,7 +68,7 @@ pub struct Ctx<'a> {
     /// each a gap, like the other runtime extras.
     pub extras_left_out: bool,
     pub jobs: usize,
-    pub progress: &'a Progress,
+    pub progress: &'a Events,
 }
 
 /// One file of an environment as planned: checked, with its size, and its
@@ -125,7 +125,7 @@ pub async fn plan_for(
     spec: &CreateSpec,
     http: &Http,
     cache: &Cache,
-    progress: &Progress,
+    progress: &Events,
     requests: &[EnvRequest],
     plan: &mut Plan,
 ) -> Result<Vec<PlannedEnv>, CreateError> {
@@ -184,7 +184,7 @@ pub async fn plan_with(
             Some(p) => format!("from the site's lock {}", p.display()),
             None => format!("with uv {}", uv.version),
         };
-        ctx.progress.line(&format!(
+        ctx.progress.message(&format!(
             "{}: resolving for {} {how}",
             req.name,
             resolve::platform(&req.arch, &req.manylinux),
@@ -224,7 +224,7 @@ pub async fn plan_with(
         let size = r.lock_text.len() as u64;
         plan.store(sha.clone(), path, size);
         let bytes: u64 = files.iter().map(|f| f.size).sum();
-        ctx.progress.line(&format!(
+        ctx.progress.message(&format!(
             "{}: {} files, {bytes} bytes",
             req.name,
             files.len()
@@ -283,7 +283,7 @@ async fn interpreters_or_gaps(
             let arches: std::collections::BTreeSet<&str> =
                 requests.iter().map(|r| r.arch.as_str()).collect();
             for arch in arches {
-                ctx.progress.line(&format!(
+                ctx.progress.message(&format!(
                     "the interpreter for {arch} is not carried (--allow-missing): {why}"
                 ));
                 plan.gap(format!("{} for {arch}", interpreter::PBS_REPO), why.clone());

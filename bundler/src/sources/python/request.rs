@@ -9,7 +9,7 @@
 use llmgw_shared::recipe::{self, Wheel};
 
 use super::uv::ExplicitIndex;
-use crate::error::CreateError;
+use crate::error::{CreateError, RequestError};
 use crate::spec::python::SiteEnv;
 
 /// The interpreter a site environment runs on unless `--python` says
@@ -159,18 +159,17 @@ pub fn requests(
     out.extend(site_requests(sites, arches, flags, &manylinux));
     for (i, n) in out.iter().enumerate() {
         if out[..i].iter().any(|o| o.name == n.name) {
-            let fix = match &n.engine {
-                Some(engine) => format!(
-                    "--engine {engine}={} and a variant of it ask for it twice; give the \
-                     version once, or only its variants",
-                    n.version
-                ),
-                None => "give each --python-env its own name".to_string(),
-            };
-            return Err(CreateError::Usage(format!(
-                "two Python environments are named {}; {fix}",
-                n.name
-            )));
+            return Err(match &n.engine {
+                Some(engine) => RequestError::EngineEnvTwice {
+                    env: n.name.clone(),
+                    engine: engine.to_string(),
+                    version: n.version.clone(),
+                },
+                None => RequestError::SiteEnvTwice {
+                    env: n.name.clone(),
+                },
+            }
+            .into());
         }
     }
     if let Some(i) = used.iter().position(|u| !u) {
@@ -180,15 +179,11 @@ pub fn requests(
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        return Err(CreateError::Usage(format!(
-            "--index {}: no environment of this bundle uses an index of that name; {}",
-            overrides[i].0,
-            if known.is_empty() {
-                "none uses an extra index (use --pypi for PyPI itself)".to_string()
-            } else {
-                format!("they use {}", known.join(", "))
-            }
-        )));
+        return Err(RequestError::IndexUnused {
+            name: overrides[i].0.clone(),
+            used: known,
+        }
+        .into());
     }
     Ok(out)
 }

@@ -103,7 +103,7 @@ pub async fn resolve(
     let mut packages = parse(&lock_text)?;
     let added = companions::plan(ctx, req, &packages).await?;
     if !added.requirements.is_empty() {
-        ctx.progress.line(&format!(
+        ctx.progress.message(&format!(
             "{}: resolving again with {}",
             req.name,
             added.requirements.join(" ")
@@ -157,7 +157,7 @@ pub async fn resolved_or_gap(
         Ok(r) => Ok(Some(r)),
         Err(Failed::Upstream(e)) if ctx.allow_missing => {
             let why = chain(&e);
-            ctx.progress.line(&format!(
+            ctx.progress.message(&format!(
                 "{}: not carried (--allow-missing): {why}",
                 req.name
             ));

@@ -25,7 +25,7 @@ use super::stream::stream_blob;
 use super::target::Target;
 use crate::bundle::reader::{self, BundleFormat, EntryHead, ReadError};
 use crate::bundle::signed::SignedRelease;
-use crate::progress::Progress;
+use llmgw_shared::progress::Progress;
 
 /// What a successful check proved. Serialized, it is what `bundle verify
 /// --json` reports of it (the manifest itself, and what only an import
@@ -149,7 +149,7 @@ pub fn check_bundle<T: Target + ?Sized>(
                 stopped = true;
                 return Err(Flow::Stop);
             }
-            progress.begin(to_read);
+            progress.begin(None, to_read);
             return Ok(());
         };
         tally.after_manifest += 1;
@@ -230,7 +230,7 @@ fn take_blob<T: Target + ?Sized>(
         tally.at_hand.1 += declared;
         return Ok(());
     }
-    progress.blob(&head.path, declared);
+    progress.started(&head.path, declared);
     let mut capture = wants_bytes.then(Vec::new);
     let sink = target.begin(sha)?;
     let actual = match stream_blob(&head.path, data, sink, capture.as_mut(), progress) {

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use super::error::VerifyError;
 use super::target::BlobSink;
 use crate::bundle::reader::CHUNK;
-use crate::progress::Progress;
+use llmgw_shared::progress::Progress;
 
 /// A buffer in flight between the reader and the writer thread.
 type Chunk = (Box<[u8]>, usize);
@@ -125,7 +125,7 @@ fn hash_only(
         if let Some(c) = capture.as_mut() {
             c.extend_from_slice(&buf[..n]);
         }
-        progress.advance(n as u64);
+        progress.advanced(n as u64);
     }
 }
 
@@ -190,7 +190,7 @@ fn through_sink<E: From<VerifyError> + Send>(
             if let Some(c) = capture.as_mut() {
                 c.extend_from_slice(&buf[..n]);
             }
-            progress.advance(n as u64);
+            progress.advanced(n as u64);
             if to_writer.send((buf, n)).is_err() {
                 // The writer stopped: its error says why.
                 break;
@@ -218,7 +218,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::progress::Silent;
+    use llmgw_shared::progress::Quiet;
 
     /// Keeps what it is given, or fails at the `fail_at`-th write.
     struct Keep {
@@ -280,7 +280,7 @@ mod tests {
             &mut &data[..],
             Some(Box::new(sink)),
             Some(&mut captured),
-            &Silent,
+            &Quiet,
         )
         .unwrap();
         assert_eq!(digest, llmgw_shared::sha256_hex(&data));
@@ -289,7 +289,7 @@ mod tests {
         assert!(*finished.lock().unwrap());
         // Without a sink: the same digest.
         let none: Option<Box<dyn BlobSink>> = None;
-        let d = stream_blob("x", &mut &data[..], none, None, &Silent).unwrap();
+        let d = stream_blob("x", &mut &data[..], none, None, &Quiet).unwrap();
         assert_eq!(d, digest);
     }
 
@@ -309,7 +309,7 @@ mod tests {
             Some(Box::new(sink)),
             None,
             Some(running.clone()),
-            &Silent,
+            &Quiet,
         )
         .unwrap();
         assert_eq!(hex::encode(own.finalize()), llmgw_shared::sha256_hex(&data));
@@ -319,7 +319,7 @@ mod tests {
         assert!(*finished.lock().unwrap());
         let none: Option<Box<dyn BlobSink>> = None;
         let (_, alone) =
-            stream_blob_hashed("x", &mut &data[..], none, None, Some(running), &Silent).unwrap();
+            stream_blob_hashed("x", &mut &data[..], none, None, Some(running), &Quiet).unwrap();
         assert_eq!(hex::encode(alone.unwrap().finalize()), second);
         // A failing sink: its error, whatever the second hash had.
         let (sink, _, _) = keep(Some(2));
@@ -329,7 +329,7 @@ mod tests {
             Some(Box::new(sink)),
             None,
             Some(Sha256::new()),
-            &Silent,
+            &Quiet,
         );
         assert_eq!(err.unwrap_err(), SinkError::Full(2));
     }
@@ -344,7 +344,7 @@ mod tests {
         running.update(before);
         let (sink, out, finished) = keep(None);
         let h =
-            stream_blob_onto("x", &mut &data[..], Some(Box::new(sink)), running, &Silent).unwrap();
+            stream_blob_onto("x", &mut &data[..], Some(Box::new(sink)), running, &Quiet).unwrap();
         assert_eq!(hex::encode(h.finalize()), llmgw_shared::sha256_hex(&whole));
         assert_eq!(*out.lock().unwrap(), data);
         assert!(*finished.lock().unwrap());
@@ -354,7 +354,7 @@ mod tests {
     fn the_sinks_error_comes_back_as_it_is() {
         let data = vec![1u8; 2 * CHUNK + 1];
         let (sink, _, finished) = keep(Some(2));
-        let err = stream_blob("x", &mut &data[..], Some(Box::new(sink)), None, &Silent);
+        let err = stream_blob("x", &mut &data[..], Some(Box::new(sink)), None, &Quiet);
         assert_eq!(err.unwrap_err(), SinkError::Full(2));
         assert!(!*finished.lock().unwrap());
     }
@@ -368,7 +368,7 @@ mod tests {
             }
         }
         let none: Option<Box<dyn BlobSink>> = None;
-        let err = stream_blob("blobs/sha256/ab", &mut Broken, none, None, &Silent).unwrap_err();
+        let err = stream_blob("blobs/sha256/ab", &mut Broken, none, None, &Quiet).unwrap_err();
         assert_eq!(err.to_string(), "reading blobs/sha256/ab from the bundle");
         let chain = llmgw_shared::chain(&err);
         assert!(chain.ends_with(": the disk is gone"), "{chain}");

@@ -7,7 +7,7 @@ use llmgw_shared::manifest::{HfFile, HfRepo, MANIFEST_NAME, Manifest, RepoKind};
 use llmgw_shared::sha256_hex;
 
 use super::*;
-use crate::progress::Silent;
+use llmgw_shared::progress::Quiet;
 
 const CONFIG: &[u8] = b"{\"tiny\": true}";
 
@@ -101,7 +101,7 @@ fn a_good_bundle_is_streamed_then_kept() {
     let p = dir.path().join("b.tar");
     let sha = write_bundle(&p, CONFIG);
     let mut t = Recorder::default();
-    let Ok(Outcome::Verified(v)) = check_bundle(&p, &sha, &[], &mut t, &Silent) else {
+    let Ok(Outcome::Verified(v)) = check_bundle(&p, &sha, &[], &mut t, &Quiet) else {
         panic!("not verified: {:?}", t.calls);
     };
     assert_eq!((v.blobs_hashed, v.bytes_hashed), (1, CONFIG.len() as u64));
@@ -110,7 +110,7 @@ fn a_good_bundle_is_streamed_then_kept() {
     assert_eq!(t.calls, [to_read.as_str(), "begin", "keep"]);
     // `bundle verify`'s target: the same verdict.
     assert!(matches!(
-        check_bundle(&p, &sha, &[], &mut HashOnly, &Silent),
+        check_bundle(&p, &sha, &[], &mut HashOnly, &Quiet),
         Ok(Outcome::Verified(_))
     ));
 }
@@ -124,7 +124,7 @@ fn the_targets_own_error_comes_back_as_it_is() {
         full: true,
         ..Recorder::default()
     };
-    match check_bundle(&p, &sha, &[], &mut t, &Silent) {
+    match check_bundle(&p, &sha, &[], &mut t, &Quiet) {
         Err(Failed::NoRoom { sha256 }) => assert_eq!(sha256, sha256_hex(CONFIG)),
         other => panic!("expected the target's error, got {other:?}"),
     }
@@ -138,7 +138,7 @@ fn a_damaged_blob_is_discarded_and_refused() {
     damaged[0] ^= 1;
     let sha = write_bundle(&p, &damaged);
     let mut t = Recorder::default();
-    match check_bundle(&p, &sha, &[], &mut t, &Silent) {
+    match check_bundle(&p, &sha, &[], &mut t, &Quiet) {
         Err(Failed::Refused(VerifyError::HashMismatch { what, .. })) => {
             assert_eq!(what, "acme/tiny config.json");
         }
@@ -158,7 +158,7 @@ fn a_target_may_stop_after_the_manifest() {
     };
     let Ok(Outcome::Stopped {
         manifest_sha256, ..
-    }) = check_bundle(&p, &sha, &[], &mut t, &Silent)
+    }) = check_bundle(&p, &sha, &[], &mut t, &Quiet)
     else {
         panic!("did not stop");
     };
@@ -168,7 +168,7 @@ fn a_target_may_stop_after_the_manifest() {
     let mut t = Recorder::default();
     let wrong = "0".repeat(64);
     assert!(matches!(
-        check_bundle(&p, &wrong, &[], &mut t, &Silent),
+        check_bundle(&p, &wrong, &[], &mut t, &Quiet),
         Err(Failed::Refused(VerifyError::ManifestHash { .. }))
     ));
     assert!(t.calls.is_empty());

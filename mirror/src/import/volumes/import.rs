@@ -21,8 +21,8 @@ use super::read::{self, SlotTarget as _, VolumeError, VolumeRead};
 use super::stage::{HEAD_NAME, Stage};
 use crate::fsutil::{self, StoreLock};
 use crate::import::{self, ImportError, ImportOptions, ImportOutcome};
-use crate::progress::Progress;
 use crate::store::Store;
+use llmgw_shared::progress::Progress;
 
 /// Verified bytes between two saves of the state.
 const SAVE_EVERY: u64 = 1 << 30;
@@ -148,7 +148,7 @@ pub fn import_volumes(
     }
     let mut stage = Stage::open(store, &sha, &index)?;
     check_space(&stage, paths)?;
-    progress.begin(total_len(paths));
+    progress.begin(None, total_len(paths));
     let taken = take_volumes(&mut stage, paths, &sha, &index, progress)?;
     progress.finish();
     // What the volumes brought is synced, named and recorded first: parity

@@ -22,7 +22,7 @@ pub use super::error::{NotVolume, VolumeError};
 use super::index::{Slot, VolumeIndex, Which};
 use crate::bundle::reader::{self, EntryHead, EntryKind, ReadError};
 use crate::bundle::verify::{BlobSink, VerifyError};
-use crate::progress::Progress;
+use llmgw_shared::progress::Progress;
 
 /// Where the bytes of a slot go, and what becomes of them.
 pub trait SlotTarget {
@@ -340,7 +340,7 @@ impl Volume<'_> {
             .target
             .begin(want)
             .map_err(|e| Flow::Fatal(VolumeError::Stage(e)))?;
-        self.progress.blob(&head.path, size);
+        self.progress.started(&head.path, size);
         let running = self.target.take_running(want);
         let sink: Option<Box<dyn BlobSink>> = match &dest {
             None => None,

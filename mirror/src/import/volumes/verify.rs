@@ -17,7 +17,7 @@ use llmgw_shared::manifest::Manifest;
 use super::error::{SetError, StageError, Tried};
 use super::index::{Slot, VolumeIndex, Which};
 use super::read::{self, SlotTarget, VolumeError, VolumeRead};
-use crate::progress::Progress;
+use llmgw_shared::progress::Progress;
 
 /// One volume's verdict.
 #[derive(Debug)]
@@ -139,7 +139,7 @@ pub fn verify_volumes(
     let mut target = HashOnly {
         whole: BTreeSet::new(),
     };
-    progress.begin(total_len(paths));
+    progress.begin(None, total_len(paths));
     let mut out = SetCheck {
         manifest_sha256: expected.to_string(),
         manifest,

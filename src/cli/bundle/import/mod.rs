@@ -6,8 +6,8 @@ pub mod volumes;
 
 use std::path::PathBuf;
 
+use crate::cli::progress::Blobs;
 use clap::Args;
-use llmgw_mirror::Terminal;
 use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport};
 use llmgw_mirror::{ImportRunError, Imported};
 use llmgw_mirror::{Summary, human_bytes};
@@ -74,7 +74,7 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {
-    let progress = Terminal::new("importing");
+    let progress = Blobs::new("importing");
     let opts = ImportOptions {
         allow_rollback: a.allow_rollback,
         allow_unsigned_override: a.allow_unsigned_override,

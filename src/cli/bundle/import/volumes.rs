@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::cli::progress::Blobs;
 use anyhow::Context as _;
-use llmgw_mirror::Terminal;
 use llmgw_mirror::{Progressed, SetCheck, Slot};
 use llmgw_shared::manifest::Manifest;
 
@@ -45,7 +45,7 @@ fn list(v: &[u32]) -> String {
 }
 
 pub fn run_verify(paths: &[PathBuf], sha256: &str, json_out: bool) -> anyhow::Result<()> {
-    let progress = Terminal::new("verifying");
+    let progress = Blobs::new("verifying");
     let set = llmgw_mirror::verify_volumes(paths, sha256, &progress).context("volumes refused")?;
     let names = llmgw_mirror::blob_names(&set.manifest);
     let name = |s: Slot| slot_name(&set.manifest, &names, s);

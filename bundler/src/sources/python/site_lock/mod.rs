@@ -29,7 +29,7 @@ use super::Ctx;
 use super::check::Checked;
 use super::request::EnvRequest;
 use super::simple::ProjectPage;
-use crate::error::{CreateError, PythonError, SiteLockError};
+use crate::error::{CreateError, FlagError, PythonError, RequestError, SiteLockError};
 
 /// The largest lock read: a lock of hundreds of packages, every platform's
 /// wheels listed, is a few MiB.
@@ -84,10 +84,9 @@ pub async fn resolve(
         error,
     };
     let format = crate::spec::python::lock_format_of(&path.to_string_lossy()).ok_or_else(|| {
-        CreateError::Usage(format!(
-            "--python-env: {} is not named uv.lock or pylock.toml",
-            path.display()
-        ))
+        FlagError::SiteLockName {
+            path: path.to_path_buf(),
+        }
     })?;
     let lock_text = read_text(path, MAX_SITE_LOCK_BYTES).map_err(wrap)?;
     let target = target_of(req)?;
@@ -128,21 +127,19 @@ fn target_of(req: &EnvRequest) -> Result<marker::Target, CreateError> {
         "amd64" => "x86_64",
         "arm64" => "aarch64",
         other => {
-            return Err(CreateError::Usage(format!(
-                "--python-env {}: a site lock is read for amd64 or arm64 nodes, not {other}",
-                req.name
-            )));
+            return Err(RequestError::SiteLockArch {
+                env: req.name.clone(),
+                arch: other.to_string(),
+            }
+            .into());
         }
     };
     let minor = req
         .python
         .strip_prefix("3.")
         .and_then(|m| m.parse().ok())
-        .ok_or_else(|| {
-            CreateError::Usage(format!(
-                "--python {}: a site lock is read for a CPython 3.M",
-                req.python
-            ))
+        .ok_or_else(|| RequestError::SiteLockPython {
+            python: req.python.clone(),
         })?;
     Ok(marker::Target { minor, machine })
 }

@@ -1,41 +1,23 @@
-//! Progress of a long check or import: a bar on a terminal, plain lines
-//! otherwise (logs, CI), nothing in tests. Plain lines come one per
-//! [`LINE_EVERY`] blobs and one at the end, so a bundle of thousands of
-//! small files does not bury the result under a line each.
+//! The progress of reading blobs (an import, a verify, a store check): a
+//! bar of bytes on a terminal, else a line every [`LINE_EVERY`] blobs and
+//! one at the end, so a bundle of thousands of small files does not bury
+//! the result under a line each.
+//!
+//! Invariant: the counts only grow; a plain line reports the blobs started
+//! before it as read (the tenth blob's start prints the nine before it).
 
-use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::store::inspect::human_bytes;
+use indicatif::{ProgressBar, ProgressStyle};
+use llmgw_shared::progress::{Progress, human_bytes};
 
 /// Blobs per plain progress line.
 pub const LINE_EVERY: u64 = 10;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
-/// What a long-running check reports as it goes.
-pub trait Progress {
-    /// The check will read about this many bytes of blobs.
-    fn begin(&self, _total_bytes: u64) {}
-    /// A blob starts.
-    fn blob(&self, _entry: &str, _size: u64) {}
-    /// More bytes were read.
-    fn advance(&self, _bytes: u64) {}
-    /// The check ended (successfully or not).
-    fn finish(&self) {}
-}
-
-/// Reports nothing (the tests' progress).
-#[cfg(test)]
-pub struct Silent;
-
-#[cfg(test)]
-impl Progress for Silent {}
-
 /// A bar on stderr when it is a terminal, else a line every
-/// `LINE_EVERY` (10) blobs, so a log shows progress without a line per blob.
-pub struct Terminal {
+/// [`LINE_EVERY`] blobs.
+pub struct Blobs {
     bar: Mutex<Option<ProgressBar>>,
     tty: bool,
     verb: &'static str,
@@ -44,12 +26,12 @@ pub struct Terminal {
     bytes: AtomicU64,
 }
 
-impl Terminal {
+impl Blobs {
     /// `verb` starts each plain line: "importing", "verifying".
     pub fn new(verb: &'static str) -> Self {
         Self {
             bar: Mutex::new(None),
-            tty: std::io::stderr().is_terminal(),
+            tty: super::stderr_is_terminal(),
             verb,
             total: AtomicU64::new(0),
             blobs: AtomicU64::new(0),
@@ -68,18 +50,14 @@ impl Terminal {
     }
 }
 
-impl Progress for Terminal {
-    fn begin(&self, total_bytes: u64) {
-        self.total.store(total_bytes, Ordering::Relaxed);
+impl Progress for Blobs {
+    fn begin(&self, _files: Option<u64>, bytes: u64) {
+        self.total.store(bytes, Ordering::Relaxed);
         if !self.tty {
-            eprintln!(
-                "{}: {} of blobs to read",
-                self.verb,
-                human_bytes(total_bytes)
-            );
+            eprintln!("{}: {} of blobs to read", self.verb, human_bytes(bytes));
             return;
         }
-        let bar = ProgressBar::new(total_bytes);
+        let bar = ProgressBar::new(bytes);
         if let Ok(style) = ProgressStyle::with_template(
             "{msg:20!} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
         ) {
@@ -91,7 +69,7 @@ impl Progress for Terminal {
         }
     }
 
-    fn blob(&self, _entry: &str, _size: u64) {
+    fn started(&self, _name: &str, _size: u64) {
         // A line when a tenth blob starts: it reports the nine before it
         // as read, and the last line (at finish) the rest.
         let started = self.blobs.fetch_add(1, Ordering::Relaxed) + 1;
@@ -100,7 +78,7 @@ impl Progress for Terminal {
         }
     }
 
-    fn advance(&self, bytes: u64) {
+    fn advanced(&self, bytes: u64) {
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
         if let Ok(b) = self.bar.lock()
             && let Some(bar) = b.as_ref()
@@ -117,6 +95,27 @@ impl Progress for Terminal {
             && let Some(bar) = b.take()
         {
             bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use llmgw_shared::progress::human_bytes;
+
+    /// The libraries print sizes with `human_bytes`, the bars with
+    /// indicatif: the two must read the same.
+    #[test]
+    fn human_bytes_reads_as_indicatif_does() {
+        let mut n = 1u64;
+        for _ in 0..64 {
+            for m in [n - 1, n, n + n / 3, n.saturating_mul(3) / 2] {
+                assert_eq!(human_bytes(m), indicatif::HumanBytes(m).to_string(), "{m}");
+            }
+            n = n.saturating_mul(2);
+        }
+        for m in [1_500, 1_048_575, 1_048_576, 999_999_999_999, u64::MAX] {
+            assert_eq!(human_bytes(m), indicatif::HumanBytes(m).to_string(), "{m}");
         }
     }
 }
