@@ -29,8 +29,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use companions::{
-    COMPANIONS, Companion, CompanionIndex, FLASHINFER_CUBIN_DIR_NOTE, FLASHINFER_DSL_FMHA_SINCE,
-    FLASHINFER_WHEEL_INDEX, NodeVariable, companions_of, node_variables_of, public_version,
+    COMPANIONS, Companion, CompanionIndex, CudaBuilds, FLASHINFER_CUBIN_DIR_NOTE,
+    FLASHINFER_DSL_FMHA_SINCE, FLASHINFER_JIT_CACHE_BUILDS, FLASHINFER_WHEEL_INDEX, NodeVariable,
+    companions_of, cuda_label_for, cuda_labels, cuda_of_label, node_variables_of, public_version,
 };
 pub use environments::{Environment, environments, environments_of};
 pub use error::{Misfit, RecipeError};

@@ -1,9 +1,11 @@
 //! Companion wheels (issue #32): after uv's resolution, every resolved
 //! package the recipe table gives companions
 //! (`llmgw_shared::recipe::companions_of`: `flashinfer-python` →
-//! `flashinfer-cubin`, `flashinfer-jit-cache`) has each one that its
-//! default index publishes added as a requirement pinned to the resolved
-//! version, and the environment is resolved again.
+//! `flashinfer-cubin`, `flashinfer-jit-cache`) has each one its publisher
+//! has for it added as a requirement pinned to the resolved version — from
+//! the default index, or from the publisher's own index at the CUDA
+//! version the environment resolved (`per_cuda`) — and the environment is
+//! resolved again.
 //!
 //! Invariant: the second resolution keeps every followed package at the
 //! version first resolved (it is required `==`, and checked after: an
@@ -17,8 +19,10 @@ use llmgw_shared::recipe::{
 
 use super::Ctx;
 use super::lock::LockedPackage;
+use super::per_cuda;
 use super::request::EnvRequest;
 use super::simple::{self, normalize};
+use super::uv::ExplicitIndex;
 use crate::error::{CreateError, PythonError};
 
 /// What the companions of one resolution come to.
@@ -29,20 +33,22 @@ pub struct Additions {
     pub requirements: Vec<String>,
     /// `(name, version)` of each followed package, to check after.
     pub pinned: Vec<(String, String)>,
+    /// The publishers' own indexes a companion must come from.
+    pub indexes: Vec<ExplicitIndex>,
     /// `(what, why)` of each companion not added, and of what the
     /// companions leave to the network.
     pub gaps: Vec<(String, String)>,
 }
 
-/// The companions `packages` call for, each looked up on the default
-/// index; with `--no-extras`, every one a gap.
+/// The companions `packages` call for, each looked up where its publisher
+/// puts it; with `--no-extras`, every one a gap.
 pub async fn plan(
     ctx: &Ctx<'_>,
     req: &EnvRequest,
     packages: &[LockedPackage],
 ) -> Result<Additions, CreateError> {
     let mut out = Additions::default();
-    let cuda = cuda_label(packages);
+    let cuda = per_cuda::resolved_cuda(packages);
     for p in packages {
         let name = normalize(&p.name);
         let companions = recipe::companions_of(&name, &p.version);
@@ -65,17 +71,18 @@ pub async fn plan(
                     }
                     Some(why) => out.gaps.push((what, why)),
                 },
-                CompanionIndex::PerCuda { base, labels } => {
-                    let label = cuda.as_deref().unwrap_or("cuXYZ");
-                    out.gaps.push((
-                        format!("{what}+{label}"),
-                        format!(
-                            "published only on the publisher's own index {base}/{label} (one a \
-                             CUDA version: {}), which this environment does not resolve from; {}",
-                            labels.join(", "),
-                            c.without
-                        ),
-                    ));
+                CompanionIndex::PerCuda { base, builds } => {
+                    let planned =
+                        per_cuda::plan(ctx, req, c, (base, builds), &p.version, cuda.as_ref())
+                            .await?;
+                    match planned {
+                        Ok((requirement, index)) => {
+                            out.requirements.push(requirement);
+                            out.indexes.push(index);
+                            added = true;
+                        }
+                        Err(gap) => out.gaps.push(gap),
+                    }
                 }
             }
         }
@@ -117,7 +124,7 @@ async fn published(
     let has = page.as_ref().is_some_and(|page| {
         page.files
             .iter()
-            .any(|f| wheel_version(&f.filename) == Some(want))
+            .any(|f| simple::wheel_version(&f.filename) == Some(want))
     });
     Ok((!has).then(|| {
         format!(
@@ -128,22 +135,6 @@ async fn published(
             c.without
         )
     }))
-}
-
-/// The version part of a wheel's file name; `None` for an sdist.
-fn wheel_version(filename: &str) -> Option<&str> {
-    let stem = filename.strip_suffix(".whl")?;
-    stem.split('-').nth(1)
-}
-
-/// The CUDA label of the resolved torch (`cu129` of `2.11.0+cu129`).
-fn cuda_label(packages: &[LockedPackage]) -> Option<String> {
-    packages
-        .iter()
-        .find(|p| normalize(&p.name) == "torch")
-        .and_then(|p| p.version.split_once('+'))
-        .map(|(_, l)| l.to_string())
-        .filter(|l| l.starts_with("cu"))
 }
 
 /// Checks the second resolution of environment `env` kept every followed
@@ -194,24 +185,5 @@ mod tests {
         }
         let gone = check_kept("vllm", &pinned, &[]).unwrap_err().to_string();
         assert!(gone.contains("flashinfer-python nothing"), "{gone}");
-    }
-
-    #[test]
-    fn wheel_versions_and_cuda_labels() {
-        assert_eq!(
-            wheel_version("flashinfer_cubin-0.5.3-py3-none-any.whl"),
-            Some("0.5.3")
-        );
-        assert_eq!(wheel_version("flashinfer_python-0.4.1.tar.gz"), None);
-        let p = |n: &str, v: &str| LockedPackage {
-            name: n.into(),
-            version: v.into(),
-            files: Vec::new(),
-        };
-        assert_eq!(
-            cuda_label(&[p("torch", "2.11.0+cu129")]).as_deref(),
-            Some("cu129")
-        );
-        assert_eq!(cuda_label(&[p("torch", "2.11.0")]), None);
     }
 }
