@@ -13,6 +13,7 @@ mod environments;
 mod error;
 mod extras;
 mod fit;
+mod flashinfer_dsl;
 mod llamacpp;
 mod sglang;
 mod uv;
@@ -38,6 +39,9 @@ pub use error::{Misfit, RecipeError};
 pub use extras::{
     ENGINE_EXTRAS, EngineExtras, ExtraFile, OPENAI_ENCODINGS_HOST, Setting, SettingKind, extras_of,
     settings_of, upstream_url,
+};
+pub use flashinfer_dsl::{
+    DslFmhaPins, FLASHINFER_CUBINS_REPOSITORY_DEFAULT, FLASHINFER_DSL_FMHA_PINS, dsl_fmha_pins,
 };
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;
