@@ -2,9 +2,10 @@
 //! means its engine will, at run time, look for another distribution of
 //! the same version and fetch from the internet what it does not find —
 //! FlashInfer's kernels (issue #32). The environment's resolve adds the
-//! companion pinned to the resolved version; where the companion is
-//! published only on an index the bundle does not resolve from, the table
-//! says so and why, and the bundle records a gap.
+//! companion pinned to the resolved version, from the default index or,
+//! where the publisher keeps it on its own index per CUDA version, from
+//! that index at the CUDA version the environment resolved; one that
+//! cannot be had is a gap saying why.
 //!
 //! Invariant: data and pure look-ups only; every rule cites the code of
 //! the client that reads the companion, so a reader can check it.
@@ -18,14 +19,24 @@ pub enum CompanionIndex {
     /// resolved package's public version.
     Default,
     /// Only on the publisher's own index, one per CUDA version: `base`
-    /// followed by `/cu129` (…); the version is the resolved package's
-    /// public version with `+cu129` (…) appended.
+    /// followed by `/cu130` (…) and the project's page; the version is the
+    /// resolved package's public version with `+cu130` (…) appended.
     PerCuda {
         /// `https://flashinfer.ai/whl`.
         base: &'static str,
-        /// The CUDA labels the publisher builds for.
-        labels: &'static [&'static str],
+        /// The CUDA labels the publisher builds, by version range.
+        builds: &'static [CudaBuilds],
     },
+}
+
+/// The CUDA labels a publisher builds from version `since` on (until the
+/// next entry's `since`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CudaBuilds {
+    /// The first version built so.
+    pub since: &'static str,
+    /// `cu128`, `cu130`: the local version label and the index's folder.
+    pub labels: &'static [&'static str],
 }
 
 /// One companion rule: when `of` is resolved at a version from `since`
@@ -90,9 +101,9 @@ pub const FLASHINFER_WHEEL_INDEX: &str = "https://flashinfer.ai/whl";
 /// PyPI publishes `flashinfer-cubin` from 0.4.0 (0.4.0 … 0.6.13 when this
 /// was written, none for 0.7.x: there FlashInfer's own index is the only
 /// source, `flashinfer install-cubin-wheel`). `flashinfer-jit-cache` (the
-/// ahead-of-time compiled kernels, `_get_aot_dir`, version `V+cu129`) is
-/// published only on FlashInfer's own index, per CUDA version
-/// (`_SUPPORTED_JIT_CACHE_CUDA_VERSIONS`: 12.9, 13.0, 13.4).
+/// ahead-of-time compiled kernels, version `V+cu130`) is published only
+/// on FlashInfer's own index, one per CUDA version: see
+/// [`FLASHINFER_JIT_CACHE_BUILDS`] for its shape and where that comes from.
 pub const COMPANIONS: [Companion; 2] = [
     Companion {
         of: "flashinfer-python",
@@ -108,12 +119,73 @@ pub const COMPANIONS: [Companion; 2] = [
         since: "0.4.0",
         index: CompanionIndex::PerCuda {
             base: FLASHINFER_WHEEL_INDEX,
-            labels: &["cu129", "cu130", "cu134"],
+            builds: &FLASHINFER_JIT_CACHE_BUILDS,
         },
         without: "optional: FlashInfer compiles its JIT kernels on the node at first use \
                   (nvcc, no download)",
     },
 ];
+
+/// The CUDA versions FlashInfer builds `flashinfer-jit-cache` for, by
+/// release: the `cuda` matrix of the job that builds it
+/// (`.github/workflows/release-flashinfer-jit-cache-wheel.yml` at v0.4.0,
+/// the `build-flashinfer-jit-cache` job of `.github/workflows/release.yml`
+/// from v0.4.1: 12.8, 12.9 and 13.0 through v0.6.18rc4; 13.4 added by
+/// v0.6.18rc6), each for `x86_64` and `aarch64`. The job sets
+/// `FLASHINFER_LOCAL_VERSION=cu{major}{minor}`, so the wheel is
+/// `flashinfer_jit_cache-{V}+cu130-cp39-abi3-manylinux_2_28_{arch}.whl`
+/// (`flashinfer-jit-cache/build_backend.py`: the `cp39`/`abi3` tags,
+/// `manylinux_2_28`). The release job then runs
+/// `scripts/update_whl_index.py`, which writes the PEP 503 page
+/// `{FLASHINFER_WHEEL_INDEX}/cu130/flashinfer-jit-cache/index.html` into
+/// the `flashinfer-ai/whl` repository that `flashinfer.ai/whl` serves, one
+/// link a wheel: `https://github.com/flashinfer-ai/flashinfer/releases/
+/// download/v{V}/{file}#sha256={hex}` (the sha256 of the file built). A
+/// version range counts its release candidates with it (`0.6.18rc1` is
+/// 0.6.18 here): a label a candidate lacks is found missing on the index,
+/// a gap.
+pub const FLASHINFER_JIT_CACHE_BUILDS: [CudaBuilds; 2] = [
+    CudaBuilds {
+        since: "0.4.0",
+        labels: &["cu128", "cu129", "cu130"],
+    },
+    CudaBuilds {
+        since: "0.6.18",
+        labels: &["cu128", "cu129", "cu130", "cu134"],
+    },
+];
+
+/// The CUDA labels `builds` lists for `version` (none before the first).
+pub fn cuda_labels(builds: &[CudaBuilds], version: &str) -> &'static [&'static str] {
+    builds
+        .iter()
+        .rev()
+        .find(|b| !version_before(version, b.since))
+        .map_or(&[], |b| b.labels)
+}
+
+/// `(12, 8)` of `cu128`, `(13, 0)` of `cu130`, `(11, 8)` of `cu118`.
+pub fn cuda_of_label(label: &str) -> Option<(u64, u64)> {
+    let digits = label.strip_prefix("cu")?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The label of `labels` a node with CUDA `cuda` installs, as FlashInfer
+/// picks it (`flashinfer/__main__.py` `_resolve_jit_cache_cuda_version`):
+/// the newest of the same major version not newer than `cuda`; `None`
+/// when there is none (CUDA 12.6 before any 12.8 build).
+pub fn cuda_label_for(labels: &[&'static str], cuda: (u64, u64)) -> Option<&'static str> {
+    labels
+        .iter()
+        .filter_map(|l| cuda_of_label(l).map(|c| (c, *l)))
+        .filter(|(c, _)| c.0 == cuda.0 && *c <= cuda)
+        .max()
+        .map(|(_, l)| l)
+}
 
 /// The first FlashInfer whose CuTe DSL FMHA kernels (`.so`) are fetched
 /// from its artifact repository even with `flashinfer-cubin` installed.
@@ -175,7 +247,13 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].requirement("0.5.3"), "flashinfer-cubin==0.5.3");
         assert_eq!(c[0].requirement("0.5.3+cu129"), "flashinfer-cubin==0.5.3");
-        assert!(matches!(c[1].index, CompanionIndex::PerCuda { .. }));
+        let CompanionIndex::PerCuda { base, builds } = c[1].index else {
+            panic!("{:?}", c[1]);
+        };
+        assert_eq!(base, "https://flashinfer.ai/whl");
+        assert_eq!(cuda_labels(builds, "0.5.3"), ["cu128", "cu129", "cu130"]);
+        assert_eq!(cuda_labels(builds, "0.6.18rc6").len(), 4);
+        assert!(cuda_labels(builds, "0.3.1").is_empty());
         assert!(companions_of("flashinfer-python", "0.3.1").is_empty());
         assert!(companions_of("torch", "2.11.0").is_empty());
         assert!(node_variables_of("flashinfer-cubin", "0.5.3").is_empty());
@@ -184,5 +262,21 @@ mod tests {
             "FLASHINFER_NO_DOWNLOAD"
         );
         assert!(node_variables_of("flashinfer-python", "0.6.13").is_empty());
+    }
+
+    /// FlashInfer's own choice: the newest build of the same major CUDA
+    /// version not newer than the node's.
+    #[test]
+    fn the_jit_cache_label_is_the_newest_of_the_same_major_not_newer() {
+        let labels = cuda_labels(&FLASHINFER_JIT_CACHE_BUILDS, "0.6.18");
+        assert_eq!(cuda_label_for(labels, (12, 8)), Some("cu128"));
+        assert_eq!(cuda_label_for(labels, (12, 9)), Some("cu129"));
+        assert_eq!(cuda_label_for(labels, (13, 2)), Some("cu130"));
+        assert_eq!(cuda_label_for(labels, (13, 4)), Some("cu134"));
+        assert_eq!(cuda_label_for(labels, (12, 6)), None);
+        assert_eq!(cuda_label_for(labels, (11, 8)), None);
+        assert_eq!(cuda_of_label("cu118"), Some((11, 8)));
+        assert_eq!(cuda_of_label("cpu"), None);
+        assert_eq!(cuda_of_label("cu1x8"), None);
     }
 }

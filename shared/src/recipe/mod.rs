@@ -13,6 +13,7 @@ mod environments;
 mod error;
 mod extras;
 mod fit;
+mod flashinfer_dsl;
 mod llamacpp;
 mod sglang;
 mod uv;
@@ -29,14 +30,18 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use companions::{
-    COMPANIONS, Companion, CompanionIndex, FLASHINFER_CUBIN_DIR_NOTE, FLASHINFER_DSL_FMHA_SINCE,
-    FLASHINFER_WHEEL_INDEX, NodeVariable, companions_of, node_variables_of, public_version,
+    COMPANIONS, Companion, CompanionIndex, CudaBuilds, FLASHINFER_CUBIN_DIR_NOTE,
+    FLASHINFER_DSL_FMHA_SINCE, FLASHINFER_JIT_CACHE_BUILDS, FLASHINFER_WHEEL_INDEX, NodeVariable,
+    companions_of, cuda_label_for, cuda_labels, cuda_of_label, node_variables_of, public_version,
 };
 pub use environments::{Environment, environments, environments_of};
 pub use error::{Misfit, RecipeError};
 pub use extras::{
     ENGINE_EXTRAS, EngineExtras, ExtraFile, OPENAI_ENCODINGS_HOST, Setting, SettingKind, extras_of,
     settings_of, upstream_url,
+};
+pub use flashinfer_dsl::{
+    DslFmhaPins, FLASHINFER_CUBINS_REPOSITORY_DEFAULT, FLASHINFER_DSL_FMHA_PINS, dsl_fmha_pins,
 };
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;

@@ -206,8 +206,9 @@ pub struct CreateArgs {
     #[arg(long)]
     pub no_extras: bool,
     /// Fetch HOST's runtime extras from URL instead (a site's own copy, a test's fixture):
-    /// URL/PATH for each file, checked against the same digests the recipe table pins
-    /// (repeatable).
+    /// URL/PATH for each file, checked against the same digests the recipe table pins;
+    /// for flashinfer.ai, FlashInfer's per-CUDA index of flashinfer-jit-cache is read at
+    /// URL/whl/cuXYZ (repeatable).
     #[arg(long = "extras-base", value_name = "HOST=URL")]
     pub extras_bases: Vec<String>,
     /// A line per file fetched, besides the progress line.

@@ -11,13 +11,22 @@
 //! and each name listed there (`cubin_loader.py` `get_artifact` →
 //! `load_cubin`), each with the sha256 its line gives. No GPU here: no
 //! kernel is run.
+//!
+//! `flashinfer-jit-cache` likewise, from FlashInfer's own index (the
+//! fixture's `flashinfer.ai` through `--extras-base`), at the CUDA version
+//! each environment resolved: carried with the index's sha256, served in
+//! the environment's index, installed by uv and pip offline, and every
+//! module's `.so` where FlashInfer's `JitSpec.aot_path` looks
+//! (`flashinfer_jit_cache.get_jit_cache_dir()/{name}/{name}.so`,
+//! `flashinfer/jit/env.py` `_get_aot_dir`).
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::bundle_kit::{import_bundle, llmgw, uv_bin};
 use llmgw_fixture::{
-    FLASHINFER_CUBIN_DIRS, FLASHINFER_LATER, FLASHINFER_WHEEL_VERSION, Fixture, FixtureOptions,
+    FLASHINFER_CUBIN_DIRS, FLASHINFER_JIT_CACHE_MODULES, FLASHINFER_LATER,
+    FLASHINFER_WHEEL_VERSION, Fixture, FixtureOptions,
 };
 use llmgw_shared::manifest::Manifest;
 
@@ -70,9 +79,21 @@ fn the_cubin_wheel_follows_flashinfer_and_its_loader_finds_every_file_offline() 
     let envs = [
         format!("fi=flashinfer-python=={v}"),
         format!("old=flashinfer-python=={FLASHINFER_LATER}"),
+        // torch 2.10.0 requires nvidia-cuda-runtime-cu12 12.8: CUDA 12.8.
+        format!("fi128=flashinfer-python=={v},torch==2.10.0"),
     ];
     let bundle = work.join("bundle.tar");
-    let report = ok("bundle create", &create(&fx, work, &bundle, &envs, &[]));
+    let flashinfer_ai = format!("flashinfer.ai={}", fx.flashinfer_url());
+    let report = ok(
+        "bundle create",
+        &create(
+            &fx,
+            work,
+            &bundle,
+            &envs,
+            &["--extras-base", &flashinfer_ai],
+        ),
+    );
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     let sha = report["manifest_sha256"].as_str().unwrap().to_string();
     let store = work.join("store");
@@ -108,11 +129,7 @@ fn the_cubin_wheel_follows_flashinfer_and_its_loader_finds_every_file_offline() 
             && why.contains("FLASHINFER_CUBINS_REPOSITORY"),
         "{why}"
     );
-    let why = gap(&format!("fi-amd64: flashinfer-jit-cache=={v}+cuXYZ"));
-    assert!(
-        why.contains("https://flashinfer.ai/whl/cuXYZ") && why.contains("optional"),
-        "{why}"
-    );
+    jit_cache_follows_the_cuda_resolved(&fx, &m);
     assert!(
         !m.gaps.iter().any(|g| g.what.contains("CuTe DSL")),
         "{v} has no DSL FMHA kernels: {:?}",
@@ -177,7 +194,69 @@ fn the_cubin_wheel_follows_flashinfer_and_its_loader_finds_every_file_offline() 
     // FLASHINFER_NO_DOWNLOAD is read from 0.6.8 on, not by 0.5.3.
     assert!(!block.contains("FLASHINFER_NO_DOWNLOAD"), "{block}");
 
-    node_installs_and_finds_the_cubins(&store, work, &[fx.pypi_simple_url()]);
+    node_installs_and_finds_the_cubins(
+        &store,
+        work,
+        &[
+            fx.pypi_simple_url(),
+            fx.flashinfer_url(),
+            fx.github_download_url(),
+        ],
+    );
+}
+
+/// `flashinfer-jit-cache` at each environment's CUDA (torch 2.11.0's
+/// `nvidia-cuda-runtime` 13.0 → `cu130`; torch 2.10.0's 12.8 → `cu128`),
+/// from FlashInfer's index, checked against its `#sha256=`; none for the
+/// version its index lacks, a gap naming version and CUDA.
+fn jit_cache_follows_the_cuda_resolved(fx: &Fixture, m: &Manifest) {
+    let v = FLASHINFER_WHEEL_VERSION;
+    for (env, label) in [("fi-amd64", "cu130"), ("fi128-amd64", "cu128")] {
+        let e = m.python_envs.iter().find(|e| e.name == env).unwrap();
+        let jit: Vec<_> = e
+            .files
+            .iter()
+            .filter(|f| f.project == "flashinfer-jit-cache")
+            .collect();
+        let name = format!("flashinfer_jit_cache-{v}+{label}-cp39-abi3-manylinux_2_28_x86_64.whl");
+        assert_eq!(
+            jit.iter().map(|f| f.filename.as_str()).collect::<Vec<_>>(),
+            [name.as_str()],
+            "{env}"
+        );
+        assert_eq!(jit[0].version, format!("{v}+{label}"));
+        let digest = &jit[0].publisher_digests[0];
+        assert_eq!(
+            digest.source,
+            llmgw_shared::manifest::DigestSource::IndexUrlFragment
+        );
+        assert_eq!(digest.value, jit[0].sha256.to_string());
+        let index = format!("{}/whl/{label}", fx.flashinfer_url());
+        assert!(
+            e.indexes
+                .iter()
+                .any(|i| i.name == format!("flashinfer-{label}")
+                    && i.url == index
+                    && i.explicit
+                    && i.packages == ["flashinfer-jit-cache"]),
+            "{env}: {:?}",
+            e.indexes
+        );
+    }
+    let why = m
+        .gaps
+        .iter()
+        .find(|g| g.what == format!("old-amd64: flashinfer-jit-cache=={FLASHINFER_LATER}+cu130"))
+        .unwrap_or_else(|| panic!("no jit-cache gap for {FLASHINFER_LATER}: {:?}", m.gaps))
+        .reason
+        .clone();
+    assert!(
+        why.contains(&format!(
+            "lists no {FLASHINFER_LATER}+cu130 wheel for x86_64"
+        )) && why.contains("nvidia-cuda-runtime 13.0")
+            && why.contains("optional"),
+        "{why}"
+    );
 }
 
 /// In `unshare -rn` with a mirror of `store` inside: uv and pip install
@@ -205,11 +284,11 @@ for up in {upstreams}; do
 done
 index=$url/pypi/fi-amd64/simple
 uv venv --python {py} v1
-uv pip install --python v1/bin/python --index-url $index flashinfer-python=={v} flashinfer-cubin=={v}
-v1/bin/python loader.py '{dirs}'
+uv pip install --python v1/bin/python --index-url $index flashinfer-python=={v} flashinfer-cubin=={v} flashinfer-jit-cache=={v}+cu130
+v1/bin/python loader.py '{dirs}' '{modules}'
 uv venv --python {py} v2
-{pip} --python v2/bin/python install --no-cache-dir --index-url $index flashinfer-python=={v} flashinfer-cubin=={v}
-v2/bin/python loader.py '{dirs}'
+{pip} --python v2/bin/python install --no-cache-dir --index-url $index flashinfer-python=={v} flashinfer-cubin=={v} flashinfer-jit-cache=={v}+cu130
+v2/bin/python loader.py '{dirs}' '{modules}'
 "#,
         llmgw = env!("CARGO_BIN_EXE_llmgw"),
         store = store.display(),
@@ -217,6 +296,7 @@ v2/bin/python loader.py '{dirs}'
         pip = pip.display(),
         upstreams = upstreams.join(" "),
         dirs = serde_json::to_string(&dirs).unwrap(),
+        modules = serde_json::to_string(&FLASHINFER_JIT_CACHE_MODULES).unwrap(),
     );
     let bin = uv_bin().parent().unwrap().to_path_buf();
     let path = format!("{}:/usr/sbin:/usr/bin:/bin", bin.display());
@@ -238,6 +318,10 @@ v2/bin/python loader.py '{dirs}'
     assert_eq!(found.len(), 2 * files, "{out}");
     let versions = format!("VERSIONS {v} {v}");
     assert_eq!(out.lines().filter(|l| *l == versions).count(), 2, "{out}");
+    let aot = out.lines().filter(|l| l.starts_with("AOT ")).count();
+    assert_eq!(aot, 2 * FLASHINFER_JIT_CACHE_MODULES.len(), "{out}");
+    let jit = format!("JIT CACHE {v}+cu130");
+    assert_eq!(out.lines().filter(|l| *l == jit).count(), 2, "{out}");
 }
 
 /// The CPython 3.11 the nodes bring (as the site-lock test finds it).
@@ -282,4 +366,18 @@ for d in json.loads(sys.argv[1]):
         data = (cubin_dir / d / name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == sha, (d, name)
         print("FOUND", d + "/" + name)
+
+# flashinfer/jit/env.py _get_aot_dir: flashinfer_jit_cache importable, its
+# __version__ starting with flashinfer's, its get_jit_cache_dir(); then
+# jit/core.py JitSpec.aot_path: FLASHINFER_AOT_DIR / name / f"{name}.so".
+assert importlib.util.find_spec("flashinfer_jit_cache") is not None
+import flashinfer_jit_cache
+print("JIT CACHE", flashinfer_jit_cache.__version__)
+assert flashinfer_jit_cache.__version__.startswith(flashinfer.__version__)
+aot_dir = pathlib.Path(flashinfer_jit_cache.get_jit_cache_dir())
+assert str(aot_dir).startswith(sys.prefix), aot_dir
+for name in json.loads(sys.argv[2]):
+    so = aot_dir / name / f"{name}.so"
+    assert so.is_file() and so.stat().st_size > 0, so
+    print("AOT", name)
 "#;

@@ -1,9 +1,11 @@
 //! Companion wheels (issue #32): after uv's resolution, every resolved
 //! package the recipe table gives companions
 //! (`llmgw_shared::recipe::companions_of`: `flashinfer-python` →
-//! `flashinfer-cubin`, `flashinfer-jit-cache`) has each one that its
-//! default index publishes added as a requirement pinned to the resolved
-//! version, and the environment is resolved again.
+//! `flashinfer-cubin`, `flashinfer-jit-cache`) has each one its publisher
+//! has for it added as a requirement pinned to the resolved version — from
+//! the default index, or from the publisher's own index at the CUDA
+//! version the environment resolved (`per_cuda`) — and the environment is
+//! resolved again.
 //!
 //! Invariant: the second resolution keeps every followed package at the
 //! version first resolved (it is required `==`, and checked after: an
@@ -17,8 +19,10 @@ use llmgw_shared::recipe::{
 
 use super::Ctx;
 use super::lock::LockedPackage;
+use super::per_cuda;
 use super::request::EnvRequest;
 use super::simple::{self, normalize};
+use super::uv::ExplicitIndex;
 use crate::error::{CreateError, PythonError};
 
 /// What the companions of one resolution come to.
@@ -29,20 +33,22 @@ pub struct Additions {
     pub requirements: Vec<String>,
     /// `(name, version)` of each followed package, to check after.
     pub pinned: Vec<(String, String)>,
+    /// The publishers' own indexes a companion must come from.
+    pub indexes: Vec<ExplicitIndex>,
     /// `(what, why)` of each companion not added, and of what the
     /// companions leave to the network.
     pub gaps: Vec<(String, String)>,
 }
 
-/// The companions `packages` call for, each looked up on the default
-/// index; with `--no-extras`, every one a gap.
+/// The companions `packages` call for, each looked up where its publisher
+/// puts it; with `--no-extras`, every one a gap.
 pub async fn plan(
     ctx: &Ctx<'_>,
     req: &EnvRequest,
     packages: &[LockedPackage],
 ) -> Result<Additions, CreateError> {
     let mut out = Additions::default();
-    let cuda = cuda_label(packages);
+    let cuda = per_cuda::resolved_cuda(packages);
     for p in packages {
         let name = normalize(&p.name);
         let companions = recipe::companions_of(&name, &p.version);
@@ -65,17 +71,18 @@ pub async fn plan(
                     }
                     Some(why) => out.gaps.push((what, why)),
                 },
-                CompanionIndex::PerCuda { base, labels } => {
-                    let label = cuda.as_deref().unwrap_or("cuXYZ");
-                    out.gaps.push((
-                        format!("{what}+{label}"),
-                        format!(
-                            "published only on the publisher's own index {base}/{label} (one a \
-                             CUDA version: {}), which this environment does not resolve from; {}",
-                            labels.join(", "),
-                            c.without
-                        ),
-                    ));
+                CompanionIndex::PerCuda { base, builds } => {
+                    let planned =
+                        per_cuda::plan(ctx, req, c, (base, builds), &p.version, cuda.as_ref())
+                            .await?;
+                    match planned {
+                        Ok((requirement, index)) => {
+                            out.requirements.push(requirement);
+                            out.indexes.push(index);
+                            added = true;
+                        }
+                        Err(gap) => out.gaps.push(gap),
+                    }
                 }
             }
         }
@@ -86,23 +93,47 @@ pub async fn plan(
             if name == "flashinfer-python"
                 && !recipe::version_before(&p.version, FLASHINFER_DSL_FMHA_SINCE)
             {
-                out.gaps.push((
-                    format!(
-                        "{}: FlashInfer {} CuTe DSL FMHA kernels",
-                        req.name, p.version
-                    ),
-                    format!(
-                        "from FlashInfer {FLASHINFER_DSL_FMHA_SINCE} these kernels are .so files \
-                         the flashinfer-cubin wheel does not hold (its build lists *.cubin only); \
-                         a Blackwell node that uses them fetches them from \
-                         FLASHINFER_CUBINS_REPOSITORY (flashinfer/attention/cute_dsl/fmha.py \
-                         _load_from_artifact); not carried"
-                    ),
-                ));
+                out.gaps.push(dsl_fmha_gap(req, &p.version));
             }
         }
     }
     Ok(out)
+}
+
+/// The CuTe DSL FMHA kernels of FlashInfer `version` (0.6.10 on), which
+/// no wheel holds and this bundle does not carry: where a node fetches
+/// them, and what pins them (`recipe::dsl_fmha_pins`) or that the table
+/// has no pins for the version.
+fn dsl_fmha_gap(req: &EnvRequest, version: &str) -> (String, String) {
+    let cpu = super::interpreter::triple_arch(&req.arch);
+    let pins = match recipe::dsl_fmha_pins(public_version(version)) {
+        Some(p) => {
+            let dirs: Vec<String> = p
+                .checksums_of(cpu)
+                .into_iter()
+                .map(|(path, sha)| format!("{path} (sha256 {sha})"))
+                .collect();
+            format!(
+                "{}, each .so listed there with its sha256 (the checksums.txt sha256s pinned in \
+                 flashinfer/artifacts.py CheckSumHash.DSL_FMHA_CHECKSUMS)",
+                dirs.join(", ")
+            )
+        }
+        None => format!(
+            "the recipe table has no pins for FlashInfer {version} (read from flashinfer/\
+             artifacts.py at v0.6.10 to v0.6.18rc7 only)"
+        ),
+    };
+    (
+        format!("{}: FlashInfer {version} CuTe DSL FMHA kernels", req.name),
+        format!(
+            "from FlashInfer {FLASHINFER_DSL_FMHA_SINCE} these kernels are .so files the \
+             flashinfer-cubin wheel does not hold (its build lists *.cubin only); a Blackwell \
+             node that uses them fetches them from FLASHINFER_CUBINS_REPOSITORY (default {}; \
+             flashinfer/attention/cute_dsl/fmha.py _load_from_artifact): {pins}; not carried",
+            recipe::FLASHINFER_CUBINS_REPOSITORY_DEFAULT
+        ),
+    )
 }
 
 /// `None` when the default index publishes `c` at `version`'s public
@@ -117,7 +148,7 @@ async fn published(
     let has = page.as_ref().is_some_and(|page| {
         page.files
             .iter()
-            .any(|f| wheel_version(&f.filename) == Some(want))
+            .any(|f| simple::wheel_version(&f.filename) == Some(want))
     });
     Ok((!has).then(|| {
         format!(
@@ -128,22 +159,6 @@ async fn published(
             c.without
         )
     }))
-}
-
-/// The version part of a wheel's file name; `None` for an sdist.
-fn wheel_version(filename: &str) -> Option<&str> {
-    let stem = filename.strip_suffix(".whl")?;
-    stem.split('-').nth(1)
-}
-
-/// The CUDA label of the resolved torch (`cu129` of `2.11.0+cu129`).
-fn cuda_label(packages: &[LockedPackage]) -> Option<String> {
-    packages
-        .iter()
-        .find(|p| normalize(&p.name) == "torch")
-        .and_then(|p| p.version.split_once('+'))
-        .map(|(_, l)| l.to_string())
-        .filter(|l| l.starts_with("cu"))
 }
 
 /// Checks the second resolution of environment `env` kept every followed
@@ -171,6 +186,40 @@ pub fn check_kept(
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_dsl_gap_names_the_pinned_checksums_or_their_absence() {
+        let req = |arch: &str| EnvRequest {
+            name: format!("e-{arch}"),
+            engine: None,
+            version: String::new(),
+            variant: String::new(),
+            arch: arch.into(),
+            python: "3.12".into(),
+            requirements: Vec::new(),
+            wheel: None,
+            explicit: None,
+            os_packages: Default::default(),
+            free_gb: None,
+            note: String::new(),
+            manylinux: "2_28".into(),
+            manylinux_given: false,
+            overrides: Vec::new(),
+            site_lock: None,
+            constraints: Vec::new(),
+        };
+        let (what, why) = dsl_fmha_gap(&req("arm64"), "0.6.13");
+        assert_eq!(what, "e-arm64: FlashInfer 0.6.13 CuTe DSL FMHA kernels");
+        assert!(
+            why.contains(
+                "801e770219613fbf088bc074c414732b26cc550d/fmha/cute-dsl/aarch64/sm_100a/\
+                 checksums.txt (sha256 10af42097962a92cbc8942a65dedf87259fdb8684d26c4f8326dbfbe4e8ff566)"
+            ) && !why.contains("x86_64/"),
+            "{why}"
+        );
+        let (_, why) = dsl_fmha_gap(&req("amd64"), "0.7.4");
+        assert!(why.contains("no pins for FlashInfer 0.7.4"), "{why}");
+    }
+
     /// A second resolution that moved the followed package is refused,
     /// naming the environment, both versions and what to do.
     #[test]
@@ -194,24 +243,5 @@ mod tests {
         }
         let gone = check_kept("vllm", &pinned, &[]).unwrap_err().to_string();
         assert!(gone.contains("flashinfer-python nothing"), "{gone}");
-    }
-
-    #[test]
-    fn wheel_versions_and_cuda_labels() {
-        assert_eq!(
-            wheel_version("flashinfer_cubin-0.5.3-py3-none-any.whl"),
-            Some("0.5.3")
-        );
-        assert_eq!(wheel_version("flashinfer_python-0.4.1.tar.gz"), None);
-        let p = |n: &str, v: &str| LockedPackage {
-            name: n.into(),
-            version: v.into(),
-            files: Vec::new(),
-        };
-        assert_eq!(
-            cuda_label(&[p("torch", "2.11.0+cu129")]).as_deref(),
-            Some("cu129")
-        );
-        assert_eq!(cuda_label(&[p("torch", "2.11.0")]), None);
     }
 }

@@ -11,8 +11,9 @@
 //! [`request`] (which environments), [`uv`] (running the resolver), [`lock`]
 //! (reading its answer), [`simple`] (the publishers' indexes), [`check`]
 //! (comparing), [`resolve`] (one environment), [`companions`] (the wheels
-//! a resolved package brings, FlashInfer's cubins), [`interpreter`] (uv's
-//! Python).
+//! a resolved package brings, FlashInfer's cubins), [`per_cuda`] (one
+//! published per CUDA version on its publisher's index, FlashInfer's JIT
+//! cache), [`interpreter`] (uv's Python).
 
 pub mod check;
 pub mod choices;
@@ -20,6 +21,7 @@ pub mod companions;
 pub mod dry_run;
 pub mod interpreter;
 pub mod lock;
+pub mod per_cuda;
 pub mod record;
 pub mod request;
 pub mod resolve;
@@ -67,6 +69,9 @@ pub struct Ctx<'a> {
     /// `--no-extras`: companion wheels (`flashinfer-cubin`) are left out,
     /// each a gap, like the other runtime extras.
     pub extras_left_out: bool,
+    /// `--extras-base HOST=URL`, by host: a publisher's own index of
+    /// companion wheels (`flashinfer.ai`) is read from that base instead.
+    pub extras_bases: &'a BTreeMap<String, String>,
     pub jobs: usize,
     pub progress: &'a Events,
 }
@@ -96,6 +101,8 @@ pub struct PlannedEnv {
     /// Set when the nodes bring their own CPython by choice.
     pub node_interpreter: Option<llmgw_shared::manifest::NodeInterpreter>,
     pub files: Vec<PlannedFile>,
+    /// The publishers' own indexes companion wheels came from.
+    pub companion_indexes: Vec<uv::ExplicitIndex>,
 }
 
 /// The environments a run carries: the Python engines of `--engine` and
@@ -144,6 +151,7 @@ pub async fn plan_for(
         interpreter: spec.python_interpreter,
         allow_missing: spec.allow_missing,
         extras_left_out: spec.extras.leave_out,
+        extras_bases: &spec.extras.bases,
         jobs: spec.jobs,
         progress,
     };
@@ -205,6 +213,7 @@ pub async fn plan_with(
                     platform: s.platform,
                     lock_text: s.lock_text,
                     checked: s.checked,
+                    companion_indexes: Vec::new(),
                 };
                 (r, Some(kept))
             }
@@ -244,6 +253,7 @@ pub async fn plan_with(
                 .cloned(),
             node_interpreter,
             files,
+            companion_indexes: r.companion_indexes,
         });
     }
     Ok(out)

@@ -21,7 +21,7 @@ pub fn python_env(e: &PlannedEnv, pypi: &str) -> PythonEnv {
         explicit: false,
         packages: Vec::new(),
     }];
-    if let Some(x) = &r.explicit {
+    for x in r.explicit.iter().chain(&e.companion_indexes) {
         indexes.push(PythonIndex {
             name: x.name.clone(),
             url: x.url.clone(),

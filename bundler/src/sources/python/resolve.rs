@@ -32,6 +32,9 @@ pub struct Resolved {
     pub platform: String,
     pub lock_text: String,
     pub checked: Checked,
+    /// The publishers' own indexes companion wheels came from (recorded
+    /// in the manifest beside the environment's other indexes).
+    pub companion_indexes: Vec<super::uv::ExplicitIndex>,
 }
 
 /// uv's platform for a Go architecture and a manylinux tag (`2_28`).
@@ -86,6 +89,7 @@ pub async fn resolve(
         env: req.name.clone(),
         dependencies,
         explicit: req.explicit.clone(),
+        companion_indexes: Vec::new(),
         default_index: ctx.pypi.to_string(),
         platform: platform(&req.arch, &req.manylinux),
         python: req.python.clone(),
@@ -111,6 +115,7 @@ pub async fn resolve(
         compile
             .dependencies
             .extend(added.requirements.iter().cloned());
+        compile.companion_indexes = added.indexes.clone();
         lock_text = compile_with_hint(req, uv, &mut compile, scratch.path(), &uv_cache).await?;
         packages = parse(&lock_text)?;
         companions::check_kept(&req.name, &added.pinned, &packages)?;
@@ -122,9 +127,13 @@ pub async fn resolve(
         {
             return o.clone();
         }
-        match &req.explicit {
-            Some(x) if x.packages.iter().any(|p| normalize(p) == n) => Origin::Index(x.url.clone()),
-            _ => Origin::Index(ctx.pypi.to_string()),
+        let from = req.explicit.iter().chain(&added.indexes);
+        match from
+            .into_iter()
+            .find(|x| x.packages.iter().any(|p| normalize(p) == n))
+        {
+            Some(x) => Origin::Index(x.url.clone()),
+            None => Origin::Index(ctx.pypi.to_string()),
         }
     };
     let wanted = packages.iter().filter_map(|p| match origin_of(&p.name) {
@@ -141,6 +150,7 @@ pub async fn resolve(
         platform: compile.platform,
         lock_text,
         checked,
+        companion_indexes: added.indexes,
     })
 }
 

@@ -60,6 +60,12 @@ pub use llmgw_shared::pep503_normalize as normalize;
 /// project); `None` where the index has no such project.
 pub type Pages = std::collections::BTreeMap<(String, String), Option<ProjectPage>>;
 
+/// The version part of a wheel's file name; `None` for an sdist.
+pub fn wheel_version(filename: &str) -> Option<&str> {
+    let stem = filename.strip_suffix(".whl")?;
+    stem.split('-').nth(1)
+}
+
 /// Fetches into `pages` each of `wanted` (index, normalized project) it
 /// lacks, `jobs` at a time; the first failure is the answer.
 pub async fn fetch_pages(
@@ -356,6 +362,19 @@ fn unescape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wheel_versions() {
+        assert_eq!(
+            wheel_version("flashinfer_cubin-0.5.3-py3-none-any.whl"),
+            Some("0.5.3")
+        );
+        assert_eq!(wheel_version("flashinfer_python-0.4.1.tar.gz"), None);
+        assert_eq!(
+            wheel_version("flashinfer_jit_cache-0.5.3+cu130-cp39-abi3-manylinux_2_28_x86_64.whl"),
+            Some("0.5.3+cu130")
+        );
+    }
 
     fn base() -> Url {
         Url::parse("https://idx.example/simple/torch/").unwrap()

@@ -95,6 +95,10 @@ pub struct Compile {
     /// PEP 508 requirements, a direct `NAME @ file:///…` among them.
     pub dependencies: Vec<String>,
     pub explicit: Option<ExplicitIndex>,
+    /// The publishers' own indexes companion wheels come from
+    /// (`flashinfer-jit-cache` from `https://flashinfer.ai/whl/cu130`),
+    /// explicit like `explicit`.
+    pub companion_indexes: Vec<ExplicitIndex>,
     /// The simple API every other package comes from.
     pub default_index: String,
     /// uv's `--python-platform`: `x86_64-manylinux_2_28`.
@@ -114,7 +118,9 @@ pub fn pyproject(c: &Compile) -> String {
     use toml::{Table, Value};
     let mut deps: Vec<Value> = c.dependencies.iter().cloned().map(Value::from).collect();
     let mut tool_uv = Table::new();
-    if let Some(x) = &c.explicit {
+    let mut indexes = Vec::new();
+    let mut sources = Table::new();
+    for x in c.explicit.iter().chain(&c.companion_indexes) {
         for p in &x.packages {
             deps.push(Value::from(p.clone()));
         }
@@ -122,13 +128,15 @@ pub fn pyproject(c: &Compile) -> String {
         index.insert("name".into(), x.name.clone().into());
         index.insert("url".into(), x.url.clone().into());
         index.insert("explicit".into(), true.into());
-        tool_uv.insert("index".into(), Value::Array(vec![Value::Table(index)]));
-        let mut sources = Table::new();
+        indexes.push(Value::Table(index));
         for p in &x.packages {
             let mut s = Table::new();
             s.insert("index".into(), x.name.clone().into());
             sources.insert(p.clone(), Value::Table(s));
         }
+    }
+    if !indexes.is_empty() {
+        tool_uv.insert("index".into(), Value::Array(indexes));
         tool_uv.insert("sources".into(), Value::Table(sources));
     }
     let mut project = Table::new();
@@ -275,6 +283,11 @@ mod tests {
                 url: "https://download.example/whl/cu129".into(),
                 packages: vec!["torch".into(), "torchvision".into()],
             }),
+            companion_indexes: vec![ExplicitIndex {
+                name: "flashinfer-cu129".into(),
+                url: "https://fi.example/whl/cu129".into(),
+                packages: vec!["flashinfer-jit-cache".into()],
+            }],
             default_index: "https://pypi.example/simple".into(),
             platform: "x86_64-manylinux_2_28".into(),
             python: "3.12".into(),
@@ -287,7 +300,8 @@ mod tests {
             toml::Value::Array(vec![
                 "vllm @ file:///w/vllm-0.20.1+cu129-x.whl".into(),
                 "torch".into(),
-                "torchvision".into()
+                "torchvision".into(),
+                "flashinfer-jit-cache".into()
             ])
         );
         assert_eq!(v["project"]["requires-python"].as_str(), Some("==3.12.*"));
@@ -299,8 +313,17 @@ mod tests {
             v["tool"]["uv"]["sources"]["torchvision"]["index"].as_str(),
             Some("pytorch-cu129")
         );
+        assert_eq!(
+            v["tool"]["uv"]["sources"]["flashinfer-jit-cache"]["index"].as_str(),
+            Some("flashinfer-cu129")
+        );
+        assert_eq!(
+            v["tool"]["uv"]["index"][1]["url"].as_str(),
+            Some("https://fi.example/whl/cu129")
+        );
         let plain = Compile {
             explicit: None,
+            companion_indexes: Vec::new(),
             dependencies: vec!["a\"b".into()],
             ..c
         };
