@@ -144,7 +144,7 @@ pub async fn plan(
             ),
         )));
     }
-    ctx.progress.line(&format!(
+    ctx.progress.message(&format!(
         "{}: {} {wanted} from {} (CUDA {major}.{minor}, from {})",
         req.name,
         c.project,
