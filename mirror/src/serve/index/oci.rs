@@ -20,6 +20,7 @@
 //!   path, to learn their `subject` (the referrers, kept by digest between
 //!   builds: [`ParsedManifests`]) and a chart's metadata.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use llmgw_shared::Sha256;
@@ -28,7 +29,7 @@ use llmgw_shared::shown;
 use serde_json::{Map, Value};
 
 use crate::serve::index::entries::Blob;
-use crate::serve::index::made::Made;
+use crate::serve::index::made::{Made, MadeFrom};
 pub use crate::serve::index::referrers::{MAX_MANIFEST_BYTES, ParsedManifests, Referrer};
 use crate::store::series::follow::Authority;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag, registry_key};
@@ -97,17 +98,21 @@ pub struct OciRepo {
     pub blobs: BTreeMap<Sha256, u64>,
     /// Subject digest -> the held manifests whose `subject` it is.
     pub referrers: BTreeMap<Sha256, Vec<Referrer>>,
-    /// The bytes of the manifests and blobs above that were made, not
-    /// carried (empty for a carried image): sent from memory, or as a tar
-    /// around a stored blob.
+    /// The manifests and blobs above that were made, not carried (empty
+    /// for a carried image): made again from the index when asked for, or
+    /// sent as a tar around a stored blob.
     pub made: BTreeMap<Sha256, Made>,
+    /// For a made repository, the Hub repository it is made from.
+    pub made_from: Option<Box<MadeFrom>>,
 }
 
 /// A manifest or index and what it is.
 #[derive(Debug, Clone)]
 pub struct ManifestEntry {
     pub blob: Blob,
-    pub media_type: String,
+    /// Borrowed for a made manifest: a thousand revisions' manifests share
+    /// four media types.
+    pub media_type: Cow<'static, str>,
 }
 
 /// One chart version, for the classic repository.
@@ -238,7 +243,7 @@ impl OciIndex {
                         sha256: d.sha256.clone(),
                         size: d.size,
                     },
-                    media_type: d.media_type.clone(),
+                    media_type: d.media_type.clone().into(),
                 });
         }
         for d in image.all_blobs() {

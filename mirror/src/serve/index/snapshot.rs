@@ -150,6 +150,13 @@ impl Snapshot {
         self.files.iter().map(|&n| self.pool.get(n))
     }
 
+    /// Every file with its number in the repository's pool, in path order:
+    /// what stands for the file in tables kept beside the index (the
+    /// models' tar layers, [`super::made::MadeFrom::tars`]).
+    pub fn numbered_files(&self) -> impl Iterator<Item = (u32, HubFile<'_>)> {
+        self.files.iter().map(|&n| (n, self.pool.get(n)))
+    }
+
     /// How many files it has.
     pub fn file_count(&self) -> usize {
         self.files.len()

@@ -43,6 +43,8 @@ pub enum Outcome<'a> {
     /// A manifest, config or layer made rather than stored (a model's
     /// profiles), with its digest.
     Made {
+        /// The repository that names it (what makes a document again).
+        repo: &'a OciRepo,
         made: &'a Made,
         digest: &'a llmgw_shared::Sha256,
         /// Asked for as a manifest (the route it is counted under).
@@ -200,11 +202,12 @@ fn manifest<'a>(repo: &'a OciRepo, reference: &str, accept: &[&str]) -> Outcome<
         return Outcome::Refused(OciError::NotAccepted {
             name: repo.name.clone(),
             reference: reference.to_string(),
-            media_type: entry.media_type.clone(),
+            media_type: entry.media_type.to_string(),
         });
     }
     match repo.made.get_key_value(&digest) {
         Some((digest, made)) => Outcome::Made {
+            repo,
             made,
             digest,
             manifest: true,
@@ -217,6 +220,7 @@ fn manifest<'a>(repo: &'a OciRepo, reference: &str, accept: &[&str]) -> Outcome<
 fn made<'a>(repo: &'a OciRepo, sha: &llmgw_shared::Sha256) -> Outcome<'a> {
     match repo.made.get_key_value(sha) {
         Some((digest, made)) => Outcome::Made {
+            repo,
             made,
             digest,
             manifest: false,

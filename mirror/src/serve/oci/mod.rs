@@ -20,6 +20,7 @@
 
 mod charts;
 mod decide;
+mod made_doc;
 pub mod names;
 mod render;
 

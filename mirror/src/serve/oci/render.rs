@@ -14,15 +14,17 @@ use llmgw_shared::url::encode_segment;
 use serde_json::{Map, Value, json};
 
 use super::decide::Outcome;
+use super::made_doc;
 use crate::serve::concat::{Part, PartsReply, serve_parts};
 use crate::serve::files::{BlobReply, serve_blob};
 use crate::serve::index::Blob;
 use crate::serve::index::made::Made;
 use crate::serve::index::models::tar;
-use crate::serve::index::oci::Referrer;
+use crate::serve::index::oci::{OciRepo, Referrer};
 use crate::serve::paths::query_get;
 use crate::serve::request::Req;
 use crate::serve::respond::{self, CachedJson, REGISTRY_API_VERSION, header_text};
+use llmgw_shared::Sha256;
 
 /// The media type of an OCI index (what the referrers API answers with).
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
@@ -43,7 +45,9 @@ pub async fn respond(req: &Req<'_>, outcome: Outcome<'_>, path: &str) -> Respons
         ),
         Outcome::Manifest(m) => stored(req, &m.blob, &m.media_type).await,
         Outcome::Blob(b) => stored(req, &b, "application/octet-stream").await,
-        Outcome::Made { made, digest, .. } => made_bytes(req, made, digest).await,
+        Outcome::Made {
+            repo, made, digest, ..
+        } => made_bytes(req, repo, made, digest).await,
         Outcome::Referrers { list, filtered } => {
             let manifests: Vec<Value> = list.into_iter().map(referrer_json).collect();
             let v = json!({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": manifests});
@@ -109,14 +113,18 @@ async fn stored(req: &Req<'_>, blob: &Blob, content_type: &str) -> Response {
     .await
 }
 
-/// A made manifest, config or tar layer: from memory, or its headers, the
-/// stored file and the padding.
-async fn made_bytes(req: &Req<'_>, made: &Made, sha: &llmgw_shared::Sha256) -> Response {
+/// A made manifest, config or tar layer: a document made again (or kept
+/// in the answer cache), or a tar's headers, the stored file and the
+/// padding.
+async fn made_bytes(req: &Req<'_>, repo: &OciRepo, made: &Made, sha: &Sha256) -> Response {
     let digest = format!("sha256:{sha}");
     let mut extra = HeaderMap::new();
     extra.insert("docker-content-digest", header_text(&digest));
     let parts = match made {
-        Made::Json { bytes, .. } => vec![Part::Memory(bytes.clone())],
+        Made::Doc(doc) => match made_doc::bytes(req, repo, doc, sha).await {
+            Ok(bytes) => vec![Part::Memory(bytes)],
+            Err(refused) => return refused,
+        },
         Made::Tar(t) => vec![
             Part::Memory(tar::head(&t.path, t.file.size).into()),
             Part::Blob(t.file.clone()),

@@ -13,13 +13,7 @@ use serde_json::{Value, json};
 
 /// `artifactType` of a ModelPack manifest.
 pub const MODEL_ARTIFACT: &str = "application/vnd.cncf.model.manifest.v1+json";
-/// A ModelPack config.
-pub const MODEL_CONFIG: &str = "application/vnd.cncf.model.config.v1+json";
-/// The manifest and index media types.
-pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
-pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
-/// An image config.
-pub const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+pub use crate::serve::index::made::{MODEL_CONFIG, OCI_CONFIG, OCI_INDEX, OCI_MANIFEST};
 /// The layer annotation ModelPack names a file's path with.
 pub const FILEPATH: &str = "org.cncf.model.filepath";
 /// The OCI annotation a file's name goes in (ORAS writes a pulled layer

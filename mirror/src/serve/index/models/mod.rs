@@ -23,20 +23,22 @@
 
 mod digests;
 mod documents;
+pub mod make;
 pub mod tar;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::{Sha256, shown};
 use serde_json::Value;
 
 use super::entries::Blob;
-use super::made::{LAYER_TAR, Made, TarLayer};
+use super::made::{Doc, Made, MadeFrom, TarLayer, Which};
 use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, ReadBlob};
 use super::snapshot::{HubRepo, Snapshot};
 pub use digests::{FILE, LayerDigests, learn, merge_files as merge_layer_digests};
-use documents::{Layer, Source};
+use documents::Source;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag};
 
 /// Largest `config.json` read for the architecture.
@@ -64,6 +66,8 @@ pub struct Pending {
 
 /// Adds both profiles of every repository to `oci`; gives the tar layers
 /// whose digests `digests` does not know (their images are left out).
+/// Every document is made here once, to learn its digest, and dropped:
+/// the index keeps what makes it again ([`Made::Doc`]).
 pub fn add(
     oci: &mut OciIndex,
     repos: &HashMap<(RepoKind, String), HubRepo>,
@@ -71,9 +75,9 @@ pub fn add(
     read: ReadBlob<'_>,
 ) -> Vec<Pending> {
     let mut pending = std::collections::BTreeSet::new();
-    let mut sorted: Vec<&HubRepo> = repos.values().collect();
-    sorted.sort_by_key(|r| (r.kind == RepoKind::Dataset, r.id.to_ascii_lowercase()));
-    for repo in sorted {
+    let mut sorted: Vec<(&(RepoKind, String), &HubRepo)> = repos.iter().collect();
+    sorted.sort_by_key(|(_, r)| (r.kind == RepoKind::Dataset, r.id.to_ascii_lowercase()));
+    for ((kind, key), repo) in sorted {
         let base = match repo.kind {
             RepoKind::Model => repo.id.to_ascii_lowercase(),
             RepoKind::Dataset => format!("datasets/{}", repo.id.to_ascii_lowercase()),
@@ -83,11 +87,16 @@ pub fn add(
             tracing::warn!(repo = %shown(&repo.id), "repository id is not an OCI name: not served as OCI");
             continue;
         }
-        let mut pack = generated(pack_name);
-        let mut image = generated(image_name);
+        let from = MadeFrom {
+            kind: *kind,
+            key: key.clone(),
+            tars: HashMap::new(),
+        };
+        let mut pack = generated(pack_name, from.clone());
+        let mut image = generated(image_name, from);
         let (mut pack_top, mut image_top) = (BTreeMap::new(), BTreeMap::new());
         for (commit, snap) in &repo.snapshots {
-            let files = snap.files().count();
+            let files = snap.file_count();
             if files > MAX_FILES {
                 tracing::warn!(repo = %shown(&repo.id), commit, files, max = MAX_FILES, "too many files for a manifest of 4 MiB: not served as OCI");
                 continue;
@@ -98,10 +107,11 @@ pub fn add(
                 commit,
                 architecture: architecture(snap, read),
             };
-            if let Some(d) = add_modelpack(&mut pack, &src, snap) {
+            let shared: Arc<str> = commit.as_str().into();
+            if let Some(d) = add_modelpack(&mut pack, &src, snap, &shared) {
                 pack_top.insert(commit.clone(), d);
             }
-            match add_image(&mut image, &src, snap, digests) {
+            match add_image(&mut image, &src, snap, digests, &shared) {
                 Ok(Some(d)) => {
                     image_top.insert(commit.clone(), d);
                 }
@@ -130,18 +140,20 @@ pub fn add(
     pending.into_iter().collect()
 }
 
-fn generated(name: String) -> OciRepo {
+fn generated(name: String, from: MadeFrom) -> OciRepo {
     OciRepo {
         registry: None,
         name,
+        made_from: Some(Box::new(from)),
         ..OciRepo::default()
     }
 }
 
-/// Puts a made JSON document into `repo` (as a manifest too when
-/// `manifest`), giving its digest.
-fn put(repo: &mut OciRepo, bytes: Vec<u8>, media_type: &'static str, manifest: bool) -> Sha256 {
-    let sha = Sha256::of(&bytes);
+/// Names a made JSON document in `repo` (as a manifest too when
+/// `manifest`) by the digest of `bytes`, keeping what makes it again, not
+/// the bytes; gives the digest.
+fn put(repo: &mut OciRepo, bytes: &[u8], doc: Doc, manifest: bool) -> Sha256 {
+    let sha = Sha256::of(bytes);
     let size = bytes.len() as u64;
     if manifest {
         repo.manifests.insert(
@@ -151,47 +163,39 @@ fn put(repo: &mut OciRepo, bytes: Vec<u8>, media_type: &'static str, manifest: b
                     sha256: sha.clone(),
                     size,
                 },
-                media_type: media_type.to_string(),
+                media_type: doc.which.media_type().into(),
             },
         );
     }
     repo.blobs.insert(sha.clone(), size);
-    repo.made.insert(
-        sha.clone(),
-        Made::Json {
-            bytes: bytes.into(),
-            media_type,
-        },
-    );
+    repo.made.insert(sha.clone(), Made::Doc(doc));
     sha
 }
 
 /// The ModelPack artifact of one commit: its manifest's digest, or `None`
 /// when it has no file or its manifest would pass the spec's 4 MiB.
-fn add_modelpack(pack: &mut OciRepo, src: &Source<'_>, snap: &Snapshot) -> Option<Sha256> {
-    let layers: Vec<Layer> = snap
-        .files()
-        .map(|f| Layer {
-            media_type: documents::media_type(src.kind, f.path),
-            digest: f.blob.sha256.clone(),
-            size: f.blob.size,
-            path: f.path.to_string(),
-        })
-        .collect();
-    if layers.is_empty() {
-        return None;
+fn add_modelpack(
+    pack: &mut OciRepo,
+    src: &Source<'_>,
+    snap: &Snapshot,
+    commit: &Arc<str>,
+) -> Option<Sha256> {
+    let docs = match make::pack(src, snap) {
+        Ok(d) => d?,
+        Err(make::TooLarge) => {
+            tracing::warn!(repo = %shown(src.id), commit = src.commit, files = snap.file_count(), "ModelPack manifest over 4 MiB: not served");
+            return None;
+        }
+    };
+    let doc = |which| Doc {
+        commit: commit.clone(),
+        which,
+    };
+    put(pack, &docs.config, doc(Which::PackConfig), false);
+    for f in snap.files() {
+        pack.blobs.insert(f.blob.sha256.clone(), f.blob.size);
     }
-    let config = documents::modelpack_config(src, &layers);
-    let manifest = documents::modelpack_manifest(src, &config, &layers);
-    if manifest.len() as u64 > MAX_MANIFEST_BYTES {
-        tracing::warn!(repo = %shown(src.id), commit = src.commit, files = layers.len(), "ModelPack manifest over 4 MiB: not served");
-        return None;
-    }
-    put(pack, config, documents::MODEL_CONFIG, false);
-    for l in &layers {
-        pack.blobs.insert(l.digest.clone(), l.size);
-    }
-    Some(put(pack, manifest, documents::OCI_MANIFEST, true))
+    Some(put(pack, &docs.manifest, doc(Which::PackManifest), true))
 }
 
 /// The mountable image of one commit: its index's digest; `Ok(None)` when
@@ -202,19 +206,17 @@ fn add_image(
     src: &Source<'_>,
     snap: &Snapshot,
     digests: &LayerDigests,
+    commit: &Arc<str>,
 ) -> Result<Option<Sha256>, Vec<Pending>> {
     let mut tars = Vec::new();
     let mut missing = Vec::new();
-    for f in snap.files() {
+    for (n, f) in snap.numbered_files() {
         let path = format!("models/{}", f.path);
         match digests.get(&f.blob.sha256, &path) {
-            Some(d) => tars.push(TarLayer {
-                head_len: tar::head(&path, f.blob.size).len() as u64,
-                path: path.as_str().into(),
-                file: f.blob.clone(),
-                tail: tar::tail(f.blob.size),
-                digest: d.clone(),
-            }),
+            Some(d) => {
+                let (head_len, tail) = make::tar_lengths(&path, f.blob.size);
+                tars.push((n, path, f.blob, head_len, tail, d));
+            }
             None => missing.push(Pending {
                 file: f.blob.clone(),
                 path,
@@ -224,36 +226,44 @@ fn add_image(
     if !missing.is_empty() {
         return Err(missing);
     }
-    if tars.is_empty() {
-        return Ok(None);
-    }
-    let layers: Vec<Layer> = tars
+    let sized: Vec<(Sha256, u64)> = tars
         .iter()
-        .map(|t| Layer {
-            media_type: LAYER_TAR,
-            digest: t.digest.clone(),
-            size: t.size(),
-            path: String::new(),
-        })
+        .map(|(_, _, blob, head, tail, d)| ((*d).clone(), head + blob.size + tail))
         .collect();
-    let mut manifests = Vec::new();
-    for arch in documents::PLATFORMS {
-        let config = documents::image_config(arch, &layers);
-        let manifest = documents::image_manifest(src, &config, &layers);
-        if manifest.len() as u64 > MAX_MANIFEST_BYTES {
+    let docs = match make::image(src, &sized) {
+        Ok(Some(d)) => d,
+        Ok(None) => return Ok(None),
+        Err(make::TooLarge) => {
             tracing::warn!(repo = %shown(src.id), commit = src.commit, "image manifest over 4 MiB: not served");
             return Ok(None);
         }
-        put(image, config, documents::OCI_CONFIG, false);
-        put(image, manifest.clone(), documents::OCI_MANIFEST, true);
-        manifests.push((arch, manifest));
+    };
+    let doc = |which| Doc {
+        commit: commit.clone(),
+        which,
+    };
+    for (p, (config, manifest)) in docs.configs.iter().zip(&docs.manifests).enumerate() {
+        put(image, config, doc(Which::ImageConfig(p)), false);
+        put(image, manifest, doc(Which::ImageManifest(p)), true);
     }
-    for t in tars {
-        image.blobs.insert(t.digest.clone(), t.size());
-        image.made.insert(t.digest.clone(), Made::Tar(t));
+    for (n, path, blob, head_len, tail, digest) in tars {
+        if let Some(from) = image.made_from.as_mut() {
+            from.tars.insert(n, digest.clone());
+        }
+        if image.made.contains_key(digest) {
+            continue;
+        }
+        let t = TarLayer {
+            path: path.into(),
+            head_len,
+            file: blob.clone(),
+            tail,
+            digest: digest.clone(),
+        };
+        image.blobs.insert(digest.clone(), t.size());
+        image.made.insert(digest.clone(), Made::Tar(Box::new(t)));
     }
-    let index = documents::image_index(src, &manifests);
-    Ok(Some(put(image, index, documents::OCI_INDEX, true)))
+    Ok(Some(put(image, &docs.index, doc(Which::ImageIndex), true)))
 }
 
 /// What `config.json` at the root says the architecture is

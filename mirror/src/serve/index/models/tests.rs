@@ -52,6 +52,66 @@ fn build(bundles: &[(String, Manifest)], digests: &LayerDigests) -> (OciIndex, V
     (oci, pending)
 }
 
+/// The OCI part and the index it was made from.
+fn build_with_index(bundles: &[(String, Manifest)], digests: &LayerDigests) -> (OciIndex, Index) {
+    let index = Index::build(bundles, &Authority::default());
+    let mut oci = OciIndex::default();
+    add(&mut oci, &index.repos, digests, &config_json);
+    (oci, index)
+}
+
+/// The document of `digest` in `repo`, made again from `index` as a
+/// request makes it; its digest checked.
+fn made_again(index: &Index, repo: &OciRepo, digest: &Sha256) -> Vec<u8> {
+    let Some(Made::Doc(doc)) = repo.made.get(digest) else {
+        panic!("{digest} is not a made document of {}", repo.name);
+    };
+    let from = repo.made_from.as_deref().unwrap();
+    let docs = make::make(index, from, doc, &config_json).unwrap();
+    let (_, bytes) = docs.into_iter().find(|(w, _)| *w == doc.which).unwrap();
+    assert_eq!(&Sha256::of(&bytes), digest, "{:?} made again", doc.which);
+    bytes
+}
+
+/// Every document the index names, made again on request, is the same
+/// bytes as at build: each hashes to its digest and has its size.
+#[test]
+fn every_document_made_again_is_the_one_the_index_names() {
+    let mut new = bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch);
+    new.1.repos[0].commit = "f".repeat(40);
+    new.1.repos[0].files.push(file("README.md", b"hi"));
+    new.0 = "b-new".into();
+    let bundles = [
+        bundle(RepoKind::Model, "Acme/Tiny", "v1.0", RefKind::Tag),
+        new,
+        bundle(RepoKind::Dataset, "acme/set", "main", RefKind::Branch),
+    ];
+    let (_, pending) = build(&bundles, &LayerDigests::default());
+    let mut digests = LayerDigests::default();
+    for p in &pending {
+        digests.insert(
+            p.file.sha256.clone(),
+            p.path.clone(),
+            Sha256::of(p.path.as_bytes()),
+        );
+    }
+    let (oci, index) = build_with_index(&bundles, &digests);
+    let mut docs = 0;
+    for name in oci.names() {
+        let repo = oci.generated(name).unwrap();
+        for (digest, made) in &repo.made {
+            if let Made::Doc(_) = made {
+                let bytes = made_again(&index, repo, digest);
+                assert_eq!(bytes.len() as u64, repo.blobs[digest]);
+                docs += 1;
+            }
+        }
+    }
+    // Per commit, 2 ModelPack documents and 5 of the image (the two
+    // commits' image configs differ: their files do).
+    assert_eq!(docs, 3 * 7);
+}
+
 #[test]
 fn modelpack_is_served_at_once_and_the_image_once_its_layers_are_known() {
     let bundles = [
@@ -112,13 +172,11 @@ fn a_dataset_is_under_datasets_and_its_files_are_dataset_layers() {
         "main",
         RefKind::Branch,
     )];
-    let (oci, _) = build(&bundles, &LayerDigests::default());
+    let (oci, index) = build_with_index(&bundles, &LayerDigests::default());
     let pack = oci.generated("modelpack/datasets/acme/set").unwrap();
     let top = &pack.tags["main"];
-    let Some(Made::Json { bytes, .. }) = pack.made.get(top) else {
-        panic!("no manifest");
-    };
-    let m: Value = serde_json::from_slice(bytes).unwrap();
+    let bytes = made_again(&index, pack, top);
+    let m: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(m["artifactType"], documents::MODEL_ARTIFACT);
     assert_eq!(
         m["layers"][1]["mediaType"],
