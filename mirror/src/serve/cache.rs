@@ -22,11 +22,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
-use http::{HeaderMap, header};
 use llmgw_shared::manifest::RepoKind;
 
+use super::cache_key::{ByHash, Key, hash_text};
 use super::index::Index;
-use super::paths::{query_bool, query_get};
 use super::respond::{CachedJson, Source};
 use super::route::Route;
 
@@ -46,50 +45,6 @@ fn cost(c: &CachedJson, key: &str) -> usize {
         .map(|(k, v)| k.as_str().len() + v.len() + 32)
         .sum();
     c.body.len() + headers + c.etag.len() + key.len() * 2 + 128
-}
-
-/// The query parameters some route reads; every other one is ignored by
-/// every route, so it is left out of the key.
-const NUMBERS: [&str; 2] = ["per_page", "page"];
-const FLAGS: [&str; 3] = ["blobs", "recursive", "expand"];
-
-/// The cache key of a GET or HEAD: everything its answer depends on and
-/// nothing else.
-pub fn key(
-    raw_path: &str,
-    query: &[(String, String)],
-    base_url: &str,
-    headers: &HeaderMap,
-) -> String {
-    let mut k = String::with_capacity(raw_path.len() + base_url.len() + 48);
-    k.push_str(raw_path);
-    k.push('?');
-    for name in NUMBERS {
-        if let Some(n) = query_get(query, name).and_then(|v| v.parse::<u64>().ok()) {
-            k.push_str(&format!("{name}={n}&"));
-        }
-    }
-    for name in FLAGS {
-        if query_bool(query, name) {
-            k.push_str(name);
-            k.push('&');
-        }
-    }
-    // A tree page's cursor: its own answer (bounded where it is read; an
-    // overlong one is refused, and refusals are not kept).
-    if let Some(c) = query_get(query, "cursor") {
-        k.push_str("cursor=");
-        k.push_str(c);
-        k.push('&');
-    }
-    let wants_bytes = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("application/octet-stream"));
-    k.push('|');
-    k.push_str(base_url);
-    k.push_str(if wants_bytes { "|bytes" } else { "|json" });
-    k
 }
 
 /// How long a kept answer holds: for the index it was built from, or for
@@ -133,6 +88,8 @@ impl Holds {
 }
 
 struct Entry {
+    /// The whole key, so a hash two keys share gives neither the other's.
+    key: String,
     route: Route,
     answer: Arc<CachedJson>,
     holds: Holds,
@@ -142,9 +99,9 @@ struct Entry {
 struct Inner {
     /// The newest index the cache was swept for.
     generation: u64,
-    map: HashMap<String, Entry>,
-    /// Keys in the order they were added, for dropping the oldest.
-    order: VecDeque<String>,
+    map: ByHash<Entry>,
+    /// Keys' hashes in the order they were added, for dropping the oldest.
+    order: VecDeque<u64>,
     bytes: usize,
 }
 
@@ -157,10 +114,10 @@ impl Inner {
         }
         self.generation = index.generation;
         let mut bytes = self.bytes;
-        self.map.retain(|k, e| {
+        self.map.retain(|_, e| {
             let keep = e.holds.in_index(index);
             if !keep {
-                bytes -= cost(&e.answer, k);
+                bytes -= cost(&e.answer, &e.key);
             }
             keep
         });
@@ -239,18 +196,34 @@ impl JsonCache {
     /// The answer kept for `key` that `index` would give, with the route
     /// that built it (the metrics label of a hit).
     pub fn get(&self, index: &Arc<Index>, key: &str) -> Option<(Route, Arc<CachedJson>)> {
+        self.find(index, hash_text(key), |k| k == key)
+    }
+
+    /// [`Self::get`] for a key not made into text.
+    pub fn get_key(&self, index: &Arc<Index>, key: &Key<'_>) -> Option<(Route, Arc<CachedJson>)> {
+        self.find(index, key.hash(), |k| key.is(k))
+    }
+
+    fn find(
+        &self,
+        index: &Arc<Index>,
+        hash: u64,
+        is: impl Fn(&str) -> bool,
+    ) -> Option<(Route, Arc<CachedJson>)> {
+        let found = |g: &Inner| {
+            let e = g.map.get(&hash)?;
+            (is(&e.key) && e.holds.in_index(index)).then(|| (e.route, e.answer.clone()))
+        };
         {
             let g = self.inner.read().ok()?;
             if g.generation >= index.generation {
-                let e = g.map.get(key)?;
-                return e.holds.in_index(index).then(|| (e.route, e.answer.clone()));
+                return found(&g);
             }
         }
         // The first request of a new index: sweep, then look.
         let mut g = self.inner.write().ok()?;
         g.sweep(index);
-        let e = g.map.get(key)?;
-        e.holds.in_index(index).then(|| (e.route, e.answer.clone()))
+        found(&g)
     }
 
     /// Keeps `value`, built from `index`, for the next request of `key`.
@@ -268,24 +241,26 @@ impl JsonCache {
             return;
         }
         g.sweep(index);
-        if let Some(old) = g.map.remove(&key) {
-            g.bytes -= cost(&old.answer, &key);
-            g.order.retain(|k| *k != key);
+        let hash = hash_text(&key);
+        if let Some(old) = g.map.remove(&hash) {
+            g.bytes -= cost(&old.answer, &old.key);
+            g.order.retain(|k| *k != hash);
         }
         while g.bytes + size > self.cap {
             let Some(oldest) = g.order.pop_front() else {
                 break;
             };
             if let Some(e) = g.map.remove(&oldest) {
-                g.bytes -= cost(&e.answer, &oldest);
+                g.bytes -= cost(&e.answer, &e.key);
             }
         }
         g.bytes += size;
-        g.order.push_back(key.clone());
+        g.order.push_back(hash);
         let holds = Holds::of(index, &value.source);
         g.map.insert(
-            key,
+            hash,
             Entry {
+                key,
                 route,
                 answer: Arc::new(value),
                 holds,
@@ -312,6 +287,7 @@ impl JsonCache {
 mod tests {
     use super::*;
     use crate::serve::paths::query_pairs;
+    use http::{HeaderMap, header};
 
     use bytes::Bytes;
 
@@ -324,27 +300,43 @@ mod tests {
         }
     }
 
+    /// A key found without its text is found as its text would be: the
+    /// same hash, the same comparison, and nothing else matches it.
     #[test]
-    fn junk_in_the_query_shares_one_key() {
-        let h = HeaderMap::new();
-        let k = |q: &str| key("/v1/index", &query_pairs(Some(q)), "http://m", &h);
-        assert_eq!(k("nocache=1"), k("nocache=2"));
-        assert_eq!(k(""), k("x=y&z"));
-        assert_eq!(k("page=01&per_page=5"), k("per_page=5&page=1"));
-        assert_eq!(k("recursive=True"), k("recursive=true&expand=false"));
-        assert_ne!(k("page=1"), k("page=2"));
-        assert_ne!(k("blobs=true"), k(""));
-        assert_ne!(k("cursor=YQ"), k("cursor=Yg"));
-        assert_ne!(
-            key("/v1/index", &[], "http://a", &h),
-            key("/v1/index", &[], "http://b", &h)
-        );
+    fn a_key_not_made_into_text_finds_what_its_text_keeps() {
         let mut bytes = HeaderMap::new();
         bytes.insert(header::ACCEPT, "application/octet-stream".parse().unwrap());
-        assert_ne!(
-            key("/p", &[], "http://a", &h),
-            key("/p", &[], "http://a", &bytes)
+        let c = JsonCache::with_cap(1 << 20);
+        let index = Arc::new(Index::default());
+        let queries = ["", "page=7&per_page=100", "recursive=1&cursor=YQ", "x=y"];
+        for (i, q) in queries.iter().enumerate() {
+            let query = query_pairs(Some(q));
+            let h = if i % 2 == 0 {
+                HeaderMap::new()
+            } else {
+                bytes.clone()
+            };
+            let k = Key::of("/api/models/a/b", &query, ["http", "://", "m:8080"], &h);
+            let text = k.text();
+            assert_eq!(
+                text,
+                Key::of("/api/models/a/b", &query, ["http://m:8080", "", ""], &h).text()
+            );
+            assert_eq!(k.hash(), hash_text(&text));
+            assert!(k.is(&text));
+            assert!(!k.is(&format!("{text}x")) && !k.is(&text[1..]));
+            assert!(c.get_key(&index, &k).is_none());
+            c.put(&index, text, Route::Index, answer(10 + i));
+            let (_, hit) = c.get_key(&index, &k).unwrap();
+            assert_eq!(hit.body.len(), 10 + i);
+        }
+        let other = Key::of(
+            "/api/models/a/c",
+            &[],
+            ["http", "://", "m:8080"],
+            &HeaderMap::new(),
         );
+        assert!(c.get_key(&index, &other).is_none());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::metrics::RouteLabel;
 use super::request::Req;
 use super::route::{Route, Routed};
 use super::state::{AppState, CHECK_EVERY, Readiness};
-use super::{auth, cache, hub, oci, paths, pypi, respond, track};
+use super::{auth, cache_key, hub, oci, paths, pypi, respond, track};
 
 /// Largest `paths-info` form accepted.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -185,12 +185,14 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
     // A JSON answer built before from the same index is sent as it is,
     // under the route that built it.
     let cache_key = (r.method == Method::GET || r.method == Method::HEAD)
-        .then(|| cache::key(raw_path, &r.query, &r.base_url(), r.headers));
+        .then(|| cache_key::Key::of(raw_path, &r.query, r.base_url_parts(), r.headers));
     if let Some(key) = &cache_key
-        && let Some((route, hit)) = state.json_cache.get(&r.index, key)
+        && let Some((route, hit)) = state.json_cache.get_key(&r.index, key)
     {
         return (route, respond::reply(r.method, r.headers, &hit));
     }
+    // Missed: the key as text, to wait for a build under and keep by.
+    let cache_key = cache_key.map(|k| k.text());
     // One build per key: wait for a request already building it, and take
     // what it built.
     let _flight = match &cache_key {

@@ -8,8 +8,10 @@
 //! up in the [`index::Index`]; the one thing that reaches the filesystem is
 //! a blob's sha256 from that index.
 
+mod access;
 pub mod auth;
 pub mod cache;
+mod cache_key;
 pub mod concat;
 pub mod conn;
 mod dispatch;
@@ -110,6 +112,7 @@ impl Running {
         self.handle.graceful_shutdown(Some(grace));
         let done = self.task.await;
         self.reaper.abort();
+        access::flush(Duration::from_secs(2)).await;
         match done {
             Ok(r) => r.map_err(ServeError::Serve),
             Err(e) => Err(ServeError::Serve(std::io::Error::other(e))),

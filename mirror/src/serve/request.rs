@@ -26,8 +26,15 @@ impl Req<'_> {
     /// The base URL clients reach this mirror at: `--public-url`, else
     /// `X-Forwarded-Proto` + `X-Forwarded-Host` (an ingress), else `Host`.
     pub fn base_url(&self) -> String {
+        self.base_url_parts().concat()
+    }
+
+    /// [`Self::base_url`] in three parts borrowed from the request (the
+    /// scheme, `://`, the host; or the public URL and two empty parts), so
+    /// the answer cache's key is hashed without making it.
+    pub fn base_url_parts(&self) -> [&str; 3] {
         if let Some(u) = &self.state.public_url {
-            return u.clone();
+            return [u, "", ""];
         }
         let first = |name: &str| {
             self.headers
@@ -52,7 +59,7 @@ impl Req<'_> {
                         .all(|c| c.is_ascii_alphanumeric() || "-.:[]_".contains(c))
             })
             .unwrap_or("localhost");
-        format!("{proto}://{host}")
+        [proto, "://", host]
     }
 }
 

@@ -1,6 +1,7 @@
-//! One log line and the metrics of each request, written when its body is
+//! One log line and the metrics of each request, taken when its body is
 //! done (sent, failed or dropped), so `bytes` and `ms` are what the client
-//! actually got and the in-flight gauge covers the whole download.
+//! actually got and the in-flight gauge covers the whole download; the line
+//! is written by the access log's thread ([`super::access`]).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use http::{Method, StatusCode, Uri};
 use http_body::{Frame, SizeHint};
 
+use super::access;
 use super::metrics::{Metrics, RequestLabels, RouteLabel};
 use super::route::Route;
 use super::state::AppState;
@@ -129,16 +131,18 @@ impl Drop for TrackedBody {
         m.bytes_sent
             .get_or_create(&RouteLabel { route: d.route })
             .inc_by(self.bytes);
-        let ms = t.start.elapsed().as_secs_f64() * 1000.0;
-        tracing::info!(
-            target: "llmgw::access",
-            method = %t.method,
-            route = %d.route,
-            status = d.status.as_u16(),
-            bytes = self.bytes,
-            ms = (ms * 10.0).round() / 10.0,
-            path = ?t.path(),
-            "request"
-        );
+        if access::enabled() {
+            let ms = t.start.elapsed().as_secs_f64() * 1000.0;
+            access::log(access::Line {
+                at: std::time::SystemTime::now(),
+                method: t.method.clone(),
+                route: d.route,
+                status: d.status.as_u16(),
+                bytes: self.bytes,
+                ms: (ms * 10.0).round() / 10.0,
+                path_len: t.path().len(),
+                uri: t.uri.clone(),
+            });
+        }
     }
 }
