@@ -254,7 +254,7 @@ mod tests {
                 key_id: "ABCDEF0123456789".into(),
                 channel: "stable".into(),
                 sequence: 7,
-                manifest_sha256: "a".repeat(64),
+                manifest_sha256: "a".repeat(64).parse().unwrap(),
             }],
         };
         let err = d

@@ -17,7 +17,7 @@ pub struct CreateReport {
     /// `tar`, `tar.zst` or `dir`, as `--out`'s name says.
     pub format: Format,
     /// The bundle's identity: carry it apart from the bundle.
-    pub manifest_sha256: String,
+    pub manifest_sha256: llmgw_shared::BundleId,
     /// `PATH.sha256`, holding `<hex>  manifest.json`.
     pub sha256_file: PathBuf,
     /// Every file carried, with where its digests came from.

@@ -25,7 +25,7 @@ const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;
 /// What `bundle sign` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
-    pub manifest_sha256: String,
+    pub manifest_sha256: llmgw_shared::BundleId,
     pub key_id: String,
     pub channel: String,
     pub sequence: u64,
@@ -68,7 +68,7 @@ pub fn sign_bundle(bundle: &Path, key: &SecretKey) -> Result<Signed, CreateError
         path: bundle.to_path_buf(),
         error: Box::new(e),
     })?;
-    let manifest_sha256 = llmgw_shared::sha256_hex(&bytes);
+    let manifest_sha256 = llmgw_shared::BundleId::of(&bytes);
     check_sha256_file(bundle, &manifest_sha256)?;
     let Some(sequence) = manifest.sequence else {
         return Err(BundleFileError::NoSequence {

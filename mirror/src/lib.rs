@@ -6,6 +6,8 @@ mod fsutil;
 mod import;
 mod serve;
 mod store;
+#[cfg(test)]
+mod test_ids;
 
 // The face: what the CLI (`src/cli/`) and the integration tests use, and
 // nothing else. Every module is private, so a module's `pub` means "for the

@@ -82,7 +82,7 @@ pub struct HeldSeries {
     /// The highest sequence the store accepted: a delta must come after it.
     pub sequence: u64,
     /// The manifest sha256 of the bundle that carried that sequence.
-    pub manifest_sha256: String,
+    pub manifest_sha256: crate::BundleId,
 }
 
 /// What a delta lacked in a store (`bundle import --need-out`).
@@ -370,7 +370,7 @@ mod tests {
             key_id: "RWQKEY".into(),
             channel: "stable".into(),
             sequence: u64::MAX,
-            manifest_sha256: "a".repeat(64),
+            manifest_sha256: "a".repeat(64).parse().unwrap(),
         });
         let err = HaveList::from_json_bytes(&l.to_canonical_json())
             .unwrap_err()

@@ -1,5 +1,5 @@
-//! Types for the identifiers the code passes around: a sha256 digest, a git
-//! object id, a repository id. Each is checked once, where it is made
+//! Types for the identifiers the code passes around: a sha256 digest, a
+//! bundle's id (its manifest's sha256), a git object id, a repository id. Each is checked once, where it is made
 //! (parsed from outside, or computed), and is then known good wherever it
 //! goes: a [`Sha256`] is always 64 lower-case hex digits, so it can name a
 //! file ([`crate::names`]' rule "names never become paths" holds by type).
@@ -221,6 +221,17 @@ hex_id!(
 );
 
 hex_id!(
+    /// A bundle's id: the sha256 of its manifest's canonical bytes, which
+    /// names the manifest in a store (`bundles/<id>.json`), its signature
+    /// (`<id>.json.minisig`) and the bundle in every report. A type of its
+    /// own, not a [`Sha256`], so a blob's digest is never taken for a
+    /// bundle's (the two are spelled the same and file in different places).
+    BundleId,
+    64,
+    "manifest sha256"
+);
+
+hex_id!(
     /// A git object id (sha1): 40 lower-case hex digits; a blob's is the
     /// sha1 of `blob <len>\0` and its bytes, a tree's that of its entries.
     GitOid,
@@ -233,6 +244,26 @@ impl Sha256 {
     pub fn of(bytes: &[u8]) -> Self {
         use sha2::Digest;
         Self::from_checked(&hex::encode(sha2::Sha256::digest(bytes)))
+    }
+}
+
+impl BundleId {
+    /// The id of the manifest whose canonical bytes are `manifest`.
+    pub fn of(manifest: &[u8]) -> Self {
+        Self(Sha256::of(manifest).0)
+    }
+
+    /// The same digits as a [`Sha256`], for what hashes a manifest's bytes
+    /// as any blob's (a [`crate::HashReader`]'s result, a store's key).
+    pub fn sha256(&self) -> Sha256 {
+        Sha256(self.0)
+    }
+}
+
+/// A manifest's digest, once it is known to be the manifest's.
+impl From<Sha256> for BundleId {
+    fn from(sha: Sha256) -> Self {
+        Self(sha.0)
     }
 }
 
@@ -390,6 +421,23 @@ mod tests {
         let mut m = std::collections::BTreeMap::new();
         m.insert(Sha256::of(b"a"), 1);
         assert_eq!(m.get(Sha256::of(b"a").as_str()), Some(&1));
+    }
+
+    #[test]
+    fn bundle_ids_are_a_manifests_sha256_written_as_its_hex() {
+        let id = BundleId::of(b"{}");
+        assert_eq!(id.as_str(), Sha256::of(b"{}").as_str());
+        assert_eq!(BundleId::from(Sha256::of(b"{}")), id);
+        assert_eq!(id.sha256(), Sha256::of(b"{}"));
+        let json = serde_json::to_string(&id).unwrap();
+        assert_eq!(json, format!("\"{id}\""));
+        assert_eq!(serde_json::from_str::<BundleId>(&json).unwrap(), id);
+        let e = serde_json::from_str::<BundleId>("\"../x\"").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("manifest sha256: expected 64 lower-case hex digits"),
+            "{e}"
+        );
     }
 
     #[test]

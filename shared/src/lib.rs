@@ -35,7 +35,7 @@ pub use digest::{
 };
 pub use git::{TreeItem, tree_oid};
 pub use have::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList, blob_uses};
-pub use ids::{BadHex, GitOid, RepoId, Sha256};
+pub use ids::{BadHex, BundleId, GitOid, RepoId, Sha256};
 pub use names::{
     UnsafeName, check_file_name, check_ref_name, check_relative_path, check_repo_id, is_sha1_hex,
     is_sha256_hex, pep503_normalize, repo_key,

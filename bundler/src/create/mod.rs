@@ -76,7 +76,7 @@ pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, C
     };
     progress.finish();
     let manifest = written.manifest;
-    let manifest_sha256 = llmgw_shared::sha256_hex(&manifest.to_canonical_json());
+    let manifest_sha256 = llmgw_shared::BundleId::of(&manifest.to_canonical_json());
     let sha256_file = match &written.volumes {
         Some(v) => v.sha256_file.clone(),
         None => write::write_sha256_file(&spec.out, &manifest_sha256)?,

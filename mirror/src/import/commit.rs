@@ -35,9 +35,7 @@ pub(super) fn commit(
     let mut done = Done::default();
     let result = (|| {
         move_blobs(store, staging, v, &mut done)?;
-        let dest = store.bundle_path(&v.manifest_sha256).ok_or_else(|| {
-            StoreError::io(store.bundles_dir(), std::io::ErrorKind::InvalidInput.into())
-        })?;
+        let dest = store.bundle_file(&v.manifest_sha256);
         // Numbered before it is visible, so no held bundle lacks a number.
         let mut order = before.clone();
         order.record(store, &v.manifest_sha256, dest.exists())?;

@@ -55,8 +55,8 @@ pub mod volumes;
 
 use std::path::Path;
 
-use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
+use llmgw_shared::{BundleId, Sha256};
 
 use crate::bundle::reader::BundleFormat;
 use crate::bundle::verify::{self, Outcome};
@@ -103,7 +103,7 @@ impl Default for ImportOptions {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ImportReport {
     /// The bundle's identity: the sha256 of its `manifest.json`.
-    pub manifest_sha256: String,
+    pub manifest_sha256: BundleId,
     /// The manifest as verified and now held in `bundles/`.
     #[serde(skip)]
     pub manifest: Manifest,
@@ -146,7 +146,7 @@ pub enum ImportOutcome {
     /// The bundle, and every blob it names, was already held: nothing done.
     AlreadyHeld {
         /// The bundle's manifest sha256.
-        manifest_sha256: String,
+        manifest_sha256: BundleId,
         /// Bundles the store holds (unchanged).
         bundles_held: usize,
     },
@@ -184,7 +184,7 @@ fn check_model_files(
 pub fn import_with(
     store: &Store,
     bundle: &Path,
-    expected: Option<&Sha256>,
+    expected: Option<&BundleId>,
     opts: &ImportOptions,
     progress: &dyn Progress,
 ) -> Result<ImportOutcome, ImportError> {
@@ -192,10 +192,9 @@ pub fn import_with(
     let _lock = StoreLock::acquire(&store.lock_path(), "the import")?;
     let trusted = trust::keys(store)?;
     let (sha, plan) = plan_signed(store, bundle, expected, opts)?;
-    let expected_sha256 = sha.as_str();
     let mut staging = Staging::new(store, &sha);
     staging.signature_checked = plan.looked_ahead;
-    let outcome = verify::check_bundle(bundle, expected_sha256, &trusted, &mut staging, progress)
+    let outcome = verify::check_bundle(bundle, &sha, &trusted, &mut staging, progress)
         .and_then(|o| staging.settle().map(|()| o));
     match outcome {
         Err(e) => {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use llmgw_shared::Sha256;
+use llmgw_shared::BundleId;
 use llmgw_shared::manifest::Manifest;
 
 use super::{ImportError, ImportOptions};
@@ -40,9 +40,9 @@ pub(crate) struct SignedPlan {
 pub(crate) fn plan_signed(
     store: &Store,
     bundle: &Path,
-    expected: Option<&Sha256>,
+    expected: Option<&BundleId>,
     opts: &ImportOptions,
-) -> Result<(Sha256, SignedPlan), ImportError> {
+) -> Result<(BundleId, SignedPlan), ImportError> {
     // A pipe can be read once: no look-ahead (a signed bundle is then
     // refused by the full pass; an unsigned one needs --sha256).
     let regular = std::fs::metadata(bundle).is_ok_and(|m| m.is_file() || m.is_dir());
@@ -51,13 +51,12 @@ pub(crate) fn plan_signed(
         let mut plan = SignedPlan::default();
         if opts.allow_unsigned_override {
             let policy = Policy::load(store)?;
-            (plan.policy, plan.notes) =
-                follow::plan_import(store, &policy, None, e.as_str(), true)?;
+            (plan.policy, plan.notes) = follow::plan_import(store, &policy, None, e, true)?;
         }
         return Ok((e.clone(), plan));
     }
     let head = series::read_head(bundle)?;
-    let sha = Sha256::of(&head.manifest_bytes);
+    let sha = head.manifest_sha256.clone();
     let manifest = match Manifest::from_json_bytes(&head.manifest_bytes) {
         Ok(m) if expected.is_none_or(|e| *e == sha) => m,
         _ => {
@@ -89,11 +88,11 @@ pub(crate) fn plan_signed(
             store,
             &policy,
             signed_by.as_ref(),
-            sha.as_str(),
+            &sha,
             opts.allow_unsigned_override,
         )?;
     }
-    if store.bundle_ids()?.iter().any(|id| sha == *id) {
+    if store.bundle_ids()?.contains(&sha) {
         // Held already: importing it again repairs, and moves nothing.
         plan.signed_by = signed_by;
         return Ok((sha, plan));
@@ -103,10 +102,10 @@ pub(crate) fn plan_signed(
     // A repair bundle names nothing to serve: it never moves a series.
     if let Some(by) = signed_by.as_ref().filter(|_| !manifest.is_repair()) {
         let mut s = Series::load(store)?;
-        let step = s.decide(by, sha.as_str(), opts.allow_rollback)?;
+        let step = s.decide(by, &sha, opts.allow_rollback)?;
         match &step {
             Step::Advance => {
-                s.advance(by, sha.as_str());
+                s.advance(by, &sha);
                 plan.series = Some(s);
             }
             Step::Same => {}

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::Sha256;
+use llmgw_shared::BundleId;
 use thiserror::Error;
 
 use super::volumes::import::{VolumesOutcome, import_volumes};
@@ -63,7 +63,7 @@ pub enum ImportRunError {
 pub fn import_into(
     location: &StoreLocation,
     bundles: &[PathBuf],
-    sha256: Option<&Sha256>,
+    sha256: Option<&BundleId>,
     opts: &ImportOptions,
     progress: &dyn Progress,
     published: &dyn Fn(Pushed),

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use llmgw_shared::Sha256;
+use llmgw_shared::BundleId;
 use llmgw_shared::manifest::Manifest;
 
 use super::ImportError;
@@ -24,7 +24,7 @@ use crate::store::Store;
 pub(super) struct Staging<'a> {
     store: &'a Store,
     pub(super) dir: PathBuf,
-    expected: Sha256,
+    expected: BundleId,
     /// Blobs whose bytes are all written, waiting for their hash verdict.
     written: Arc<Mutex<HashMap<String, File>>>,
     /// Syncs verified blobs and gives them their final staged name, in the
@@ -72,7 +72,7 @@ impl Syncer {
 }
 
 impl<'a> Staging<'a> {
-    pub(super) fn new(store: &'a Store, expected_sha256: &Sha256) -> Self {
+    pub(super) fn new(store: &'a Store, expected_sha256: &BundleId) -> Self {
         // A digest by type: 64 hex digits, safe in a file name.
         let dir = store.tmp_dir().join(format!("import-{expected_sha256}"));
         Self {
@@ -152,7 +152,7 @@ impl Target for Staging<'_> {
     fn on_manifest(&mut self, manifest: &Manifest, to_read: u64) -> Result<bool, ImportError> {
         // Held means the manifest file is there and intact: a damaged one
         // is replaced by running the import again.
-        let held = self.store.read_bundle(self.expected.as_str()).is_ok();
+        let held = self.store.read_bundle(&self.expected).is_ok();
         if held
             && manifest
                 .blobs()

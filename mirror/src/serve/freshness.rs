@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use llmgw_shared::manifest::Manifest;
-use llmgw_shared::repo_key;
+use llmgw_shared::{BundleId, repo_key};
 
 use super::index::entries::natural_cmp;
 use crate::store::Store;
@@ -35,30 +35,33 @@ pub type Signers = BTreeMap<String, (String, String)>;
 
 /// Who signed each bundle of `bundles` that has a sequence and a kept,
 /// valid signature file.
-pub fn signers(store: &Store, bundles: &[(String, Manifest)]) -> Signers {
+pub fn signers(store: &Store, bundles: &[(BundleId, Manifest)]) -> Signers {
     bundles
         .iter()
         .filter(|(_, m)| m.sequence.is_some() && !m.is_repair())
         .filter_map(|(id, m)| {
             crate::store::series::held_signer(store, id)
-                .map(|k| (id.clone(), (k, m.channel().into())))
+                .map(|k| (id.to_string(), (k, m.channel().into())))
         })
         .collect()
 }
 
 /// Freshness of `bundles`, given in the order the index was built from.
-pub fn of(store: &Store, bundles: &[(String, Manifest)], signers: &Signers) -> Freshness {
+pub fn of(store: &Store, bundles: &[(BundleId, Manifest)], signers: &Signers) -> Freshness {
     let newest_import = bundles
         .iter()
-        .filter_map(|(id, _)| store.bundle_path(id))
-        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .filter_map(|(id, _)| {
+            std::fs::metadata(store.bundle_file(id))
+                .and_then(|m| m.modified())
+                .ok()
+        })
         .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs())
         .max();
     // The last of each series, and the last unsigned bundle, are current.
     let mut current: HashMap<Option<&(String, String)>, &Manifest> = HashMap::new();
     for (id, m) in bundles {
-        current.insert(signers.get(id), m);
+        current.insert(signers.get(id.as_str()), m);
     }
     let nearest_expiry = current
         .values()
@@ -79,7 +82,7 @@ pub fn of(store: &Store, bundles: &[(String, Manifest)], signers: &Signers) -> F
 /// highest tag held. Among unsigned bundles alone it stays the highest tag
 /// any of them carries, so an old unsigned bundle imported again cannot
 /// move it back either.
-pub fn latest(bundles: &[(String, Manifest)], authority: &Authority) -> HashMap<String, String> {
+pub fn latest(bundles: &[(BundleId, Manifest)], authority: &Authority) -> HashMap<String, String> {
     // repo key -> (the bundle `latest` is served from, its tag).
     let mut out: HashMap<String, (&str, String)> = HashMap::new();
     for (id, m) in bundles {

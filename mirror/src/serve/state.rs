@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
-use llmgw_shared::{Chain, chain};
+use llmgw_shared::{BundleId, Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
@@ -258,7 +258,7 @@ impl AppState {
     /// they are read from, when the store changed since the index was
     /// built (or `force`); `None` when it did not, or cannot be listed
     /// (then said where `/readyz` looks).
-    fn changed(&self, watch: &mut Watch, force: bool) -> Option<(Vec<String>, Vec<WatchedFile>)> {
+    fn changed(&self, watch: &mut Watch, force: bool) -> Option<(Vec<BundleId>, Vec<WatchedFile>)> {
         let dir = self.store.bundles_dir();
         let state_path = state::path(&self.store);
         // The policy says which series move names: following another is a
@@ -295,8 +295,8 @@ impl AppState {
         let mut files: Vec<WatchedFile> = ids
             .iter()
             .map(|id| {
-                let id_file = self.store.bundle_path(id).and_then(|p| file_id(&p));
-                (id.clone(), id_file)
+                let id_file = file_id(&self.store.bundle_file(id));
+                (id.to_string(), id_file)
             })
             .collect();
         files.push((String::new(), file_id(&state_path)));
@@ -309,7 +309,7 @@ impl AppState {
 
     /// A new index of the bundles `ids`, in import order, and the tar
     /// layers it left out (their digests not known yet).
-    fn build(&self, mut ids: Vec<String>, watch: &mut Watch) -> (Index, Vec<Pending>) {
+    fn build(&self, mut ids: Vec<BundleId>, watch: &mut Watch) -> (Index, Vec<Pending>) {
         let order = ImportOrder::load(&self.store).unwrap_or_else(|e| {
             tracing::error!(error = %Chain(&e), "import order unreadable; ordering bundles by their manifests' file times");
             ImportOrder::default()

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::ops::Range;
 use std::time::{Duration, SystemTime};
 
-use llmgw_shared::Sha256;
+use llmgw_shared::{BundleId, Sha256};
 
 use super::StoreError;
 
@@ -52,7 +52,7 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
 
     /// Where the manifest of that bundle is (a file's path, an object's
     /// URL), for messages.
-    fn manifest_location(&self, manifest_sha256: &Sha256) -> String;
+    fn manifest_location(&self, manifest_sha256: &BundleId) -> String;
 
     /// Stores the blob read from `reader`, hashing it on the way, and makes
     /// it visible only when it is `size` bytes hashing to `sha256`; a blob
@@ -90,11 +90,11 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     fn delete_blob(&self, sha256: &Sha256) -> Result<(), StoreError>;
 
     /// The sha256s of the manifests held, sorted.
-    fn list_bundles(&self) -> Result<Vec<Sha256>, StoreError>;
+    fn list_bundles(&self) -> Result<Vec<BundleId>, StoreError>;
 
     /// Writes a manifest: the step that makes its bundle visible, so a
     /// caller writes it after every blob it names.
-    fn put_manifest(&self, manifest_sha256: &Sha256, bytes: &[u8]) -> Result<(), StoreError>;
+    fn put_manifest(&self, manifest_sha256: &BundleId, bytes: &[u8]) -> Result<(), StoreError>;
 
     /// How long ago the blob was written (zero for a time in the future),
     /// or `None` when it is not there or its time is unknown.

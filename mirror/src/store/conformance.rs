@@ -90,7 +90,7 @@ pub fn exercise(store: &dyn BlobStore) {
     assert!(age > Duration::from_secs(3000), "{age:?}");
 
     let manifest = b"{\"format_version\":1}";
-    let msha = Sha256::of(manifest);
+    let msha = llmgw_shared::BundleId::of(manifest);
     assert!(
         store
             .manifest_location(&msha)

@@ -10,7 +10,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::Sha256;
+use llmgw_shared::{BundleId, Sha256};
 
 use super::backend::{BlobMeta, BlobStore};
 use super::checked_file::write_checked;
@@ -75,7 +75,7 @@ impl BlobStore for FsBlobs {
         self.path(&layout::blob_key(sha256)).display().to_string()
     }
 
-    fn manifest_location(&self, manifest_sha256: &Sha256) -> String {
+    fn manifest_location(&self, manifest_sha256: &BundleId) -> String {
         self.path(&layout::bundle_key(manifest_sha256))
             .display()
             .to_string()
@@ -130,15 +130,11 @@ impl BlobStore for FsBlobs {
         }
     }
 
-    fn list_bundles(&self) -> Result<Vec<Sha256>, StoreError> {
-        Ok(super::Store::at(&self.root)
-            .bundle_ids()?
-            .iter()
-            .filter_map(|id| layout::digest(id))
-            .collect())
+    fn list_bundles(&self) -> Result<Vec<BundleId>, StoreError> {
+        super::Store::at(&self.root).bundle_ids()
     }
 
-    fn put_manifest(&self, manifest_sha256: &Sha256, bytes: &[u8]) -> Result<(), StoreError> {
+    fn put_manifest(&self, manifest_sha256: &BundleId, bytes: &[u8]) -> Result<(), StoreError> {
         let dest = self.path(&layout::bundle_key(manifest_sha256));
         let dir = self.root.join(layout::BUNDLES);
         std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;

@@ -18,6 +18,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use llmgw_shared::BundleId;
 use thiserror::Error;
 
 use crate::fsutil::{self, StoreLock};
@@ -189,11 +190,11 @@ fn sweep_folder(store: &Store, dry_run: bool, report: &mut GcReport) -> Result<(
 
 /// Forgets a bundle, given its sha256 or a unique prefix of it. Its blobs
 /// stay until `gc`. Returns the full sha256.
-pub fn remove(store: &Store, given: &str) -> Result<String, GcError> {
+pub fn remove(store: &Store, given: &str) -> Result<BundleId, GcError> {
     let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror remove`")?;
     let given_lc = given.trim().to_ascii_lowercase();
     let ids = store.bundle_ids()?;
-    let matches: Vec<&String> = ids
+    let matches: Vec<&BundleId> = ids
         .iter()
         .filter(|id| !given_lc.is_empty() && id.starts_with(&given_lc))
         .collect();
@@ -216,9 +217,7 @@ pub fn remove(store: &Store, given: &str) -> Result<String, GcError> {
             });
         }
     };
-    let path = store.bundle_path(&id).ok_or_else(|| {
-        StoreError::io(store.bundles_dir(), std::io::ErrorKind::InvalidInput.into())
-    })?;
+    let path = store.bundle_file(&id);
     std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
     // Its signature, once the manifest is gone (a signature alone is inert).
     let sig = store

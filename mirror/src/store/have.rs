@@ -76,7 +76,7 @@ pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
                 blobs.insert(b, size);
             }
         }
-        manifests.push(sha);
+        manifests.push(sha.to_string());
     }
     let series = Series::load(store)?.series;
     let blobs = blobs

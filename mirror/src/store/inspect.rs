@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use llmgw_shared::manifest::Manifest;
-use llmgw_shared::shown;
+use llmgw_shared::{BundleId, shown};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::verify::{self, VerifyError};
@@ -21,7 +21,7 @@ use crate::bundle::verify::{self, VerifyError};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// The bundle's identity: the sha256 of its `manifest.json`.
-    pub manifest_sha256: String,
+    pub manifest_sha256: BundleId,
     /// When the bundle says it was made (RFC 3339); shown, never trusted.
     pub created: String,
     /// The llmgw that made it (`llmgw 0.1.0`).
@@ -266,9 +266,9 @@ pub struct GapSummary {
 
 impl Summary {
     /// The summary of manifest `m`, whose sha256 is `manifest_sha256`.
-    pub fn of(manifest_sha256: &str, m: &Manifest) -> Self {
+    pub fn of(manifest_sha256: &BundleId, m: &Manifest) -> Self {
         Self {
-            manifest_sha256: manifest_sha256.to_string(),
+            manifest_sha256: manifest_sha256.clone(),
             created: m.created.clone(),
             tool: m.tool.clone(),
             arches: m.arches.clone(),
@@ -425,7 +425,7 @@ pub use llmgw_shared::progress::human_bytes;
 /// Reads a bundle's manifest without verifying anything.
 pub fn inspect(bundle: &Path) -> Result<Summary, VerifyError> {
     let bytes = verify::read_manifest_unverified(bundle)?;
-    let sha = llmgw_shared::sha256_hex(&bytes);
+    let sha = BundleId::of(&bytes);
     let m = Manifest::from_json_bytes(&bytes)?;
     Ok(Summary::of(&sha, &m))
 }

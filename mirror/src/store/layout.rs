@@ -8,7 +8,7 @@
 //! Reading a key back ([`blob_of_key`], [`bundle_of_key`]) accepts exactly
 //! what these functions write.
 
-use llmgw_shared::{Sha256, is_sha256_hex};
+use llmgw_shared::{BundleId, Sha256};
 
 /// The folder (prefix) of the blobs.
 pub const BLOBS: &str = "blobs/sha256";
@@ -38,7 +38,7 @@ pub fn blob_key(sha256: &Sha256) -> String {
 }
 
 /// `bundles/<sha256>.json`: the key of the manifest whose sha256 it is.
-pub fn bundle_key(manifest_sha256: &Sha256) -> String {
+pub fn bundle_key(manifest_sha256: &BundleId) -> String {
     format!("{BUNDLES}/{manifest_sha256}.json")
 }
 
@@ -52,18 +52,22 @@ pub fn blob_of_key(key: &str) -> Option<Sha256> {
 }
 
 /// The manifest sha256 a key names, when it is exactly [`bundle_key`] of it.
-pub fn bundle_of_key(key: &str) -> Option<Sha256> {
+pub fn bundle_of_key(key: &str) -> Option<BundleId> {
     let rest = key.strip_prefix(BUNDLES)?.strip_prefix('/')?;
-    digest(rest.strip_suffix(".json")?)
+    bundle_id(rest.strip_suffix(".json")?)
 }
 
 /// `text` as a digest, if it is one exactly as the store spells them
 /// (lower case, nothing around it): upper case or white space, which
 /// [`Sha256::parse`] would forgive, names nothing here.
 pub fn digest(text: &str) -> Option<Sha256> {
-    is_sha256_hex(text)
-        .then(|| Sha256::parse("sha256", text).ok())
-        .flatten()
+    Sha256::parse_exact("sha256", text).ok()
+}
+
+/// `text` as a bundle's id, if it is one exactly as the store spells them
+/// (what names a file in `bundles/`), as [`digest`] reads a blob's.
+pub fn bundle_id(text: &str) -> Option<BundleId> {
+    BundleId::parse_exact("manifest sha256", text).ok()
 }
 
 #[cfg(test)]
@@ -75,9 +79,10 @@ mod tests {
         let hex = "0a".repeat(32);
         let sha = digest(&hex).unwrap();
         assert_eq!(blob_key(&sha), format!("blobs/sha256/0a/{hex}"));
-        assert_eq!(bundle_key(&sha), format!("bundles/{hex}.json"));
+        let id = bundle_id(&hex).unwrap();
+        assert_eq!(bundle_key(&id), format!("bundles/{hex}.json"));
         assert_eq!(blob_of_key(&blob_key(&sha)), Some(sha.clone()));
-        assert_eq!(bundle_of_key(&bundle_key(&sha)), Some(sha));
+        assert_eq!(bundle_of_key(&bundle_key(&id)), Some(id));
         // Filed under the wrong two digits, or spelled in upper case.
         assert_eq!(blob_of_key(&format!("blobs/sha256/0b/{hex}")), None);
         assert_eq!(

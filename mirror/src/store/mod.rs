@@ -53,15 +53,14 @@ pub mod verify;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::Sha256;
-use llmgw_shared::is_sha256_hex;
 use llmgw_shared::manifest::Manifest;
+use llmgw_shared::{BundleId, Sha256};
 
 pub use error::StoreError;
 pub use state_file::{StateFault, StateFile};
 
 /// A held bundle's sha256 and its manifest, or why it cannot be read.
-pub type HeldManifest = (String, Result<Manifest, StoreError>);
+pub type HeldManifest = (BundleId, Result<Manifest, StoreError>);
 
 /// A mirror store rooted at a directory; or, for a store in object
 /// storage, the local work folder its small files are copied into
@@ -321,15 +320,12 @@ impl Store {
         Self::digest(sha256).map(|h| self.blob_file(&h))
     }
 
-    /// Where the manifest of the bundle with this sha256 lives.
-    pub fn bundle_file(&self, manifest_sha256: &Sha256) -> PathBuf {
+    /// Where the manifest of the bundle with this id lives. A
+    /// [`BundleId`] is 64 lower-case hex digits by type; a name read from
+    /// disk or given on the command line becomes one first
+    /// ([`layout::bundle_id`], [`BundleId::parse`]).
+    pub fn bundle_file(&self, manifest_sha256: &BundleId) -> PathBuf {
         self.root.join(layout::bundle_key(manifest_sha256))
-    }
-
-    /// [`Store::bundle_file`] for a digest still held as text; `None` unless
-    /// it is 64 lower-case hex digits.
-    pub fn bundle_path(&self, manifest_sha256: &str) -> Option<PathBuf> {
-        Self::digest(manifest_sha256).map(|h| self.bundle_file(&h))
     }
 
     /// `text` as a digest, if it is one exactly as the store spells them
@@ -340,7 +336,7 @@ impl Store {
 
     /// The sha256s of the bundles held, sorted. A missing `bundles/`
     /// folder is an empty store.
-    pub fn bundle_ids(&self) -> Result<Vec<String>, StoreError> {
+    pub fn bundle_ids(&self) -> Result<Vec<BundleId>, StoreError> {
         let dir = self.bundles_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -352,10 +348,8 @@ impl Store {
             let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if let Some(id) = name.strip_suffix(".json")
-                && is_sha256_hex(id)
-            {
-                ids.push(id.to_string());
+            if let Some(id) = name.strip_suffix(".json").and_then(layout::bundle_id) {
+                ids.push(id);
             }
         }
         ids.sort();
@@ -363,24 +357,22 @@ impl Store {
     }
 
     /// Reads one held manifest, checking that it still hashes to its name.
-    pub fn read_bundle(&self, manifest_sha256: &str) -> Result<Manifest, StoreError> {
-        let path = self
-            .bundle_path(manifest_sha256)
-            .unwrap_or_else(|| self.bundles_dir().join(manifest_sha256));
+    pub fn read_bundle(&self, manifest_sha256: &BundleId) -> Result<Manifest, StoreError> {
+        let path = self.bundle_file(manifest_sha256);
         let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
-        let actual = llmgw_shared::sha256_hex(&bytes);
-        if actual != manifest_sha256 {
+        let actual = BundleId::of(&bytes);
+        if actual != *manifest_sha256 {
             return Err(StoreError::ManifestHash {
                 path,
                 expected: manifest_sha256.to_string(),
-                actual,
+                actual: actual.to_string(),
             });
         }
         Manifest::from_json_bytes(&bytes).map_err(|source| StoreError::BadManifest { path, source })
     }
 
     /// Every held manifest with its sha256, sorted by sha256.
-    pub fn read_bundles(&self) -> Result<Vec<(String, Manifest)>, StoreError> {
+    pub fn read_bundles(&self) -> Result<Vec<(BundleId, Manifest)>, StoreError> {
         self.bundle_ids()?
             .into_iter()
             .map(|id| self.read_bundle(&id).map(|m| (id, m)))
@@ -401,14 +393,14 @@ mod tests {
             PathBuf::from(format!("/s/blobs/sha256/ab/{hex}"))
         );
         assert!(s.blob_path("../../etc/passwd").is_none());
-        assert!(s.bundle_path(&"AB".repeat(32)).is_none());
+        assert!(layout::bundle_id(&"AB".repeat(32)).is_none());
         // What the typed digest would forgive, the store's names do not.
         assert!(s.blob_path(&format!(" {hex}")).is_none());
         assert!(s.blob_path(&hex.to_ascii_uppercase()).is_none());
         let typed = Sha256::parse("test", &hex).unwrap();
         assert_eq!(Some(s.blob_file(&typed)), s.blob_path(&hex));
         assert_eq!(
-            s.bundle_file(&typed),
+            s.bundle_file(&BundleId::from(typed)),
             PathBuf::from(format!("/s/bundles/{hex}.json"))
         );
     }
@@ -420,11 +412,11 @@ mod tests {
         assert!(s.bundle_ids().unwrap().is_empty());
         s.create_dirs().unwrap();
         let m = Manifest::new(vec!["amd64".into()], 0).to_canonical_json();
-        let id = llmgw_shared::sha256_hex(&m);
-        std::fs::write(s.bundle_path(&id).unwrap(), &m).unwrap();
+        let id = BundleId::of(&m);
+        std::fs::write(s.bundle_file(&id), &m).unwrap();
         std::fs::write(s.bundles_dir().join("notes.txt"), b"x").unwrap();
         assert_eq!(s.read_bundles().unwrap().len(), 1);
-        std::fs::write(s.bundle_path(&id).unwrap(), b"{}").unwrap();
+        std::fs::write(s.bundle_file(&id), b"{}").unwrap();
         let err = s.read_bundle(&id).unwrap_err().to_string();
         assert!(err.contains("llmgw mirror verify"), "{err}");
     }

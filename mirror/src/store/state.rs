@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use llmgw_shared::BundleId;
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil;
@@ -87,14 +88,13 @@ impl ImportOrder {
 
     /// Sorts bundle ids oldest import first (see the module docs for
     /// bundles without a number).
-    pub fn sort(&self, store: &Store, ids: &mut [String]) {
-        let mtime = |id: &str| -> Option<SystemTime> {
-            store
-                .bundle_path(id)
-                .and_then(|p| std::fs::metadata(p).ok())
+    pub fn sort(&self, store: &Store, ids: &mut [BundleId]) {
+        let mtime = |id: &BundleId| -> Option<SystemTime> {
+            std::fs::metadata(store.bundle_file(id))
+                .ok()
                 .and_then(|m| m.modified().ok())
         };
-        let mut keyed: Vec<(Option<u64>, Option<SystemTime>, String)> = ids
+        let mut keyed: Vec<(Option<u64>, Option<SystemTime>, BundleId)> = ids
             .iter()
             .map(|id| {
                 let n = self.number(id);
@@ -110,23 +110,23 @@ impl ImportOrder {
     /// Gives `id` the next number unless it is `held` already with one.
     /// Bundles the store holds without a number are numbered first, in
     /// the fallback order, and numbers of bundles no longer held dropped.
-    pub fn record(&mut self, store: &Store, id: &str, held: bool) -> Result<(), StoreError> {
+    pub fn record(&mut self, store: &Store, id: &BundleId, held: bool) -> Result<(), StoreError> {
         let mut ids = store.bundle_ids()?;
         self.sort(store, &mut ids);
         let kept: BTreeMap<String, u64> = ids
             .iter()
-            .filter_map(|i| self.number(i).map(|n| (i.clone(), n)))
+            .filter_map(|i| self.number(i).map(|n| (i.to_string(), n)))
             .collect();
         self.format = STATE_FORMAT;
         self.next = self.next.max(1);
         self.bundles = kept;
         for i in &ids {
-            if !self.bundles.contains_key(i) && (i != id || held) {
-                self.bundles.insert(i.clone(), self.next);
+            if !self.bundles.contains_key(i.as_str()) && (i != id || held) {
+                self.bundles.insert(i.to_string(), self.next);
                 self.next += 1;
             }
         }
-        if !(held && self.bundles.contains_key(id)) {
+        if !(held && self.bundles.contains_key(id.as_str())) {
             self.bundles.insert(id.to_string(), self.next);
             self.next += 1;
         }
@@ -183,7 +183,7 @@ pub fn write_file(store: &Store, name: &str, bytes: &[u8]) -> Result<(), StoreEr
 }
 
 /// The held bundles' sha256s in import order, no manifest read.
-pub fn ids_in_order(store: &Store) -> Result<Vec<String>, StoreError> {
+pub fn ids_in_order(store: &Store) -> Result<Vec<BundleId>, StoreError> {
     let mut ids = store.bundle_ids()?;
     ImportOrder::load(store)
         .unwrap_or_default()
@@ -208,10 +208,10 @@ mod tests {
     use super::*;
     use llmgw_shared::manifest::Manifest;
 
-    fn hold(store: &Store, arch: &str) -> String {
+    fn hold(store: &Store, arch: &str) -> BundleId {
         let m = Manifest::new(vec![arch.into()], 0).to_canonical_json();
-        let id = llmgw_shared::sha256_hex(&m);
-        std::fs::write(store.bundle_path(&id).unwrap(), &m).unwrap();
+        let id = BundleId::of(&m);
+        std::fs::write(store.bundle_file(&id), &m).unwrap();
         id
     }
 
@@ -232,7 +232,7 @@ mod tests {
 
         // The first import freezes that order and comes after it.
         let mut order = ImportOrder::load(&store).unwrap();
-        let c = "c".repeat(64);
+        let c: BundleId = "c".repeat(64).parse().unwrap();
         order.record(&store, &c, false).unwrap();
         save(&store, &order).unwrap();
         let order = ImportOrder::load(&store).unwrap();

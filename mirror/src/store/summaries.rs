@@ -12,6 +12,7 @@
 //! A manifest changed in place to other bytes of the same size is listed
 //! from its summary; `mirror verify` hashes every manifest and names it.
 
+use llmgw_shared::BundleId;
 use serde::{Deserialize, Serialize};
 
 use crate::store::inspect::Summary;
@@ -42,14 +43,14 @@ pub fn file_name(id: &str) -> String {
 /// The summary of held bundle `id` as its file says, or `None` when it has
 /// no file, one that cannot be read, of another format, not its own, or
 /// made from a manifest of another size than the one held now.
-pub fn load(store: &Store, id: &str) -> Option<Summary> {
+pub fn load(store: &Store, id: &BundleId) -> Option<Summary> {
     let path = store.state_dir().join(file_name(id));
     let bytes = crate::fsutil::read_bounded(&path, MAX_SUMMARY_BYTES).ok()?;
     let file: SummaryFile = serde_json::from_slice(&bytes).ok()?;
-    let held = std::fs::metadata(store.bundle_path(id)?).ok()?.len();
+    let held = std::fs::metadata(store.bundle_file(id)).ok()?.len();
     let own = file.version == VERSION
-        && file.bundle == id
-        && file.summary.manifest_sha256 == id
+        && file.bundle == id.as_str()
+        && file.summary.manifest_sha256 == *id
         && file.manifest_bytes == held;
     own.then_some(file.summary)
 }
@@ -57,7 +58,7 @@ pub fn load(store: &Store, id: &str) -> Option<Summary> {
 /// Writes the summary file of held bundle `id`, made from its manifest of
 /// `manifest_bytes` bytes. Best effort: without it `mirror list` reads
 /// that manifest in full, so a failure is logged, never the caller's.
-pub fn record(store: &Store, id: &str, summary: &Summary, manifest_bytes: u64) {
+pub fn record(store: &Store, id: &BundleId, summary: &Summary, manifest_bytes: u64) {
     let file = SummaryFile {
         version: VERSION,
         bundle: id.to_string(),
@@ -78,12 +79,11 @@ pub fn record(store: &Store, id: &str, summary: &Summary, manifest_bytes: u64) {
 }
 
 /// Reads held bundle `id`'s manifest in full and records its summary.
-pub fn record_from_manifest(store: &Store, id: &str) -> Result<Summary, StoreError> {
+pub fn record_from_manifest(store: &Store, id: &BundleId) -> Result<Summary, StoreError> {
     let m = store.read_bundle(id)?;
     let summary = Summary::of(id, &m);
-    let size = store
-        .bundle_path(id)
-        .and_then(|p| std::fs::metadata(p).ok())
+    let size = std::fs::metadata(store.bundle_file(id))
+        .ok()
         .map(|md| md.len());
     if let Some(size) = size {
         record(store, id, &summary, size);
@@ -98,7 +98,7 @@ pub fn forget(store: &Store, id: &str) {
 }
 
 /// A held bundle's id and its summary, or why its manifest cannot be read.
-pub type HeldSummary = (String, Result<Summary, StoreError>);
+pub type HeldSummary = (BundleId, Result<Summary, StoreError>);
 
 /// Every held bundle's summary, or why its manifest cannot be read, in
 /// import order: from the summary files, reading in full (and recording)
@@ -119,7 +119,7 @@ mod tests {
     use llmgw_shared::manifest::{HfRepo, Manifest, RepoKind};
 
     /// A held bundle of model `acme/m{i}` with `i + 1` files; its id.
-    fn hold(store: &Store, i: usize) -> String {
+    fn hold(store: &Store, i: usize) -> BundleId {
         let mut m = Manifest::new(vec!["amd64".into()], 1_780_000_000 + i as u64);
         let files = (0..=i)
             .map(|f| {
@@ -148,14 +148,14 @@ mod tests {
             files,
         });
         let bytes = m.to_canonical_json();
-        let id = llmgw_shared::sha256_hex(&bytes);
-        std::fs::write(store.bundle_path(&id).unwrap(), &bytes).unwrap();
+        let id = BundleId::of(&bytes);
+        std::fs::write(store.bundle_file(&id), &bytes).unwrap();
         id
     }
 
     /// What `mirror list` printed before summary files: every manifest
     /// read in full.
-    fn listed_from_manifests(store: &Store) -> Vec<(String, Summary)> {
+    fn listed_from_manifests(store: &Store) -> Vec<(BundleId, Summary)> {
         crate::store::state::held_in_order(store)
             .unwrap()
             .into_iter()
@@ -166,7 +166,7 @@ mod tests {
             .collect()
     }
 
-    fn listed(store: &Store) -> Vec<(String, Summary)> {
+    fn listed(store: &Store) -> Vec<(BundleId, Summary)> {
         held_summaries(store)
             .unwrap()
             .into_iter()
@@ -179,7 +179,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
         store.create_dirs().unwrap();
-        let ids: Vec<String> = (0..12).map(|i| hold(&store, i)).collect();
+        let ids: Vec<BundleId> = (0..12).map(|i| hold(&store, i)).collect();
         let before = listed_from_manifests(&store);
         // No summary files yet: read in full once, and recorded.
         assert_eq!(listed(&store), before);
@@ -189,13 +189,13 @@ mod tests {
         // Every manifest's bytes replaced by others of the same size: not
         // one is parsed, so the list is the same; verify names them all.
         for id in &ids {
-            let path = store.bundle_path(id).unwrap();
+            let path = store.bundle_file(id);
             let len = std::fs::metadata(&path).unwrap().len() as usize;
             std::fs::write(&path, vec![b'#'; len]).unwrap();
         }
         // (This store has no import order file, so its order follows the
         // manifests' file times, which the writes just moved: by id.)
-        let by_id = |mut l: Vec<(String, Summary)>| {
+        let by_id = |mut l: Vec<(BundleId, Summary)>| {
             l.sort_by(|a, b| a.0.cmp(&b.0));
             l
         };
@@ -204,10 +204,10 @@ mod tests {
             crate::store::verify::verify_store(&store, &llmgw_shared::progress::Quiet).unwrap();
         assert_eq!(report.damaged.len(), ids.len(), "{:?}", report.damaged);
         // A manifest of another size is read in full, and named damaged.
-        let short = store.bundle_path(&ids[3]).unwrap();
+        let short = store.bundle_file(&ids[3]);
         std::fs::write(&short, b"{").unwrap();
         let all = held_summaries(&store).unwrap();
-        let damaged: Vec<&String> = all
+        let damaged: Vec<&BundleId> = all
             .iter()
             .filter(|(_, s)| s.is_err())
             .map(|(id, _)| id)

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::PathBuf;
 
-use llmgw_shared::HashReader;
+use llmgw_shared::{BundleId, HashReader};
 use sha2::Digest as _;
 
 use crate::fsutil::StoreLock;
@@ -154,9 +154,6 @@ fn rehash(
 }
 
 /// Where a held manifest is: its object in the bucket, or its file.
-fn manifest_location(store: &Store, id: &str) -> PathBuf {
-    match layout::digest(id) {
-        Some(sha) => store.published().manifest_location(&sha).into(),
-        None => store.bundle_path(id).unwrap_or_default(),
-    }
+fn manifest_location(store: &Store, id: &BundleId) -> PathBuf {
+    store.published().manifest_location(id).into()
 }

@@ -108,11 +108,11 @@ pub fn import(store: &Path, m: &Manifest, blobs: &[&[u8]]) -> String {
         std::fs::write(&p, b).unwrap();
     }
     let bytes = m.to_canonical_json();
-    let id = sha256_hex(&bytes);
+    let id = llmgw_shared::BundleId::of(&bytes);
     let tmp = s.tmp_dir().join(format!("{id}.json"));
     std::fs::write(&tmp, &bytes).unwrap();
-    std::fs::rename(&tmp, s.bundle_path(&id).unwrap()).unwrap();
-    id
+    std::fs::rename(&tmp, s.bundle_file(&id)).unwrap();
+    id.to_string()
 }
 
 /// The main test bundle: model acme/tiny at `main` = COMMIT, dataset

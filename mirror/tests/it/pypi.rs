@@ -438,7 +438,8 @@ fn the_index_lists_environments_and_inspect_shows_them() {
         .find(|p| p.extension().is_some_and(|x| x == "json"))
         .unwrap();
     let m = Manifest::from_json_bytes(&std::fs::read(&held).unwrap()).unwrap();
-    let text = llmgw_mirror::Summary::of("x", &m).to_text();
+    let id: llmgw_shared::BundleId = "0".repeat(64).parse().unwrap();
+    let text = llmgw_mirror::Summary::of(&id, &m).to_text();
     assert!(
         text.contains(&format!(
             "  python env {CU13} (amd64, python 3.12, x86_64-manylinux_2_28): 3 files, {}; nodes need OS packages: gcc",

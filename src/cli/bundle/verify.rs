@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::cli::progress::Blobs;
 use clap::Args;
 use llmgw_mirror::{HashOnly, Outcome, Summary};
-use llmgw_shared::Sha256;
+use llmgw_shared::BundleId;
 
 use super::import::{parse_sha256_arg, signatures_text};
 use crate::cli::help::{self, EXIT_CODES};
@@ -25,7 +25,7 @@ pub struct VerifyArgs {
     /// The bundle's manifest sha256: 64 hex digits, or the path of the
     /// `.sha256` file create wrote.
     #[arg(long, value_parser = parse_sha256_arg)]
-    pub sha256: Sha256,
+    pub sha256: BundleId,
     /// A minisign public key (KEY.pub) trusted for llmgw's release; repeat
     /// for several.
     #[arg(long = "trust", value_name = "KEY.pub")]
@@ -36,7 +36,7 @@ pub struct VerifyArgs {
 
 pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
     if llmgw_mirror::is_volume_set(&a.bundle) {
-        return super::import::volumes::run_verify(&a.bundle, a.sha256.as_str(), a.output.json);
+        return super::import::volumes::run_verify(&a.bundle, &a.sha256, a.output.json);
     }
     let bundle = a.bundle[0].clone();
     let keys = a
@@ -45,14 +45,13 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
         .map(|p| llmgw_mirror::read_key_file(p))
         .collect::<Result<Vec<_>, _>>()?;
     let progress = Blobs::new("verifying");
-    let outcome =
-        llmgw_mirror::check_bundle(&bundle, a.sha256.as_str(), &keys, &mut HashOnly, &progress)
-            .map_err(|e| {
-                let e = e.with_trust_fix(
-                "if you trust that key, give its public key file with --trust KEY.pub (repeatable)",
-            );
-                anyhow::Error::new(e).context(format!("bundle {} refused", bundle.display()))
-            })?;
+    let outcome = llmgw_mirror::check_bundle(&bundle, &a.sha256, &keys, &mut HashOnly, &progress)
+        .map_err(|e| {
+        let e = e.with_trust_fix(
+            "if you trust that key, give its public key file with --trust KEY.pub (repeatable)",
+        );
+        anyhow::Error::new(e).context(format!("bundle {} refused", bundle.display()))
+    })?;
     let Outcome::Verified(v) = outcome else {
         anyhow::bail!("the check stopped early");
     };

@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
-use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 use llmgw_shared::signing::PublicKey;
+use llmgw_shared::{BundleId, Sha256};
 
 use super::classify::{self, Entry};
 use super::error::VerifyError;
@@ -32,7 +32,7 @@ use llmgw_shared::progress::Progress;
 /// uses, are left out).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Verified {
-    pub manifest_sha256: String,
+    pub manifest_sha256: BundleId,
     #[serde(skip)]
     pub manifest: Manifest,
     /// The manifest's exact bytes (what `bundles/<sha>.json` holds).
@@ -68,7 +68,7 @@ pub enum Outcome {
     /// `Target::on_manifest`); only step 1 ran.
     Stopped {
         /// The sha256 the manifest hashed to (as expected, or signed).
-        manifest_sha256: String,
+        manifest_sha256: BundleId,
         /// The manifest, which passed its own checks.
         manifest: Box<Manifest>,
     },
@@ -116,7 +116,7 @@ struct Tally {
 /// `trusted` the keys a signed release must verify with.
 pub fn check_bundle<T: Target + ?Sized>(
     path: &Path,
-    expected_sha256: &str,
+    expected_sha256: &BundleId,
     trusted: &[PublicKey],
     target: &mut T,
     progress: &dyn Progress,

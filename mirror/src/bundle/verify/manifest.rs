@@ -10,15 +10,15 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
-use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest};
+use llmgw_shared::{BundleId, Sha256};
 
 use super::error::VerifyError;
 use crate::bundle::reader::{self, EntryHead, EntryKind, ReadError};
 
 /// A manifest that passed step 1.
 pub(crate) struct Gated {
-    pub sha256: String,
+    pub sha256: BundleId,
     pub bytes: Vec<u8>,
     pub manifest: Manifest,
     /// Every blob it names, with its size.
@@ -31,15 +31,15 @@ pub(crate) struct Gated {
 pub(crate) fn gate(
     head: &EntryHead,
     data: &mut dyn Read,
-    expected_sha256: &str,
+    expected_sha256: &BundleId,
 ) -> Result<Gated, VerifyError> {
     super::classify::first(&head.path, &head.kind, head.size)?;
     let bytes = read_bounded(head, data)?;
-    let sha256 = llmgw_shared::sha256_hex(&bytes);
-    if sha256 != expected_sha256 {
+    let sha256 = BundleId::of(&bytes);
+    if sha256 != *expected_sha256 {
         return Err(VerifyError::ManifestHash {
             expected: expected_sha256.to_string(),
-            actual: sha256,
+            actual: sha256.to_string(),
         });
     }
     let manifest = Manifest::from_json_bytes(&bytes)?;

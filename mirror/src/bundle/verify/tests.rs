@@ -27,7 +27,7 @@ fn manifest() -> Manifest {
 
 /// A tar of the manifest and `blob` (filed as the config's); returns the
 /// manifest's sha256.
-fn write_bundle(path: &Path, blob: &[u8]) -> String {
+fn write_bundle(path: &Path, blob: &[u8]) -> llmgw_shared::BundleId {
     let m = manifest().to_canonical_json();
     let mut b = tar::Builder::new(Vec::new());
     let blob_name = format!("blobs/sha256/{}", sha256_hex(CONFIG));
@@ -39,7 +39,7 @@ fn write_bundle(path: &Path, blob: &[u8]) -> String {
         b.append_data(&mut h, name, data).unwrap();
     }
     std::fs::write(path, b.into_inner().unwrap()).unwrap();
-    sha256_hex(&m)
+    llmgw_shared::BundleId::of(&m)
 }
 
 /// A target's own failure, or a refusal handed to it.
@@ -166,7 +166,7 @@ fn a_target_may_stop_after_the_manifest() {
     assert_eq!(t.calls.len(), 1);
     // The wrong hash is refused before the target hears of the manifest.
     let mut t = Recorder::default();
-    let wrong = "0".repeat(64);
+    let wrong: llmgw_shared::BundleId = "0".repeat(64).parse().unwrap();
     assert!(matches!(
         check_bundle(&p, &wrong, &[], &mut t, &Quiet),
         Err(Failed::Refused(VerifyError::ManifestHash { .. }))

@@ -12,8 +12,8 @@ use super::total_len;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
+use llmgw_shared::{BundleId, Sha256};
 use serde::Serialize;
 
 use super::index::{Slot, VolumeIndex, Which};
@@ -49,7 +49,7 @@ pub struct Incomplete {
 #[derive(Debug)]
 pub struct Progressed {
     /// The bundle's identity: the sha256 of its `manifest.json`.
-    pub manifest_sha256: String,
+    pub manifest_sha256: BundleId,
     /// Its manifest, whose `volumes` say where every piece goes.
     pub manifest: Manifest,
     /// Data volumes in the set.
@@ -119,7 +119,7 @@ pub enum VolumesOutcome {
 pub fn import_volumes(
     store: &Store,
     paths: &[PathBuf],
-    expected: Option<&Sha256>,
+    expected: Option<&BundleId>,
     opts: &ImportOptions,
     progress: &dyn Progress,
 ) -> Result<VolumesOutcome, ImportError> {
@@ -128,7 +128,7 @@ pub fn import_volumes(
     let first = paths.first().ok_or(ImportError::NoVolume)?;
     // The signature (and series, expiry) is checked before anything is staged.
     let (digest, _plan) = import::plan_signed(store, first, expected, opts)?;
-    let sha = digest.to_string();
+    let sha = digest.clone();
     let staging_dir = store.tmp_dir().join(format!("import-{sha}"));
     let head_path = staging_dir.join(HEAD_NAME);
     let (manifest, index) = match super::verify::manifest_of(paths, &sha) {
@@ -254,12 +254,12 @@ fn stage_whole_blobs(stage: &mut Stage<'_>, index: &VolumeIndex) -> Result<(), I
 
 /// Keeps the manifest and signature of the first volume of the bundle
 /// as a small tar, the bundle the final publish reads.
-fn save_head(dir: &Path, to: &Path, paths: &[PathBuf], sha: &str) -> Result<(), ImportError> {
+fn save_head(dir: &Path, to: &Path, paths: &[PathBuf], sha: &BundleId) -> Result<(), ImportError> {
     for p in paths {
         let Ok(head) = crate::store::series::read_head(p) else {
             continue;
         };
-        if head.manifest_sha256 != sha {
+        if head.manifest_sha256 != *sha {
             continue;
         }
         std::fs::create_dir_all(dir).map_err(|e| crate::store::StoreError::io(dir, e))?;
@@ -329,7 +329,7 @@ fn missing_bytes(stage: &Stage<'_>) -> u64 {
 fn progressed(
     stage: &Stage<'_>,
     manifest: &Manifest,
-    sha: &str,
+    sha: &BundleId,
     taken: Vec<Taken>,
     rebuilt: Vec<u32>,
 ) -> Progressed {
@@ -360,7 +360,7 @@ fn progressed(
         });
     }
     Progressed {
-        manifest_sha256: sha.to_string(),
+        manifest_sha256: sha.clone(),
         manifest: manifest.clone(),
         count: index.count(),
         parity_count: index.parity_count(),

@@ -24,6 +24,8 @@ use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::BundleId;
+
 use sha2::{Digest, Sha256};
 
 use super::error::{StageError, StateError};
@@ -76,7 +78,11 @@ pub struct Stage<'a> {
 impl<'a> Stage<'a> {
     /// The staging of bundle `sha`, with what earlier runs verified
     /// ([`state::load`]: refused when its state file is damaged).
-    pub fn open(store: &'a Store, sha: &str, index: &'a VolumeIndex) -> Result<Self, StateError> {
+    pub fn open(
+        store: &'a Store,
+        sha: &BundleId,
+        index: &'a VolumeIndex,
+    ) -> Result<Self, StateError> {
         let dir = store.tmp_dir().join(format!("import-{sha}"));
         let state = state::load(&dir, sha, index)?;
         // load() checked every state decodes.

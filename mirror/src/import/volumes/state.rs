@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
+use llmgw_shared::BundleId;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use sha2::digest::common::hazmat::{SerializableState, SerializedState};
@@ -23,10 +24,10 @@ use super::index::VolumeIndex;
 pub use crate::store::layout::VOLUME_STATE as STATE_NAME;
 
 /// What earlier runs verified.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VolState {
-    pub manifest_sha256: String,
+    pub manifest_sha256: BundleId,
     /// Data volumes read whole.
     pub whole: BTreeSet<u32>,
     /// Parity volumes read whole (0-based).
@@ -86,7 +87,7 @@ pub fn max_bytes(index: &VolumeIndex) -> u64 {
 
 /// The state in the staging folder `dir` of bundle `sha`: a fresh one when
 /// there is none yet.
-pub fn load(dir: &Path, sha: &str, index: &VolumeIndex) -> Result<VolState, StateError> {
+pub fn load(dir: &Path, sha: &BundleId, index: &VolumeIndex) -> Result<VolState, StateError> {
     let path = dir.join(STATE_NAME);
     let refuse = |problem: StateProblem| StateError {
         path: path.clone(),
@@ -97,8 +98,11 @@ pub fn load(dir: &Path, sha: &str, index: &VolumeIndex) -> Result<VolState, Stat
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(VolState {
-                manifest_sha256: sha.to_string(),
-                ..VolState::default()
+                manifest_sha256: sha.clone(),
+                whole: BTreeSet::new(),
+                whole_parity: BTreeSet::new(),
+                verified: BTreeSet::new(),
+                running: BTreeMap::new(),
             });
         }
         Err(e) => return Err(refuse(StateProblem::Open(e))),
@@ -118,10 +122,10 @@ pub fn load(dir: &Path, sha: &str, index: &VolumeIndex) -> Result<VolState, Stat
 }
 
 /// Whether everything the state names is in this bundle's manifest.
-fn check(s: &VolState, sha: &str, index: &VolumeIndex) -> Result<(), StateProblem> {
-    if s.manifest_sha256 != sha {
+fn check(s: &VolState, sha: &BundleId, index: &VolumeIndex) -> Result<(), StateProblem> {
+    if s.manifest_sha256 != *sha {
         return Err(StateProblem::OtherBundle {
-            recorded: s.manifest_sha256.clone(),
+            recorded: s.manifest_sha256.to_string(),
             folder: sha.to_string(),
         });
     }

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use llmgw_shared::BundleId;
 use llmgw_shared::manifest::Manifest;
 
 use super::error::{SetError, StageError, Tried};
@@ -33,7 +34,7 @@ pub struct VolumeCheck {
 #[derive(Debug)]
 pub struct SetCheck {
     /// The bundle's identity, as given and as the manifest hashed to.
-    pub manifest_sha256: String,
+    pub manifest_sha256: BundleId,
     /// Its manifest, read from the first volume that carried it.
     pub manifest: Manifest,
     /// One verdict per path given, in the order given.
@@ -94,11 +95,14 @@ impl SlotTarget for HashOnly {
 }
 
 /// Reads the manifest of the first volume that has the expected one.
-pub fn manifest_of(paths: &[PathBuf], expected: &str) -> Result<(Manifest, VolumeIndex), SetError> {
+pub fn manifest_of(
+    paths: &[PathBuf],
+    expected: &BundleId,
+) -> Result<(Manifest, VolumeIndex), SetError> {
     let mut tried = Vec::new();
     for p in paths {
         match crate::store::series::read_head(p) {
-            Ok(h) if h.manifest_sha256 == expected => {
+            Ok(h) if h.manifest_sha256 == *expected => {
                 let m = Manifest::from_json_bytes(&h.manifest_bytes).map_err(|source| {
                     SetError::Manifest {
                         path: p.clone(),
@@ -115,7 +119,7 @@ pub fn manifest_of(paths: &[PathBuf], expected: &str) -> Result<(Manifest, Volum
             }
             Ok(h) => tried.push(Tried::Other {
                 path: p.clone(),
-                sha256: h.manifest_sha256,
+                sha256: h.manifest_sha256.to_string(),
             }),
             Err(error) => tried.push(Tried::Unreadable {
                 path: p.clone(),
@@ -132,7 +136,7 @@ pub fn manifest_of(paths: &[PathBuf], expected: &str) -> Result<(Manifest, Volum
 /// Checks each volume at `paths` against the bundle `expected`.
 pub fn verify_volumes(
     paths: &[PathBuf],
-    expected: &str,
+    expected: &BundleId,
     progress: &dyn Progress,
 ) -> Result<SetCheck, SetError> {
     let (manifest, index) = manifest_of(paths, expected)?;
@@ -141,7 +145,7 @@ pub fn verify_volumes(
     };
     progress.begin(None, total_len(paths));
     let mut out = SetCheck {
-        manifest_sha256: expected.to_string(),
+        manifest_sha256: expected.clone(),
         manifest,
         volumes: Vec::new(),
         count: index.count(),

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use llmgw_shared::manifest::{HfRepo, Manifest, RefKind, Release, RepoKind};
-use llmgw_shared::repo_key;
+use llmgw_shared::{BundleId, repo_key};
 use sha2::Digest;
 use sha2::Sha256;
 
@@ -67,7 +67,7 @@ impl Index {
     /// Builds the index from the manifests held, given in index order
     /// (oldest import first, a signed series by sequence), so that a later
     /// bundle's revision names win where `authority` lets it move them.
-    pub fn build(bundles: &[(String, Manifest)], authority: &Authority) -> Self {
+    pub fn build(bundles: &[(BundleId, Manifest)], authority: &Authority) -> Self {
         let mut b = Builder {
             index: Index {
                 pypi: super::pypi::PypiIndex::build(bundles, authority),

@@ -23,9 +23,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{HelmChart, Manifest, OciImage};
 use llmgw_shared::shown;
+use llmgw_shared::{BundleId, Sha256};
 use serde_json::{Map, Value};
 
 use crate::serve::index::entries::Blob;
@@ -173,7 +173,7 @@ impl OciIndex {
     /// `authority` lets it; `read` gives carried manifests and chart
     /// configs, and `parsed` keeps what earlier builds parsed of them.
     pub fn build(
-        bundles: &[(String, Manifest)],
+        bundles: &[(BundleId, Manifest)],
         authority: &Authority,
         read: ReadBlob<'_>,
         parsed: &mut ParsedManifests,

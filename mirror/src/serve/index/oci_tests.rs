@@ -4,6 +4,7 @@
 use super::*;
 use std::collections::HashMap;
 
+use llmgw_shared::BundleId;
 use llmgw_shared::manifest::OciDescriptor;
 
 const INDEX: &str = "application/vnd.oci.image.index.v1+json";
@@ -30,10 +31,10 @@ fn image(registry: Option<&str>, repo: &str, tag: &str, top: &[u8], layer: &[u8]
     }
 }
 
-fn bundle(id: &str, images: Vec<OciImage>) -> (String, Manifest) {
+fn bundle(id: &str, images: Vec<OciImage>) -> (BundleId, Manifest) {
     let mut m = Manifest::new(vec!["amd64".into()], 0);
     m.images = images;
-    (id.into(), m)
+    (crate::test_ids::id(id), m)
 }
 
 fn none(_: &Sha256, _: u64) -> Option<Vec<u8>> {
@@ -42,7 +43,7 @@ fn none(_: &Sha256, _: u64) -> Option<Vec<u8>> {
 
 /// The index with every bundle of one standing (no signatures), so the
 /// later bundle in the order given moves a tag.
-fn build(bundles: &[(String, Manifest)], read: ReadBlob<'_>) -> OciIndex {
+fn build(bundles: &[(BundleId, Manifest)], read: ReadBlob<'_>) -> OciIndex {
     OciIndex::build(
         bundles,
         &Authority::default(),
@@ -183,8 +184,8 @@ fn a_tag_a_followed_series_serves_moves_only_with_that_series() {
         app("o3", "v1", b"m3"),
         app("s4", "v2", b"m4"),
     ];
-    let signer = |id: &str, _: &Manifest| {
-        let channel = match id.as_bytes()[0] {
+    let signer = |id: &BundleId, _: &Manifest| {
+        let channel = match crate::test_ids::name(id).as_bytes()[0] {
             b's' => "stable",
             b'o' => "other",
             _ => return None,
@@ -204,7 +205,7 @@ fn a_tag_a_followed_series_serves_moves_only_with_that_series() {
         Sha256::of(b"m1"),
         "neither u2 nor o3 moved it"
     );
-    assert_eq!(r.tag_bundles["v1"], "s1");
+    assert_eq!(r.tag_bundles["v1"], crate::test_ids::id("s1").as_str());
     assert_eq!(r.tags["fresh"], Sha256::of(b"m2b"), "a tag nobody signed");
     assert_eq!(r.tags["v2"], Sha256::of(b"m4"));
     for held in [&b"m2"[..], b"m3"] {

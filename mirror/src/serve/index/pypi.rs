@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::{AssetRef, Manifest, PYTHON_ENGINE, Yanked};
-use llmgw_shared::{Sha256, pep503_normalize};
+use llmgw_shared::{BundleId, Sha256, pep503_normalize};
 
 use crate::serve::index::entries::{Blob, natural_cmp};
 use crate::store::series::follow::Authority;
@@ -120,7 +120,7 @@ impl PypiIndex {
     /// replaces the earlier one whole where `authority` lets it move the
     /// name; for an interpreter key held twice, the newer build wins.
     pub fn build<'a>(
-        bundles: impl IntoIterator<Item = &'a (String, Manifest)>,
+        bundles: impl IntoIterator<Item = &'a (BundleId, Manifest)>,
         authority: &Authority,
     ) -> Self {
         let mut out = PypiIndex::default();

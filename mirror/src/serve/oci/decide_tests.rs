@@ -27,7 +27,7 @@ fn index() -> OciIndex {
         });
     }
     OciIndex::build(
-        &[("x".into(), m)],
+        &[(crate::test_ids::id("x"), m)],
         &Default::default(),
         &|_, _| None,
         &mut Default::default(),

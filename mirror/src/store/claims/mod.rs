@@ -32,8 +32,8 @@ use std::collections::BTreeMap;
 
 use llmgw_shared::manifest::{Manifest, RepoKind};
 use llmgw_shared::parse_sha256sums;
-use llmgw_shared::repo_key;
 use llmgw_shared::shown;
+use llmgw_shared::{BundleId, repo_key};
 use thiserror::Error;
 
 use crate::bundle::signed::{MAX_SIGNATURE_FILE_BYTES, SignedRelease};
@@ -148,22 +148,22 @@ impl Claims {
 /// The names of held bundles that had no names file and were read in
 /// full: the import records them once it has committed (never before: a
 /// refused import leaves the store as it was).
-pub type Unrecorded = Vec<(String, names::Names)>;
+pub type Unrecorded = Vec<(BundleId, names::Names)>;
 
 /// Checks the bundle `new_id` (its manifest, and what its verified
 /// signatures proved) against every readable manifest the store holds
 /// that could hold a claim about what it names.
 pub fn check(
     store: &Store,
-    new_id: &str,
+    new_id: &BundleId,
     new: &Manifest,
     new_signed: &[SignedRelease],
 ) -> Result<Unrecorded, ClaimError> {
     let new_names = names::Names::of(new);
-    let mut bundles: Vec<(String, Manifest)> = Vec::new();
+    let mut bundles: Vec<(BundleId, Manifest)> = Vec::new();
     let mut unrecorded = Unrecorded::new();
     for id in store.bundle_ids()? {
-        if id == new_id {
+        if id == *new_id {
             continue;
         }
         let recorded = names::load(store, &id);
@@ -189,7 +189,7 @@ pub fn check(
         for r in &m.releases {
             let key = (repo_key(&r.repo), r.tag.clone());
             if r.signature.is_some() && !signed.contains_key(&key) {
-                signed.insert(key, (held_signed(store, id, r)?, id.clone()));
+                signed.insert(key, (held_signed(store, id, r)?, id.to_string()));
             }
         }
     }
@@ -198,7 +198,7 @@ pub fn check(
     let order = bundles
         .iter()
         .map(|(id, m)| (id.as_str(), m))
-        .chain(std::iter::once((new_id, new)));
+        .chain(std::iter::once((new_id.as_str(), new)));
     for (id, m) in order {
         for r in &m.releases {
             let rk = repo_key(&r.repo);

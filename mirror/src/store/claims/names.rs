@@ -125,11 +125,11 @@ pub fn forget(store: &Store, id: &str) {
 mod tests {
     use super::*;
 
-    fn held(store: &Store, m: &Manifest) -> String {
+    fn held(store: &Store, m: &Manifest) -> llmgw_shared::BundleId {
         let bytes = m.to_canonical_json();
-        let id = llmgw_shared::sha256_hex(&bytes);
+        let id = llmgw_shared::BundleId::of(&bytes);
         std::fs::create_dir_all(store.bundles_dir()).unwrap();
-        std::fs::write(store.bundle_path(&id).unwrap(), &bytes).unwrap();
+        std::fs::write(store.bundle_file(&id), &bytes).unwrap();
         id
     }
 

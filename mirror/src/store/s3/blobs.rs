@@ -10,7 +10,7 @@
 use std::io::Read;
 use std::ops::Range;
 
-use llmgw_shared::{HashReader, Sha256};
+use llmgw_shared::{BundleId, HashReader, Sha256};
 use object_store::{ObjectStoreExt as _, WriteMultipart};
 use sha2::Digest as _;
 
@@ -113,7 +113,7 @@ impl BlobStore for S3Blobs {
         self.key_url(&layout::blob_key(sha256))
     }
 
-    fn manifest_location(&self, manifest_sha256: &Sha256) -> String {
+    fn manifest_location(&self, manifest_sha256: &BundleId) -> String {
         self.key_url(&layout::bundle_key(manifest_sha256))
     }
 
@@ -161,7 +161,7 @@ impl BlobStore for S3Blobs {
         self.delete_key(&layout::blob_key(sha256))
     }
 
-    fn list_bundles(&self) -> Result<Vec<Sha256>, StoreError> {
+    fn list_bundles(&self) -> Result<Vec<BundleId>, StoreError> {
         Ok(self
             .list_keys(layout::BUNDLES)?
             .into_iter()
@@ -169,7 +169,7 @@ impl BlobStore for S3Blobs {
             .collect())
     }
 
-    fn put_manifest(&self, manifest_sha256: &Sha256, bytes: &[u8]) -> Result<(), StoreError> {
+    fn put_manifest(&self, manifest_sha256: &BundleId, bytes: &[u8]) -> Result<(), StoreError> {
         self.put_small(&layout::bundle_key(manifest_sha256), bytes.to_vec())
     }
 }

@@ -31,6 +31,7 @@
 
 use std::collections::HashMap;
 
+use llmgw_shared::BundleId;
 use llmgw_shared::manifest::Manifest;
 use serde::{Deserialize, Serialize};
 
@@ -80,7 +81,7 @@ impl Authority {
     /// The standing of each of `bundles` (held, readable, in index order),
     /// from their kept signatures and the store's policy. A policy that
     /// follows nothing yet follows the series of the first signed bundle.
-    pub fn of(store: &Store, bundles: &[(String, Manifest)], policy: &Policy) -> Self {
+    pub fn of(store: &Store, bundles: &[(BundleId, Manifest)], policy: &Policy) -> Self {
         Self::decide(
             bundles,
             |id, m| {
@@ -100,8 +101,8 @@ impl Authority {
     /// [`Authority::of`] with the signer of each bundle given: `signer`
     /// answers the (key, channel) a bundle is signed in, if any.
     pub fn decide(
-        bundles: &[(String, Manifest)],
-        signer: impl Fn(&str, &Manifest) -> Option<Followed>,
+        bundles: &[(BundleId, Manifest)],
+        signer: impl Fn(&BundleId, &Manifest) -> Option<Followed>,
         policy: &Policy,
     ) -> Self {
         let signed: Vec<(&str, Option<Followed>)> = bundles
@@ -176,7 +177,7 @@ pub fn plan_import(
     store: &Store,
     policy: &Policy,
     signed_by: Option<&SignedBy>,
-    manifest_sha256: &str,
+    manifest_sha256: &BundleId,
     allow_unsigned_override: bool,
 ) -> Result<(Option<Policy>, Vec<String>), crate::store::StoreError> {
     let mut next = policy.clone();
@@ -251,6 +252,7 @@ pub fn list(follow: &[Followed]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_ids::{id, name};
 
     fn pair(k: &str, c: &str) -> Followed {
         Followed {
@@ -262,35 +264,35 @@ mod tests {
     #[test]
     fn the_first_series_is_followed_and_nothing_else_moves_its_names() {
         let m = Manifest::new(vec!["amd64".into()], 0);
-        let bundles: Vec<(String, Manifest)> = ["u0", "s1", "o2", "u3", "s4"]
+        let bundles: Vec<(BundleId, Manifest)> = ["u0", "s1", "o2", "u3", "s4"]
             .iter()
-            .map(|id| (id.to_string(), m.clone()))
+            .map(|n| (id(n), m.clone()))
             .collect();
-        let signer = |id: &str, _: &Manifest| match id.as_bytes()[0] {
+        let signer = |b: &BundleId, _: &Manifest| match name(b).as_bytes()[0] {
             b's' => Some(pair("K", "stable")),
             b'o' => Some(pair("K", "other")),
             _ => None,
         };
         let a = Authority::decide(&bundles, signer, &Policy::default());
-        assert_eq!(a.standing("u0"), Standing::Unsigned);
-        assert_eq!(a.standing("s1"), Standing::Followed);
-        assert_eq!(a.standing("o2"), Standing::OtherSeries);
-        assert!(a.moves(None, "u3"));
-        assert!(a.moves(Some("u0"), "u3"));
-        assert!(a.moves(Some("u0"), "s1"));
-        assert!(!a.moves(Some("s1"), "o2"));
-        assert!(!a.moves(Some("s1"), "u3"));
-        assert!(!a.moves(Some("o2"), "u3"));
-        assert!(a.moves(Some("s1"), "s4"));
+        assert_eq!(a.standing(&id("u0")), Standing::Unsigned);
+        assert_eq!(a.standing(&id("s1")), Standing::Followed);
+        assert_eq!(a.standing(&id("o2")), Standing::OtherSeries);
+        assert!(a.moves(None, &id("u3")));
+        assert!(a.moves(Some(id("u0").as_str()), &id("u3")));
+        assert!(a.moves(Some(id("u0").as_str()), &id("s1")));
+        assert!(!a.moves(Some(id("s1").as_str()), &id("o2")));
+        assert!(!a.moves(Some(id("s1").as_str()), &id("u3")));
+        assert!(!a.moves(Some(id("o2").as_str()), &id("u3")));
+        assert!(a.moves(Some(id("s1").as_str()), &id("s4")));
         // Following the other channel too; an override lifts u3.
         let policy = Policy {
             follow: vec![pair("K", "stable"), pair("K", "other")],
-            unsigned_overrides: vec!["u3".into()],
+            unsigned_overrides: vec![id("u3").to_string()],
             ..Policy::default()
         };
         let a = Authority::decide(&bundles, signer, &policy);
-        assert!(a.moves(Some("s1"), "o2"));
-        assert!(a.moves(Some("o2"), "u3"));
-        assert!(!a.moves(Some("s1"), "u0"));
+        assert!(a.moves(Some(id("s1").as_str()), &id("o2")));
+        assert!(a.moves(Some(id("o2").as_str()), &id("u3")));
+        assert!(!a.moves(Some(id("s1").as_str()), &id("u0")));
     }
 }

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use llmgw_shared::manifest::{MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, SIGNATURE_NAME};
 use llmgw_shared::signing::{self, PublicKey, SigningError};
-use llmgw_shared::{HeldSeries, shown};
+use llmgw_shared::{BundleId, HeldSeries, shown};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -128,7 +128,7 @@ pub struct SignedBy {
 #[derive(Debug, Clone)]
 pub struct Head {
     pub manifest_bytes: Vec<u8>,
-    pub manifest_sha256: String,
+    pub manifest_sha256: BundleId,
     pub signature: Option<Vec<u8>>,
 }
 
@@ -179,7 +179,7 @@ pub fn read_head(bundle: &Path) -> Result<Head, SeriesError> {
     }
     let manifest_bytes = manifest.unwrap_or_default();
     Ok(Head {
-        manifest_sha256: llmgw_shared::sha256_hex(&manifest_bytes),
+        manifest_sha256: BundleId::of(&manifest_bytes),
         manifest_bytes,
         signature,
     })
@@ -215,7 +215,7 @@ pub fn check_signature(
 
 /// The key id that signed a held bundle, from `bundles/<sha>.json.minisig`
 /// (verified when it was imported); `None` for an unsigned one.
-pub fn held_signer(store: &Store, manifest_sha256: &str) -> Option<String> {
+pub fn held_signer(store: &Store, manifest_sha256: &BundleId) -> Option<String> {
     let path = store
         .bundles_dir()
         .join(signature_file_name(manifest_sha256));
@@ -230,7 +230,7 @@ pub fn held_signer(store: &Store, manifest_sha256: &str) -> Option<String> {
 /// wins where bundles disagree about what a branch or tag names — while
 /// every bundle keeps one of the places its group held. Unsigned bundles,
 /// and bundles of different series, keep the import order.
-pub fn order_by_sequence(store: &Store, bundles: &mut [(String, Manifest)]) {
+pub fn order_by_sequence(store: &Store, bundles: &mut [(BundleId, Manifest)]) {
     let mut groups: std::collections::BTreeMap<(String, String), Vec<usize>> = Default::default();
     for (i, (id, m)) in bundles.iter().enumerate() {
         if let (Some(key), Some(_)) = (held_signer(store, id), m.sequence) {
@@ -241,7 +241,7 @@ pub fn order_by_sequence(store: &Store, bundles: &mut [(String, Manifest)]) {
         }
     }
     for places in groups.values() {
-        let mut members: Vec<(String, Manifest)> =
+        let mut members: Vec<(BundleId, Manifest)> =
             places.iter().map(|&i| bundles[i].clone()).collect();
         members.sort_by_key(|(_, m)| m.sequence);
         for (&i, b) in places.iter().zip(members) {
@@ -251,7 +251,7 @@ pub fn order_by_sequence(store: &Store, bundles: &mut [(String, Manifest)]) {
 }
 
 /// `<sha>.json.minisig`: where the store keeps a bundle's signature.
-pub fn signature_file_name(manifest_sha256: &str) -> String {
+pub fn signature_file_name(manifest_sha256: &BundleId) -> String {
     format!("{manifest_sha256}.json.minisig")
 }
 
@@ -341,7 +341,7 @@ impl Series {
     pub fn decide(
         &self,
         by: &SignedBy,
-        sha256: &str,
+        sha256: &BundleId,
         allow_rollback: bool,
     ) -> Result<Step, SeriesError> {
         let Some(held) = self.get(&by.key_id, &by.channel) else {
@@ -350,12 +350,12 @@ impl Series {
         use std::cmp::Ordering::*;
         match by.sequence.cmp(&held.sequence) {
             Greater => Ok(Step::Advance),
-            Equal if held.manifest_sha256 == sha256 => Ok(Step::Same),
+            Equal if held.manifest_sha256 == *sha256 => Ok(Step::Same),
             Equal => Err(SeriesError::Equivocation {
                 key_id: by.key_id.clone(),
                 channel: by.channel.clone(),
                 sequence: by.sequence,
-                held_sha256: held.manifest_sha256.clone(),
+                held_sha256: held.manifest_sha256.to_string(),
                 sha256: sha256.to_string(),
             }),
             Less if allow_rollback => Ok(Step::Rollback {
@@ -365,21 +365,21 @@ impl Series {
                 key_id: by.key_id.clone(),
                 channel: by.channel.clone(),
                 held: held.sequence,
-                held_sha256: held.manifest_sha256.clone(),
+                held_sha256: held.manifest_sha256.to_string(),
                 sequence: by.sequence,
             }),
         }
     }
 
     /// Records `by` as its series' highest.
-    pub fn advance(&mut self, by: &SignedBy, sha256: &str) {
+    pub fn advance(&mut self, by: &SignedBy, sha256: &BundleId) {
         self.series
             .retain(|e| !(e.key_id == by.key_id && e.channel == by.channel));
         self.series.push(HeldSeries {
             key_id: by.key_id.clone(),
             channel: by.channel.clone(),
             sequence: by.sequence,
-            manifest_sha256: sha256.to_string(),
+            manifest_sha256: sha256.clone(),
         });
         self.series.sort();
     }

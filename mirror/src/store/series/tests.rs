@@ -2,6 +2,7 @@
 //! stores in temporary folders.
 
 use super::*;
+use crate::test_ids::id;
 
 fn by(seq: u64) -> SignedBy {
     SignedBy {
@@ -14,19 +15,19 @@ fn by(seq: u64) -> SignedBy {
 #[test]
 fn a_series_only_moves_up() {
     let mut s = Series::default();
-    assert_eq!(s.decide(&by(5), "a", false).unwrap(), Step::Advance);
-    s.advance(&by(5), "a");
-    assert_eq!(s.decide(&by(5), "a", false).unwrap(), Step::Same);
-    assert_eq!(s.decide(&by(6), "b", false).unwrap(), Step::Advance);
-    let err = s.decide(&by(5), "b", true).unwrap_err().to_string();
+    assert_eq!(s.decide(&by(5), &id("a"), false).unwrap(), Step::Advance);
+    s.advance(&by(5), &id("a"));
+    assert_eq!(s.decide(&by(5), &id("a"), false).unwrap(), Step::Same);
+    assert_eq!(s.decide(&by(6), &id("b"), false).unwrap(), Step::Advance);
+    let err = s.decide(&by(5), &id("b"), true).unwrap_err().to_string();
     assert!(err.starts_with("equivocation"), "{err}");
-    let err = s.decide(&by(4), "c", false).unwrap_err().to_string();
+    let err = s.decide(&by(4), &id("c"), false).unwrap_err().to_string();
     assert!(
         err.starts_with("rollback") && err.contains("--allow-rollback"),
         "{err}"
     );
     assert_eq!(
-        s.decide(&by(4), "c", true).unwrap(),
+        s.decide(&by(4), &id("c"), true).unwrap(),
         Step::Rollback { held: 5 }
     );
     // Another channel of the same key is its own series.
@@ -34,7 +35,7 @@ fn a_series_only_moves_up() {
         channel: "beta".into(),
         ..by(1)
     };
-    assert_eq!(s.decide(&other, "d", false).unwrap(), Step::Advance);
+    assert_eq!(s.decide(&other, &id("d"), false).unwrap(), Step::Advance);
 }
 
 #[test]
@@ -45,7 +46,7 @@ fn state_files_round_trip() {
     assert_eq!(Series::load(&store).unwrap(), Series::default());
     assert_eq!(Policy::load(&store).unwrap(), Policy::default());
     let mut s = Series::default();
-    s.advance(&by(3), "a");
+    s.advance(&by(3), &id("a"));
     s.save(&store).unwrap();
     assert_eq!(Series::load(&store).unwrap(), s);
     std::fs::write(store.state_dir().join(SERIES_FILE), b"[").unwrap();

@@ -11,7 +11,7 @@ use clap::Args;
 use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport};
 use llmgw_mirror::{ImportRunError, Imported};
 use llmgw_mirror::{Summary, human_bytes};
-use llmgw_shared::Sha256;
+use llmgw_shared::BundleId;
 use llmgw_shared::{Chain, chain};
 
 use crate::cli::help::{self, IMPORT_EXIT_CODES};
@@ -32,7 +32,7 @@ pub struct ImportArgs {
     /// or the path of the `.sha256` file create wrote beside the bundle.
     /// Optional for a bundle signed by a key trusted with `--role bundle`.
     #[arg(long, value_parser = parse_sha256_arg)]
-    pub sha256: Option<Sha256>,
+    pub sha256: Option<BundleId>,
     /// Accept a signed bundle older than the highest of its series (it is
     /// held, but nodes keep being served the newer one); logged.
     #[arg(long)]
@@ -56,8 +56,8 @@ pub struct ImportArgs {
 
 /// `--sha256`: 64 hex digits, or a file whose first token is them (what
 /// create writes, and what `sha256sum` writes).
-pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
-    if let Ok(digest) = Sha256::parse("--sha256", s) {
+pub(super) fn parse_sha256_arg(s: &str) -> Result<BundleId, String> {
+    if let Ok(digest) = BundleId::parse("--sha256", s) {
         return Ok(digest);
     }
     // A .sha256 file is one line; anything longer is not one (and
@@ -70,7 +70,7 @@ pub(super) fn parse_sha256_arg(s: &str) -> Result<Sha256, String> {
     })?;
     let hex =
         llmgw_shared::parse_sidecar(s, &String::from_utf8_lossy(&bytes)).map_err(|e| chain(&e))?;
-    Sha256::parse(s, &hex).map_err(|e| chain(&e))
+    BundleId::parse(s, &hex).map_err(|e| chain(&e))
 }
 
 pub fn run_import(a: ImportArgs) -> anyhow::Result<()> {

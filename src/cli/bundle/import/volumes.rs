@@ -44,7 +44,11 @@ fn list(v: &[u32]) -> String {
     }
 }
 
-pub fn run_verify(paths: &[PathBuf], sha256: &str, json_out: bool) -> anyhow::Result<()> {
+pub fn run_verify(
+    paths: &[PathBuf],
+    sha256: &llmgw_shared::BundleId,
+    json_out: bool,
+) -> anyhow::Result<()> {
     let progress = Blobs::new("verifying");
     let set = llmgw_mirror::verify_volumes(paths, sha256, &progress).context("volumes refused")?;
     let names = llmgw_mirror::blob_names(&set.manifest);

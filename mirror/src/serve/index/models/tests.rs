@@ -5,6 +5,7 @@ use super::digests::hash_layer;
 use super::*;
 use crate::serve::index::Index;
 use crate::store::series::follow::Authority;
+use llmgw_shared::BundleId;
 use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, Manifest, PublisherDigest, RefKind};
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -24,7 +25,7 @@ fn file(path: &str, body: &[u8]) -> HfFile {
     }
 }
 
-fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> (String, Manifest) {
+fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> (BundleId, Manifest) {
     let mut m = Manifest::new(vec!["amd64".into()], 0);
     m.repos.push(HfRepo {
         kind,
@@ -38,14 +39,14 @@ fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> (Strin
             file("model.safetensors", &[1u8; 700]),
         ],
     });
-    (format!("b-{id}-{revision}"), m)
+    (crate::test_ids::id(&format!("b-{id}-{revision}")), m)
 }
 
 fn config_json(_: &Sha256, _: u64) -> Option<Vec<u8>> {
     Some(br#"{"architectures":["TinyForCausalLM"]}"#.to_vec())
 }
 
-fn build(bundles: &[(String, Manifest)], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
+fn build(bundles: &[(BundleId, Manifest)], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
     let index = Index::build(bundles, &Authority::default());
     let mut oci = OciIndex::default();
     let pending = add(&mut oci, &index.repos, digests, &config_json);
@@ -195,7 +196,7 @@ fn a_later_import_moves_the_tags_and_every_commit_keeps_its_own() {
     let other = "f".repeat(40);
     new.1.repos[0].commit = other.clone();
     new.1.repos[0].files.pop();
-    new.0 = "b-new".into();
+    new.0 = crate::test_ids::id("b-new");
     let (oci, _) = build(&[old.clone(), new.clone()], &LayerDigests::default());
     let pack = oci.generated("modelpack/acme/tiny").unwrap();
     assert_eq!(
@@ -257,7 +258,10 @@ fn a_commit_too_large_for_a_manifest_is_left_out_before_anything_is_hashed() {
         .map(|i| file(&format!("part-{i:06}.json"), format!("{i}").as_bytes()))
         .collect();
     let (_, small) = bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch);
-    let bundles = [("huge".to_string(), m), ("small".to_string(), small)];
+    let bundles = [
+        (crate::test_ids::id("huge"), m),
+        (crate::test_ids::id("small"), small),
+    ];
     let (oci, pending) = build(&bundles, &LayerDigests::default());
     let names: Vec<&str> = oci.names().collect();
     assert_eq!(
@@ -275,7 +279,10 @@ fn a_commit_too_large_for_a_manifest_is_left_out_before_anything_is_hashed() {
     m.repos[0].files = (0..5_000)
         .map(|i| file(&format!("p{i}"), format!("{i}").as_bytes()))
         .collect();
-    let (oci, _) = build(&[("huge".to_string(), m)], &LayerDigests::default());
+    let (oci, _) = build(
+        &[(crate::test_ids::id("huge"), m)],
+        &LayerDigests::default(),
+    );
     let names: Vec<&str> = oci.names().collect();
     assert_eq!(names, ["modelpack/datasets/acme/huge"]);
 }
