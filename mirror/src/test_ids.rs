@@ -25,3 +25,11 @@ fn names_round_trip() {
     assert_eq!(name(&id("s1")), "s1");
     assert!(id("a") < id("b"));
 }
+
+/// A held bundle a test calls `name`.
+pub fn held(name: &str, manifest: llmgw_shared::manifest::Manifest) -> crate::store::Held {
+    crate::store::Held {
+        id: id(name),
+        manifest,
+    }
+}

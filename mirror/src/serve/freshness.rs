@@ -14,11 +14,11 @@
 use std::collections::{BTreeMap, HashMap};
 
 use llmgw_shared::manifest::Manifest;
-use llmgw_shared::{BundleId, repo_key};
+use llmgw_shared::repo_key;
 
 use super::index::entries::natural_cmp;
-use crate::store::Store;
 use crate::store::series::follow::{Authority, Standing};
+use crate::store::{Held, Store};
 
 /// What `/metrics` reports about freshness (Unix seconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,11 +35,11 @@ pub type Signers = BTreeMap<String, (String, String)>;
 
 /// Who signed each bundle of `bundles` that has a sequence and a kept,
 /// valid signature file.
-pub fn signers(store: &Store, bundles: &[(BundleId, Manifest)]) -> Signers {
+pub fn signers(store: &Store, bundles: &[Held]) -> Signers {
     bundles
         .iter()
-        .filter(|(_, m)| m.sequence.is_some() && !m.is_repair())
-        .filter_map(|(id, m)| {
+        .filter(|Held { manifest: m, .. }| m.sequence.is_some() && !m.is_repair())
+        .filter_map(|Held { id, manifest: m }| {
             crate::store::series::held_signer(store, id)
                 .map(|k| (id.to_string(), (k, m.channel().into())))
         })
@@ -47,10 +47,10 @@ pub fn signers(store: &Store, bundles: &[(BundleId, Manifest)]) -> Signers {
 }
 
 /// Freshness of `bundles`, given in the order the index was built from.
-pub fn of(store: &Store, bundles: &[(BundleId, Manifest)], signers: &Signers) -> Freshness {
+pub fn of(store: &Store, bundles: &[Held], signers: &Signers) -> Freshness {
     let newest_import = bundles
         .iter()
-        .filter_map(|(id, _)| {
+        .filter_map(|Held { id, .. }| {
             std::fs::metadata(store.bundle_file(id))
                 .and_then(|m| m.modified())
                 .ok()
@@ -60,7 +60,7 @@ pub fn of(store: &Store, bundles: &[(BundleId, Manifest)], signers: &Signers) ->
         .max();
     // The last of each series, and the last unsigned bundle, are current.
     let mut current: HashMap<Option<&(String, String)>, &Manifest> = HashMap::new();
-    for (id, m) in bundles {
+    for Held { id, manifest: m } in bundles {
         current.insert(signers.get(id.as_str()), m);
     }
     let nearest_expiry = current
@@ -82,10 +82,10 @@ pub fn of(store: &Store, bundles: &[(BundleId, Manifest)], signers: &Signers) ->
 /// highest tag held. Among unsigned bundles alone it stays the highest tag
 /// any of them carries, so an old unsigned bundle imported again cannot
 /// move it back either.
-pub fn latest(bundles: &[(BundleId, Manifest)], authority: &Authority) -> HashMap<String, String> {
+pub fn latest(bundles: &[Held], authority: &Authority) -> HashMap<String, String> {
     // repo key -> (the bundle `latest` is served from, its tag).
     let mut out: HashMap<String, (&str, String)> = HashMap::new();
-    for (id, m) in bundles {
+    for Held { id, manifest: m } in bundles {
         let mut best: HashMap<String, &str> = HashMap::new();
         for r in &m.releases {
             let e = best.entry(repo_key(&r.repo)).or_insert(&r.tag);

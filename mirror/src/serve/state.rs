@@ -27,9 +27,9 @@ use prometheus_client::registry::Registry;
 use super::index::Index;
 use super::index::models::{LayerDigests, Pending, learn};
 use super::metrics::Metrics;
-use crate::store::Store;
 use crate::store::series::follow::Authority;
 use crate::store::state::{self, ImportOrder};
+use crate::store::{Held, Store};
 
 /// How long after a change the listing is re-read on every check: longer
 /// than any file-time tick.
@@ -318,7 +318,10 @@ impl AppState {
         let mut manifests = Vec::new();
         for id in &ids {
             match self.store.read_bundle(id) {
-                Ok(m) => manifests.push((id.clone(), m)),
+                Ok(manifest) => manifests.push(Held {
+                    id: id.clone(),
+                    manifest,
+                }),
                 Err(e) => {
                     self.metrics.reload_errors.inc();
                     tracing::error!(bundle = %id, error = %Chain(&e), "bundle not served");

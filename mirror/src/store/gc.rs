@@ -115,8 +115,8 @@ fn named_blobs(
 ) -> Result<(BTreeSet<llmgw_shared::Sha256>, GcReport), StoreError> {
     let bundles = store.read_bundles()?;
     let mut keep = BTreeSet::new();
-    for (_, m) in &bundles {
-        keep.extend(m.blobs().into_keys());
+    for held in &bundles {
+        keep.extend(held.manifest.blobs().into_keys());
     }
     let report = GcReport {
         dry_run,

@@ -59,6 +59,16 @@ use llmgw_shared::{BundleId, Sha256};
 pub use error::StoreError;
 pub use state_file::{StateFault, StateFile};
 
+/// A held bundle: its id and its manifest, which hashed to that id when it
+/// was read ([`Store::read_bundle`]).
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The bundle's id: its manifest's sha256, the name of its file.
+    pub id: BundleId,
+    /// The manifest, parsed.
+    pub manifest: Manifest,
+}
+
 /// A held bundle's sha256 and its manifest, or why it cannot be read.
 pub type HeldManifest = (BundleId, Result<Manifest, StoreError>);
 
@@ -372,10 +382,10 @@ impl Store {
     }
 
     /// Every held manifest with its sha256, sorted by sha256.
-    pub fn read_bundles(&self) -> Result<Vec<(BundleId, Manifest)>, StoreError> {
+    pub fn read_bundles(&self) -> Result<Vec<Held>, StoreError> {
         self.bundle_ids()?
             .into_iter()
-            .map(|id| self.read_bundle(&id).map(|m| (id, m)))
+            .map(|id| self.read_bundle(&id).map(|manifest| Held { id, manifest }))
             .collect()
     }
 }

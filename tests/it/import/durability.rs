@@ -144,7 +144,8 @@ fn a_reader_never_sees_a_half_added_bundle() {
         let mut saw_new = false;
         loop {
             let finished = done2.load(std::sync::atomic::Ordering::SeqCst);
-            for (id, m) in store.read_bundles().unwrap() {
+            for held in store.read_bundles().unwrap() {
+                let (id, m) = (held.id, held.manifest);
                 for (sha, size) in m.blobs() {
                     assert!(
                         store.has_blob(&sha, size),

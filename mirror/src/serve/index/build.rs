@@ -14,12 +14,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use llmgw_shared::manifest::{HfRepo, Manifest, RefKind, Release, RepoKind};
-use llmgw_shared::{BundleId, repo_key};
+use llmgw_shared::repo_key;
 use sha2::Digest;
 use sha2::Sha256;
 
 use super::snapshot::{self, FilePool, HubRepo};
 use super::{AssetEntry, Blob, BundleInfo, Index, ReleaseEntry, stable_id};
+use crate::store::Held;
 use crate::store::series::follow::Authority;
 
 /// A commit's files: path → number in the repository's pool.
@@ -67,7 +68,7 @@ impl Index {
     /// Builds the index from the manifests held, given in index order
     /// (oldest import first, a signed series by sequence), so that a later
     /// bundle's revision names win where `authority` lets it move them.
-    pub fn build(bundles: &[(BundleId, Manifest)], authority: &Authority) -> Self {
+    pub fn build(bundles: &[Held], authority: &Authority) -> Self {
         let mut b = Builder {
             index: Index {
                 pypi: super::pypi::PypiIndex::build(bundles, authority),
@@ -78,7 +79,7 @@ impl Index {
             repos: HashMap::new(),
             blobs: HashSet::new(),
         };
-        for (id, m) in bundles {
+        for Held { id, manifest: m } in bundles {
             b.bundle_line(id, m);
             b.extras(m);
             b.count_blobs(m);

@@ -127,7 +127,7 @@ impl Index {
 mod tests {
     use super::*;
     use crate::store::series::follow::Authority;
-    use crate::test_ids::id;
+    use crate::test_ids::{held, id};
     use llmgw_shared::manifest::Manifest;
 
     fn at_commit(id: &str, commit: &str, created: &str) -> Manifest {
@@ -162,12 +162,12 @@ mod tests {
         let future = at_commit("acme/tiny", &"f".repeat(40), "9999-12-31T23:59:59Z");
         let past = at_commit("ACME/Tiny", &"1".repeat(40), "2020-01-01T00:00:00Z");
         let all = Authority::default();
-        let index = Index::build(&[(id("x"), future.clone()), (id("y"), past.clone())], &all);
+        let index = Index::build(&[held("x", future.clone()), held("y", past.clone())], &all);
         let repo = index.repo(RepoKind::Model, "Acme/TINY").unwrap();
         assert_eq!(repo.snapshots.len(), 2);
         assert_eq!(repo.refs["main"], "1".repeat(40));
         assert_eq!(repo.default_commit, "1".repeat(40));
-        let index = Index::build(&[(id("y"), past), (id("x"), future)], &all);
+        let index = Index::build(&[held("y", past), held("x", future)], &all);
         let repo = index.repo(RepoKind::Model, "acme/tiny").unwrap();
         assert_eq!(repo.default_commit, "f".repeat(40));
         assert_eq!(index.bundles[0].id, id("y").as_str());
@@ -179,8 +179,8 @@ mod tests {
         let b = at_commit("acme/b", &"1".repeat(40), "2020-01-01T00:00:00Z");
         let a_again = at_commit("acme/a", &"1".repeat(40), "2021-01-01T00:00:00Z");
         let all = Authority::default();
-        let before = Index::build(&[(id("x"), a.clone()), (id("y"), b.clone())], &all);
-        let after = Index::build(&[(id("x"), a), (id("y"), b), (id("z"), a_again)], &all);
+        let before = Index::build(&[held("x", a.clone()), held("y", b.clone())], &all);
+        let after = Index::build(&[held("x", a), held("y", b), held("z", a_again)], &all);
         let version = |ix: &Index, id: &str| ix.repo(RepoKind::Model, id).unwrap().version;
         assert_eq!(version(&before, "acme/b"), version(&after, "acme/b"));
         assert_ne!(version(&before, "acme/a"), version(&after, "acme/a"));

@@ -23,14 +23,15 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use llmgw_shared::manifest::{HelmChart, Manifest, OciImage};
+use llmgw_shared::Sha256;
+use llmgw_shared::manifest::{HelmChart, OciImage};
 use llmgw_shared::shown;
-use llmgw_shared::{BundleId, Sha256};
 use serde_json::{Map, Value};
 
 use crate::serve::index::entries::Blob;
 use crate::serve::index::made::{Made, MadeFrom};
 pub use crate::serve::index::referrers::{MAX_MANIFEST_BYTES, ParsedManifests, Referrer};
+use crate::store::Held;
 use crate::store::series::follow::Authority;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag, registry_key};
 
@@ -173,13 +174,13 @@ impl OciIndex {
     /// `authority` lets it; `read` gives carried manifests and chart
     /// configs, and `parsed` keeps what earlier builds parsed of them.
     pub fn build(
-        bundles: &[(BundleId, Manifest)],
+        bundles: &[Held],
         authority: &Authority,
         read: ReadBlob<'_>,
         parsed: &mut ParsedManifests,
     ) -> Self {
         let mut out = OciIndex::default();
-        for (id, m) in bundles {
+        for Held { id, manifest: m } in bundles {
             for image in &m.images {
                 out.add_image(id, image, authority);
             }

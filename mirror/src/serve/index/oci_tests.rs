@@ -5,7 +5,7 @@ use super::*;
 use std::collections::HashMap;
 
 use llmgw_shared::BundleId;
-use llmgw_shared::manifest::OciDescriptor;
+use llmgw_shared::manifest::{Manifest, OciDescriptor};
 
 const INDEX: &str = "application/vnd.oci.image.index.v1+json";
 const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -31,10 +31,10 @@ fn image(registry: Option<&str>, repo: &str, tag: &str, top: &[u8], layer: &[u8]
     }
 }
 
-fn bundle(id: &str, images: Vec<OciImage>) -> (BundleId, Manifest) {
+fn bundle(id: &str, images: Vec<OciImage>) -> Held {
     let mut m = Manifest::new(vec!["amd64".into()], 0);
     m.images = images;
-    (crate::test_ids::id(id), m)
+    crate::test_ids::held(id, m)
 }
 
 fn none(_: &Sha256, _: u64) -> Option<Vec<u8>> {
@@ -43,7 +43,7 @@ fn none(_: &Sha256, _: u64) -> Option<Vec<u8>> {
 
 /// The index with every bundle of one standing (no signatures), so the
 /// later bundle in the order given moves a tag.
-fn build(bundles: &[(BundleId, Manifest)], read: ReadBlob<'_>) -> OciIndex {
+fn build(bundles: &[Held], read: ReadBlob<'_>) -> OciIndex {
     OciIndex::build(
         bundles,
         &Authority::default(),

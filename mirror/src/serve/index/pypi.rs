@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use llmgw_shared::manifest::{AssetRef, Manifest, PYTHON_ENGINE, Yanked};
-use llmgw_shared::{BundleId, Sha256, pep503_normalize};
+use llmgw_shared::manifest::{AssetRef, PYTHON_ENGINE, Yanked};
+use llmgw_shared::{Sha256, pep503_normalize};
 
 use crate::serve::index::entries::{Blob, natural_cmp};
 use crate::store::series::follow::Authority;
@@ -120,11 +120,11 @@ impl PypiIndex {
     /// replaces the earlier one whole where `authority` lets it move the
     /// name; for an interpreter key held twice, the newer build wins.
     pub fn build<'a>(
-        bundles: impl IntoIterator<Item = &'a (BundleId, Manifest)>,
+        bundles: impl IntoIterator<Item = &'a crate::store::Held>,
         authority: &Authority,
     ) -> Self {
         let mut out = PypiIndex::default();
-        for (id, m) in bundles {
+        for crate::store::Held { id, manifest: m } in bundles {
             for env in &m.python_envs {
                 let name = env.name.to_ascii_lowercase();
                 let holder = out.envs.get(&name).map(|e| e.bundle.as_str());

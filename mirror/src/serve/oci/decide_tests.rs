@@ -27,7 +27,7 @@ fn index() -> OciIndex {
         });
     }
     OciIndex::build(
-        &[(crate::test_ids::id("x"), m)],
+        &[crate::test_ids::held("x", m)],
         &Default::default(),
         &|_, _| None,
         &mut Default::default(),

@@ -242,7 +242,7 @@ mod tests {
         };
         let mut m = Manifest::new(vec!["amd64".into()], 0);
         m.python_envs.push(env);
-        PypiIndex::build(&[(crate::test_ids::id("b"), m)], &Default::default())
+        PypiIndex::build(&[crate::test_ids::held("b", m)], &Default::default())
     }
 
     fn get<'a>(ix: &'a PypiIndex, path: &str) -> Outcome<'a> {

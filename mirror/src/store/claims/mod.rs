@@ -37,7 +37,7 @@ use llmgw_shared::{BundleId, repo_key};
 use thiserror::Error;
 
 use crate::bundle::signed::{MAX_SIGNATURE_FILE_BYTES, SignedRelease};
-use crate::store::{Store, StoreError};
+use crate::store::{Held, Store, StoreError};
 
 /// Why a bundle may not join the store.
 #[derive(Debug, Error)]
@@ -150,6 +150,33 @@ impl Claims {
 /// refused import leaves the store as it was).
 pub type Unrecorded = Vec<(BundleId, names::Names)>;
 
+/// The held bundles (but `new_id`) that could hold a claim about what
+/// `new_names` names, read; and those of them without a names file.
+fn meeting(
+    store: &Store,
+    new_id: &BundleId,
+    new_names: &names::Names,
+) -> Result<(Vec<Held>, Unrecorded), ClaimError> {
+    let mut bundles: Vec<Held> = Vec::new();
+    let mut unrecorded = Unrecorded::new();
+    for id in store.bundle_ids()? {
+        if id == *new_id {
+            continue;
+        }
+        let recorded = names::load(store, &id);
+        if recorded.as_ref().is_some_and(|n| !n.meet(new_names)) {
+            continue;
+        }
+        if let Ok(m) = store.read_bundle(&id) {
+            if recorded.is_none() {
+                unrecorded.push((id.clone(), names::Names::of(&m)));
+            }
+            bundles.push(Held { id, manifest: m });
+        }
+    }
+    Ok((bundles, unrecorded))
+}
+
 /// Checks the bundle `new_id` (its manifest, and what its verified
 /// signatures proved) against every readable manifest the store holds
 /// that could hold a claim about what it names.
@@ -159,24 +186,7 @@ pub fn check(
     new: &Manifest,
     new_signed: &[SignedRelease],
 ) -> Result<Unrecorded, ClaimError> {
-    let new_names = names::Names::of(new);
-    let mut bundles: Vec<(BundleId, Manifest)> = Vec::new();
-    let mut unrecorded = Unrecorded::new();
-    for id in store.bundle_ids()? {
-        if id == *new_id {
-            continue;
-        }
-        let recorded = names::load(store, &id);
-        if recorded.as_ref().is_some_and(|n| !n.meet(&new_names)) {
-            continue;
-        }
-        if let Ok(m) = store.read_bundle(&id) {
-            if recorded.is_none() {
-                unrecorded.push((id.clone(), names::Names::of(&m)));
-            }
-            bundles.push((id, m));
-        }
-    }
+    let (bundles, unrecorded) = meeting(store, new_id, &names::Names::of(new))?;
     // The signed releases: each (repo key, tag) with its file list and the
     // bundle that proved it.
     let mut signed: BTreeMap<(String, String), (SignedRelease, String)> = BTreeMap::new();
@@ -185,7 +195,7 @@ pub fn check(
             .entry((repo_key(&s.repo), s.tag.clone()))
             .or_insert_with(|| (s.clone(), new_id.to_string()));
     }
-    for (id, m) in &bundles {
+    for Held { id, manifest: m } in &bundles {
         for r in &m.releases {
             let key = (repo_key(&r.repo), r.tag.clone());
             if r.signature.is_some() && !signed.contains_key(&key) {
@@ -197,7 +207,7 @@ pub fn check(
     let mut claims = Claims::default();
     let order = bundles
         .iter()
-        .map(|(id, m)| (id.as_str(), m))
+        .map(|Held { id, manifest: m }| (id.as_str(), m))
         .chain(std::iter::once((new_id.as_str(), new)));
     for (id, m) in order {
         for r in &m.releases {
@@ -246,7 +256,9 @@ pub fn check(
     }
     // After the claims, whose refusals name both versions of a file.
     crate::store::own_release::check(
-        bundles.iter().map(|(id, m)| (id.as_str(), m)),
+        bundles
+            .iter()
+            .map(|Held { id, manifest: m }| (id.as_str(), m)),
         new_id,
         new,
         new_signed,

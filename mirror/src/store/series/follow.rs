@@ -36,7 +36,7 @@ use llmgw_shared::manifest::Manifest;
 use serde::{Deserialize, Serialize};
 
 use super::{Policy, SignedBy};
-use crate::store::Store;
+use crate::store::{Held, Store};
 
 /// A signed series the store follows.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -81,7 +81,7 @@ impl Authority {
     /// The standing of each of `bundles` (held, readable, in index order),
     /// from their kept signatures and the store's policy. A policy that
     /// follows nothing yet follows the series of the first signed bundle.
-    pub fn of(store: &Store, bundles: &[(BundleId, Manifest)], policy: &Policy) -> Self {
+    pub fn of(store: &Store, bundles: &[Held], policy: &Policy) -> Self {
         Self::decide(
             bundles,
             |id, m| {
@@ -101,13 +101,13 @@ impl Authority {
     /// [`Authority::of`] with the signer of each bundle given: `signer`
     /// answers the (key, channel) a bundle is signed in, if any.
     pub fn decide(
-        bundles: &[(BundleId, Manifest)],
+        bundles: &[Held],
         signer: impl Fn(&BundleId, &Manifest) -> Option<Followed>,
         policy: &Policy,
     ) -> Self {
         let signed: Vec<(&str, Option<Followed>)> = bundles
             .iter()
-            .map(|(id, m)| (id.as_str(), signer(id, m)))
+            .map(|Held { id, manifest: m }| (id.as_str(), signer(id, m)))
             .collect();
         let mut follow = policy.follow.clone();
         if follow.is_empty()
@@ -264,9 +264,9 @@ mod tests {
     #[test]
     fn the_first_series_is_followed_and_nothing_else_moves_its_names() {
         let m = Manifest::new(vec!["amd64".into()], 0);
-        let bundles: Vec<(BundleId, Manifest)> = ["u0", "s1", "o2", "u3", "s4"]
+        let bundles: Vec<Held> = ["u0", "s1", "o2", "u3", "s4"]
             .iter()
-            .map(|n| (id(n), m.clone()))
+            .map(|n| crate::test_ids::held(n, m.clone()))
             .collect();
         let signer = |b: &BundleId, _: &Manifest| match name(b).as_bytes()[0] {
             b's' => Some(pair("K", "stable")),

@@ -28,7 +28,7 @@ use thiserror::Error;
 
 use crate::bundle::reader::{self, ReadError};
 use crate::store::state;
-use crate::store::{StateFault, StateFile, Store, StoreError};
+use crate::store::{Held, StateFault, StateFile, Store, StoreError};
 
 pub mod follow;
 
@@ -230,9 +230,9 @@ pub fn held_signer(store: &Store, manifest_sha256: &BundleId) -> Option<String> 
 /// wins where bundles disagree about what a branch or tag names — while
 /// every bundle keeps one of the places its group held. Unsigned bundles,
 /// and bundles of different series, keep the import order.
-pub fn order_by_sequence(store: &Store, bundles: &mut [(BundleId, Manifest)]) {
+pub fn order_by_sequence(store: &Store, bundles: &mut [Held]) {
     let mut groups: std::collections::BTreeMap<(String, String), Vec<usize>> = Default::default();
-    for (i, (id, m)) in bundles.iter().enumerate() {
+    for (i, Held { id, manifest: m }) in bundles.iter().enumerate() {
         if let (Some(key), Some(_)) = (held_signer(store, id), m.sequence) {
             groups
                 .entry((key, m.channel().to_string()))
@@ -241,9 +241,8 @@ pub fn order_by_sequence(store: &Store, bundles: &mut [(BundleId, Manifest)]) {
         }
     }
     for places in groups.values() {
-        let mut members: Vec<(BundleId, Manifest)> =
-            places.iter().map(|&i| bundles[i].clone()).collect();
-        members.sort_by_key(|(_, m)| m.sequence);
+        let mut members: Vec<Held> = places.iter().map(|&i| bundles[i].clone()).collect();
+        members.sort_by_key(|Held { manifest: m, .. }| m.sequence);
         for (&i, b) in places.iter().zip(members) {
             bundles[i] = b;
         }

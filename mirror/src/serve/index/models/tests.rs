@@ -4,8 +4,8 @@
 use super::digests::hash_layer;
 use super::*;
 use crate::serve::index::Index;
+use crate::store::Held;
 use crate::store::series::follow::Authority;
-use llmgw_shared::BundleId;
 use llmgw_shared::manifest::{DigestSource, HfFile, HfRepo, Manifest, PublisherDigest, RefKind};
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -25,7 +25,7 @@ fn file(path: &str, body: &[u8]) -> HfFile {
     }
 }
 
-fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> (BundleId, Manifest) {
+fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> Held {
     let mut m = Manifest::new(vec!["amd64".into()], 0);
     m.repos.push(HfRepo {
         kind,
@@ -39,14 +39,14 @@ fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> (Bundl
             file("model.safetensors", &[1u8; 700]),
         ],
     });
-    (crate::test_ids::id(&format!("b-{id}-{revision}")), m)
+    crate::test_ids::held(&format!("b-{id}-{revision}"), m)
 }
 
 fn config_json(_: &Sha256, _: u64) -> Option<Vec<u8>> {
     Some(br#"{"architectures":["TinyForCausalLM"]}"#.to_vec())
 }
 
-fn build(bundles: &[(BundleId, Manifest)], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
+fn build(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
     let index = Index::build(bundles, &Authority::default());
     let mut oci = OciIndex::default();
     let pending = add(&mut oci, &index.repos, digests, &config_json);
@@ -194,9 +194,9 @@ fn a_later_import_moves_the_tags_and_every_commit_keeps_its_own() {
     let old = bundle(RepoKind::Model, "acme/tiny", "main", RefKind::Branch);
     let mut new = bundle(RepoKind::Model, "acme/tiny", "main", RefKind::Branch);
     let other = "f".repeat(40);
-    new.1.repos[0].commit = other.clone();
-    new.1.repos[0].files.pop();
-    new.0 = crate::test_ids::id("b-new");
+    new.manifest.repos[0].commit = other.clone();
+    new.manifest.repos[0].files.pop();
+    new.id = crate::test_ids::id("b-new");
     let (oci, _) = build(&[old.clone(), new.clone()], &LayerDigests::default());
     let pack = oci.generated("modelpack/acme/tiny").unwrap();
     assert_eq!(
@@ -253,14 +253,14 @@ fn a_layer_is_hashed_as_served_and_a_short_blob_is_named() {
 
 #[test]
 fn a_commit_too_large_for_a_manifest_is_left_out_before_anything_is_hashed() {
-    let (_, mut m) = bundle(RepoKind::Dataset, "Acme/Huge", "main", RefKind::Branch);
+    let mut m = bundle(RepoKind::Dataset, "Acme/Huge", "main", RefKind::Branch).manifest;
     m.repos[0].files = (0..=MAX_FILES)
         .map(|i| file(&format!("part-{i:06}.json"), format!("{i}").as_bytes()))
         .collect();
-    let (_, small) = bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch);
+    let small = bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch).manifest;
     let bundles = [
-        (crate::test_ids::id("huge"), m),
-        (crate::test_ids::id("small"), small),
+        crate::test_ids::held("huge", m),
+        crate::test_ids::held("small", small),
     ];
     let (oci, pending) = build(&bundles, &LayerDigests::default());
     let names: Vec<&str> = oci.names().collect();
@@ -275,12 +275,12 @@ fn a_commit_too_large_for_a_manifest_is_left_out_before_anything_is_hashed() {
         "only the small model's layers wait to be hashed"
     );
     // Below the bound the manifest is built and measured: 5 000 files fit.
-    let (_, mut m) = bundle(RepoKind::Dataset, "Acme/Huge", "main", RefKind::Branch);
+    let mut m = bundle(RepoKind::Dataset, "Acme/Huge", "main", RefKind::Branch).manifest;
     m.repos[0].files = (0..5_000)
         .map(|i| file(&format!("p{i}"), format!("{i}").as_bytes()))
         .collect();
     let (oci, _) = build(
-        &[(crate::test_ids::id("huge"), m)],
+        &[crate::test_ids::held("huge", m)],
         &LayerDigests::default(),
     );
     let names: Vec<&str> = oci.names().collect();
