@@ -76,6 +76,7 @@ pub enum SignedError {
 pub struct SignedRelease {
     /// `owner/repo` as the manifest spells it.
     pub repo: String,
+    /// The release's tag, which the signature's trusted comment names.
     pub tag: String,
     /// The trusted key that signed it.
     pub key_id: String,
@@ -84,18 +85,22 @@ pub struct SignedRelease {
     pub listed: BTreeMap<String, Sha256>,
 }
 
-/// `(release, key id)` pairs as a report shows them: one
-/// `{"release", "key_id"}` object each.
+/// Verified signed releases as a report shows them: one
+/// `{"release", "key_id"}` object each (`owner/repo tag`, the trusted key
+/// that signed it); what the release lists stays out of the report.
 pub fn serialize_signatures<S: serde::Serializer>(
-    sigs: &[(String, String)],
+    signed: &[SignedRelease],
     s: S,
 ) -> Result<S::Ok, S::Error> {
     #[derive(serde::Serialize)]
     struct One<'a> {
-        release: &'a str,
+        release: String,
         key_id: &'a str,
     }
-    s.collect_seq(sigs.iter().map(|(release, key_id)| One { release, key_id }))
+    s.collect_seq(signed.iter().map(|r| One {
+        release: r.name(),
+        key_id: &r.key_id,
+    }))
 }
 
 impl SignedRelease {
@@ -264,5 +269,33 @@ impl Pending {
             listed,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `--json` has always printed of a verified signature: its
+    /// release and key, not what the release lists.
+    #[test]
+    fn a_report_names_each_signature_by_its_release_and_key() {
+        #[derive(serde::Serialize)]
+        struct Report {
+            #[serde(serialize_with = "serialize_signatures")]
+            signatures: Vec<SignedRelease>,
+        }
+        let r = Report {
+            signatures: vec![SignedRelease {
+                repo: "acme/llmgw".into(),
+                tag: "v1.0".into(),
+                key_id: "ABCD".into(),
+                listed: BTreeMap::from([("SHA256SUMS".into(), Sha256::of(b"x"))]),
+            }],
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"signatures":[{"release":"acme/llmgw v1.0","key_id":"ABCD"}]}"#
+        );
     }
 }

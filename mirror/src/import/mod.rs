@@ -59,6 +59,7 @@ use llmgw_shared::manifest::Manifest;
 use llmgw_shared::{BundleId, Sha256};
 
 use crate::bundle::reader::BundleFormat;
+use crate::bundle::signed::SignedRelease;
 use crate::bundle::verify::{self, Outcome};
 use crate::fsutil::StoreLock;
 use crate::store::Store;
@@ -109,9 +110,12 @@ pub struct ImportReport {
     pub manifest: Manifest,
     /// How the bundle came (directory, `.tar`, `.tar.zst`).
     pub format: BundleFormat,
-    /// `(release, key id)` of each signed release.
-    #[serde(serialize_with = "crate::bundle::signed::serialize_signatures")]
-    pub signatures: Vec<(String, String)>,
+    /// Each signed release, verified; reported as its release and key id.
+    #[serde(
+        rename = "signatures",
+        serialize_with = "crate::bundle::signed::serialize_signatures"
+    )]
+    pub signed: Vec<SignedRelease>,
     /// Blobs read from the bundle and hashed by this run.
     pub blobs_hashed: usize,
     /// Their bytes.
@@ -250,7 +254,7 @@ pub fn import_with(
                 manifest_sha256: v.manifest_sha256,
                 manifest: v.manifest,
                 format: v.format,
-                signatures: v.signatures,
+                signed: v.signed,
                 blobs_hashed: v.blobs_hashed,
                 bytes_hashed: v.bytes_hashed,
                 blobs_at_hand: v.blobs_at_hand,

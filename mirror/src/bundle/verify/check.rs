@@ -39,11 +39,12 @@ pub struct Verified {
     #[serde(skip)]
     pub manifest_bytes: Vec<u8>,
     pub format: BundleFormat,
-    /// `(release, key id)` of each signed release, verified.
-    #[serde(serialize_with = "crate::bundle::signed::serialize_signatures")]
-    pub signatures: Vec<(String, String)>,
-    /// What each verified signature proves, for [`crate::store::claims`].
-    #[serde(skip)]
+    /// Each signed release, verified: what its signature proves (for
+    /// [`crate::store::claims`]); reported as its release and key id.
+    #[serde(
+        rename = "signatures",
+        serialize_with = "crate::bundle::signed::serialize_signatures"
+    )]
     pub signed: Vec<SignedRelease>,
     /// Blobs read from the bundle and hashed now.
     pub blobs_hashed: usize,
@@ -312,7 +313,7 @@ fn conclude<T: Target + ?Sized>(
         }
         return Err(VerifyError::Missing { count, list });
     }
-    let proven = signatures.settle(&elsewhere, &mut unchecked)?;
+    let signed = signatures.settle(&elsewhere, &mut unchecked)?;
     oci.settle(&elsewhere, &mut unchecked)?;
     let not_read = gated
         .blobs
@@ -324,8 +325,7 @@ fn conclude<T: Target + ?Sized>(
         manifest: gated.manifest,
         manifest_bytes: gated.bytes,
         format,
-        signatures: proven.signatures,
-        signed: proven.signed,
+        signed,
         blobs_hashed: tally.hashed.0,
         bytes_hashed: tally.hashed.1,
         blobs_at_hand: tally.at_hand.0 + blobs_not_read,

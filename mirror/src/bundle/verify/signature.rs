@@ -22,15 +22,6 @@ use super::error::VerifyError;
 use super::target::Target;
 use crate::bundle::signed::{Pending, SignedRelease};
 
-/// What the signed releases proved, once every blob was seen.
-#[derive(Debug, Default)]
-pub(crate) struct Proven {
-    /// `(release, key id)` of each signed release, verified.
-    pub signatures: Vec<(String, String)>,
-    /// What each verified signature proves, for [`crate::store::claims`].
-    pub signed: Vec<SignedRelease>,
-}
-
 /// The checks of a bundle's signed releases, waiting for their files.
 pub(crate) struct Signatures<'k> {
     pending: Vec<Pending>,
@@ -76,7 +67,8 @@ impl<'k> Signatures<'k> {
         Ok(())
     }
 
-    /// Once every blob was seen: what was proven. A release whose files
+    /// Once every blob was seen: what each verified signature proved (its
+    /// release, the trusted key, what the release lists). A release whose files
     /// are among `elsewhere` (a delta's prerequisites, which `bundle verify`
     /// cannot read) is added to `unchecked`; any other release not proven
     /// refuses the bundle.
@@ -84,14 +76,11 @@ impl<'k> Signatures<'k> {
         &self,
         elsewhere: &BTreeSet<&str>,
         unchecked: &mut Vec<String>,
-    ) -> Result<Proven, VerifyError> {
-        let mut out = Proven::default();
+    ) -> Result<Vec<SignedRelease>, VerifyError> {
+        let mut out = Vec::new();
         for s in &self.pending {
             match s.proven() {
-                Some(p) => {
-                    out.signatures.push((s.release.clone(), p.key_id.clone()));
-                    out.signed.push(p.clone());
-                }
+                Some(p) => out.push(p.clone()),
                 None if !elsewhere.is_empty() && s.waits_on(elsewhere) => {
                     unchecked.push(format!(
                         "the signature of release {}: its signature files are prerequisites",

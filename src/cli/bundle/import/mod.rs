@@ -10,7 +10,7 @@ use crate::cli::progress::Blobs;
 use clap::Args;
 use llmgw_mirror::{ImportError, ImportOptions, ImportOutcome, ImportReport};
 use llmgw_mirror::{ImportRunError, Imported};
-use llmgw_mirror::{Summary, human_bytes};
+use llmgw_mirror::{SignedRelease, Summary, human_bytes};
 use llmgw_shared::BundleId;
 use llmgw_shared::{Chain, chain};
 
@@ -212,7 +212,7 @@ fn proven_line(r: &ImportReport) -> String {
             ),
             None => "as given".into(),
         },
-        signatures_text(&r.signatures),
+        signatures_text(&r.signed),
         r.blobs_hashed,
         r.bytes_hashed,
         if r.blobs_at_hand > 0 {
@@ -227,12 +227,19 @@ fn proven_line(r: &ImportReport) -> String {
     )
 }
 
-pub(super) fn signatures_text(sigs: &[(String, String)]) -> String {
-    if sigs.is_empty() {
+pub(super) fn signatures_text(signed: &[SignedRelease]) -> String {
+    if signed.is_empty() {
         "no signed release in the bundle (no key needed)".into()
     } else {
-        sigs.iter()
-            .map(|(rel, key)| format!("SHA256SUMS of {rel} signed by trusted key {key}"))
+        signed
+            .iter()
+            .map(|r| {
+                format!(
+                    "SHA256SUMS of {} signed by trusted key {}",
+                    r.name(),
+                    r.key_id
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ")
     }
