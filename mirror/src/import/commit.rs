@@ -108,9 +108,7 @@ fn move_blobs(
             let _ = std::fs::remove_file(&staged);
             continue;
         }
-        let dest = store
-            .blob_path(&sha)
-            .ok_or_else(|| StoreError::io(&staged, std::io::ErrorKind::InvalidInput.into()))?;
+        let dest = store.blob_file(&sha);
         let parent = dest.parent().unwrap_or(store.root()).to_path_buf();
         if !parent.exists() {
             std::fs::create_dir_all(&parent).map_err(|e| StoreError::io(&parent, e))?;

@@ -92,15 +92,12 @@ impl BlobStore for FsBlobs {
 
     fn list_blobs(&self) -> Result<Vec<(Sha256, BlobMeta)>, StoreError> {
         let mut out = Vec::new();
-        for (name, path) in super::Store::at(&self.root).blob_files()? {
-            let Some(sha) = layout::digest(&name) else {
+        for file in super::Store::at(&self.root).blob_files()? {
+            // Only a blob filed under its own name is the blob.
+            let Some(sha) = file.sha256 else {
                 continue;
             };
-            // Only a blob filed under its own name is the blob.
-            if path != self.path(&layout::blob_key(&sha)) {
-                continue;
-            }
-            if let Some(m) = meta_of(&path)? {
+            if let Some(m) = meta_of(&file.path)? {
                 out.push((sha, m));
             }
         }
@@ -110,12 +107,10 @@ impl BlobStore for FsBlobs {
 
     fn list_strays(&self) -> Result<Vec<String>, StoreError> {
         let mut out = Vec::new();
-        for (name, path) in super::Store::at(&self.root).blob_files()? {
-            let filed =
-                layout::digest(&name).is_some_and(|sha| path == self.path(&layout::blob_key(&sha)));
-            if !filed || meta_of(&path)?.is_none() {
+        for file in super::Store::at(&self.root).blob_files()? {
+            if file.sha256.is_none() || meta_of(&file.path)?.is_none() {
                 // A name nobody checked: escaped, as it is printed.
-                out.push(llmgw_shared::shown(&path.display().to_string()).to_string());
+                out.push(llmgw_shared::shown(&file.path.display().to_string()).to_string());
             }
         }
         out.sort();

@@ -134,10 +134,9 @@ fn named_blobs(
 /// up, and its staging what a stopped import resumes from.
 fn sweep_folder(store: &Store, dry_run: bool, report: &mut GcReport) -> Result<(), StoreError> {
     let mut dirs = BTreeSet::new();
-    for (name, path) in store.blob_files()? {
-        if store.blob_path(&name).as_deref() == Some(path.as_path())
-            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
-        {
+    for file in store.blob_files()? {
+        let path = file.path;
+        if file.sha256.is_some() && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             // A blob: kept or swept above.
             continue;
         }

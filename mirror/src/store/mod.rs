@@ -69,6 +69,16 @@ pub struct Held {
     pub manifest: Manifest,
 }
 
+/// A file under `blobs/sha256/` ([`Store::blob_files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The blob it is: its name is 64 lower-case hex digits and it is
+    /// filed under them ([`layout::blob_key`]). `None` for anything else.
+    pub sha256: Option<Sha256>,
+}
+
 /// A held bundle's sha256 and its manifest, or why it cannot be read.
 pub type HeldManifest = (BundleId, Result<Manifest, StoreError>);
 
@@ -283,9 +293,10 @@ impl Store {
         Ok(held)
     }
 
-    /// Every file under `blobs/sha256/`, with the name it is filed under
-    /// (which is not necessarily a valid sha256: callers check).
-    pub fn blob_files(&self) -> Result<Vec<(String, PathBuf)>, StoreError> {
+    /// Every file under `blobs/sha256/`, each with the digest it is the
+    /// blob of when it is filed under its own key, else none (a misfiled
+    /// or misnamed file: a stray for `verify` and `gc`).
+    pub fn blob_files(&self) -> Result<Vec<BlobFile>, StoreError> {
         let mut out = Vec::new();
         let dir = self.blobs_dir();
         let walk = walkdir::WalkDir::new(&dir)
@@ -307,8 +318,13 @@ impl Store {
             if item.file_type().is_dir() {
                 continue;
             }
-            let name = item.file_name().to_string_lossy().into_owned();
-            out.push((name, item.path().to_path_buf()));
+            let path = item.path().to_path_buf();
+            let sha256 = item
+                .file_name()
+                .to_str()
+                .and_then(layout::digest)
+                .filter(|sha| path == self.blob_file(sha));
+            out.push(BlobFile { path, sha256 });
         }
         Ok(out)
     }
@@ -322,26 +338,12 @@ impl Store {
         self.root.join(layout::blob_key(sha256))
     }
 
-    /// [`Store::blob_file`] for a digest still held as text (a manifest's
-    /// field, a name read from disk): `None` unless `sha256` is 64
-    /// lower-case hex digits, so no caller can build a path from anything
-    /// else.
-    pub fn blob_path(&self, sha256: &str) -> Option<PathBuf> {
-        Self::digest(sha256).map(|h| self.blob_file(&h))
-    }
-
     /// Where the manifest of the bundle with this id lives. A
     /// [`BundleId`] is 64 lower-case hex digits by type; a name read from
     /// disk or given on the command line becomes one first
     /// ([`layout::bundle_id`], [`BundleId::parse`]).
     pub fn bundle_file(&self, manifest_sha256: &BundleId) -> PathBuf {
         self.root.join(layout::bundle_key(manifest_sha256))
-    }
-
-    /// `text` as a digest, if it is one exactly as the store spells them
-    /// ([`layout::digest`]).
-    fn digest(text: &str) -> Option<Sha256> {
-        layout::digest(text)
     }
 
     /// The sha256s of the bundles held, sorted. A missing `bundles/`
@@ -398,17 +400,18 @@ mod tests {
     fn blob_paths_only_from_hex() {
         let s = Store::at("/s");
         let hex = "ab".repeat(32);
+        let path = |text: &str| layout::digest(text).map(|sha| s.blob_file(&sha));
         assert_eq!(
-            s.blob_path(&hex).unwrap(),
+            path(&hex).unwrap(),
             PathBuf::from(format!("/s/blobs/sha256/ab/{hex}"))
         );
-        assert!(s.blob_path("../../etc/passwd").is_none());
+        assert!(path("../../etc/passwd").is_none());
         assert!(layout::bundle_id(&"AB".repeat(32)).is_none());
         // What the typed digest would forgive, the store's names do not.
-        assert!(s.blob_path(&format!(" {hex}")).is_none());
-        assert!(s.blob_path(&hex.to_ascii_uppercase()).is_none());
+        assert!(path(&format!(" {hex}")).is_none());
+        assert!(path(&hex.to_ascii_uppercase()).is_none());
         let typed = Sha256::parse("test", &hex).unwrap();
-        assert_eq!(Some(s.blob_file(&typed)), s.blob_path(&hex));
+        assert_eq!(Some(s.blob_file(&typed)), path(&hex));
         assert_eq!(
             s.bundle_file(&BundleId::from(typed)),
             PathBuf::from(format!("/s/bundles/{hex}.json"))

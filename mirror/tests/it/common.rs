@@ -103,7 +103,7 @@ pub fn import(store: &Path, m: &Manifest, blobs: &[&[u8]]) -> String {
     let s = Store::at(store);
     s.create_dirs().unwrap();
     for b in blobs {
-        let p = s.blob_path(&sha256_hex(b)).unwrap();
+        let p = s.blob_file(&llmgw_shared::Sha256::of(b));
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, b).unwrap();
     }

@@ -345,9 +345,8 @@ fn a_lock_naming_a_file_the_environment_lacks_is_refused() {
 fn a_damaged_lock_blob_is_not_served() {
     let (_d, store, cu13, _) = store_with_envs();
     let lock = lock_for(&cu13.iter().map(|f| &f.file).collect::<Vec<_>>());
-    let path = llmgw_mirror::Store::at(&store)
-        .blob_path(&sha256_hex(lock.as_bytes()))
-        .unwrap();
+    let path =
+        llmgw_mirror::Store::at(&store).blob_file(&llmgw_shared::Sha256::of(lock.as_bytes()));
     std::fs::write(&path, lock.replace("1.0", "2.0")).unwrap();
     let s = serve(&store);
     let r = get(s.addr, &format!("/pypi/{CU13}/pylock.toml"));

@@ -198,9 +198,7 @@ fn uv_compiles_for_the_other_arch_against_the_arm64_index() {
 fn a_damaged_wheel_is_refused_by_uv_and_pip() {
     let w = world();
     let cbor = w.amd.iter().find(|f| f.file.project == "cbor2").unwrap();
-    let path = llmgw_mirror::Store::at(&w.store)
-        .blob_path(&cbor.file.sha256)
-        .unwrap();
+    let path = llmgw_mirror::Store::at(&w.store).blob_file(&cbor.file.sha256.parse().unwrap());
     // One byte of the central directory's "version made by": the zip stays
     // readable, so only the hash can catch it.
     let mut bad = cbor.body.clone();

@@ -186,10 +186,11 @@ impl<'a> Stage<'a> {
         if staged.exists() {
             return staged;
         }
-        match self.store.blob_path(sha) {
-            Some(p) if p.exists() => p,
-            _ => self.part(sha),
+        let held = self.store.blob_file(sha);
+        if held.exists() {
+            return held;
         }
+        self.part(sha)
     }
 
     /// Drops chunks left unsettled (a volume that stopped on an error):

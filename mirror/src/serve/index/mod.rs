@@ -3,7 +3,7 @@
 //! Every route answers from these tables: a URL names a release, a repo,
 //! a revision and a path, and the tables give back a blob's sha256 and
 //! size. The sha256 is the only thing that ever becomes a path on disk
-//! (through [`crate::store::Store::blob_path`]), so nothing a client sends
+//! (through [`crate::store::Store::blob_file`]), so nothing a client sends
 //! can reach a file the manifests do not name.
 //!
 //! The index is immutable; a new one is built whenever `bundles/` changes
