@@ -73,13 +73,6 @@ pub enum ImportError {
         /// Bytes free on its filesystem.
         available: u64,
     },
-    /// A blob the manifest names is not a sha256 (the manifest's own check
-    /// refuses that first: a guard).
-    #[error("not a sha256: {sha256}")]
-    NotSha256 {
-        /// The name as the manifest gave it.
-        sha256: String,
-    },
     /// The staging's own bookkeeping broke: a bug, not the bundle's fault.
     #[error("staged blob {sha256} was not written")]
     NotWritten {

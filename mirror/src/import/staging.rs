@@ -12,8 +12,8 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use llmgw_shared::BundleId;
 use llmgw_shared::manifest::Manifest;
+use llmgw_shared::{BundleId, Sha256};
 
 use super::ImportError;
 use crate::bundle::verify::{BlobSink, Target};
@@ -128,20 +128,17 @@ impl Target for Staging<'_> {
     fn signature_checked(&self) -> bool {
         self.signature_checked
     }
-    fn have(&self, sha256: &str, size: u64) -> bool {
+    fn have(&self, sha256: &Sha256, size: u64) -> bool {
         self.store.has_blob(sha256, size)
             || std::fs::metadata(self.staged_path(sha256)).is_ok_and(|m| m.len() == size)
     }
 
-    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, ImportError> {
-        let sha = crate::store::layout::digest(sha256).ok_or_else(|| ImportError::NotSha256 {
-            sha256: sha256.to_string(),
-        })?;
+    fn read_have(&self, sha256: &Sha256) -> Result<Vec<u8>, ImportError> {
         let staged = self.staged_path(sha256);
         if !staged.exists() {
             // Held by the store (its folder, or its bucket): a signature
             // or checksum file, small.
-            return Ok(self.store.read_small_blob(&sha, READ_HAVE_MAX)?);
+            return Ok(self.store.read_small_blob(sha256, READ_HAVE_MAX)?);
         }
         std::fs::read(&staged).map_err(|source| ImportError::Stage {
             path: staged,
@@ -164,7 +161,7 @@ impl Target for Staging<'_> {
         // A delta: every prerequisite at hand, before anything is staged.
         crate::store::have::check_prerequisites(
             self.store,
-            self.expected.as_str(),
+            &self.expected,
             manifest,
             |sha, size| self.have(sha, size),
         )

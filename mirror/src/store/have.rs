@@ -13,7 +13,7 @@ use std::io::Read;
 
 use llmgw_shared::manifest::{BlobRef, Manifest, NeededBlob};
 use llmgw_shared::shown;
-use llmgw_shared::{HaveList, NeedList, blob_uses};
+use llmgw_shared::{BundleId, HaveList, NeedList, Sha256, blob_uses};
 
 use crate::store::series::Series;
 use crate::store::state;
@@ -89,7 +89,7 @@ pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
 /// The prerequisites of a delta that `have` says are not at hand, each
 /// with what uses it in the delta's manifest. Empty for a bundle that is
 /// not a delta.
-pub fn missing_prerequisites(m: &Manifest, have: impl Fn(&str, u64) -> bool) -> Vec<NeededBlob> {
+pub fn missing_prerequisites(m: &Manifest, have: impl Fn(&Sha256, u64) -> bool) -> Vec<NeededBlob> {
     let Some(delta) = &m.delta else {
         return Vec::new();
     };
@@ -112,9 +112,9 @@ pub fn missing_prerequisites(m: &Manifest, have: impl Fn(&str, u64) -> bool) -> 
 /// bundle and for a volume set.
 pub fn check_prerequisites(
     store: &Store,
-    sha256: &str,
+    sha256: &BundleId,
     m: &Manifest,
-    have: impl Fn(&str, u64) -> bool,
+    have: impl Fn(&Sha256, u64) -> bool,
 ) -> Result<(), Box<NeedList>> {
     let missing = missing_prerequisites(m, have);
     if missing.is_empty() {

@@ -272,12 +272,13 @@ impl Store {
     /// Whether the store holds a blob with this sha256 and size. The size
     /// is checked, not the bytes: blobs are verified when they are added,
     /// and `llmgw mirror verify` looks for rot.
-    pub fn has_blob(&self, sha256: &str, size: u64) -> bool {
-        let Some(h) = layout::digest(sha256) else {
-            return false;
-        };
-        self.holders()
-            .any(|b| b.head(&h).ok().flatten().is_some_and(|m| m.size == size))
+    pub fn has_blob(&self, sha256: &Sha256, size: u64) -> bool {
+        self.holders().any(|b| {
+            b.head(sha256)
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.size == size)
+        })
     }
 
     /// Every blob held, with its size: the folder's and, for a store in a

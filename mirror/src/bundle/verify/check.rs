@@ -202,7 +202,9 @@ fn take_blob<T: Target + ?Sized>(
     data: &mut dyn Read,
     progress: &dyn Progress,
 ) -> Result<(), T::Error> {
-    let Some(&declared) = st.gated.blobs.get(sha) else {
+    // The entry's name as the manifest's digest: only a name it lists
+    // goes further.
+    let Some((digest, &declared)) = st.gated.blobs.get_key_value(sha) else {
         return Err(VerifyError::UnlistedBlob {
             entry: head.path.clone(),
         }
@@ -225,7 +227,7 @@ fn take_blob<T: Target + ?Sized>(
         .into());
     }
     let wants_bytes = st.signatures.wants(sha) || st.oci.wants(sha);
-    if target.have(sha, declared) && !wants_bytes {
+    if target.have(digest, declared) && !wants_bytes {
         // Verified earlier; the reader skips its bytes.
         tally.at_hand.0 += 1;
         tally.at_hand.1 += declared;

@@ -7,6 +7,7 @@
 //! refusal of the bundle ([`VerifyError`]) becomes one of its errors
 //! through `From`, so the caller gets one type that holds both.
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 
 use super::error::VerifyError;
@@ -18,9 +19,9 @@ pub trait Target {
     type Error: From<VerifyError> + Send;
     /// Whether a verified copy of this blob is already at hand (in the
     /// store, or staged by an earlier run of the same import).
-    fn have(&self, sha256: &str, size: u64) -> bool;
+    fn have(&self, sha256: &Sha256, size: u64) -> bool;
     /// The bytes of a blob at hand (only asked for small signature files).
-    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, Self::Error>;
+    fn read_have(&self, sha256: &Sha256) -> Result<Vec<u8>, Self::Error>;
     /// Called once the manifest passed step 1, with the bytes still to be
     /// read. Returning `false` stops the check there (e.g. already imported).
     fn on_manifest(
@@ -69,13 +70,13 @@ pub struct HashOnly;
 
 impl Target for HashOnly {
     type Error = VerifyError;
-    fn have(&self, _: &str, _: u64) -> bool {
+    fn have(&self, _: &Sha256, _: u64) -> bool {
         false
     }
     fn checks_prerequisites(&self) -> bool {
         false
     }
-    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, VerifyError> {
+    fn read_have(&self, sha256: &Sha256) -> Result<Vec<u8>, VerifyError> {
         Err(VerifyError::NotAtHand {
             sha256: sha256.to_string(),
         })

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use llmgw_shared::manifest::{HfFile, HfRepo, MANIFEST_NAME, Manifest, RepoKind};
-use llmgw_shared::sha256_hex;
+use llmgw_shared::{Sha256, sha256_hex};
 
 use super::*;
 use llmgw_shared::progress::Quiet;
@@ -65,12 +65,12 @@ struct Recorder {
 
 impl Target for Recorder {
     type Error = Failed;
-    fn have(&self, _: &str, _: u64) -> bool {
+    fn have(&self, _: &Sha256, _: u64) -> bool {
         false
     }
-    fn read_have(&self, sha256: &str) -> Result<Vec<u8>, Failed> {
+    fn read_have(&self, sha256: &Sha256) -> Result<Vec<u8>, Failed> {
         Err(Failed::NoRoom {
-            sha256: sha256.into(),
+            sha256: sha256.to_string(),
         })
     }
     fn on_manifest(&mut self, _: &Manifest, to_read: u64) -> Result<bool, Failed> {
