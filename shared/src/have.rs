@@ -64,7 +64,7 @@ pub struct HaveList {
     /// The store's random id (`STORE/state/store-id`), made once.
     pub store_id: String,
     /// The manifest sha256 of every bundle held.
-    pub manifests: Vec<String>,
+    pub manifests: Vec<crate::BundleId>,
     /// Per (bundle key, channel), the highest sequence accepted.
     pub series: Vec<HeldSeries>,
     /// Every blob the held bundles name that the store has, with its size.
@@ -86,7 +86,7 @@ pub struct HeldSeries {
 }
 
 /// What a delta lacked in a store (`bundle import --need-out`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NeedList {
     /// Always `llmgw-need`, so a have-list is never read as a need-list.
@@ -94,7 +94,7 @@ pub struct NeedList {
     /// The list's format, so a newer llmgw's list is refused rather than misread.
     pub format_version: u32,
     /// The manifest sha256 of the bundle that needs them.
-    pub bundle: String,
+    pub bundle: crate::BundleId,
     /// The store that lacks them, if it has an id yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_id: Option<String>,
@@ -107,7 +107,7 @@ impl HaveList {
     /// [`HaveList::to_canonical_json`] sorts it when it is written.
     pub fn new(
         store_id: String,
-        manifests: Vec<String>,
+        manifests: Vec<crate::BundleId>,
         series: Vec<HeldSeries>,
         blobs: Vec<BlobRef>,
     ) -> Self {
@@ -178,7 +178,7 @@ impl HaveList {
 
 impl NeedList {
     /// A need-list of the current kind and format.
-    pub fn new(bundle: String, store_id: Option<String>, blobs: Vec<NeededBlob>) -> Self {
+    pub fn new(bundle: crate::BundleId, store_id: Option<String>, blobs: Vec<NeededBlob>) -> Self {
         Self {
             kind: NEED_KIND.into(),
             format_version: LIST_FORMAT,
@@ -335,13 +335,19 @@ mod tests {
     fn have_lists_are_canonical_and_checked() {
         let a = HaveList::new(
             "0".repeat(32),
-            vec!["b".repeat(64), "a".repeat(64)],
+            vec![
+                "b".repeat(64).parse().unwrap(),
+                "a".repeat(64).parse().unwrap(),
+            ],
             vec![],
             vec![blob('d', 2), blob('c', 1), blob('c', 1)],
         );
         let b = HaveList::new(
             "0".repeat(32),
-            vec!["a".repeat(64), "b".repeat(64)],
+            vec![
+                "a".repeat(64).parse().unwrap(),
+                "b".repeat(64).parse().unwrap(),
+            ],
             vec![],
             vec![blob('c', 1), blob('d', 2)],
         );
@@ -354,7 +360,7 @@ mod tests {
         assert!(err.to_string().contains("store_id"), "{err}");
         let err = HaveList::from_json_bytes(b"{\"kind\":1}").unwrap_err();
         assert!(err.to_string().contains("llmgw-have"), "{err}");
-        let need = NeedList::new("a".repeat(64), None, vec![]);
+        let need = NeedList::new("a".repeat(64).parse().unwrap(), None, vec![]);
         let err = NeedList::from_json_bytes(&need.to_canonical_json()).unwrap_err();
         assert!(err.to_string().contains("at least one"), "{err}");
         let err = HaveList::from_json_bytes(&need.to_canonical_json()).unwrap_err();

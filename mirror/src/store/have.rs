@@ -76,7 +76,7 @@ pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
                 blobs.insert(b, size);
             }
         }
-        manifests.push(sha.to_string());
+        manifests.push(sha);
     }
     let series = Series::load(store)?.series;
     let blobs = blobs
@@ -121,7 +121,7 @@ pub fn check_prerequisites(
         return Ok(());
     }
     let id = store_id(store).ok().flatten();
-    Err(Box::new(NeedList::new(sha256.to_string(), id, missing)))
+    Err(Box::new(NeedList::new(sha256.clone(), id, missing)))
 }
 
 /// How a need-list reads in a message: one line per blob and use,
