@@ -54,7 +54,7 @@ fn build(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
 }
 
 /// The OCI part and the index it was made from.
-fn build_with_index(bundles: &[(String, Manifest)], digests: &LayerDigests) -> (OciIndex, Index) {
+fn build_with_index(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Index) {
     let index = Index::build(bundles, &Authority::default());
     let mut oci = OciIndex::default();
     add(&mut oci, &index.repos, digests, &config_json);
@@ -79,9 +79,9 @@ fn made_again(index: &Index, repo: &OciRepo, digest: &Sha256) -> Vec<u8> {
 #[test]
 fn every_document_made_again_is_the_one_the_index_names() {
     let mut new = bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch);
-    new.1.repos[0].commit = "f".repeat(40);
-    new.1.repos[0].files.push(file("README.md", b"hi"));
-    new.0 = "b-new".into();
+    new.manifest.repos[0].commit = "f".repeat(40);
+    new.manifest.repos[0].files.push(file("README.md", b"hi"));
+    new.id = crate::test_ids::id("b-new");
     let bundles = [
         bundle(RepoKind::Model, "Acme/Tiny", "v1.0", RefKind::Tag),
         new,
