@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use llmgw_mirror::{BucketServing, ServeConfig, StoreLocation, TlsFiles, start};
-use llmgw_mirror::{ConnLimits, Held, default_max_connections};
+use llmgw_mirror::{ConnLimits, Held, MMAP_THRESHOLD, default_max_connections};
 
 use crate::cli::StoreArg;
 use crate::cli::help;
@@ -80,19 +80,12 @@ pub struct ServeArgs {
     pub max_connections: Option<u32>,
 }
 
-/// Allocations this large or larger are mapped from the kernel and given
-/// back whole when freed. glibc raises this threshold as large blocks are
-/// freed, and then a JSON answer of a few hundred KiB lands in the heap,
-/// where the holes between kept answers stay resident: the process grew
-/// twice the answer cache's 64 MiB under 9 000 variants of a listing. A
-/// fixed threshold keeps what the mirror holds close to what it counts.
-const MMAP_THRESHOLD: libc::c_int = 128 << 10;
-
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // A fixed mmap threshold (see MMAP_THRESHOLD for why).
     // SAFETY: mallopt only sets an allocator parameter; it is called before
     // any thread of the server starts.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD as libc::c_int);
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
