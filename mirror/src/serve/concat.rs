@@ -7,7 +7,7 @@
 //! Invariant: a request's range is cut into the parts it covers
 //! ([`slices`], pure) and only those are opened; the stored part is read
 //! through [`super::files::blob_body`], the blob path every protocol uses,
-//! so memory per download stays one chunk whatever the file's size.
+//! so memory per download stays two chunks whatever the file's size.
 
 use std::collections::VecDeque;
 use std::pin::Pin;

@@ -4,9 +4,9 @@
 //!
 //! Invariant: no file is opened or read on an async worker. The blob is
 //! opened (and its size checked) on the blocking pool; the body reads it
-//! in fixed chunks with `pread` there too and hands each chunk to hyper
-//! without another copy, so memory per download is one chunk whatever the
-//! file's size.
+//! in fixed chunks with `pread` there too, one chunk ahead of hyper, and
+//! hands each chunk over without another copy, so memory per download is
+//! two chunks whatever the file's size.
 
 use std::fs::File;
 use std::io;
@@ -285,14 +285,20 @@ async fn open_checked(path: std::path::PathBuf, blob: &Blob) -> Result<File, Blo
     }
 }
 
-/// A file range as a body: one chunk read at a time on the blocking pool.
+/// A file range as a body, read on the blocking pool one chunk ahead of
+/// hyper: the next chunk is being read while the last one is written to
+/// the socket, so a single client is not kept waiting on a hop to the
+/// blocking pool for every chunk (two chunks a download at the most).
 pub struct FileBody {
     file: Arc<File>,
+    /// Where the next read starts.
     next_offset: u64,
     /// Bytes not yet handed to hyper (including a chunk being read).
     remaining: u64,
+    /// Bytes not yet asked of the blocking pool.
     to_read: u64,
-    pending: Option<tokio::task::JoinHandle<io::Result<Bytes>>>,
+    /// The chunk being read, and how many bytes it was asked for.
+    pending: Option<(tokio::task::JoinHandle<io::Result<Bytes>>, usize)>,
 }
 
 impl FileBody {
@@ -304,6 +310,20 @@ impl FileBody {
             to_read: len,
             pending: None,
         }
+    }
+
+    /// Starts reading the next chunk, if any is left to read and none is
+    /// being read.
+    fn read_ahead(&mut self) {
+        if self.pending.is_some() || self.to_read == 0 {
+            return;
+        }
+        let n = self.to_read.min(CHUNK as u64) as usize;
+        let (file, off) = (self.file.clone(), self.next_offset);
+        let task = tokio::task::spawn_blocking(move || read_chunk(&file, off, n));
+        self.next_offset += n as u64;
+        self.to_read -= n as u64;
+        self.pending = Some((task, n));
     }
 }
 
@@ -339,29 +359,27 @@ impl http_body::Body for FileBody {
         if this.remaining == 0 {
             return Poll::Ready(None);
         }
-        let pending = this.pending.get_or_insert_with(|| {
-            let n = this.to_read.min(CHUNK as u64) as usize;
-            let file = this.file.clone();
-            let off = this.next_offset;
-            tokio::task::spawn_blocking(move || read_chunk(&file, off, n))
-        });
-        let res = ready!(Pin::new(pending).poll(cx));
+        this.read_ahead();
+        let Some((task, asked)) = this.pending.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let res = ready!(Pin::new(task).poll(cx));
+        let asked = *asked;
         this.pending = None;
         let chunk = match res {
             Ok(Ok(c)) => c,
             Ok(Err(e)) => return Poll::Ready(Some(Err(e))),
             Err(e) => return Poll::Ready(Some(Err(io::Error::other(e)))),
         };
-        if chunk.is_empty() {
+        if chunk.len() < asked {
             return Poll::Ready(Some(Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "blob ended early: the store is damaged, run `llmgw mirror verify`",
             ))));
         }
-        let n = chunk.len() as u64;
-        this.next_offset += n;
-        this.to_read -= n;
-        this.remaining -= n;
+        this.remaining -= chunk.len() as u64;
+        // The next chunk is read while hyper writes this one.
+        this.read_ahead();
         Poll::Ready(Some(Ok(Frame::data(chunk))))
     }
 
