@@ -16,12 +16,11 @@ use std::task::{Context, Poll, ready};
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, Method, StatusCode};
+use http::{HeaderMap, Method};
 use http_body::{Frame, SizeHint};
 
-use super::files::{blob_body, sized, unsatisfiable, window, with_byte_headers};
+use super::files::{blob_body, not_modified, sized, unsatisfiable, window, with_byte_headers};
 use super::index::Blob;
-use super::respond::{empty, etag_matches};
 use crate::store::Store;
 
 /// One part of the bytes sent.
@@ -74,6 +73,10 @@ pub async fn serve_parts(
     req: &HeaderMap,
     reply: PartsReply<'_>,
 ) -> Response {
+    if let Some(r) = not_modified(req, &reply.etag, &reply.extra) {
+        return r;
+    }
+    let lens: Vec<u64> = reply.parts.iter().map(Part::len).collect();
     let PartsReply {
         parts,
         etag,
@@ -81,10 +84,6 @@ pub async fn serve_parts(
         extra,
     } = reply;
     let finish = |r: Response| with_byte_headers(r, &etag, &extra);
-    if etag_matches(req, &etag) {
-        return finish(empty(StatusCode::NOT_MODIFIED));
-    }
-    let lens: Vec<u64> = parts.iter().map(Part::len).collect();
     let size: u64 = lens.iter().sum();
     let Some((status, start, len)) = window(req, &etag, size) else {
         return finish(unsatisfiable(size));
@@ -102,10 +101,7 @@ pub async fn serve_parts(
                 },
             });
         }
-        Body::new(Concat {
-            bodies,
-            remaining: len,
-        })
+        Body::new(Concat { bodies })
     };
     finish(sized(body, (status, start, len), size, content_type))
 }
@@ -113,8 +109,6 @@ pub async fn serve_parts(
 /// Bodies sent one after the other.
 struct Concat {
     bodies: VecDeque<Body>,
-    /// Bytes not yet handed on.
-    remaining: u64,
 }
 
 impl http_body::Body for Concat {
@@ -125,32 +119,25 @@ impl http_body::Body for Concat {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let this = &mut *self;
-        loop {
-            let Some(front) = this.bodies.front_mut() else {
-                return Poll::Ready(None);
-            };
+        while let Some(front) = self.bodies.front_mut() {
             match ready!(Pin::new(front).poll_frame(cx)) {
-                Some(Ok(frame)) => {
-                    if let Some(d) = frame.data_ref() {
-                        this.remaining = this.remaining.saturating_sub(d.len() as u64);
-                    }
-                    return Poll::Ready(Some(Ok(frame)));
-                }
-                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
                 None => {
-                    this.bodies.pop_front();
+                    self.bodies.pop_front();
                 }
+                more => return Poll::Ready(more),
             }
         }
+        Poll::Ready(None)
     }
 
     fn is_end_stream(&self) -> bool {
         self.bodies.is_empty()
     }
 
+    /// Exact: every part's body knows what it has left.
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.remaining)
+        let left = self.bodies.iter().map(|b| b.size_hint().lower()).sum();
+        SizeHint::with_exact(left)
     }
 }
 

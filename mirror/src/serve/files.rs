@@ -73,6 +73,12 @@ pub(super) fn with_byte_headers(mut r: Response, etag: &str, extra: &HeaderMap) 
     r
 }
 
+/// The 304 for a client whose copy is current (its If-None-Match names
+/// `etag`), with the headers every answer of stored bytes carries.
+pub(super) fn not_modified(req: &HeaderMap, etag: &str, extra: &HeaderMap) -> Option<Response> {
+    etag_matches(req, etag).then(|| with_byte_headers(empty(StatusCode::NOT_MODIFIED), etag, extra))
+}
+
 /// Answers a GET or HEAD for a blob.
 pub async fn serve_blob(
     store: &Store,
@@ -80,6 +86,9 @@ pub async fn serve_blob(
     req: &HeaderMap,
     reply: BlobReply<'_>,
 ) -> Response {
+    if let Some(r) = not_modified(req, &reply.etag, &reply.extra) {
+        return r;
+    }
     let BlobReply {
         blob,
         etag,
@@ -87,9 +96,6 @@ pub async fn serve_blob(
         extra,
     } = reply;
     let finish = |r: Response| with_byte_headers(r, &etag, &extra);
-    if etag_matches(req, &etag) {
-        return finish(empty(StatusCode::NOT_MODIFIED));
-    }
     // A Sha256 by type: its path is never refused.
     let path = store.blob_file(&blob.sha256);
     // A store in a bucket: HEAD is answered from the index, GET streams
