@@ -400,7 +400,7 @@ mod tests {
                     default_commit: String::new(),
                     version: [*v; 32],
                 };
-                ((RepoKind::Model, key.to_string()), repo)
+                ((RepoKind::Model, key.to_string()), Arc::new(repo))
             })
             .collect();
         Arc::new(Index {
