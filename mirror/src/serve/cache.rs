@@ -399,6 +399,7 @@ mod tests {
                     tags: Default::default(),
                     default_commit: String::new(),
                     version: [*v; 32],
+                    ahead: Default::default(),
                 };
                 ((RepoKind::Model, key.to_string()), Arc::new(repo))
             })

@@ -284,6 +284,7 @@ impl<'m> RepoAcc<'m> {
             tags: self.tags,
             default_commit,
             version,
+            ahead: Default::default(),
         })
     }
 }

@@ -19,6 +19,7 @@
 //! are merged case-insensitively ([`llmgw_shared::repo_key`]), as GitHub
 //! and the Hub match them.
 
+pub mod ahead;
 mod build;
 pub mod entries;
 pub mod made;
@@ -211,12 +212,18 @@ mod tests {
         held_after.push(held("z", a_next));
         let after = Index::build_from(&held_after, &all, Some(&before));
         let part = |ix: &Index, id: &str| ix.repos[&(RepoKind::Model, id.to_string())].clone();
-        assert!(Arc::ptr_eq(&part(&before, "acme/b"), &part(&after, "acme/b")));
+        assert!(Arc::ptr_eq(
+            &part(&before, "acme/b"),
+            &part(&after, "acme/b")
+        ));
         let (a_before, a_after) = (part(&before, "acme/a"), part(&after, "acme/a"));
         assert!(!Arc::ptr_eq(&a_before, &a_after));
         assert_eq!(a_after.refs["main"], "2".repeat(40));
         let paths = |r: &HubRepo, commit: &str| -> Vec<String> {
-            r.snapshots[commit].files().map(|f| f.path.to_string()).collect()
+            r.snapshots[commit]
+                .files()
+                .map(|f| f.path.to_string())
+                .collect()
         };
         assert_eq!(paths(&a_after, &"1".repeat(40)), ["w.bin"]);
         assert_eq!(paths(&a_after, &"2".repeat(40)), ["more.bin", "w.bin"]);
