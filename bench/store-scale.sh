@@ -11,7 +11,12 @@
 # latency (p50, p99, max) of the revision JSON and of the first tree page under 16 clients
 # (wrk, $LAT_SECS s each, default 10), idle and while small bundles are imported one after
 # another into the store being served (each import makes the server build its index again).
-# Uses the dev build (its dependencies optimized, as the workspace profile says).
+# And the peak RSS while the server builds its index again after one small import (the
+# old and new index both held: issue 35's "no doubling during a rebuild"), read as VmHWM
+# after the peak is reset through /proc/PID/clear_refs.
+# Uses the dev build (its dependencies optimized, as the workspace profile says), or
+# LLMGW=PATH (another build, for a before/after table); ONLY=rebuild runs the stores'
+# setup and the rebuild table only.
 #
 #   bench/store-scale.sh            FILES=100000 REVS=200 REPOS=1 LAT_SECS=10
 set -euo pipefail
@@ -21,8 +26,13 @@ FILES=${FILES:-100000}
 REVS=${REVS:-200}
 REPOS=${REPOS:-1}
 LAT_SECS=${LAT_SECS:-10}
-cargo build --locked -q --bin llmgw
-BIN=$PWD/${CARGO_TARGET_DIR:-target}/debug/llmgw
+ONLY=${ONLY:-}
+if [ -n "${LLMGW:-}" ]; then
+  BIN=$LLMGW
+else
+  cargo build --locked -q --bin llmgw
+  BIN=$PWD/${CARGO_TARGET_DIR:-target}/debug/llmgw
+fi
 bench_start store-scale
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -61,6 +71,50 @@ import_small() {
   echo "$(echo "$end - $start" | bc) $(cat "$WORK/rss")"
 }
 
+# settle URL PID REPO REV: waits until the models' tar layers are hashed (the image is
+# served, or the commit has too many files for one), and then no index build for 5 s: the
+# layer thread rebuilds the index after each batch it hashes, so RSS read during a build
+# counts two indexes and the manifests parsed.
+settle() {
+  local url=$1 repo=$3 rev=$4 last=-1 n
+  for _ in $(seq 600); do
+    curl -sf "$url/v2/models/$repo/manifests/$rev" -o /dev/null && break
+    grep -q 'too many files for a manifest' "$WORK"/serve-*.log && break
+    sleep 0.5
+  done
+  for _ in $(seq 120); do
+    n=$(grep -c 'store read' "$WORK/serve-${url##*:}.log" || true)
+    [ "$n" = "$last" ] && break
+    last=$n
+    sleep 5
+  done
+}
+
+# rebuild_peak STORE REPO REV: "settled-kib peak-kib after-kib build-seconds" of a server
+# of STORE settled, the peak while it builds its index again after one small bundle's
+# import (VmHWM, reset just before), and its RSS settled after.
+rebuild_peak() {
+  local secs rss url pid n0 n start end
+  read -r secs rss url pid < <(ready "$1")
+  settle "$url" "$pid" "$2" "$3"
+  rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status")
+  n0=$(grep -c 'store read' "$WORK/serve-${url##*:}.log" || true)
+  echo 5 > "/proc/$pid/clear_refs"
+  start=$(date +%s.%N)
+  "$BIN" bundle import "$WORK/small/bundle.tar" --sha256 "$SMALL_SHA" --store "$1" >/dev/null 2>&1
+  for _ in $(seq 600); do
+    n=$(grep -c 'store read' "$WORK/serve-${url##*:}.log" || true)
+    [ "$n" -gt "$n0" ] && break
+    sleep 0.05
+  done
+  end=$(date +%s.%N)
+  settle "$url" "$pid" "$2" "$3"
+  echo "$rss $(awk '/VmHWM/{print $2}' "/proc/$pid/status") $(awk '/VmRSS/{print $2}' "/proc/$pid/status") $(echo "$end - $start" | bc)"
+  kill "$pid"
+  "$BIN" mirror remove --store "$1" "$SMALL_SHA" >/dev/null 2>&1
+  "$BIN" mirror gc --store "$1" >/dev/null 2>&1
+}
+
 mkdir -p "$WORK/small"
 SMALL_SHA=$(python3 bench/make_bundle.py "$WORK/small" 1 1)
 python3 bench/make_model_store.py "$WORK/empty" files 1 >/dev/null
@@ -75,28 +129,22 @@ python3 bench/make_model_store.py "$WORK/revs" revisions "$REVS" >/dev/null
 
 read -r _ base_rss _ base_pid < <(ready "$WORK/empty")
 kill "$base_pid"
+
+printf '| store | RSS settled | peak RSS during the rebuild after one small import | RSS settled after | import to new index served (s) |\n|---|---|---|---|---|\n'
+for s in many revs; do
+  if [ "$s" = many ]; then repo=$MANY_REPO; rev=main; else repo=bench/revs; rev=r$((REVS - 1)); fi
+  read -r before peak after secs < <(rebuild_peak "$WORK/$s" "$repo" "$rev")
+  printf '| %s | %d MiB | %d MiB | %d MiB | %.2f |\n' "$s" $((before / 1024)) $((peak / 1024)) $((after / 1024)) "$secs"
+done
+echo
+[ "$ONLY" = rebuild ] && { echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"; exit 0; }
 printf '| store | files at commits | distinct files | ready (s) | RSS settled | bytes / file at a commit | bytes / distinct file | first tree page |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for s in many revs; do
   read -r secs rss url pid < <(ready "$WORK/$s")
   if [ "$s" = many ]; then at=$((FILES * REPOS)); distinct=$at; repo=$MANY_REPO; rev=main
   else at=$((REVS * 200)); distinct=$((200 + (REVS - 1) * 20)); repo=bench/revs; rev=r$((REVS - 1)); fi
-  # Settled: the models' tar layers hashed (the image is served, or the commit has too many
-  # files for one), the last index build done and its heap given back.
-  for _ in $(seq 600); do
-    curl -sf "$url/v2/models/$repo/manifests/$rev" -o /dev/null && break
-    grep -q 'too many files for a manifest' "$WORK"/serve-*.log && break
-    sleep 0.5
-  done
-  # ... and no index build for 5 s: the layer thread rebuilds the index after each batch
-  # it hashes, so RSS read during a build counts two indexes and the manifests parsed.
-  last=-1
-  for _ in $(seq 120); do
-    n=$(grep -c 'store read' "$WORK/serve-${url##*:}.log" || true)
-    [ "$n" = "$last" ] && break
-    last=$n
-    sleep 5
-  done
+  settle "$url" "$pid" "$repo" "$rev"
   rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status")
   page=$(curl -s -o /dev/null -w '%{time_total}s (%{size_download} B)' "$url/api/models/$repo/tree/$rev?recursive=true")
   printf '| %s | %d | %d | %.2f | %d MiB (empty: %d MiB) | %d | %d | %s |\n' "$s" "$at" "$distinct" \

@@ -399,8 +399,9 @@ mod tests {
                     tags: Default::default(),
                     default_commit: String::new(),
                     version: [*v; 32],
+                    ahead: Default::default(),
                 };
-                ((RepoKind::Model, key.to_string()), repo)
+                ((RepoKind::Model, key.to_string()), Arc::new(repo))
             })
             .collect();
         Arc::new(Index {

@@ -81,12 +81,31 @@ pub fn json_with(
     value: &serde_json::Value,
     extra: HeaderMap,
 ) -> Response {
+    let (body, etag) = json_body(value);
+    json_made(method, headers, body, etag, extra)
+}
+
+/// A JSON value's bytes and their content-hash ETag, as [`json_with`]
+/// sends them.
+pub fn json_body(value: &serde_json::Value) -> (Bytes, String) {
     // The vector grows by doubling, and shrinking it in place leaves its
     // tail as a hole between kept answers: copy it into an allocation of
     // exactly its length instead, so what the cache counts (the length) is
     // what it holds, and the grown one is freed whole for the next answer.
     let body = Bytes::copy_from_slice(&serde_json::to_vec(value).unwrap_or_default());
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
+    (body, etag)
+}
+
+/// [`json_with`] of a body made before ([`json_body`]): the same headers
+/// and the same answer, kept by the entry handler as a built one is.
+pub fn json_made(
+    method: &Method,
+    headers: &HeaderMap,
+    body: Bytes,
+    etag: String,
+    extra: HeaderMap,
+) -> Response {
     let mut h = HeaderMap::new();
     h.insert(
         header::CONTENT_TYPE,

@@ -334,7 +334,12 @@ impl AppState {
             Default::default()
         });
         let authority = Authority::of(&self.store, &manifests, &policy);
-        let mut index = Index::build(&manifests, &authority);
+        // The index served now lends the new one every Hub repository an
+        // import left unchanged (the same `Arc`), so only what changed is
+        // built and held twice while both exist.
+        let mut index = Index::build_from(&manifests, &authority, Some(&self.index()));
+        // The large answers of what changed, made before it is served.
+        super::hub::ahead::make(&index, super::index::ahead::AHEAD_FROM_FILES);
         let store = &self.store;
         let read = |sha: &llmgw_shared::Sha256, max: u64| match store.read_small_blob(sha, max) {
             Ok(b) => Some(b),

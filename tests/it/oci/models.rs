@@ -13,6 +13,7 @@ mod ask;
 use crate::bundle_kit;
 #[allow(dead_code)]
 use crate::oci::clients;
+mod made_again;
 mod store;
 
 use std::collections::BTreeMap;

@@ -14,6 +14,7 @@
 //! looked up, and is only ever a key into the index; every refusal is a
 //! [`HubError`], answered in the shape the Hub's clients read.
 
+pub mod ahead;
 mod files;
 mod shapes;
 mod tree;
@@ -153,7 +154,17 @@ fn answer(
             if !after.is_empty() {
                 return Err(HubError::NotFound);
             }
-            info_json(repo, snap, query_bool(&req.query, "blobs"))
+            let blobs = query_bool(&req.query, "blobs");
+            // A large repository's answer, made before this index was
+            // served: sent as built, never built on a request.
+            if let Some(made) = repo.ahead.get().and_then(|a| a.revision(&snap.commit))
+                && !blobs
+            {
+                let (body, etag) = (made.body.clone(), made.etag.clone());
+                let resp = respond::json_made(req.method, req.headers, body, etag, commit);
+                return Ok(of_repo(resp, repo));
+            }
+            info_json(repo, snap, blobs)
         }
         Route::HubTree => {
             let at = tree::Listing {

@@ -34,15 +34,16 @@ type FileKey<'m> = (
     bool,
 );
 
-/// One Hub repository as the bundles read so far carry it.
+/// One Hub repository as the bundles read so far carry it: which bundles,
+/// and the names they move. Its files are pooled only once every bundle is
+/// read and its version says the last index's part cannot be kept
+/// ([`RepoAcc::finish`]).
 struct RepoAcc<'m> {
     kind: RepoKind,
     id: String,
-    /// Every distinct file of every commit, held once.
-    pool: FilePool,
-    numbers: HashMap<FileKey<'m>, u32>,
-    /// commit → (last modified, files by path).
-    commits: BTreeMap<String, (String, Files<'m>)>,
+    /// What each bundle carrying it carries, with the bundle's `created`,
+    /// in index order.
+    carriers: Vec<(&'m HfRepo, &'m str)>,
     refs: BTreeMap<String, String>,
     tags: std::collections::BTreeSet<String>,
     /// The commit of the latest import carrying the repo.
@@ -57,6 +58,9 @@ struct RepoAcc<'m> {
 struct Builder<'m> {
     index: Index,
     authority: &'m Authority,
+    /// The index served now, whose repositories are kept where their
+    /// version is unchanged.
+    old: Option<&'m Index>,
     /// The bundle each release tag's asset list is served from now.
     release_holders: HashMap<(String, String), &'m str>,
     repos: HashMap<(RepoKind, String), RepoAcc<'m>>,
@@ -69,12 +73,24 @@ impl Index {
     /// (oldest import first, a signed series by sequence), so that a later
     /// bundle's revision names win where `authority` lets it move them.
     pub fn build(bundles: &[Held], authority: &Authority) -> Self {
+        Self::build_from(bundles, authority, None)
+    }
+
+    /// [`Index::build`], keeping from `old` (the index served now) every
+    /// Hub repository whose [`HubRepo::version`] is unchanged: the same
+    /// `Arc`, so a rebuild allocates only the repositories an import
+    /// changed, and the old and new index share the rest (issue 35: no
+    /// doubling during a rebuild). Equal versions mean equal parts: the
+    /// version stands for the bundles carrying the repository, in order,
+    /// and the names they serve ([`repo_version`]).
+    pub fn build_from(bundles: &[Held], authority: &Authority, old: Option<&Index>) -> Self {
         let mut b = Builder {
             index: Index {
                 pypi: super::pypi::PypiIndex::build(bundles, authority),
                 ..Index::default()
             },
             authority,
+            old,
             release_holders: HashMap::new(),
             repos: HashMap::new(),
             blobs: HashSet::new(),
@@ -187,16 +203,14 @@ impl<'m> Builder<'m> {
 
     /// A Hub repository at one commit: its files pooled, the commit's time,
     /// and the revision it was carried as, where bundle `id` may move it.
-    fn repo(&mut self, id: &str, m: &Manifest, r: &'m HfRepo) {
+    fn repo(&mut self, id: &str, m: &'m Manifest, r: &'m HfRepo) {
         let acc = self
             .repos
             .entry((r.kind, repo_key(&r.id)))
             .or_insert_with(|| RepoAcc {
                 kind: r.kind,
                 id: r.id.to_string(),
-                pool: FilePool::default(),
-                numbers: HashMap::new(),
-                commits: BTreeMap::new(),
+                carriers: Vec::new(),
                 refs: BTreeMap::new(),
                 tags: Default::default(),
                 latest: String::new(),
@@ -212,7 +226,7 @@ impl<'m> Builder<'m> {
             acc.latest = r.commit.clone();
             acc.holders.insert(None, id.to_string());
         }
-        acc.add_files(r, &m.created);
+        acc.carriers.push((r, &m.created));
         let rev = Some(r.revision.clone());
         if r.revision != r.commit
             && r.ref_kind != Some(RefKind::Commit)
@@ -233,47 +247,17 @@ impl<'m> Builder<'m> {
     /// Every repository's snapshots made, and the index whole.
     fn finish(mut self) -> Index {
         for (key, acc) in self.repos {
-            self.index.repos.insert(key, acc.finish());
+            let old = self.old.and_then(|o| o.repos.get(&key));
+            self.index.repos.insert(key, acc.finish(old));
         }
         self.index
     }
 }
 
 impl<'m> RepoAcc<'m> {
-    /// The files of `r`'s commit, each distinct file pooled once; a path the
-    /// commit lists already keeps its first bundle's file. The commit's
-    /// time is the last bundle's to carry it.
-    fn add_files(&mut self, r: &'m HfRepo, created: &str) {
-        let (last, files) = self
-            .commits
-            .entry(r.commit.clone())
-            .or_insert_with(|| (created.to_string(), BTreeMap::new()));
-        *last = created.to_string();
-        for f in &r.files {
-            if files.contains_key(f.path.as_str()) {
-                continue;
-            }
-            let key = (f.path.as_str(), &f.sha256, &f.git_oid, f.lfs);
-            let pool = &mut self.pool;
-            let n = *self.numbers.entry(key).or_insert_with(|| {
-                let blob = Blob {
-                    sha256: f.sha256.clone(),
-                    size: f.size,
-                };
-                pool.push(&f.path, blob, f.git_oid.clone(), f.lfs)
-            });
-            files.insert(f.path.as_str(), n);
-        }
-    }
-
-    /// The repository as served: its snapshots, its names and its version.
-    fn finish(mut self) -> HubRepo {
-        self.pool.shrink();
-        let pool = Arc::new(self.pool);
-        let mut snapshots = BTreeMap::new();
-        for (commit, (last, files)) in self.commits {
-            snapshots.insert(commit.clone(), snapshot::build(commit, last, &files, &pool));
-        }
+    /// The repository as served: `old`'s part where the version is the
+    /// same, else its snapshots made from the bundles carrying it.
+    fn finish(self, old: Option<&Arc<HubRepo>>) -> Arc<HubRepo> {
         let default_commit = self.refs.get("main").cloned().unwrap_or(self.latest);
         // A repo imported only at tags (or commits) still has a default
         // branch, since llama.cpp's -hf reads only branches: `main`, at the
@@ -289,16 +273,61 @@ impl<'m> RepoAcc<'m> {
             &self.tags,
             &default_commit,
         );
-        HubRepo {
+        if let Some(old) = old.filter(|o| o.version == version) {
+            return Arc::clone(old);
+        }
+        Arc::new(HubRepo {
             kind: self.kind,
+            snapshots: snapshots(&self.carriers),
             id: self.id,
-            snapshots,
             refs,
             tags: self.tags,
             default_commit,
             version,
+            ahead: Default::default(),
+        })
+    }
+}
+
+/// Every commit's snapshot, from what each bundle carrying the repository
+/// carries (in index order): each distinct file pooled once; a path a
+/// commit lists already keeps its first bundle's file; a commit's time is
+/// the last bundle's to carry it.
+fn snapshots(carriers: &[(&HfRepo, &str)]) -> BTreeMap<String, snapshot::Snapshot> {
+    let mut pool = FilePool::default();
+    let mut numbers: HashMap<FileKey<'_>, u32> = HashMap::new();
+    // commit → (last modified, files by path).
+    let mut commits: BTreeMap<&str, (&str, Files<'_>)> = BTreeMap::new();
+    for &(r, created) in carriers {
+        let (last, files) = commits
+            .entry(r.commit.as_str())
+            .or_insert_with(|| (created, BTreeMap::new()));
+        *last = created;
+        for f in &r.files {
+            if files.contains_key(f.path.as_str()) {
+                continue;
+            }
+            let key = (f.path.as_str(), &f.sha256, &f.git_oid, f.lfs);
+            let n = *numbers.entry(key).or_insert_with(|| {
+                let blob = Blob {
+                    sha256: f.sha256.clone(),
+                    size: f.size,
+                };
+                pool.push(&f.path, blob, f.git_oid.clone(), f.lfs)
+            });
+            files.insert(f.path.as_str(), n);
         }
     }
+    drop(numbers);
+    pool.shrink();
+    let pool = Arc::new(pool);
+    commits
+        .into_iter()
+        .map(|(commit, (last, files))| {
+            let snap = snapshot::build(commit.to_string(), last.to_string(), &files, &pool);
+            (commit.to_string(), snap)
+        })
+        .collect()
 }
 
 /// A repository's [`HubRepo::version`]. Its snapshots (which files each

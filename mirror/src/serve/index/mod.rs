@@ -19,6 +19,7 @@
 //! are merged case-insensitively ([`llmgw_shared::repo_key`]), as GitHub
 //! and the Hub match them.
 
+pub mod ahead;
 mod build;
 pub mod entries;
 pub mod made;
@@ -30,6 +31,7 @@ pub mod route;
 pub mod snapshot;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::repo_key;
@@ -38,6 +40,9 @@ use sha2::Sha256;
 
 pub use entries::{AssetEntry, Blob, BundleInfo, ReleaseEntry, natural_cmp};
 pub use snapshot::{HubFile, HubRepo, Snapshot, TreeEntry};
+
+/// The Hub repositories by (kind, lower-case `org/name`).
+pub type HubRepos = HashMap<(RepoKind, String), Arc<HubRepo>>;
 
 /// Everything the store holds, ready to answer requests.
 #[derive(Debug, Clone, Default)]
@@ -48,8 +53,9 @@ pub struct Index {
     pub bundles: Vec<BundleInfo>,
     /// By (lower-case `owner/repo`, tag): GitHub names are case-insensitive.
     pub releases: BTreeMap<(String, String), ReleaseEntry>,
-    /// By (kind, lower-case `org/name`).
-    pub repos: HashMap<(RepoKind, String), HubRepo>,
+    /// By (kind, lower-case `org/name`); each shared with the index
+    /// before wherever an import left it unchanged ([`Index::build_from`]).
+    pub repos: HubRepos,
     /// How many distinct blobs the bundles name, and their bytes (counted
     /// while building, not kept: a table of every blob cost 125 bytes a
     /// file held and answered nothing else).
@@ -119,7 +125,7 @@ impl Index {
     }
 
     pub fn repo(&self, kind: RepoKind, id: &str) -> Option<&HubRepo> {
-        self.repos.get(&(kind, repo_key(id)))
+        self.repos.get(&(kind, repo_key(id))).map(|r| &**r)
     }
 }
 
@@ -184,5 +190,60 @@ mod tests {
         let version = |ix: &Index, id: &str| ix.repo(RepoKind::Model, id).unwrap().version;
         assert_eq!(version(&before, "acme/b"), version(&after, "acme/b"));
         assert_ne!(version(&before, "acme/a"), version(&after, "acme/a"));
+    }
+
+    /// Issue 35's "no doubling during a rebuild": an import that touches
+    /// repository `a` only leaves `b`'s part the very same allocation in the
+    /// new index, and `a`'s part is built again, as a build from nothing
+    /// makes it.
+    #[test]
+    fn a_rebuild_shares_the_repositories_an_import_did_not_touch() {
+        let a = at_commit("acme/a", &"1".repeat(40), "2020-01-01T00:00:00Z");
+        let b = at_commit("acme/b", &"1".repeat(40), "2020-01-01T00:00:00Z");
+        let mut a_next = at_commit("acme/a", &"2".repeat(40), "2021-01-01T00:00:00Z");
+        let mut more = a_next.repos[0].files[0].clone();
+        more.path = "more.bin".into();
+        more.sha256 = "c".repeat(64).parse().unwrap();
+        a_next.repos[0].files.push(more);
+        let all = Authority::default();
+        let held_before = [held("x", a), held("y", b)];
+        let before = Index::build(&held_before, &all);
+        let mut held_after = held_before.to_vec();
+        held_after.push(held("z", a_next));
+        let after = Index::build_from(&held_after, &all, Some(&before));
+        let part = |ix: &Index, id: &str| ix.repos[&(RepoKind::Model, id.to_string())].clone();
+        assert!(Arc::ptr_eq(
+            &part(&before, "acme/b"),
+            &part(&after, "acme/b")
+        ));
+        let (a_before, a_after) = (part(&before, "acme/a"), part(&after, "acme/a"));
+        assert!(!Arc::ptr_eq(&a_before, &a_after));
+        assert_eq!(a_after.refs["main"], "2".repeat(40));
+        let paths = |r: &HubRepo, commit: &str| -> Vec<String> {
+            r.snapshots[commit]
+                .files()
+                .map(|f| f.path.to_string())
+                .collect()
+        };
+        assert_eq!(paths(&a_after, &"1".repeat(40)), ["w.bin"]);
+        assert_eq!(paths(&a_after, &"2".repeat(40)), ["more.bin", "w.bin"]);
+        // What was kept and what was built again are what a build from
+        // nothing makes.
+        let fresh = Index::build(&held_after, &all);
+        for id in ["acme/a", "acme/b"] {
+            let (kept, new) = (part(&after, id), part(&fresh, id));
+            assert_eq!(kept.version, new.version);
+            assert_eq!(kept.refs, new.refs);
+            for (commit, snap) in &new.snapshots {
+                let kept_files: Vec<_> = kept.snapshots[commit].files().collect();
+                assert_eq!(kept_files, snap.files().collect::<Vec<_>>());
+                assert_eq!(kept.snapshots[commit].last_modified, snap.last_modified);
+            }
+        }
+        // A removal is a change too: `a` without `z` is built again, not
+        // taken from the index that had `z`.
+        let removed = Index::build_from(&held_before, &all, Some(&after));
+        assert!(!Arc::ptr_eq(&part(&removed, "acme/a"), &a_after));
+        assert_eq!(part(&removed, "acme/a").refs["main"], "1".repeat(40));
     }
 }

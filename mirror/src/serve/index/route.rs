@@ -37,7 +37,8 @@ pub fn index(req: &Req<'_>) -> Response {
             json!({"repo": r.repo, "tag": r.tag, "engine": r.engine, "version": r.version, "assets": assets})
         })
         .collect();
-    let mut repos: Vec<(&_, &crate::serve::index::HubRepo)> = ix.repos.iter().collect();
+    let mut repos: Vec<(&_, &crate::serve::index::HubRepo)> =
+        ix.repos.iter().map(|(k, r)| (k, &**r)).collect();
     repos.sort_by(|a, b| a.0.cmp(b.0));
     let repos: Vec<Value> = repos
         .into_iter()

@@ -308,6 +308,9 @@ pub struct HubRepo {
     /// about it is the same, so the JSON cache keeps its answers across an
     /// import that did not touch it ([`super::Index::build`] says why).
     pub version: [u8; 32],
+    /// The large answers about it made before an index holding it is
+    /// served (set once, by the index thread: [`super::ahead`]).
+    pub ahead: std::sync::OnceLock<super::ahead::Ahead>,
 }
 
 impl HubRepo {

@@ -70,12 +70,13 @@ pub struct Pending {
 /// the index keeps what makes it again ([`Made::Doc`]).
 pub fn add(
     oci: &mut OciIndex,
-    repos: &HashMap<(RepoKind, String), HubRepo>,
+    repos: &super::HubRepos,
     digests: &LayerDigests,
     read: ReadBlob<'_>,
 ) -> Vec<Pending> {
     let mut pending = std::collections::BTreeSet::new();
-    let mut sorted: Vec<(&(RepoKind, String), &HubRepo)> = repos.iter().collect();
+    let mut sorted: Vec<(&(RepoKind, String), &HubRepo)> =
+        repos.iter().map(|(k, r)| (k, &**r)).collect();
     sorted.sort_by_key(|(_, r)| (r.kind == RepoKind::Dataset, r.id.to_ascii_lowercase()));
     for ((kind, key), repo) in sorted {
         let base = match repo.kind {
