@@ -12,6 +12,7 @@ use crate::bundle_kit::{llmgw, uv_bin};
 mod e2e;
 mod extras;
 mod flashinfer;
+mod flashinfer_dsl;
 mod parts;
 mod refusals;
 mod site_lock;

@@ -21,6 +21,8 @@ pub struct ExtrasChoice {
     /// `--extras-base HOST=URL`: by host, the base its files are fetched
     /// from instead (no trailing `/`; the upstream path follows).
     pub bases: BTreeMap<String, String>,
+    /// The pins FlashInfer's CuTe DSL FMHA kernels are checked against.
+    pub dsl_pins: super::dsl_pins::PinTable,
 }
 
 impl ExtrasChoice {
@@ -32,6 +34,7 @@ impl ExtrasChoice {
         let mut out = Self {
             leave_out: no_extras,
             bases: BTreeMap::new(),
+            dsl_pins: Default::default(),
         };
         for b in bases {
             let (host, url) = b
@@ -64,9 +67,14 @@ impl ExtrasChoice {
 
     /// Where `f` is fetched from: its host's base when one was given.
     pub fn url_of(&self, f: &ExtraFile) -> String {
-        match self.bases.get(f.host) {
-            Some(base) => format!("{base}/{}", f.path),
-            None => f.url(),
+        self.url_at(f.host, f.path)
+    }
+
+    /// Where the extra at `host` and `path` is fetched from.
+    pub fn url_at(&self, host: &str, path: &str) -> String {
+        match self.bases.get(host) {
+            Some(base) => format!("{base}/{path}"),
+            None => llmgw_shared::recipe::upstream_url(host, path),
         }
     }
 }

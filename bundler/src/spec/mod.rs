@@ -44,6 +44,7 @@
 //! ```
 
 mod check;
+pub mod dsl_pins;
 pub mod extras;
 pub mod oci;
 mod parse;
@@ -277,7 +278,10 @@ impl CreateSpec {
             registry_auth_file: env.registry_auth_file.clone(),
             home: env.home.clone(),
             wants,
-            extras: extras::ExtrasChoice::parse(s.no_extras, &s.extras_bases)?,
+            extras: extras::ExtrasChoice {
+                dsl_pins: dsl_pins::PinTable::read(s.dsl_pins.as_deref())?,
+                ..extras::ExtrasChoice::parse(s.no_extras, &s.extras_bases)?
+            },
         })
     }
 }

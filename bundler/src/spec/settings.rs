@@ -107,6 +107,10 @@ pub struct CreateSettings {
     /// `--want want.json`: a mirror's misses to carry (flag only).
     #[serde(skip)]
     pub want: Option<PathBuf>,
+    /// `--flashinfer-dsl-pins FILE` (hidden, for tests): pins of FlashInfer
+    /// releases the recipe table lacks (flag only; `spec::dsl_pins`).
+    #[serde(skip)]
+    pub dsl_pins: Option<PathBuf>,
 }
 
 impl CreateSettings {
@@ -155,6 +159,7 @@ impl CreateSettings {
             delta: self.delta,
             dry_run: self.dry_run || lower.dry_run,
             want: self.want.or(lower.want),
+            dsl_pins: self.dsl_pins.or(lower.dsl_pins),
         }
     }
 

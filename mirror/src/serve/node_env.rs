@@ -240,6 +240,10 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
             "uv (the interpreters held; never also UV_PYTHON_INSTALL_MIRROR)",
         ));
     }
+    let dsl_held = h
+        .extras
+        .iter()
+        .any(|(host, path)| llmgw_shared::recipe::is_dsl_fmha_extra(host, path));
     let python_envs = h
         .envs
         .iter()
@@ -254,7 +258,7 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
             ];
             let mut notes = Vec::new();
             for (project, version) in h.companions.get(name).into_iter().flatten() {
-                for v in llmgw_shared::recipe::node_variables_of(project, version) {
+                for v in llmgw_shared::recipe::node_variables_of(project, version, dsl_held) {
                     variables.push(var(v.name, v.value.into(), v.read_by));
                 }
                 if project == "flashinfer-cubin" {
@@ -443,6 +447,26 @@ mod tests {
         assert_eq!(
             e.releases[0].download,
             "http://m:8080/ggml-org/llama.cpp/releases/download/b6123/"
+        );
+
+        // FlashInfer's CuTe DSL kernels held: the repository at the mirror,
+        // and no FLASHINFER_NO_DOWNLOAD, which would refuse to fetch them.
+        let repo = llmgw_shared::recipe::FLASHINFER_CUBINS_PATH;
+        let dsl = Holds {
+            extras: [(
+                "edge.urm.nvidia.com".to_string(),
+                format!("{repo}5b34f84266cbc2135066ce96885b664992535670/fmha/cute-dsl/x86_64/sm_100a/a.so"),
+            )]
+            .into(),
+            ..h
+        };
+        let shell = node_env(&dsl, "http://m:8080").to_shell();
+        assert!(!shell.contains("FLASHINFER_NO_DOWNLOAD"), "{shell}");
+        assert!(
+            shell.contains(&format!(
+                "#   export FLASHINFER_CUBINS_REPOSITORY=http://m:8080/extras/edge.urm.nvidia.com/{repo}\n"
+            )),
+            "{shell}"
         );
     }
 }

@@ -52,7 +52,10 @@ pub fn settings(held: &BTreeSet<(String, String)>, url: &str) -> Vec<ExtrasSetti
                 kind: s.kind.label().to_string(),
                 read_by: s.read_by.to_string(),
                 engines: Vec::new(),
-                base: format!("{url}/extras/{host}"),
+                base: match s.base_path {
+                    "" => format!("{url}/extras/{host}"),
+                    under => format!("{url}/extras/{host}/{under}"),
+                },
                 files: Vec::new(),
             });
             if !e.engines.iter().any(|x| x == engine) {

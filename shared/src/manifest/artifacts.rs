@@ -94,7 +94,9 @@ pub enum DigestSource {
     GithubAssetDigest,
     /// A `<asset>.sha256` file beside the asset (cargo-dist, e.g. uv).
     Sha256Sidecar,
-    /// A line of the release's `SHA256SUMS`.
+    /// A line of the release's `SHA256SUMS`, or of another checksum file
+    /// in `sha256sum`'s format whose own sha256 is pinned (a runtime
+    /// extra's: FlashInfer's `checksums.txt`, pinned in its `artifacts.py`).
     Sha256Sums,
     /// A Hugging Face LFS file's sha256 oid.
     HfLfsSha256,

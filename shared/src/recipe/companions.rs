@@ -221,8 +221,17 @@ pub struct NodeVariable {
 /// naming the file instead of retrying NVIDIA's server four times with
 /// back-off. (`FLASHINFER_CUBIN_DIR` must stay unset: it overrides the
 /// installed wheel, `env.py` `_get_cubin_dir`; [`FLASHINFER_CUBIN_DIR_NOTE`].)
-pub fn node_variables_of(project: &str, version: &str) -> Vec<NodeVariable> {
-    if project == "flashinfer-cubin" && !version_before(version, FLASHINFER_NO_DOWNLOAD_SINCE) {
+/// Not when `dsl_held` (the mirror holds CuTe DSL FMHA kernels) and the
+/// version fetches them ([`FLASHINFER_DSL_FMHA_SINCE`]): those `.so` files
+/// are never in the wheel, `get_artifact` fetches them from
+/// `FLASHINFER_CUBINS_REPOSITORY`, and `FLASHINFER_NO_DOWNLOAD` would
+/// refuse that; the node points the repository at the mirror instead.
+pub fn node_variables_of(project: &str, version: &str, dsl_held: bool) -> Vec<NodeVariable> {
+    let fetches_dsl = dsl_held && !version_before(version, FLASHINFER_DSL_FMHA_SINCE);
+    if project == "flashinfer-cubin"
+        && !version_before(version, FLASHINFER_NO_DOWNLOAD_SINCE)
+        && !fetches_dsl
+    {
         return vec![NodeVariable {
             name: "FLASHINFER_NO_DOWNLOAD",
             value: "1",
@@ -256,12 +265,18 @@ mod tests {
         assert!(cuda_labels(builds, "0.3.1").is_empty());
         assert!(companions_of("flashinfer-python", "0.3.1").is_empty());
         assert!(companions_of("torch", "2.11.0").is_empty());
-        assert!(node_variables_of("flashinfer-cubin", "0.5.3").is_empty());
+        assert!(node_variables_of("flashinfer-cubin", "0.5.3", false).is_empty());
         assert_eq!(
-            node_variables_of("flashinfer-cubin", "0.6.13")[0].name,
+            node_variables_of("flashinfer-cubin", "0.6.13", false)[0].name,
             "FLASHINFER_NO_DOWNLOAD"
         );
-        assert!(node_variables_of("flashinfer-python", "0.6.13").is_empty());
+        // With the DSL kernels held, the loader must be let to fetch them.
+        assert!(node_variables_of("flashinfer-cubin", "0.6.13", true).is_empty());
+        assert_eq!(
+            node_variables_of("flashinfer-cubin", "0.6.9", true).len(),
+            1
+        );
+        assert!(node_variables_of("flashinfer-python", "0.6.13", false).is_empty());
     }
 
     /// FlashInfer's own choice: the newest build of the same major CUDA

@@ -91,6 +91,9 @@ pub struct Setting {
     pub kind: SettingKind,
     /// Which client reads it, and where in its source (for people).
     pub read_by: &'static str,
+    /// For a base URL: the path under the host that the variable names
+    /// (with its trailing `/`), empty when the host's root is the base.
+    pub base_path: &'static str,
 }
 
 /// The extras of an engine from one version on.
@@ -155,11 +158,13 @@ pub const OPENAI_ENCODINGS_SETTINGS: [Setting; 2] = [
         variable: "TIKTOKEN_ENCODINGS_BASE",
         kind: SettingKind::Directory,
         read_by: "openai_harmony (gpt-oss in vLLM, SGLang): src/tiktoken_ext/public_encodings.rs",
+        base_path: "",
     },
     Setting {
         variable: "TIKTOKEN_CACHE_DIR",
         kind: SettingKind::Sha1UrlCache,
         read_by: "tiktoken: tiktoken/load.py read_file_cached",
+        base_path: "",
     },
 ];
 
@@ -178,8 +183,10 @@ pub const OPENAI_ENCODINGS_SETTINGS: [Setting; 2] = [
 /// which the environment's resolve adds beside `flashinfer-python`
 /// (`super::companions`, where the code is cited), holds every file that
 /// loader asks for, so the loose cubins are not carried. The one exception
-/// (the CuTe DSL FMHA `.so` kernels from FlashInfer 0.6.10) is recorded as
-/// a gap by the bundle, not carried.
+/// (the CuTe DSL FMHA `.so` kernels from FlashInfer 0.6.10) is carried
+/// from the resolved `flashinfer-python`'s pins (`super::flashinfer_dsl`),
+/// not from this table: its files are only known once the pinned
+/// `checksums.txt` is read; [`FLASHINFER_DSL_SETTING`] points at them.
 pub const ENGINE_EXTRAS: [EngineExtras; 2] = [
     EngineExtras {
         engine: "vllm",
@@ -195,6 +202,22 @@ pub const ENGINE_EXTRAS: [EngineExtras; 2] = [
     },
 ];
 
+/// How FlashInfer finds its CuTe DSL FMHA kernels elsewhere: the loader
+/// (`flashinfer/attention/cute_dsl/fmha.py` `_get_checksums` and
+/// `_load_from_artifact`, through `flashinfer/jit/cubin_loader.py`
+/// `get_artifact`) fetches `safe_urljoin(FLASHINFER_CUBINS_REPOSITORY,
+/// "{DSL_FMHA dir}{cpu}/{sm}/checksums.txt")` and then each
+/// `{variant}.so` beside it, into `FLASHINFER_CUBIN_DIR`, checking each
+/// kernel against its line. A base URL: the mirror's
+/// `/extras/edge.urm.nvidia.com/artifactory/…/` keeps the layout.
+pub const FLASHINFER_DSL_SETTING: Setting = Setting {
+    variable: "FLASHINFER_CUBINS_REPOSITORY",
+    kind: SettingKind::BaseUrl,
+    read_by: "flashinfer: attention/cute_dsl/fmha.py _load_from_artifact, \
+              jit/cubin_loader.py get_artifact (the CuTe DSL FMHA kernels)",
+    base_path: super::flashinfer_dsl::FLASHINFER_CUBINS_PATH,
+};
+
 /// The files `engine` `version` fetches at run time (none for an engine
 /// or version that fetches nothing).
 pub fn extras_of(engine: &str, version: &str) -> Vec<ExtraFile> {
@@ -206,10 +229,13 @@ pub fn extras_of(engine: &str, version: &str) -> Vec<ExtraFile> {
 }
 
 /// The settings that point clients at a copy of the file at `host` and
-/// `path`, with the engines that fetch it: what `mirror env` names for an
-/// extra held.
+/// `path`, with the engines (for a CuTe DSL FMHA kernel, the library:
+/// `flashinfer`) that fetch it: what `mirror env` names for an extra held.
 pub fn settings_of(host: &str, path: &str) -> Vec<(&'static str, Setting)> {
     let mut out = Vec::new();
+    if super::flashinfer_dsl::is_dsl_fmha_extra(host, path) {
+        out.push(("flashinfer", FLASHINFER_DSL_SETTING));
+    }
     for e in &ENGINE_EXTRAS {
         if e.files
             .iter()
@@ -252,6 +278,12 @@ mod tests {
                 .any(|(e, s)| *e == "vllm" && s.variable == "TIKTOKEN_ENCODINGS_BASE")
         );
         assert!(settings_of(OPENAI_ENCODINGS_HOST, "encodings/other").is_empty());
+        let dsl = settings_of(
+            "edge.urm.nvidia.com",
+            "artifactory/sw-kernelinferencelibrary-public-generic-local/\
+             5b34f84266cbc2135066ce96885b664992535670/fmha/cute-dsl/x86_64/sm_100a/checksums.txt",
+        );
+        assert_eq!(dsl, [("flashinfer", FLASHINFER_DSL_SETTING)]);
         // What tiktoken's cache names the o200k_base URL:
         // hashlib.sha1(b"https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken").
         let f = &OPENAI_ENCODINGS[0];

@@ -21,6 +21,28 @@
 pub const FLASHINFER_CUBINS_REPOSITORY_DEFAULT: &str =
     "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/";
 
+/// The host of [`FLASHINFER_CUBINS_REPOSITORY_DEFAULT`]: a carried kernel
+/// is the runtime extra `/extras/<this host>/<repository path><file>`.
+pub const FLASHINFER_CUBINS_HOST: &str = "edge.urm.nvidia.com";
+
+/// The path of [`FLASHINFER_CUBINS_REPOSITORY_DEFAULT`] on its host, with
+/// its trailing `/`: the loader forms every URL as
+/// `safe_urljoin(FLASHINFER_CUBINS_REPOSITORY, relative)`, so a mirror's
+/// `/extras/<host>/<this path>` is the value that variable takes.
+pub const FLASHINFER_CUBINS_PATH: &str =
+    "artifactory/sw-kernelinferencelibrary-public-generic-local/";
+
+/// Whether the extra at `host` and `path` is one of the CuTe DSL FMHA
+/// files (a `checksums.txt` or a kernel under some release's
+/// `…/fmha/cute-dsl/{cpu}/{sm}/`): what `mirror env` points
+/// `FLASHINFER_CUBINS_REPOSITORY` at the mirror for.
+pub fn is_dsl_fmha_extra(host: &str, path: &str) -> bool {
+    host.eq_ignore_ascii_case(FLASHINFER_CUBINS_HOST)
+        && path
+            .strip_prefix(FLASHINFER_CUBINS_PATH)
+            .is_some_and(|rest| rest.contains("/fmha/cute-dsl/"))
+}
+
 /// The pins of the releases that share them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DslFmhaPins {
@@ -248,6 +270,18 @@ mod tests {
                 .checksums_of("aarch64")
                 .len(),
             4
+        );
+        assert!(is_dsl_fmha_extra(
+            "edge.urm.nvidia.com",
+            &format!("{FLASHINFER_CUBINS_PATH}{}x86_64/sm_100a/a.so", p.dir)
+        ));
+        assert!(!is_dsl_fmha_extra(
+            "edge.urm.nvidia.com",
+            "other/fmha/cute-dsl/a.so"
+        ));
+        assert_eq!(
+            format!("https://{FLASHINFER_CUBINS_HOST}/{FLASHINFER_CUBINS_PATH}"),
+            FLASHINFER_CUBINS_REPOSITORY_DEFAULT
         );
         assert!(dsl_fmha_pins("0.6.9").is_none());
         assert!(dsl_fmha_pins("0.7.0").is_none());

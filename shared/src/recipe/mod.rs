@@ -37,11 +37,13 @@ pub use companions::{
 pub use environments::{Environment, environments, environments_of};
 pub use error::{Misfit, RecipeError};
 pub use extras::{
-    ENGINE_EXTRAS, EngineExtras, ExtraFile, OPENAI_ENCODINGS_HOST, Setting, SettingKind, extras_of,
-    settings_of, upstream_url,
+    ENGINE_EXTRAS, EngineExtras, ExtraFile, FLASHINFER_DSL_SETTING, OPENAI_ENCODINGS_HOST, Setting,
+    SettingKind, extras_of, settings_of, upstream_url,
 };
 pub use flashinfer_dsl::{
-    DslFmhaPins, FLASHINFER_CUBINS_REPOSITORY_DEFAULT, FLASHINFER_DSL_FMHA_PINS, dsl_fmha_pins,
+    DslFmhaPins, FLASHINFER_CUBINS_HOST, FLASHINFER_CUBINS_PATH,
+    FLASHINFER_CUBINS_REPOSITORY_DEFAULT, FLASHINFER_DSL_FMHA_PINS, dsl_fmha_pins,
+    is_dsl_fmha_extra,
 };
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;

@@ -201,8 +201,8 @@ pub struct CreateArgs {
     #[arg(long, value_name = "VERSION")]
     pub python: Option<String>,
     /// Leave out the files the engines of the carried environments fetch at run time
-    /// (gpt-oss's tiktoken encodings, which Harmony loads in vLLM and SGLang); each is
-    /// recorded in the manifest as a gap.
+    /// (gpt-oss's tiktoken encodings, which Harmony loads in vLLM and SGLang; FlashInfer's
+    /// cubin wheels and CuTe DSL FMHA kernels); each is recorded in the manifest as a gap.
     #[arg(long)]
     pub no_extras: bool,
     /// Fetch HOST's runtime extras from URL instead (a site's own copy, a test's fixture):
@@ -211,6 +211,11 @@ pub struct CreateArgs {
     /// URL/whl/cuXYZ (repeatable).
     #[arg(long = "extras-base", value_name = "HOST=URL")]
     pub extras_bases: Vec<String>,
+    /// For tests only (hidden): a JSON file of FlashInfer CuTe DSL FMHA pins for releases
+    /// the recipe table lacks, so a loopback fixture's checksums.txt can be checked; a
+    /// release the table pins is refused in it.
+    #[arg(long = "flashinfer-dsl-pins", value_name = "FILE", hide = true)]
+    pub dsl_pins: Option<std::path::PathBuf>,
     /// A line per file fetched, besides the progress line.
     #[arg(long, short = 'v')]
     pub verbose: bool,
@@ -385,6 +390,7 @@ fn settings(args: CreateArgs) -> CreateSettings {
         python: args.python,
         no_extras: args.no_extras,
         extras_bases: args.extras_bases,
+        dsl_pins: args.dsl_pins,
     }
 }
 

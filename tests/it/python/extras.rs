@@ -51,17 +51,22 @@ fn ok(what: &str, o: &Output) -> String {
 
 /// A real HTTP server (Python's `http.server`) on 127.0.0.1 serving `dir`,
 /// stopped when dropped.
-struct Upstream {
+pub(super) struct Upstream {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Upstream {
     fn start(dir: &Path) -> Self {
+        Self::with_python(&venv().join("bin/python"), dir)
+    }
+
+    /// The server run by the CPython at `python`.
+    pub(super) fn with_python(python: &Path, dir: &Path) -> Self {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         drop(l);
-        let child = Command::new(venv().join("bin/python"))
+        let child = Command::new(python)
             .args([
                 "-m",
                 "http.server",
@@ -371,7 +376,7 @@ print("miss counted")
 "#;
 
 /// Copies a directory bundle.
-fn copy_dir(from: &Path, to: &Path) {
+pub(super) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();

@@ -325,7 +325,7 @@ v2/bin/python loader.py '{dirs}' '{modules}'
 }
 
 /// The CPython 3.11 the nodes bring (as the site-lock test finds it).
-fn python311() -> std::path::PathBuf {
+pub(super) fn python311() -> std::path::PathBuf {
     for p in [
         "/root/.pyenv/versions/3.11.7/bin/python3.11",
         "/usr/bin/python3.11",

@@ -199,4 +199,25 @@ pub enum FlagError {
         /// The host.
         host: String,
     },
+    /// A `--flashinfer-dsl-pins` file's entry is refused.
+    #[error("--flashinfer-dsl-pins {}: {problem}", path.display())]
+    DslPins {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the value (already escaped).
+        problem: String,
+    },
+    /// A `--flashinfer-dsl-pins` file is not the JSON list it takes.
+    #[error(
+        "--flashinfer-dsl-pins {}: expected a JSON list of {{versions, dir, checksums: \
+         [[cpu, sm, sha256]]}}",
+        path.display()
+    )]
+    DslPinsJson {
+        /// The file.
+        path: PathBuf,
+        /// The parser's words.
+        #[source]
+        source: serde_json::Error,
+    },
 }

@@ -13,9 +13,7 @@
 //! the node does without it, never silently missing. A site's own lock is
 //! never touched (it is carried as the site wrote it).
 
-use llmgw_shared::recipe::{
-    self, Companion, CompanionIndex, FLASHINFER_DSL_FMHA_SINCE, public_version,
-};
+use llmgw_shared::recipe::{self, Companion, CompanionIndex, public_version};
 
 use super::Ctx;
 use super::lock::LockedPackage;
@@ -90,50 +88,9 @@ pub async fn plan(
             out.requirements
                 .insert(0, format!("{}=={}", p.name, p.version));
             out.pinned.push((name.clone(), p.version.clone()));
-            if name == "flashinfer-python"
-                && !recipe::version_before(&p.version, FLASHINFER_DSL_FMHA_SINCE)
-            {
-                out.gaps.push(dsl_fmha_gap(req, &p.version));
-            }
         }
     }
     Ok(out)
-}
-
-/// The CuTe DSL FMHA kernels of FlashInfer `version` (0.6.10 on), which
-/// no wheel holds and this bundle does not carry: where a node fetches
-/// them, and what pins them (`recipe::dsl_fmha_pins`) or that the table
-/// has no pins for the version.
-fn dsl_fmha_gap(req: &EnvRequest, version: &str) -> (String, String) {
-    let cpu = super::interpreter::triple_arch(&req.arch);
-    let pins = match recipe::dsl_fmha_pins(public_version(version)) {
-        Some(p) => {
-            let dirs: Vec<String> = p
-                .checksums_of(cpu)
-                .into_iter()
-                .map(|(path, sha)| format!("{path} (sha256 {sha})"))
-                .collect();
-            format!(
-                "{}, each .so listed there with its sha256 (the checksums.txt sha256s pinned in \
-                 flashinfer/artifacts.py CheckSumHash.DSL_FMHA_CHECKSUMS)",
-                dirs.join(", ")
-            )
-        }
-        None => format!(
-            "the recipe table has no pins for FlashInfer {version} (read from flashinfer/\
-             artifacts.py at v0.6.10 to v0.6.18rc7 only)"
-        ),
-    };
-    (
-        format!("{}: FlashInfer {version} CuTe DSL FMHA kernels", req.name),
-        format!(
-            "from FlashInfer {FLASHINFER_DSL_FMHA_SINCE} these kernels are .so files the \
-             flashinfer-cubin wheel does not hold (its build lists *.cubin only); a Blackwell \
-             node that uses them fetches them from FLASHINFER_CUBINS_REPOSITORY (default {}; \
-             flashinfer/attention/cute_dsl/fmha.py _load_from_artifact): {pins}; not carried",
-            recipe::FLASHINFER_CUBINS_REPOSITORY_DEFAULT
-        ),
-    )
 }
 
 /// `None` when the default index publishes `c` at `version`'s public
@@ -185,40 +142,6 @@ pub fn check_kept(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_dsl_gap_names_the_pinned_checksums_or_their_absence() {
-        let req = |arch: &str| EnvRequest {
-            name: format!("e-{arch}"),
-            engine: None,
-            version: String::new(),
-            variant: String::new(),
-            arch: arch.into(),
-            python: "3.12".into(),
-            requirements: Vec::new(),
-            wheel: None,
-            explicit: None,
-            os_packages: Default::default(),
-            free_gb: None,
-            note: String::new(),
-            manylinux: "2_28".into(),
-            manylinux_given: false,
-            overrides: Vec::new(),
-            site_lock: None,
-            constraints: Vec::new(),
-        };
-        let (what, why) = dsl_fmha_gap(&req("arm64"), "0.6.13");
-        assert_eq!(what, "e-arm64: FlashInfer 0.6.13 CuTe DSL FMHA kernels");
-        assert!(
-            why.contains(
-                "801e770219613fbf088bc074c414732b26cc550d/fmha/cute-dsl/aarch64/sm_100a/\
-                 checksums.txt (sha256 10af42097962a92cbc8942a65dedf87259fdb8684d26c4f8326dbfbe4e8ff566)"
-            ) && !why.contains("x86_64/"),
-            "{why}"
-        );
-        let (_, why) = dsl_fmha_gap(&req("amd64"), "0.7.4");
-        assert!(why.contains("no pins for FlashInfer 0.7.4"), "{why}");
-    }
 
     /// A second resolution that moved the followed package is refused,
     /// naming the environment, both versions and what to do.

@@ -1,6 +1,8 @@
 //! Runtime extras (issue #32): the files the engines of the carried Python
 //! environments fetch when they run (gpt-oss's BPE encodings), planned from
-//! the recipe table with the digests their clients pin.
+//! the recipe table with the digests their clients pin; FlashInfer's CuTe
+//! DSL FMHA kernels, whose files are known only from a pinned checksum
+//! file, in `dsl`.
 //!
 //! Invariant: an extra is only ever expected to hash to the sha256 the
 //! recipe table pins for it — `--extras-base HOST=URL` changes where its
@@ -17,6 +19,8 @@ use crate::cache::Expect;
 use crate::fetch::Download;
 use crate::plan::Plan;
 use crate::spec::extras::ExtrasChoice;
+
+pub mod dsl;
 
 /// Plans the extras of every engine environment in `envs` (each file
 /// once, with every engine that fetches it), or records each as a gap
