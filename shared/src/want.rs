@@ -37,6 +37,13 @@ pub struct Miss {
     pub first_seen: u64,
     /// When it was last asked for (Unix seconds).
     pub last_seen: u64,
+    /// Where it comes from, filled in by the operator where the mirror
+    /// cannot know it: a chart served as `charts/NAME` names no registry,
+    /// so its miss is planned only once this says
+    /// `oci://REGISTRY/REPOSITORY`; an image asked for without containerd's
+    /// `?ns=` likewise takes `REGISTRY/NAME`. A mirror never writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// A want-list: the misses of one or more mirrors, most asked for first.
@@ -93,6 +100,7 @@ impl WantList {
                     e.count = e.count.saturating_add(m.count);
                     e.first_seen = e.first_seen.min(m.first_seen);
                     e.last_seen = e.last_seen.max(m.last_seen);
+                    e.source = e.source.take().or(m.source.clone());
                 })
                 .or_insert(m);
         }
@@ -144,6 +152,7 @@ mod tests {
             count,
             first_seen: first,
             last_seen: last,
+            source: None,
         }
     }
 

@@ -36,32 +36,40 @@ pub struct ImageCtx<'a> {
     pub created: Option<u64>,
 }
 
-/// Plans each image wanted (by the registry containerd named) that the
+/// Plans each image wanted (by the registry containerd named, or the
+/// want-list's `source`) and each chart wanted (by its `source`) that the
 /// request does not carry, each on a plan of its own: one a registry
 /// refuses is a gap.
 pub async fn plan_images(ctx: &ImageCtx<'_>, wants: &Wants, plan: &mut Plan) {
+    use crate::spec::oci::{ChartSource, ImageSource};
     for (w, origin) in &wants.wants {
-        let Want::Image { reference } = w else {
-            continue;
+        let (images, charts) = match w {
+            Want::Image { reference } => match ImageSource::parse(reference) {
+                Ok(s) if ctx.spec.images.contains(&s) => continue,
+                Ok(s) => (vec![s], vec![]),
+                Err(e) => {
+                    plan.gap(what(origin), chain(&e));
+                    continue;
+                }
+            },
+            Want::Chart { reference } => match ChartSource::parse(reference) {
+                Ok(c) if ctx.spec.charts.contains(&c) => continue,
+                Ok(c) => (vec![], vec![c]),
+                Err(e) => {
+                    plan.gap(what(origin), chain(&e));
+                    continue;
+                }
+            },
+            _ => continue,
         };
-        let source = match crate::spec::oci::ImageSource::parse(reference) {
-            Ok(s) => s,
-            Err(e) => {
-                plan.gap(what(origin), chain(&e));
-                continue;
-            }
-        };
-        if ctx.spec.images.contains(&source) {
-            continue;
-        }
         let mut own = Plan::default();
         let planned = super::oci::plan_all(
             ctx.http,
             ctx.auth,
             ctx.cache,
             ctx.progress,
-            std::slice::from_ref(&source),
-            &[],
+            &images,
+            &charts,
             &ctx.spec.insecure_registries,
             &ctx.spec.arches,
             ctx.created,

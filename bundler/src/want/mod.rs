@@ -16,6 +16,7 @@
 //! against their upstreams is `sources::want`.
 
 mod parse;
+mod sourced;
 
 use std::path::Path;
 
@@ -54,7 +55,11 @@ impl Wants {
             if !seen.insert(m.path.as_str()) {
                 continue;
             }
-            match parse::want_of(&m.route, &m.path) {
+            let want = match &m.source {
+                Some(source) => sourced::want_of_sourced(&m.path, source),
+                None => parse::want_of(&m.route, &m.path),
+            };
+            match want {
                 Ok(w) => out.wants.push((w, m.path.clone())),
                 Err(why) => out.unplannable.push((what(&m.path), why)),
             }

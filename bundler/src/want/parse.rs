@@ -51,6 +51,10 @@ pub enum Want {
     /// mirror (`/v2/NAME/manifests/REF?ns=REGISTRY`): `REGISTRY/NAME:TAG`
     /// or `REGISTRY/NAME@sha256:…`, checked as a reference when planned.
     Image { reference: String },
+    /// A chart by version, from the registry the operator named in the
+    /// want-list's `source` (`oci://REGISTRY/REPOSITORY:VERSION`), checked
+    /// as `--chart` is when planned.
+    Chart { reference: String },
 }
 
 /// What the miss at `path` (answered 404 on `route`) asks for, or why it
@@ -282,16 +286,16 @@ fn image(name: &[&str], reference: &str, ns: Option<&str>) -> Result<Want, Strin
             // The mirror serves every chart as `charts/NAME`, whatever
             // registry it came from, and a miss records only the path.
             return Err(format!(
-                "a chart by the mirror's name (charts/{}) names no registry, and the want-list \
-                 does not record where a held chart came from: carry it with --chart \
-                 oci://REGISTRY/REPOSITORY:{}",
+                "a chart by the mirror's name (charts/{}) names no registry: write its \
+                 \"source\": \"oci://REGISTRY/REPOSITORY\" into the want-list, or carry it \
+                 with --chart oci://REGISTRY/REPOSITORY:{}",
                 name[1..].join("/"),
                 llmgw_shared::shown(reference)
             ));
         }
         return Err(
-            "an image asked for with no registry (containerd's ?ns=): carry it with --image \
-             REGISTRY/NAME:TAG"
+            "an image asked for with no registry (containerd's ?ns=): write its \"source\": \
+             \"REGISTRY/NAME\" into the want-list, or carry it with --image REGISTRY/NAME:TAG"
                 .into(),
         );
     };

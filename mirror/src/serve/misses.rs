@@ -80,6 +80,7 @@ impl MissLog {
                 count: 1,
                 first_seen: now,
                 last_seen: now,
+                source: None,
             };
             t.entries.insert(key, miss);
         }
@@ -271,6 +272,7 @@ mod tests {
             count: 2,
             first_seen: 5,
             last_seen: 9,
+            source: None,
         }];
         let two = vec![Miss {
             route: "r".into(),
@@ -278,6 +280,7 @@ mod tests {
             count: 3,
             first_seen: 3,
             last_seen: 7,
+            source: None,
         }];
         let w = WantList::merge([one, two]);
         assert_eq!(w.misses.len(), 1);
