@@ -10,8 +10,10 @@
 //! stderr each (#35 item 6).
 //!
 //! Invariant: a request only hands its fields over (a bounded queue, never
-//! waiting); the writer formats each line into one reused buffer and writes
-//! whole lines, as many as are queued, in one `write_all`. When the queue is
+//! waiting, and waking the writer only when it was idle); the writer
+//! formats each line into one reused buffer and writes whole lines, as many
+//! as are queued, in one `write_all`, then rests a millisecond so the next
+//! ones gather. When the queue is
 //! full (stderr blocked) a line is dropped and counted, and the count is
 //! written as a `WARN` line once the writer catches up: memory stays
 //! bounded and no loss is silent. Whether to log at all is `RUST_LOG`'s
@@ -32,6 +34,11 @@ const QUEUE: usize = 16 * 1024;
 
 /// Bytes formatted before they are written, at most.
 const BATCH: usize = 64 * 1024;
+
+/// How long the writer rests after a write before it looks for more lines:
+/// at 100 000 requests a second, a batch of about 100 lines a write and no
+/// wake-up a request; a line waits at most this long more to be written.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// One request's line, as its fields.
 pub struct Line {
@@ -123,36 +130,92 @@ fn run(rx: &Receiver<Line>, dropped: &AtomicU64, written: &AtomicU64, out: &mut 
         }
         let lost = dropped.swap(0, Ordering::Relaxed);
         if lost > 0 {
-            use std::fmt::Write as _;
-            let now = clock.stamp(SystemTime::now());
-            let _ = writeln!(
-                buf,
-                "{now}  WARN llmgw::access: access lines dropped: stderr did not keep up dropped={lost}"
+            clock.stamp(&mut buf, SystemTime::now());
+            buf.push_str(
+                "  WARN llmgw::access: access lines dropped: stderr did not keep up dropped=",
             );
+            push_number(&mut buf, lost, 1);
+            buf.push('\n');
         }
         // Nowhere to say that stderr failed: the line is lost, as
         // tracing's own writer loses it.
         let _ = out.write_all(buf.as_bytes());
         buf.clear();
         written.fetch_add(lines, Ordering::Relaxed);
+        // Let the next lines gather instead of waiting in `recv`: a
+        // request finds no writer to wake (a `futex` call each) while the
+        // writer is busy or resting, only when it has been idle.
+        std::thread::sleep(GATHER);
     }
 }
 
-/// Writes one line as `tracing_subscriber::fmt` writes it (without colour).
+/// Writes one line as `tracing_subscriber::fmt` writes it (without colour):
+/// the numbers and a path of plain characters written by hand, anything
+/// else through `Debug` as tracing formats it (`core::fmt` took most of the
+/// writer's instructions, #35 item 6).
 fn format(buf: &mut String, clock: &mut Clock, l: &Line) {
+    clock.stamp(buf, l.at);
+    buf.push_str("  INFO llmgw::access: request method=");
+    buf.push_str(l.method.as_str());
+    buf.push_str(" route=");
+    buf.push_str(l.route.label());
+    buf.push_str(" status=");
+    push_number(buf, u64::from(l.status), 1);
+    buf.push_str(" bytes=");
+    push_number(buf, l.bytes, 1);
+    buf.push_str(" ms=");
+    push_ms(buf, l.ms);
+    buf.push_str(" path=");
+    push_path(buf, &l.uri.path()[..l.path_len]);
+    buf.push('\n');
+}
+
+/// A path quoted and escaped as `{:?}` writes it.
+fn push_path(buf: &mut String, path: &str) {
     use std::fmt::Write as _;
-    let path = &l.uri.path()[..l.path_len];
-    let _ = writeln!(
-        buf,
-        "{}  INFO llmgw::access: request method={} route={} status={} bytes={} ms={:?} path={:?}",
-        clock.stamp(l.at),
-        l.method,
-        l.route,
-        l.status,
-        l.bytes,
-        l.ms,
-        path
-    );
+    if path
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+    {
+        // What `Debug` leaves as it is: printable ASCII but the quote
+        // and the backslash.
+        buf.push('"');
+        buf.push_str(path);
+        buf.push('"');
+    } else {
+        let _ = write!(buf, "{path:?}");
+    }
+}
+
+/// `n` in decimal, with at least `width` digits (zeros in front).
+fn push_number(buf: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut at = digits.len();
+    while n > 0 || digits.len() - at < width {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    // Every byte is an ASCII digit.
+    buf.push_str(std::str::from_utf8(&digits[at..]).unwrap_or("?"));
+}
+
+/// Milliseconds rounded to a tenth, as `{:?}` writes such an `f64`
+/// (`3.0`, `0.1`, `12.5`): whole tenths below 10^12 are written by hand,
+/// which is what `Debug` writes for them (the shortest decimal that reads
+/// back as the same `f64` has one decimal there); anything else through
+/// `Debug`.
+fn push_ms(buf: &mut String, ms: f64) {
+    use std::fmt::Write as _;
+    let tenths = (ms * 10.0).round();
+    if (0.0..1e12).contains(&tenths) && tenths / 10.0 == ms {
+        let tenths = tenths as u64;
+        push_number(buf, tenths / 10, 1);
+        buf.push('.');
+        push_number(buf, tenths % 10, 1);
+    } else {
+        let _ = write!(buf, "{ms:?}");
+    }
 }
 
 /// `2026-12-06T09:27:58.302718Z`, the date and time of day made once a
@@ -162,21 +225,20 @@ struct Clock {
     second: u64,
     /// `2026-12-06T09:27:58` of `second`.
     text: String,
-    out: String,
 }
 
 impl Clock {
-    fn stamp(&mut self, at: SystemTime) -> &str {
-        use std::fmt::Write as _;
+    fn stamp(&mut self, buf: &mut String, at: SystemTime) {
         let d = at.duration_since(UNIX_EPOCH).unwrap_or_default();
         if self.text.is_empty() || d.as_secs() != self.second {
             self.second = d.as_secs();
             let whole = llmgw_shared::rfc3339_utc(self.second);
             self.text = whole.trim_end_matches('Z').to_string();
         }
-        self.out.clear();
-        let _ = write!(self.out, "{}.{:06}Z", self.text, d.subsec_micros());
-        &self.out
+        buf.push_str(&self.text);
+        buf.push('.');
+        push_number(buf, u64::from(d.subsec_micros()), 6);
+        buf.push('Z');
     }
 }
 
@@ -215,6 +277,77 @@ mod tests {
              2026-12-06T09:27:58.302718Z  INFO llmgw::access: request method=GET \
              route=hub_resolve status=200 bytes=706 ms=0.1 path=\"/%22q%22\"\n"
         );
+    }
+
+    /// The line written by hand is the one `core::fmt` writes, for the
+    /// numbers, times and paths each branch takes: whole and odd tenths of
+    /// a millisecond, long requests, a path `Debug` escapes (a quote, a
+    /// backslash, a control character, non-ASCII) and one it does not.
+    #[test]
+    fn a_line_by_hand_is_the_one_fmt_writes() {
+        let paths = [
+            "/a/b",
+            "/%22q%22",
+            "/\"q\"",
+            "/a\\b",
+            "/t\tab",
+            "/caf\u{e9}",
+            "/ok~ !#$",
+        ];
+        let times = [
+            0.0,
+            0.1,
+            0.4,
+            3.0,
+            12.5,
+            999.9,
+            1234567.8,
+            86_400_000.3,
+            1e13,
+            2.5e20,
+        ];
+        let mut clock = Clock::default();
+        for (i, path) in paths.iter().enumerate() {
+            for (j, ms) in times.iter().enumerate() {
+                let at = UNIX_EPOCH
+                    + std::time::Duration::from_micros(1_796_549_278_000_000 + (i * 7 + j) as u64);
+                let uri = Uri::builder().path_and_query(*path).build();
+                // A path `Uri` refuses is still written as `Debug` would.
+                let Ok(uri) = uri else { continue };
+                let l = Line {
+                    at,
+                    method: Method::HEAD,
+                    route: Route::HubRevision,
+                    status: 304,
+                    bytes: (i * 1000 + j) as u64,
+                    ms: *ms,
+                    path_len: uri.path().len(),
+                    uri,
+                };
+                let mut buf = String::new();
+                format(&mut buf, &mut clock, &l);
+                let micros = (i * 7 + j) as u64;
+                let want = format!(
+                    "2026-12-06T09:27:58.{micros:06}Z  INFO llmgw::access: request method={} \
+                     route={} status={} bytes={} ms={:?} path={:?}\n",
+                    l.method,
+                    l.route,
+                    l.status,
+                    l.bytes,
+                    l.ms,
+                    l.uri.path()
+                );
+                assert_eq!(buf, want);
+            }
+        }
+        let mut buf = String::new();
+        push_ms(&mut buf, f64::NAN);
+        assert_eq!(buf, "NaN");
+        for path in paths {
+            let mut buf = String::new();
+            push_path(&mut buf, path);
+            assert_eq!(buf, format!("{path:?}"));
+        }
     }
 
     /// What is queued is written whole, in order, in one write; a count

@@ -56,6 +56,10 @@ enum Holds {
         kind: RepoKind,
         key: String,
         version: [u8; 32],
+        /// The newest index it was found to hold in (built from, or kept
+        /// by a sweep): a request of that index takes it without looking
+        /// the repository up (a copy of its key and a SipHash, #35 item 6).
+        seen: u64,
     },
 }
 
@@ -68,6 +72,7 @@ impl Holds {
                     kind: *kind,
                     key: key.clone(),
                     version: repo.version,
+                    seen: index.generation,
                 },
                 None => Holds::Generation(index.generation),
             },
@@ -79,11 +84,24 @@ impl Holds {
     fn in_index(&self, index: &Index) -> bool {
         match self {
             Holds::Generation(g) => *g == index.generation,
-            Holds::Repo { kind, key, version } => index
+            Holds::Repo { seen, .. } if *seen == index.generation => true,
+            Holds::Repo {
+                kind, key, version, ..
+            } => index
                 .repos
                 .get(&(*kind, key.clone()))
                 .is_some_and(|r| r.version == *version),
         }
+    }
+
+    /// Whether it still holds in `index`, a newer one; if so, it is
+    /// known to from now on.
+    fn kept_in(&mut self, index: &Index) -> bool {
+        let holds = self.in_index(index);
+        if holds && let Holds::Repo { seen, .. } = self {
+            *seen = index.generation;
+        }
+        holds
     }
 }
 
@@ -115,7 +133,7 @@ impl Inner {
         self.generation = index.generation;
         let mut bytes = self.bytes;
         self.map.retain(|_, e| {
-            let keep = e.holds.in_index(index);
+            let keep = e.holds.kept_in(index);
             if !keep {
                 bytes -= cost(&e.answer, &e.key);
             }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
@@ -91,7 +91,7 @@ fn node_env(r: &Req<'_>) -> Response {
     )
 }
 
-pub(super) async fn entry(State(state): State<Arc<AppState>>, req: Request) -> Response {
+pub(super) async fn entry(state: Arc<AppState>, req: Request) -> Response {
     let tracker = track::Tracker::start(&state, req.method(), req.uri());
     let ns = super::misses::registry_of(req.uri().query());
     let head = req.method() == Method::HEAD;
@@ -137,20 +137,18 @@ fn headers_only(mut resp: Response) -> Response {
 async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
     let (parts, body) = req.into_parts();
     let raw_path = parts.uri.path();
-    let segs = match paths::raw_segments(raw_path) {
-        Ok(s) => s,
-        Err(e) => {
-            return (
-                Route::BadRequest,
-                respond::text(StatusCode::URI_TOO_LONG, format!("{e}\n")),
-            );
-        }
-    };
-    let first = segs.first().copied().unwrap_or("");
-    match (first, segs.len()) {
-        ("healthz", 1) => return (Route::Healthz, respond::text(StatusCode::OK, "ok\n")),
-        ("readyz", 1) => return (Route::Readyz, readyz(state)),
-        ("metrics", 1) => return (Route::Metrics, index_route::metrics(state)),
+    if let Err(e) = paths::check_length(raw_path) {
+        return (
+            Route::BadRequest,
+            respond::text(StatusCode::URI_TOO_LONG, format!("{e}\n")),
+        );
+    }
+    // The probes are one segment each: told apart without splitting the
+    // path, which only a request the cache does not answer needs.
+    match raw_path.strip_prefix('/').unwrap_or(raw_path) {
+        "healthz" => return (Route::Healthz, respond::text(StatusCode::OK, "ok\n")),
+        "readyz" => return (Route::Readyz, readyz(state)),
+        "metrics" => return (Route::Metrics, index_route::metrics(state)),
         _ => {}
     }
     // Probes and metrics above stay open: the kubelet and Prometheus
@@ -193,6 +191,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
     }
     // Missed: the key as text, to wait for a build under and keep by.
     let cache_key = cache_key.map(|k| k.text());
+    let segs = paths::split(raw_path);
     // One build per key: wait for a request already building it, and take
     // what it built.
     let _flight = match &cache_key {

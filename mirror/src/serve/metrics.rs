@@ -45,6 +45,27 @@ pub struct Metrics {
     /// Bytes of held files read to learn their tar layers' digests (a
     /// restart that finds them in the store's state reads none).
     pub model_layer_hashed_bytes: Counter,
+    /// Each route's `requests` (status 200) and `bytes_sent` counters, once
+    /// looked up: the same counters as the families', found without a lock
+    /// and a hash of the labels on every answer (#35 item 6).
+    hot: HotCounters,
+}
+
+/// One slot a route: its status-200 request counter and its bytes counter.
+#[derive(Clone)]
+struct HotCounters(std::sync::Arc<[std::sync::OnceLock<(Counter, Counter)>]>);
+
+impl Default for HotCounters {
+    fn default() -> Self {
+        // The routes are numbered from 0 in their order; one past the
+        // last is how many there are (a route added after it is counted
+        // through the families, without a slot).
+        HotCounters(
+            (0..=Route::LAST as usize)
+                .map(|_| Default::default())
+                .collect(),
+        )
+    }
 }
 
 impl Metrics {
@@ -119,6 +140,32 @@ impl Metrics {
 }
 
 impl Metrics {
+    /// Counts one answer of `route` with `status` whose body sent `bytes`.
+    pub fn count_answer(&self, route: Route, status: u16, bytes: u64) {
+        let slot = (status == 200)
+            .then(|| self.hot.0.get(route as usize))
+            .flatten();
+        let Some(slot) = slot else {
+            self.requests
+                .get_or_create(&RequestLabels { route, status })
+                .inc();
+            self.bytes_sent
+                .get_or_create(&RouteLabel { route })
+                .inc_by(bytes);
+            return;
+        };
+        let (requests, sent) = slot.get_or_init(|| {
+            (
+                self.requests
+                    .get_or_create(&RequestLabels { route, status })
+                    .clone(),
+                self.bytes_sent.get_or_create(&RouteLabel { route }).clone(),
+            )
+        });
+        requests.inc();
+        sent.inc_by(bytes);
+    }
+
     /// Sets the freshness gauges for a scrape at `now` (Unix seconds).
     pub fn observe_freshness(&self, now: u64) {
         let f = self.freshness.lock().map(|f| *f).unwrap_or_default();

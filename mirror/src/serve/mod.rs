@@ -36,6 +36,7 @@ mod request;
 pub mod respond;
 pub mod route;
 pub mod sbom;
+mod service;
 pub mod state;
 pub mod store_check;
 mod track;
@@ -247,7 +248,8 @@ async fn start_with(cfg: &ServeConfig, store: Store) -> Result<Running, ServeErr
         "connection limits"
     );
 
-    let app = router(state.clone());
+    // Served by the entry handler directly: the same answers as `router`'s.
+    let app = service::MakeEntry(state.clone());
     let handle = axum_server::Handle::new();
     let server = axum_server::Server::<conn::ConnAddr>::from_listener(conn::Listener::new(
         listener,
@@ -257,9 +259,9 @@ async fn start_with(cfg: &ServeConfig, store: Store) -> Result<Running, ServeErr
     let (scheme, task) = match tls {
         Some(config) => {
             let server = server.acceptor(axum_server::tls_rustls::RustlsAcceptor::new(config));
-            ("https", tokio::spawn(server.serve(app.into_make_service())))
+            ("https", tokio::spawn(server.serve(app)))
         }
-        None => ("http", tokio::spawn(server.serve(app.into_make_service()))),
+        None => ("http", tokio::spawn(server.serve(app))),
     };
     Ok(Running {
         addr,
@@ -275,5 +277,7 @@ async fn start_with(cfg: &ServeConfig, store: Store) -> Result<Running, ServeErr
 
 /// The whole HTTP surface: one entry handler.
 pub fn router(state: Arc<AppState>) -> Router {
-    Router::new().fallback(dispatch::entry).with_state(state)
+    Router::new()
+        .fallback(|axum::extract::State(state), req| dispatch::entry(state, req))
+        .with_state(state)
 }

@@ -31,12 +31,19 @@ pub enum BadPath {
 }
 
 /// Splits a raw path (`/a/b%2Fc`) into its raw segments, without the
-/// leading empty one. A trailing `/` gives a trailing empty segment.
-pub fn raw_segments(path: &str) -> Result<Vec<&str>, BadPath> {
+/// leading empty one (its length checked first, [`check_length`]). A
+/// trailing `/` gives a trailing empty segment.
+pub fn split(path: &str) -> Vec<&str> {
+    path.strip_prefix('/').unwrap_or(path).split('/').collect()
+}
+
+/// Refuses a path longer than [`MAX_PATH_BYTES`], before anything else
+/// reads it.
+pub fn check_length(path: &str) -> Result<(), BadPath> {
     if path.len() > MAX_PATH_BYTES {
         return Err(BadPath::TooLong);
     }
-    Ok(path.strip_prefix('/').unwrap_or(path).split('/').collect())
+    Ok(())
 }
 
 /// Percent-decodes one segment and refuses what no name may hold.
@@ -107,7 +114,7 @@ mod tests {
 
     #[test]
     fn segments_split_before_decoding() {
-        let segs = raw_segments("/api/models/a/b/tree/refs%2Fpr%2F1/sub%2Fdir").unwrap();
+        let segs = split("/api/models/a/b/tree/refs%2Fpr%2F1/sub%2Fdir");
         assert_eq!(segs[5], "refs%2Fpr%2F1");
         assert_eq!(decode(segs[5]).unwrap(), "refs/pr/1");
         assert_eq!(decode_join(&["a%20b%2Bc.txt"]).unwrap(), "a b+c.txt");
@@ -120,7 +127,7 @@ mod tests {
         assert_eq!(decode("%c0%ae%c0%ae"), Err(BadPath::NotUtf8));
         assert_eq!(decode("%ff"), Err(BadPath::NotUtf8));
         let long = format!("/{}", "a".repeat(MAX_PATH_BYTES));
-        assert_eq!(raw_segments(&long), Err(BadPath::TooLong));
+        assert_eq!(check_length(&long), Err(BadPath::TooLong));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use http::{HeaderMap, Method};
+use http::{HeaderMap, HeaderName, Method, header};
 
 use super::index::Index;
 use super::state::AppState;
@@ -36,7 +36,9 @@ impl Req<'_> {
         if let Some(u) = &self.state.public_url {
             return [u, "", ""];
         }
-        let first = |name: &str| {
+        // Looked up by ready names: a name given as text is parsed again
+        // on every look-up (#35 item 6).
+        let first = |name: &HeaderName| {
             self.headers
                 .get(name)
                 .and_then(|v| v.to_str().ok())
@@ -44,23 +46,29 @@ impl Req<'_> {
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
         };
-        let proto = match first("x-forwarded-proto") {
+        let proto = match first(&X_FORWARDED_PROTO) {
             Some(p) if p.eq_ignore_ascii_case("https") => "https",
             Some(p) if p.eq_ignore_ascii_case("http") => "http",
             _ if self.state.tls => "https",
             _ => "http",
         };
-        let host = first("x-forwarded-host")
-            .or_else(|| first("host"))
+        let host = first(&X_FORWARDED_HOST)
+            .or_else(|| first(&header::HOST))
             .or(self.authority)
-            .filter(|h| {
-                h.len() <= 255
-                    && h.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-.:[]_".contains(c))
-            })
+            .filter(|h| h.len() <= 255 && h.bytes().all(host_byte))
             .unwrap_or("localhost");
         [proto, "://", host]
     }
+}
+
+/// The headers an ingress names the client's scheme and host by.
+static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+
+/// Whether a byte may be in a host put into links: a name, an IPv4 or
+/// bracketed IPv6 address, a port.
+fn host_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'[' | b']' | b'_')
 }
 
 impl Req<'_> {

@@ -84,6 +84,10 @@ pub enum Route {
 }
 
 impl Route {
+    /// The last route declared: `Route::LAST as usize + 1` routes, numbered
+    /// from 0 in their order.
+    pub const LAST: Route = Route::Charts;
+
     /// Whether a 404 of this route is a miss worth carrying next time: a
     /// name in a family the mirror serves (a repo, revision or file; a
     /// release or asset; a Python project or file; an image name, tag or

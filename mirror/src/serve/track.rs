@@ -16,7 +16,6 @@ use http::{Method, StatusCode, Uri};
 use http_body::{Frame, SizeHint};
 
 use super::access;
-use super::metrics::{Metrics, RequestLabels, RouteLabel};
 use super::route::Route;
 use super::state::AppState;
 
@@ -121,16 +120,9 @@ impl Drop for TrackedBody {
     fn drop(&mut self) {
         let Some(d) = self.done.take() else { return };
         let t = &d.tracker;
-        let m: &Metrics = &t.state.metrics;
-        m.requests
-            .get_or_create(&RequestLabels {
-                route: d.route,
-                status: d.status.as_u16(),
-            })
-            .inc();
-        m.bytes_sent
-            .get_or_create(&RouteLabel { route: d.route })
-            .inc_by(self.bytes);
+        t.state
+            .metrics
+            .count_answer(d.route, d.status.as_u16(), self.bytes);
         if access::enabled() {
             let ms = t.start.elapsed().as_secs_f64() * 1000.0;
             access::log(access::Line {
