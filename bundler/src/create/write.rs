@@ -245,20 +245,12 @@ fn stream_into(
     out: &Path,
     manifest_end: u64,
 ) -> Result<Stats, CreateError> {
-    let StreamRun {
-        layout,
-        found,
-        blobs,
-        zstd,
-        cache,
-        progress,
-    } = run;
-    let mut sink = temp.sink(layout.clone(), &found, zstd)?;
+    let mut sink = temp.sink(run.layout.clone(), &run.found, run.zstd)?;
     let stream = Stream {
-        layout: &layout,
-        blobs,
-        cache: &cache,
-        progress: &progress,
+        layout: &run.layout,
+        blobs: run.blobs,
+        cache: &run.cache,
+        progress: &run.progress,
         path: &temp.path,
     };
     match stream.run(&mut sink, Some(&mut pieces.rx)) {
@@ -278,7 +270,7 @@ fn stream_into(
             let path = temp.path.clone();
             let len = temp.len();
             if temp.keep_if_longer(manifest_end) {
-                progress.message(&format!(
+                run.progress.message(&format!(
                     "kept {} ({len} bytes) for the next run with the same --out to carry on from",
                     path.display()
                 ));

@@ -242,18 +242,9 @@ impl Http {
         accept: Option<&str>,
         cap: usize,
     ) -> Result<(Vec<u8>, HeaderMap), HttpError> {
-        let mut attempt = 1;
-        loop {
-            match self.get_small_once(url, accept, cap).await {
-                Ok(v) => return Ok(v),
-                Err(e) if e.is_retryable() && attempt < self.retry.attempts => {
-                    tracing::debug!("retrying {url}: {}", llmgw_shared::Chain(&e));
-                    tokio::time::sleep(self.retry.backoff(attempt)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(e.tried(attempt)),
-            }
-        }
+        self.retry
+            .run(url, || self.get_small_once(url, accept, cap))
+            .await
     }
 
     async fn get_small_once(

@@ -34,18 +34,9 @@ impl Http {
             })
             .collect::<Vec<_>>()
             .join("&");
-        let mut attempt = 1;
-        loop {
-            match self.post_once(url, &body, cap).await {
-                Ok(v) => return Ok(v),
-                Err(e) if e.is_retryable() && attempt < self.retry.attempts => {
-                    tracing::debug!("retrying {url}: {}", llmgw_shared::Chain(&e));
-                    tokio::time::sleep(self.retry.backoff(attempt)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(e.tried(attempt)),
-            }
-        }
+        self.retry
+            .run(url, || self.post_once(url, &body, cap))
+            .await
     }
 
     async fn post_once(&self, url: &str, body: &str, cap: usize) -> Result<Vec<u8>, HttpError> {

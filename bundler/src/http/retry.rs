@@ -1,6 +1,13 @@
 //! How often and how patiently a request is tried again.
+//!
+//! Invariant: only an error that says it is worth another try
+//! ([`HttpError::is_retryable`]) is tried again, at most `attempts` times
+//! in all, and the error given up on says how many attempts were made.
 
+use std::future::Future;
 use std::time::Duration;
+
+use super::error::HttpError;
 
 /// How often and how patiently to retry.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +37,30 @@ impl RetryPolicy {
             .first_backoff
             .saturating_mul(1u32 << (n.saturating_sub(1)).min(16));
         f.min(self.max_backoff)
+    }
+
+    /// Runs `once` (one request to `url`) until it answers, fails in a way
+    /// not worth another try, or the attempts are spent.
+    pub async fn run<T, Fut>(
+        &self,
+        url: &str,
+        mut once: impl FnMut() -> Fut,
+    ) -> Result<T, HttpError>
+    where
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let mut attempt = 1;
+        loop {
+            match once().await {
+                Ok(v) => return Ok(v),
+                Err(e) if e.is_retryable() && attempt < self.attempts => {
+                    tracing::debug!("retrying {url}: {}", llmgw_shared::Chain(&e));
+                    tokio::time::sleep(self.backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e.tried(attempt)),
+            }
+        }
     }
 }
 

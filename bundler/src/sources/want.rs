@@ -14,8 +14,6 @@ use llmgw_shared::chain;
 
 use super::python::EnvRequest;
 use super::{engines, github};
-use crate::cache::Expect;
-use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::spec::EngineSpec;
@@ -242,13 +240,7 @@ async fn release_assets(
                 continue;
             }
         };
-        own.download(Download {
-            label: format!("{repo} {tag} {name}"),
-            url: a.browser_download_url.clone(),
-            size: a.size,
-            expect: Expect::Sha256(sha.clone()),
-            denied_hint: None,
-        });
+        own.download(a.download(format!("{repo} {tag} {name}"), &sha));
         carried.push(llmgw_shared::manifest::Asset {
             name: name.clone(),
             size: a.size,

@@ -58,9 +58,7 @@ use std::path::Path;
 use llmgw_shared::manifest::Manifest;
 use llmgw_shared::{BundleId, Sha256};
 
-use crate::bundle::reader::BundleFormat;
-use crate::bundle::signed::SignedRelease;
-use crate::bundle::verify::{self, Outcome};
+use crate::bundle::verify::{self, Outcome, Proved};
 use crate::fsutil::StoreLock;
 use crate::store::Store;
 use crate::store::claims;
@@ -108,18 +106,9 @@ pub struct ImportReport {
     /// The manifest as verified and now held in `bundles/`.
     #[serde(skip)]
     pub manifest: Manifest,
-    /// How the bundle came (directory, `.tar`, `.tar.zst`).
-    pub format: BundleFormat,
-    /// Each signed release, verified; reported as its release and key id.
-    #[serde(
-        rename = "signatures",
-        serialize_with = "crate::bundle::signed::serialize_signatures"
-    )]
-    pub signed: Vec<SignedRelease>,
-    /// Blobs read from the bundle and hashed by this run.
-    pub blobs_hashed: usize,
-    /// Their bytes.
-    pub bytes_hashed: u64,
+    /// What reading the bundle proved.
+    #[serde(flatten)]
+    pub proved: Proved,
     /// Verified earlier: already in the store, or staged by a killed run.
     #[serde(rename = "blobs_reused")]
     pub blobs_at_hand: usize,
@@ -224,14 +213,14 @@ pub fn import_with(
                 return Err(e);
             }
             // Under the lock, so no other import slips in between.
-            let unrecorded = match claims::check(store, &v.manifest_sha256, &v.manifest, &v.signed)
-            {
-                Ok(u) => u,
-                Err(e) => {
-                    staging.remove();
-                    return Err(e.into());
-                }
-            };
+            let unrecorded =
+                match claims::check(store, &v.manifest_sha256, &v.manifest, &v.proved.signed) {
+                    Ok(u) => u,
+                    Err(e) => {
+                        staging.remove();
+                        return Err(e.into());
+                    }
+                };
             let (blobs_added, bytes_added) = match commit::commit(store, &staging, &v, &plan) {
                 Ok(n) => n,
                 Err(e) => {
@@ -253,10 +242,7 @@ pub fn import_with(
             Ok(ImportOutcome::Imported(Box::new(ImportReport {
                 manifest_sha256: v.manifest_sha256,
                 manifest: v.manifest,
-                format: v.format,
-                signed: v.signed,
-                blobs_hashed: v.blobs_hashed,
-                bytes_hashed: v.bytes_hashed,
+                proved: v.proved,
                 blobs_at_hand: v.blobs_at_hand,
                 bytes_at_hand: v.bytes_at_hand,
                 blobs_added,

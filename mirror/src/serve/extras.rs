@@ -11,7 +11,6 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use llmgw_shared::shown;
 
-use super::files::{BlobReply, serve_blob};
 use super::paths;
 use super::request::Req;
 use super::respond;
@@ -42,16 +41,6 @@ pub async fn extra(r: &Req<'_>, host: &str, path: &[&str]) -> Response {
             ),
         );
     };
-    serve_blob(
-        &r.state.store,
-        r.method,
-        r.headers,
-        BlobReply {
-            blob,
-            etag: format!("\"{}\"", blob.sha256),
-            content_type: "application/octet-stream",
-            extra: HeaderMap::new(),
-        },
-    )
-    .await
+    r.send_by_sha256(blob, "application/octet-stream", HeaderMap::new())
+        .await
 }

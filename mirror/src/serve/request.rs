@@ -7,9 +7,11 @@
 
 use std::sync::Arc;
 
+use axum::response::Response;
 use http::{HeaderMap, HeaderName, Method, header};
 
-use super::index::Index;
+use super::files::{BlobReply, serve_blob};
+use super::index::{Blob, Index};
 use super::state::AppState;
 
 /// What a route needs to know about the request.
@@ -107,5 +109,27 @@ impl Req<'_> {
         })
         .await
         .ok()
+    }
+}
+
+impl Req<'_> {
+    /// Answers with a blob named by its sha256 (a wheel, a release asset,
+    /// an SBOM, a runtime extra), as any stored bytes are answered (HEAD,
+    /// ranges, conditional requests): that sha256, quoted, is its ETag, so
+    /// the same bytes carry the same tag on every mirror. `extra` are the
+    /// route's own headers.
+    pub async fn send_by_sha256(
+        &self,
+        blob: &Blob,
+        content_type: &str,
+        extra: HeaderMap,
+    ) -> Response {
+        let reply = BlobReply {
+            blob,
+            etag: format!("\"{}\"", blob.sha256),
+            content_type,
+            extra,
+        };
+        serve_blob(&self.state.store, self.method, self.headers, reply).await
     }
 }

@@ -11,7 +11,6 @@ use axum::response::Response;
 use llmgw_shared::manifest::SBOM_MEDIA_TYPE;
 use llmgw_shared::shown;
 
-use super::files::{BlobReply, serve_blob};
 use super::request::Req;
 use super::respond;
 
@@ -39,16 +38,6 @@ pub async fn sbom(r: &Req<'_>, id: &str) -> Response {
             ),
         );
     };
-    serve_blob(
-        &r.state.store,
-        r.method,
-        r.headers,
-        BlobReply {
-            blob,
-            etag: format!("\"{}\"", blob.sha256),
-            content_type: SBOM_MEDIA_TYPE,
-            extra: HeaderMap::new(),
-        },
-    )
-    .await
+    r.send_by_sha256(blob, SBOM_MEDIA_TYPE, HeaderMap::new())
+        .await
 }

@@ -123,23 +123,30 @@ pub const OPENAI_ENCODINGS_HOST: &str = "openaipublic.blob.core.windows.net";
 /// of the files with these hashes (the copies in the tiktoken-rs 0.12.1
 /// crate hash to the same values).
 pub const OPENAI_ENCODINGS: [ExtraFile; 2] = [
-    ExtraFile {
-        host: OPENAI_ENCODINGS_HOST,
-        path: "encodings/o200k_base.tiktoken",
-        size: 3_613_922,
-        sha256: "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        digest_from: "expected_hash in tiktoken_ext/openai_public.py (openai/tiktoken) and \
-                      src/tiktoken_ext/public_encodings.rs (openai/harmony)",
-    },
-    ExtraFile {
-        host: OPENAI_ENCODINGS_HOST,
-        path: "encodings/cl100k_base.tiktoken",
-        size: 1_681_126,
-        sha256: "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        digest_from: "expected_hash in tiktoken_ext/openai_public.py (openai/tiktoken) and \
-                      src/tiktoken_ext/public_encodings.rs (openai/harmony)",
-    },
+    openai_encoding(
+        "encodings/o200k_base.tiktoken",
+        3_613_922,
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    openai_encoding(
+        "encodings/cl100k_base.tiktoken",
+        1_681_126,
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
 ];
+
+/// An encoding OpenAI publishes: on [`OPENAI_ENCODINGS_HOST`], its sha256
+/// the one tiktoken and Harmony both pin.
+const fn openai_encoding(path: &'static str, size: u64, sha256: &'static str) -> ExtraFile {
+    ExtraFile {
+        host: OPENAI_ENCODINGS_HOST,
+        path,
+        size,
+        sha256,
+        digest_from: "expected_hash in tiktoken_ext/openai_public.py (openai/tiktoken) and \
+                      src/tiktoken_ext/public_encodings.rs (openai/harmony)",
+    }
+}
 
 /// How the clients of [`OPENAI_ENCODINGS`] find a copy.
 ///

@@ -75,9 +75,9 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
              and matched; nothing was written\n",
             Summary::of(&v.manifest_sha256, &v.manifest).to_text(),
             v.manifest_sha256,
-            signatures_text(&v.signed),
-            v.blobs_hashed,
-            v.bytes_hashed
+            signatures_text(&v.proved.signed),
+            v.proved.blobs_hashed,
+            v.proved.bytes_hashed
         ))
     }
 }

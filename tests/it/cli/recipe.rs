@@ -13,6 +13,11 @@ fn llmgw(args: &[&str]) -> Output {
         .expect("running llmgw")
 }
 
+/// `llmgw` run with `line`'s words as its arguments, as a user types them.
+fn llmgw_line(line: &str) -> Output {
+    llmgw(&line.split(' ').collect::<Vec<_>>())
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -23,19 +28,8 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn candidates_json_lists_cuda_12_8_then_vulkan() {
-    let o = llmgw(&[
-        "recipe",
-        "candidates",
-        "llamacpp",
-        "b6123",
-        "--arch",
-        "amd64",
-        "--driver",
-        "550",
-        "--cc",
-        "8.6",
-        "--json",
-    ]);
+    let o =
+        llmgw_line("recipe candidates llamacpp b6123 --arch amd64 --driver 550 --cc 8.6 --json");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let builds: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
     let got: Vec<(&str, Vec<&str>)> = builds
@@ -72,9 +66,7 @@ fn candidates_json_lists_cuda_12_8_then_vulkan() {
 
 #[test]
 fn builds_json_for_arm64_has_no_cuda_12_8() {
-    let o = llmgw(&[
-        "recipe", "builds", "llamacpp", "b6123", "--arch", "arm64", "--json",
-    ]);
+    let o = llmgw_line("recipe builds llamacpp b6123 --arch arm64 --json");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let builds: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
     let variants: Vec<&str> = builds
@@ -86,7 +78,7 @@ fn builds_json_for_arm64_has_no_cuda_12_8() {
 
 #[test]
 fn table_lists_every_build() {
-    let o = llmgw(&["recipe", "builds", "llamacpp", "b6123", "--arch", "amd64"]);
+    let o = llmgw_line("recipe builds llamacpp b6123 --arch amd64");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -115,18 +107,7 @@ fn table_lists_every_build() {
 
 #[test]
 fn table_shows_the_v100_note() {
-    let o = llmgw(&[
-        "recipe",
-        "candidates",
-        "vllm",
-        "0.20.0",
-        "--arch",
-        "amd64",
-        "--driver",
-        "580",
-        "--cc",
-        "7.0",
-    ]);
+    let o = llmgw_line("recipe candidates vllm 0.20.0 --arch amd64 --driver 580 --cc 7.0");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("cu12"), "{out}");
@@ -139,7 +120,7 @@ fn table_shows_the_v100_note() {
 
 #[test]
 fn builds_of_a_python_engine_is_refused_with_the_reason() {
-    let o = llmgw(&["recipe", "builds", "vllm", "0.20.0", "--arch", "amd64"]);
+    let o = llmgw_line("recipe builds vllm 0.20.0 --arch amd64");
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     assert_eq!(
@@ -151,17 +132,7 @@ fn builds_of_a_python_engine_is_refused_with_the_reason() {
 
 #[test]
 fn no_build_here_exits_1_with_each_reason() {
-    let o = llmgw(&[
-        "recipe",
-        "candidates",
-        "vllm",
-        "0.20.0",
-        "--arch",
-        "amd64",
-        "--driver",
-        "520",
-        "--json",
-    ]);
+    let o = llmgw_line("recipe candidates vllm 0.20.0 --arch amd64 --driver 520 --json");
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     let err = stderr(&o);
@@ -179,7 +150,7 @@ fn no_build_here_exits_1_with_each_reason() {
 
 #[test]
 fn not_here_exits_1_with_the_reason() {
-    let o = llmgw(&["recipe", "candidates", "sglang", "0.5.2", "--arch", "amd64"]);
+    let o = llmgw_line("recipe candidates sglang 0.5.2 --arch amd64");
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
@@ -189,7 +160,7 @@ fn not_here_exits_1_with_the_reason() {
 
 #[test]
 fn a_version_with_a_path_is_refused() {
-    let o = llmgw(&["recipe", "builds", "llamacpp", "../x", "--arch", "amd64"]);
+    let o = llmgw_line("recipe builds llamacpp ../x --arch amd64");
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("\"../x\" is not a version of llamacpp"),
@@ -200,18 +171,9 @@ fn a_version_with_a_path_is_refused() {
 
 #[test]
 fn unknown_variant_lists_what_there_is() {
-    let o = llmgw(&[
-        "recipe",
-        "candidates",
-        "llamacpp",
-        "b6123",
-        "--arch",
-        "arm64",
-        "--driver",
-        "580",
-        "--variant",
-        "cuda-12.8",
-    ]);
+    let o = llmgw_line(
+        "recipe candidates llamacpp b6123 --arch arm64 --driver 580 --variant cuda-12.8",
+    );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
@@ -268,18 +230,7 @@ fn usage_errors_exit_2() {
             "{args:?}"
         );
     }
-    let o = llmgw(&[
-        "recipe",
-        "candidates",
-        "llamacpp",
-        "b6123",
-        "--arch",
-        "amd64",
-        "--driver",
-        "550",
-        "--cc",
-        "8.65",
-    ]);
+    let o = llmgw_line("recipe candidates llamacpp b6123 --arch amd64 --driver 550 --cc 8.65");
     assert!(
         stderr(&o).contains("\"8.65\" is not a compute capability"),
         "{}",
@@ -289,22 +240,14 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn help_exits_0() {
-    let o = llmgw(&["recipe", "candidates", "--help"]);
+    let o = llmgw_line("recipe candidates --help");
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("--driver"));
 }
 
 #[test]
 fn environments_json_lists_every_vllm_build_a_node_may_get() {
-    let o = llmgw(&[
-        "recipe",
-        "environments",
-        "vllm",
-        "0.20.1",
-        "--arch",
-        "amd64",
-        "--json",
-    ]);
+    let o = llmgw_line("recipe environments vllm 0.20.1 --arch amd64 --json");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let envs: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
     let names: Vec<&str> = envs.iter().filter_map(|e| e["name"].as_str()).collect();
@@ -330,14 +273,7 @@ fn environments_json_lists_every_vllm_build_a_node_may_get() {
 
 #[test]
 fn environments_table_names_what_the_node_needs() {
-    let o = llmgw(&[
-        "recipe",
-        "environments",
-        "sglang",
-        "0.5.2",
-        "--arch",
-        "arm64",
-    ]);
+    let o = llmgw_line("recipe environments sglang 0.5.2 --arch arm64");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -353,14 +289,7 @@ fn environments_table_names_what_the_node_needs() {
 
 #[test]
 fn environments_of_an_archive_engine_is_refused() {
-    let o = llmgw(&[
-        "recipe",
-        "environments",
-        "llamacpp",
-        "b6123",
-        "--arch",
-        "amd64",
-    ]);
+    let o = llmgw_line("recipe environments llamacpp b6123 --arch amd64");
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     assert_eq!(

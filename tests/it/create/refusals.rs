@@ -121,68 +121,66 @@ fn llmgw_signature_must_verify_with_a_trusted_key_before_anything_is_fetched() {
             .filter(|r| r.path.contains("llmgw-v0.5.0-"))
             .count()
     };
-    // Signed by a key that is not trusted.
+    let relabelled = format!(
+        "its trusted comment \"llmgw {}\" does not name the tag v0.5.0",
+        llmgw_fixture::RELABELLED_FROM
+    );
+    // (what is wrong, the release's signature, whether the key trusted here
+    // is another than the test key, the --llmgw asked, the refusal)
+    let cases = [
+        (
+            "signed by a key that is not trusted",
+            LlmgwSignature::Trusted,
+            true,
+            "v0.5.0",
+            "not trusted here",
+        ),
+        (
+            "signed by a key nobody trusts, while the right one is trusted",
+            LlmgwSignature::OtherKey,
+            false,
+            "0.5.0",
+            "was signed by key",
+        ),
+        (
+            "not signed at all",
+            LlmgwSignature::Missing,
+            false,
+            "v0.5.0",
+            "no SHA256SUMS.minisig",
+        ),
+        (
+            "signed by the trusted key, but for another release (relabelled)",
+            LlmgwSignature::Relabelled,
+            false,
+            "v0.5.0",
+            relabelled.as_str(),
+        ),
+    ];
+    for (case, signature, trust_other, version, refusal) in cases {
+        let fx = fixture_with(FixtureOptions {
+            llmgw_signature: signature,
+            ..Default::default()
+        });
+        let d = tempfile::tempdir().unwrap();
+        let trust = if trust_other {
+            fx.other_key_path()
+        } else {
+            fx.trust_key_path()
+        };
+        let mut c = create(&fx, d.path());
+        c.args(["--arch", "amd64", "--llmgw", version, "--llmgw-api"])
+            .arg(fx.llmgw_api_url())
+            .arg("--trust")
+            .arg(trust);
+        let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 1);
+        assert!(err.contains(refusal), "{case}: {err}");
+        assert_eq!(llmgw_downloads(&fx), 0, "{case}");
+        assert_eq!(listing(d.path()), Vec::<String>::new(), "{case}");
+    }
+
     let fx = fixture();
     let d = tempfile::tempdir().unwrap();
-    let mut c = create(&fx, d.path());
-    c.args(["--arch", "amd64", "--llmgw", "v0.5.0", "--llmgw-api"])
-        .arg(fx.llmgw_api_url())
-        .arg("--trust")
-        .arg(fx.other_key_path());
-    let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 1);
-    assert!(err.contains("not trusted here"), "{err}");
-    assert_eq!(llmgw_downloads(&fx), 0);
-    assert_eq!(listing(d.path()), Vec::<String>::new());
-
-    // Signed by a key nobody trusts, while we trust the right one.
-    let fx = fixture_with(FixtureOptions {
-        llmgw_signature: LlmgwSignature::OtherKey,
-        ..Default::default()
-    });
-    let mut c = create(&fx, d.path());
-    c.args(["--arch", "amd64", "--llmgw", "0.5.0", "--llmgw-api"])
-        .arg(fx.llmgw_api_url())
-        .arg("--trust")
-        .arg(fx.trust_key_path());
-    let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 1);
-    assert!(err.contains("was signed by key"), "{err}");
-    assert_eq!(llmgw_downloads(&fx), 0);
-
-    // Not signed at all.
-    let fx = fixture_with(FixtureOptions {
-        llmgw_signature: LlmgwSignature::Missing,
-        ..Default::default()
-    });
-    let mut c = create(&fx, d.path());
-    c.args(["--arch", "amd64", "--llmgw", "v0.5.0", "--llmgw-api"])
-        .arg(fx.llmgw_api_url())
-        .arg("--trust")
-        .arg(fx.trust_key_path());
-    let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 1);
-    assert!(err.contains("no SHA256SUMS.minisig"), "{err}");
-    assert_eq!(llmgw_downloads(&fx), 0);
-
-    // Signed by the trusted key, but for another release (relabelled).
-    let fx = fixture_with(FixtureOptions {
-        llmgw_signature: LlmgwSignature::Relabelled,
-        ..Default::default()
-    });
-    let mut c = create(&fx, d.path());
-    c.args(["--arch", "amd64", "--llmgw", "v0.5.0", "--llmgw-api"])
-        .arg(fx.llmgw_api_url())
-        .arg("--trust")
-        .arg(fx.trust_key_path());
-    let err = fails(&run(c.arg("--out").arg(d.path().join("b.tar"))), 1);
-    assert!(
-        err.contains(&format!(
-            "its trusted comment \"llmgw {}\" does not name the tag v0.5.0",
-            llmgw_fixture::RELABELLED_FROM
-        )),
-        "{err}"
-    );
-    assert_eq!(llmgw_downloads(&fx), 0);
-    assert_eq!(listing(d.path()), Vec::<String>::new());
-
     // No --trust at all is a usage error.
     let mut c = create(&fx, d.path());
     c.args(["--arch", "amd64", "--llmgw", "v0.5.0"]);

@@ -22,9 +22,9 @@ mod dockerfile;
 mod run;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use bundle_kit::{Kit, Server, import_bundle, stderr, stdout, write_dir};
+use bundle_kit::{Kit, Server, import_bundle, ok, stderr, stdout, write_dir};
 use run::{Task, free_port, get, wait_for};
 use serde_json::Value;
 
@@ -36,18 +36,6 @@ const REVISION: &str = "0123456789abcdef0123456789abcdef01234567";
 fn version() -> String {
     let o = bundle_kit::run(&["--version"]);
     stdout(&o).trim().trim_start_matches("llmgw ").to_string()
-}
-
-#[track_caller]
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\n{}{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-    stdout(o)
 }
 
 /// `scripts/build-image.sh OUT` over the test suite's binary.

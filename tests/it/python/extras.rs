@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::bundle_kit::{self, Server, llmgw, stderr};
+use crate::bundle_kit::{self, Server, llmgw, mirror_in_node, offline_node, ok_for as ok, stderr};
 use llmgw_fixture::{Fixture, FixtureOptions, VLLM_VERSION};
 use llmgw_shared::manifest::{DigestSource, Manifest};
 use llmgw_shared::recipe::{OPENAI_ENCODINGS_HOST, extras_of};
@@ -35,18 +35,6 @@ fn venv() -> PathBuf {
         v.display()
     );
     v
-}
-
-#[track_caller]
-fn ok(what: &str, o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "{what}: exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// A real HTTP server (Python's `http.server`) on 127.0.0.1 serving `dir`,
@@ -278,32 +266,16 @@ fn node_loads_encodings_offline(store: &Path, work: &Path, upstream: &str) {
     let node = work.join("node.py");
     std::fs::write(&node, NODE_PY).unwrap();
     let script = format!(
-        r#"set -eu
-ip link set lo up
-{llmgw} mirror serve --store {store} --listen 127.0.0.1:0 > serve.out 2> serve.err &
-pid=$!
-trap 'kill $pid' EXIT
-for _ in $(seq 100); do grep -q http:// serve.out && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' serve.out | head -n1)
-if {py} -c 'import urllib.request as u; u.urlopen("{upstream}/", timeout=2)' 2>/dev/null; then
+        r#"{mirror}if {py} -c 'import urllib.request as u; u.urlopen("{upstream}/", timeout=2)' 2>/dev/null; then
   echo "the upstream answers"; exit 1
 fi
 {py} {node} "$url"
 "#,
-        llmgw = env!("CARGO_BIN_EXE_llmgw"),
-        store = store.display(),
+        mirror = mirror_in_node(store),
         py = venv().join("bin/python").display(),
         node = node.display(),
     );
-    let o = Command::new("unshare")
-        .args(["-rn", "bash", "-c"])
-        .arg(&script)
-        .current_dir(work)
-        .env_clear()
-        .env("PATH", "/usr/sbin:/usr/bin:/bin")
-        .env("HOME", work)
-        .output()
-        .unwrap();
+    let o = offline_node(&script, work, &[]).output().unwrap();
     let out = ok("the node's clients through the mirror", &o);
     assert!(out.contains("harmony gpt-oss [24912, 2375]"), "{out}");
     assert!(

@@ -23,24 +23,12 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::bundle_kit::{import_bundle, llmgw, uv_bin};
+use crate::bundle_kit::{import_bundle, llmgw, mirror_in_node, ok_for as ok, uv_bin, uv_node};
 use llmgw_fixture::{
     FLASHINFER_CUBIN_DIRS, FLASHINFER_JIT_CACHE_MODULES, FLASHINFER_LATER,
     FLASHINFER_WHEEL_VERSION, Fixture, FixtureOptions,
 };
 use llmgw_shared::manifest::Manifest;
-
-#[track_caller]
-fn ok(what: &str, o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "{what}: exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// `bundle create` of site environments for amd64 nodes bringing CPython
 /// 3.11, into `out`.
@@ -272,14 +260,7 @@ fn node_installs_and_finds_the_cubins(store: &Path, work: &Path, upstreams: &[St
     let pip = uv_bin().parent().unwrap().join("pip");
     let v = FLASHINFER_WHEEL_VERSION;
     let script = format!(
-        r#"set -eu
-ip link set lo up
-{llmgw} mirror serve --store {store} --listen 127.0.0.1:0 > serve.out 2> serve.err &
-pid=$!
-trap 'kill $pid' EXIT
-for _ in $(seq 100); do grep -q http:// serve.out && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' serve.out | head -n1)
-for up in {upstreams}; do
+        r#"{mirror}for up in {upstreams}; do
   if curl -sf -o /dev/null "$up/"; then echo "the upstream $up answers"; exit 1; fi
 done
 index=$url/pypi/fi-amd64/simple
@@ -290,26 +271,15 @@ uv venv --python {py} v2
 {pip} --python v2/bin/python install --no-cache-dir --index-url $index flashinfer-python=={v} flashinfer-cubin=={v} flashinfer-jit-cache=={v}+cu130
 v2/bin/python loader.py '{dirs}' '{modules}'
 "#,
-        llmgw = env!("CARGO_BIN_EXE_llmgw"),
-        store = store.display(),
+        mirror = mirror_in_node(store),
         py = python311().display(),
         pip = pip.display(),
         upstreams = upstreams.join(" "),
         dirs = serde_json::to_string(&dirs).unwrap(),
         modules = serde_json::to_string(&FLASHINFER_JIT_CACHE_MODULES).unwrap(),
     );
-    let bin = uv_bin().parent().unwrap().to_path_buf();
-    let path = format!("{}:/usr/sbin:/usr/bin:/bin", bin.display());
-    let o = Command::new("unshare")
-        .args(["-rn", "bash", "-c"])
-        .arg(&script)
-        .current_dir(work)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", work)
-        .env("UV_NO_CONFIG", "1")
+    let o = uv_node(&script, work, "node-uv-cache")
         .env("UV_PYTHON_DOWNLOADS", "never")
-        .env("UV_CACHE_DIR", work.join("node-uv-cache"))
         .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
         .output()
         .unwrap();

@@ -15,20 +15,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::bundle_kit::{import_bundle, llmgw, uv_bin};
+pub(super) use crate::bundle_kit::ok_for as ok;
+use crate::bundle_kit::{import_bundle, llmgw, mirror_in_node, uv_bin, uv_node};
 use llmgw_fixture::{Fixture, FixtureOptions};
-
-#[track_caller]
-pub(super) fn ok(what: &str, o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "{what}: exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The CPython 3.11 of this machine, which the nodes bring
 /// (`--python-interpreter none`).
@@ -223,14 +212,7 @@ fn node_installs_offline(
 ) {
     let pip = uv_bin().parent().unwrap().join("pip");
     let script = format!(
-        r#"set -eu
-ip link set lo up
-{llmgw} mirror serve --store {store} --listen 127.0.0.1:0 > serve.out 2> serve.err &
-pid=$!
-trap 'kill $pid' EXIT
-for _ in $(seq 100); do grep -q http:// serve.out && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' serve.out | head -n1)
-mkdir node && cd node
+        r#"{mirror}mkdir node && cd node
 curl -sSf -o uv.lock $url/pypi/site-amd64/uv.lock
 curl -sSf -o pyproject.toml $url/pypi/site-amd64/pyproject.toml
 for up in {upstreams}; do
@@ -252,24 +234,13 @@ for u in $(grep -o "$url/pypi/[^\"']*/files/[^\"']*" node/uv.lock pylock.toml | 
   echo "FILE $(basename $u) $(curl -sSf $u | sha256sum | cut -d' ' -f1)"
 done
 "#,
-        llmgw = env!("CARGO_BIN_EXE_llmgw"),
-        store = store.display(),
+        mirror = mirror_in_node(store),
         py = python311().display(),
         pip = pip.display(),
         upstreams = upstreams.join(" "),
     );
-    let bin = uv_bin().parent().unwrap().to_path_buf();
-    let path = format!("{}:/usr/sbin:/usr/bin:/bin", bin.display());
-    let o = Command::new("unshare")
-        .args(["-rn", "bash", "-c"])
-        .arg(&script)
-        .current_dir(work)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", work)
-        .env("UV_NO_CONFIG", "1")
+    let o = uv_node(&script, work, "node-uv-cache")
         .env("UV_PYTHON_DOWNLOADS", "never")
-        .env("UV_CACHE_DIR", work.join("node-uv-cache"))
         .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
         .output()
         .unwrap();

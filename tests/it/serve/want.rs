@@ -17,7 +17,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use bundle_kit::{Server, import_bundle, llmgw, ok_for as ok, uv_bin, venv_python};
+use bundle_kit::{
+    Server, import_bundle, llmgw, mirror_in_node, ok_for as ok, uv_node, venv_python,
+};
 use llmgw_fixture::{Fixture, FixtureOptions, TINY_COMMIT};
 use llmgw_shared::manifest::Manifest;
 use sha2::{Digest, Sha256};
@@ -110,6 +112,31 @@ pub(super) fn eventually(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// Waits until the serving mirror has written misses naming each of
+/// `words` into `store` (within 5 s it should), then writes them as a
+/// want-list at `want` (`mirror misses --out`).
+pub(super) fn want_list_of_misses(store: &Path, words: &[&str], want: &Path) {
+    eventually("the misses reach the store", || {
+        let o = llmgw()
+            .args(["mirror", "misses", "--json", "--store"])
+            .arg(store)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        words.iter().all(|w| text.contains(w))
+    });
+    ok(
+        "mirror misses --out",
+        &llmgw()
+            .args(["mirror", "misses", "--store"])
+            .arg(store)
+            .arg("--out")
+            .arg(want)
+            .output()
+            .unwrap(),
+    );
+}
+
 #[test]
 fn misses_through_real_clients_become_the_next_bundle() {
     let fx = Fixture::start_blocking(FixtureOptions::default()).expect("start the fixture");
@@ -169,26 +196,10 @@ fn misses_through_real_clients_become_the_next_bundle() {
 
     // The serving mirror writes its misses into the store within 5 s.
     let want = d.path().join("want.json");
-    eventually("the misses reach the store", || {
-        let o = llmgw()
-            .args(["mirror", "misses", "--json", "--store"])
-            .arg(&store)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&o.stdout);
-        ["tiny-Q4_K_M.gguf", "/attrs/", "absent", "no-such-asset"]
-            .iter()
-            .all(|w| text.contains(w))
-    });
-    ok(
-        "mirror misses --out",
-        &llmgw()
-            .args(["mirror", "misses", "--store"])
-            .arg(&store)
-            .arg("--out")
-            .arg(&want)
-            .output()
-            .unwrap(),
+    want_list_of_misses(
+        &store,
+        &["tiny-Q4_K_M.gguf", "/attrs/", "absent", "no-such-asset"],
+        &want,
     );
 
     // Connected side: the same environment request, plus the want-list;
@@ -315,35 +326,19 @@ fn node_set_up_from_mirror_env(server: &Server, store: &Path, work: &Path, upstr
     // mirror of the same store answers on it; the fixture is out of reach.
     // The block `mirror env` prints there is all the node is given.
     let script = format!(
-        r#"set -eu
-ip link set lo up
-{llmgw} mirror serve --store {store} --listen 127.0.0.1:0 > serve.out 2> serve.err &
-pid=$!
-trap 'kill $pid' EXIT
-for _ in $(seq 100); do grep -q http:// serve.out && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' serve.out | head -n1)
-if curl -sf -o /dev/null {upstream}/api/models/acme/tiny; then echo "the upstream answers"; exit 1; fi
+        r#"{mirror}if curl -sf -o /dev/null {upstream}/api/models/acme/tiny; then echo "the upstream answers"; exit 1; fi
 eval "$({llmgw} mirror env --store {store} --url "$url")"
 uv venv --python 3.12 --managed-python node2
 uv pip install --python node2/bin/python attrs click
 node2/bin/python -c 'import attrs, click'
 {py} -c 'from huggingface_hub import hf_hub_download as d; d("acme/tiny", "config.json")'
 "#,
+        mirror = mirror_in_node(store),
         llmgw = env!("CARGO_BIN_EXE_llmgw"),
         store = store.display(),
         py = venv_python().display(),
     );
-    let bin = uv_bin().parent().unwrap().to_path_buf();
-    let path = format!("{}:/usr/sbin:/usr/bin:/bin", bin.display());
-    let o = Command::new("unshare")
-        .args(["-rn", "bash", "-c"])
-        .arg(&script)
-        .current_dir(work)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", work)
-        .env("UV_NO_CONFIG", "1")
-        .env("UV_CACHE_DIR", work.join("node2-uv-cache"))
+    let o = uv_node(&script, work, "node2-uv-cache")
         .env("UV_PYTHON_INSTALL_DIR", work.join("node2-pythons"))
         .env("HF_HOME", work.join("node2-hf"))
         .env("HF_HUB_DISABLE_TELEMETRY", "1")

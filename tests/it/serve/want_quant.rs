@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::bundle_kit::{Server, import_bundle, llmgw, ok_for as ok};
+use crate::bundle_kit::{Server, import_bundle, ok_for as ok};
 use llmgw_fixture::{Fixture, FixtureOptions};
 use llmgw_shared::manifest::Manifest;
 
@@ -27,7 +27,7 @@ fn create(fx: &Fixture, work: &Path, out: &Path, args: &[&str]) -> serde_json::V
     serde_json::from_str(&ok("bundle create", &o)).unwrap()
 }
 
-use super::want::eventually;
+use super::want::{eventually, want_list_of_misses};
 
 #[test]
 fn a_quant_tag_miss_plans_the_gguf_that_holds_it() {
@@ -50,25 +50,7 @@ fn a_quant_tag_miss_plans_the_gguf_that_holds_it() {
     assert_eq!(server.get(absent).0, 404);
 
     let want = d.path().join("want.json");
-    eventually("the misses reach the store", || {
-        let o = llmgw()
-            .args(["mirror", "misses", "--json", "--store"])
-            .arg(&store)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&o.stdout);
-        text.contains("manifests/q4_k_m") && text.contains("manifests/Q2_K")
-    });
-    ok(
-        "mirror misses --out",
-        &llmgw()
-            .args(["mirror", "misses", "--store"])
-            .arg(&store)
-            .arg("--out")
-            .arg(&want)
-            .output()
-            .unwrap(),
-    );
+    want_list_of_misses(&store, &["manifests/q4_k_m", "manifests/Q2_K"], &want);
 
     let second = d.path().join("second.tar");
     let r2 = create(&fx, d.path(), &second, &["--want", want.to_str().unwrap()]);

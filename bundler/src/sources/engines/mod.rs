@@ -9,9 +9,7 @@
 use llmgw_shared::manifest::{Asset, BuildRef, Release};
 use llmgw_shared::recipe;
 
-use crate::cache::Expect;
 use crate::error::{CreateError, RequestError};
-use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::sources::github;
@@ -139,13 +137,7 @@ pub async fn plan(
             continue;
         };
         let (sha, digests) = github::publisher_digests(http, &release, &eb.repo, a).await?;
-        plan.download(Download {
-            label: format!("{} {tag} {name}", eb.repo),
-            url: a.browser_download_url.clone(),
-            size: a.size,
-            expect: Expect::Sha256(sha.clone()),
-            denied_hint: None,
-        });
+        plan.download(a.download(format!("{} {tag} {name}", eb.repo), &sha));
         assets.push(Asset {
             name: name.clone(),
             size: a.size,

@@ -14,7 +14,9 @@ use llmgw_shared::{Sha256, check_file_name, check_ref_name, check_repo_id};
 use percent_encoding::utf8_percent_encode;
 use serde::Deserialize;
 
+use crate::cache::Expect;
 use crate::error::CreateError;
+use crate::fetch::Download;
 use crate::http::{Http, HttpError};
 
 /// A release JSON larger than this is refused (GitHub's are tens of KiB).
@@ -41,6 +43,21 @@ pub struct AssetJson {
     pub browser_download_url: String,
     #[serde(default)]
     pub content_type: Option<String>,
+}
+
+impl AssetJson {
+    /// The asset as the run's fetcher gets it: from its download URL,
+    /// checked against `sha256`, the digest its publisher stated for it
+    /// (`label` names it in messages).
+    pub fn download(&self, label: String, sha256: &Sha256) -> Download {
+        Download {
+            label,
+            url: self.browser_download_url.clone(),
+            size: self.size,
+            expect: Expect::Sha256(sha256.clone()),
+            denied_hint: None,
+        }
+    }
 }
 
 impl ReleaseJson {

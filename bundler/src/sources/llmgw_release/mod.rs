@@ -23,9 +23,8 @@ use llmgw_shared::manifest::{
 use llmgw_shared::signing::{self, PublicKey, Signature};
 use llmgw_shared::{Sha256, parse_sha256sums};
 
-use crate::cache::{Cache, Expect};
+use crate::cache::Cache;
 use crate::error::CreateError;
-use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::sources::github::{self, AssetJson, MAX_SMALL_FILE, ReleaseJson};
@@ -318,13 +317,7 @@ fn listed_asset(
             value: gh.into(),
         });
     }
-    plan.download(Download {
-        label: format!("{who} {}", a.name),
-        url: a.browser_download_url.clone(),
-        size: a.size,
-        expect: Expect::Sha256(sha256.clone()),
-        denied_hint: None,
-    });
+    plan.download(a.download(format!("{who} {}", a.name), &sha256));
     Ok(Asset {
         name: a.name.clone(),
         size: a.size,

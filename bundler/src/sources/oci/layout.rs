@@ -3,9 +3,8 @@
 //! or its only entry), and from there every manifest, config and layer is
 //! read from `blobs/sha256/<hex>` and checked against its descriptor — size
 //! and sha256 — as a registry image's are; the children for the bundle's
-//! platforms are taken as from a registry ([`super::plan`]'s
-//! `split_children`), and the record passes `check_tree` before it enters
-//! the plan.
+//! platforms are taken as from a registry ([`super::walk`]), and the
+//! record passes `check_tree` before it enters the plan.
 //!
 //! Invariant: nothing of a layout is trusted. Each file is read bounded
 //! (manifests and `index.json` at [`MAX_OCI_MANIFEST_BYTES`], a blob at
@@ -19,14 +18,15 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use llmgw_shared::manifest::{
-    MAX_OCI_CHILDREN, MAX_OCI_MANIFEST_BYTES, OciDescriptor, OciImage, is_manifest, parse_manifest,
+    MAX_OCI_CHILDREN, MAX_OCI_MANIFEST_BYTES, OciDescriptor, OciImage, is_manifest,
 };
 use llmgw_shared::{HashReader, Sha256, StreamHasher};
 use serde::Deserialize;
 
 use super::client::ManifestAnswer;
 use super::error::OciError;
-use super::plan::{finish, keep, nested_index, split_children};
+use super::plan::finish;
+use super::walk::ManifestWalk;
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::plan::Plan;
@@ -78,40 +78,14 @@ pub fn plan_layout(
     l.check_marker()?;
     let top_entry = l.pick()?;
     let top = l.manifest(&top_entry)?;
-    let unreadable = |blob: &Sha256, source| OciError::Unreadable {
-        image: l.shown.clone(),
-        blob: Box::new(blob.clone()),
-        source,
-    };
-    let top_named =
-        parse_manifest(&top.media_type, &top.bytes).map_err(|e| unreadable(&top.sha256, e))?;
-    keep(cache, &top, plan)?;
-    let mut manifests = vec![top_entry];
-    let mut named = BTreeMap::new();
-    let mut left_out = Vec::new();
-    let mut images = Vec::new();
-    if top_named.index {
-        let (carried, skipped) = split_children(&l.shown, &top_named, arches)?;
-        left_out = skipped;
-        for d in carried {
-            let child = l.manifest(&d)?;
-            let child_named = parse_manifest(&child.media_type, &child.bytes)
-                .map_err(|e| unreadable(&d.sha256, e))?;
-            if child_named.index {
-                return Err(nested_index(&l.shown, &child.media_type).into());
-            }
-            keep(cache, &child, plan)?;
-            named.insert(d.sha256.clone(), child_named);
-            images.push(d.sha256.clone());
-            manifests.push(d);
-        }
-    } else {
-        images.push(top.sha256.clone());
+    let (mut walk, carried) = ManifestWalk::start(&l.shown, top_entry, &top, arches, cache, plan)?;
+    for d in carried {
+        let child = l.manifest(&d)?;
+        walk.child(d, &child, cache, plan)?;
     }
-    named.insert(top.sha256.clone(), top_named);
     let mut blobs: Vec<OciDescriptor> = Vec::new();
-    for m in &images {
-        for c in &named[m].children {
+    for m in &walk.images {
+        for c in &walk.named[m].children {
             if blobs.iter().any(|b| b.sha256 == c.sha256) {
                 continue;
             }
@@ -132,11 +106,11 @@ pub fn plan_layout(
         repository: src.name.clone(),
         tag: Some(src.tag.clone()),
         digest: top.sha256.clone(),
-        manifests,
+        manifests: walk.manifests,
         blobs,
-        left_out,
+        left_out: walk.left_out,
     };
-    finish(&l.shown, image, &named)
+    finish(&l.shown, image, &walk.named)
 }
 
 impl Layout<'_> {

@@ -2,7 +2,8 @@
 //! `spec::oci` reads them from the flags (Docker references, local
 //! layouts, packaged charts): one module per idea — `credentials` (the
 //! auth file), `auth` (the token dance, and the `Http`'s authorizer),
-//! `client` (asking for a manifest), `plan` (an image into the plan),
+//! `client` (asking for a manifest), `walk` (an image's manifest tree, from
+//! either source), `plan` (an image into the plan),
 //! `layout` (an image read from a local OCI layout, every blob checked),
 //! `chart` (a chart's metadata), `package` (a packaged chart from disk, as
 //! helm push would push it), `helm_meta` (Chart.yaml as Helm reads and
@@ -30,6 +31,7 @@ pub mod helm_meta;
 pub mod layout;
 pub mod package;
 pub mod plan;
+pub mod walk;
 
 use std::sync::Arc;
 

@@ -10,19 +10,20 @@
 //! named when it was asked — every manifest was fetched by digest after
 //! that, checked against its parent's descriptor, and
 //! [`check_tree`] (the check import makes) passes before it is returned.
-//! Which children are carried ([`split_children`]) and the last check
+//! The walk down the manifests ([`ManifestWalk`]) and the last check
 //! ([`finish`]) are the same for an image read from a local layout.
 
 use std::collections::BTreeMap;
 
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{
-    Named, OciDescriptor, OciImage, check_tree, is_image_manifest, is_index, parse_manifest,
+    Named, OciDescriptor, OciImage, check_tree, is_image_manifest, is_index,
 };
 
 use super::auth::RegistryAuth;
 use super::client::{ManifestAnswer, Repo, get_manifest};
 use super::error::OciError;
+use super::walk::ManifestWalk;
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
 use crate::fetch::Download;
@@ -49,13 +50,6 @@ pub struct PlannedImage {
     pub repo: Repo,
 }
 
-/// Whether an index child's platform is one the bundle carries.
-fn wanted(platform: Option<&str>, arches: &[String]) -> bool {
-    let Some(p) = platform else { return false };
-    let mut parts = p.split('/');
-    parts.next() == Some("linux") && parts.next().is_some_and(|a| arches.iter().any(|x| x == a))
-}
-
 /// Plans `r` into `plan`: see the module docs.
 pub async fn plan_image(
     ctx: &Ctx<'_>,
@@ -74,45 +68,21 @@ pub async fn plan_image(
         }
         .into());
     }
-    let unreadable = |blob: &Sha256, source| OciError::Unreadable {
-        image: repo.shown.clone(),
-        blob: Box::new(blob.clone()),
-        source,
-    };
-    let top_named =
-        parse_manifest(&top.media_type, &top.bytes).map_err(|e| unreadable(&top.sha256, e))?;
-    keep(ctx.cache, &top, plan)?;
-    let mut manifests = vec![OciDescriptor {
+    let top_d = OciDescriptor {
         sha256: top.sha256.clone(),
         size: top.bytes.len() as u64,
         media_type: top.media_type.clone(),
         platform: None,
-    }];
-    let mut named = BTreeMap::new();
-    let mut left_out = Vec::new();
-    let mut images: Vec<Sha256> = Vec::new();
-    if top_named.index {
-        let (carried, skipped) = split_children(&repo.shown, &top_named, ctx.arches)?;
-        left_out = skipped;
-        for d in carried {
-            let child = get_child(ctx, &repo, &d).await?;
-            let child_named = parse_manifest(&child.media_type, &child.bytes)
-                .map_err(|e| unreadable(&d.sha256, e))?;
-            if child_named.index {
-                return Err(nested_index(&repo.shown, &child.media_type).into());
-            }
-            keep(ctx.cache, &child, plan)?;
-            named.insert(d.sha256.clone(), child_named);
-            images.push(d.sha256.clone());
-            manifests.push(d);
-        }
-    } else {
-        images.push(top.sha256.clone());
+    };
+    let (mut walk, carried) =
+        ManifestWalk::start(&repo.shown, top_d, &top, ctx.arches, ctx.cache, plan)?;
+    for d in carried {
+        let child = get_child(ctx, &repo, &d).await?;
+        walk.child(d, &child, ctx.cache, plan)?;
     }
-    named.insert(top.sha256.clone(), top_named);
     let mut blobs = Vec::new();
-    for m in &images {
-        for c in &named[m].children {
+    for m in &walk.images {
+        for c in &walk.named[m].children {
             let d = OciDescriptor {
                 sha256: c.sha256.clone(),
                 size: c.size,
@@ -143,68 +113,12 @@ pub async fn plan_image(
         repository: r.repository.clone(),
         tag: r.tag.clone(),
         digest: top.sha256.clone(),
-        manifests,
+        manifests: walk.manifests,
         blobs,
-        left_out,
+        left_out: walk.left_out,
     };
-    let image = finish(&repo.shown, image, &named)?;
+    let image = finish(&repo.shown, image, &walk.named)?;
     Ok(PlannedImage { image, repo })
-}
-
-/// An index's children split into those the bundle carries — the images
-/// for its platforms (`linux/<arch>`, any variant) and the attestation
-/// manifests about them — and those left out; none carried is an error
-/// naming the platforms the index has.
-pub(super) fn split_children(
-    shown: &str,
-    index: &Named,
-    arches: &[String],
-) -> Result<(Vec<OciDescriptor>, Vec<OciDescriptor>), OciError> {
-    let wanted_images: Vec<&Sha256> = index
-        .children
-        .iter()
-        .filter(|c| wanted(c.platform.as_deref(), arches))
-        .map(|c| &c.sha256)
-        .collect();
-    if wanted_images.is_empty() {
-        let available: Vec<&str> = index
-            .children
-            .iter()
-            .filter_map(|c| c.platform.as_deref())
-            .collect();
-        return Err(OciError::NoPlatform {
-            image: shown.to_string(),
-            asked: arches.join(", "),
-            available: available.join(", "),
-        });
-    }
-    let (mut carried, mut left_out) = (Vec::new(), Vec::new());
-    for c in &index.children {
-        let attests_carried = c
-            .attests
-            .as_ref()
-            .is_some_and(|a| wanted_images.contains(&a));
-        let d = OciDescriptor {
-            sha256: c.sha256.clone(),
-            size: c.size,
-            media_type: c.media_type.clone(),
-            platform: c.platform.clone(),
-        };
-        if wanted_images.contains(&&c.sha256) || attests_carried {
-            carried.push(d);
-        } else {
-            left_out.push(d);
-        }
-    }
-    Ok((carried, left_out))
-}
-
-/// An index named as a child of an index: not carried.
-pub(super) fn nested_index(shown: &str, media_type: &str) -> OciError {
-    OciError::MediaType {
-        image: shown.to_string(),
-        content_type: format!("{media_type} (an index inside an index)"),
-    }
 }
 
 /// The image record sorted, and checked to be a closed tree under its top
@@ -259,15 +173,4 @@ async fn get_child(
         ));
     }
     Ok(child)
-}
-
-/// Puts a manifest's verified bytes into the cache, for the writer.
-pub(super) fn keep(cache: &Cache, m: &ManifestAnswer, plan: &mut Plan) -> Result<(), CreateError> {
-    let (sha, path) = cache
-        .put_bytes(&m.bytes)
-        .map_err(|e| CreateError::io(cache.root(), e))?;
-    if !plan.stored.iter().any(|s| s.sha256 == sha) {
-        plan.store(sha, path, m.bytes.len() as u64);
-    }
-    Ok(())
 }

@@ -6,8 +6,7 @@
 //! bounded, and refused when it names something a bundle cannot carry (a
 //! source tree, a VCS checkout, an sdist that would be built on the node).
 
-use serde::Deserialize;
-
+use super::pep751::PyLock;
 use crate::error::LockError;
 use crate::limits::MAX_LOCK_BYTES;
 
@@ -33,57 +32,13 @@ pub struct LockedPackage {
     pub files: Vec<LockedFile>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct RawLock {
-    lock_version: String,
-    #[serde(default)]
-    packages: Vec<RawPackage>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct RawPackage {
-    name: String,
-    /// Optional in PEP 751 for packages from a URL or path.
-    #[serde(default)]
-    version: Option<String>,
-    #[serde(default)]
-    wheels: Vec<RawFile>,
-    #[serde(default)]
-    sdist: Option<toml::Value>,
-    #[serde(default)]
-    archive: Option<RawFile>,
-    #[serde(default)]
-    vcs: Option<toml::Value>,
-    #[serde(default)]
-    directory: Option<toml::Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct RawFile {
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    path: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    size: Option<u64>,
-    #[serde(default)]
-    upload_time: Option<toml::value::Datetime>,
-    #[serde(default)]
-    hashes: std::collections::BTreeMap<String, String>,
-}
-
 /// Reads a lock's text into its packages, in the lock's order.
 pub fn parse(text: &str) -> Result<Vec<LockedPackage>, LockError> {
     if text.len() > MAX_LOCK_BYTES {
         return Err(LockError::TooLarge(text.len()));
     }
-    let raw: RawLock = toml::from_str(text).map_err(LockError::Parse)?;
-    if raw.lock_version.split('.').next() != Some("1") {
+    let raw: PyLock = toml::from_str(text).map_err(LockError::Parse)?;
+    if !raw.is_version_1() {
         return Err(LockError::Version(raw.lock_version));
     }
     let mut out = Vec::new();

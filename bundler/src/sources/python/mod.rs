@@ -21,6 +21,7 @@ pub mod companions;
 pub mod dry_run;
 pub mod interpreter;
 pub mod lock;
+pub mod pep751;
 pub mod per_cuda;
 pub mod record;
 pub mod request;
@@ -461,13 +462,10 @@ async fn interpreters(
             source: llmgw_shared::manifest::DigestSource::UvDownloadMetadata,
             value: i.sha256.to_string(),
         });
-        plan.download(Download {
-            label: format!("{} {} {}", interpreter::PBS_REPO, i.tag, i.asset),
-            url: asset.browser_download_url.clone(),
-            size: asset.size,
-            expect: Expect::Sha256(i.sha256.clone()),
-            denied_hint: None,
-        });
+        plan.download(asset.download(
+            format!("{} {} {}", interpreter::PBS_REPO, i.tag, i.asset),
+            &i.sha256,
+        ));
         let entry = llmgw_shared::manifest::Asset {
             name: i.asset.clone(),
             size: asset.size,

@@ -15,10 +15,9 @@ use super::lock;
 use super::request::EnvRequest;
 use super::simple::{self, ProjectPage, normalize};
 use super::uv::{self, Compile, Uv};
-use crate::cache::Expect;
 use crate::error::CreateError;
 use crate::error::PythonError;
-use crate::fetch::{self, Download};
+use crate::fetch;
 use crate::sources::github;
 
 /// The manylinux tags tried, oldest first, when a dependency has no wheel
@@ -290,13 +289,7 @@ async fn fetch_wheel(
         });
     };
     let (sha, _) = github::publisher_digests(ctx.http, &release, &w.repo, asset).await?;
-    let d = Download {
-        label: format!("{} {} {}", w.repo, w.tag, asset.name),
-        url: asset.browser_download_url.clone(),
-        size: asset.size,
-        expect: Expect::Sha256(sha.clone()),
-        denied_hint: None,
-    };
+    let d = asset.download(format!("{} {} {}", w.repo, w.tag, asset.name), &sha);
     let got = fetch::fetch_one(ctx.http, ctx.cache, &d, ctx.progress).await?;
     let wheels = scratch.join("wheels");
     std::fs::create_dir_all(&wheels).map_err(|e| CreateError::io(&wheels, e))?;

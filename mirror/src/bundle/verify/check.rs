@@ -27,6 +27,25 @@ use crate::bundle::reader::{self, BundleFormat, EntryHead, ReadError};
 use crate::bundle::signed::SignedRelease;
 use llmgw_shared::progress::Progress;
 
+/// What reading a bundle proved, reported alike by `bundle verify` and
+/// `bundle import` (flattened into their reports).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Proved {
+    /// How the bundle came (directory, `.tar`, `.tar.zst`).
+    pub format: BundleFormat,
+    /// Each signed release, verified: what its signature proves (for
+    /// [`crate::store::claims`]); reported as its release and key id.
+    #[serde(
+        rename = "signatures",
+        serialize_with = "crate::bundle::signed::serialize_signatures"
+    )]
+    pub signed: Vec<SignedRelease>,
+    /// Blobs read from the bundle and hashed by this run.
+    pub blobs_hashed: usize,
+    /// Their bytes.
+    pub bytes_hashed: u64,
+}
+
 /// What a successful check proved. Serialized, it is what `bundle verify
 /// --json` reports of it (the manifest itself, and what only an import
 /// uses, are left out).
@@ -38,17 +57,8 @@ pub struct Verified {
     /// The manifest's exact bytes (what `bundles/<sha>.json` holds).
     #[serde(skip)]
     pub manifest_bytes: Vec<u8>,
-    pub format: BundleFormat,
-    /// Each signed release, verified: what its signature proves (for
-    /// [`crate::store::claims`]); reported as its release and key id.
-    #[serde(
-        rename = "signatures",
-        serialize_with = "crate::bundle::signed::serialize_signatures"
-    )]
-    pub signed: Vec<SignedRelease>,
-    /// Blobs read from the bundle and hashed now.
-    pub blobs_hashed: usize,
-    pub bytes_hashed: u64,
+    #[serde(flatten)]
+    pub proved: Proved,
     /// Blobs verified before (store or earlier staging), not read again.
     #[serde(skip)]
     pub blobs_at_hand: usize,
@@ -326,10 +336,12 @@ fn conclude<T: Target + ?Sized>(
         manifest_sha256: gated.sha256,
         manifest: gated.manifest,
         manifest_bytes: gated.bytes,
-        format,
-        signed,
-        blobs_hashed: tally.hashed.0,
-        bytes_hashed: tally.hashed.1,
+        proved: Proved {
+            format,
+            signed,
+            blobs_hashed: tally.hashed.0,
+            bytes_hashed: tally.hashed.1,
+        },
         blobs_at_hand: tally.at_hand.0 + blobs_not_read,
         bytes_at_hand: tally.at_hand.1 + bytes_not_read,
         unchecked,

@@ -104,7 +104,10 @@ fn a_good_bundle_is_streamed_then_kept() {
     let Ok(Outcome::Verified(v)) = check_bundle(&p, &sha, &[], &mut t, &Quiet) else {
         panic!("not verified: {:?}", t.calls);
     };
-    assert_eq!((v.blobs_hashed, v.bytes_hashed), (1, CONFIG.len() as u64));
+    assert_eq!(
+        (v.proved.blobs_hashed, v.proved.bytes_hashed),
+        (1, CONFIG.len() as u64)
+    );
     assert_eq!(v.manifest_sha256, sha);
     let to_read = format!("manifest {}", CONFIG.len());
     assert_eq!(t.calls, [to_read.as_str(), "begin", "keep"]);

@@ -18,7 +18,6 @@ use llmgw_shared::{check_file_name, check_ref_name};
 use serde_json::{Value, json};
 
 use super::error::GithubError;
-use super::files::{BlobReply, serve_blob};
 use super::index::{AssetEntry, ReleaseEntry};
 use super::paths::{self, BadPath, quote_path};
 use super::request::Req;
@@ -93,21 +92,11 @@ async fn send_asset(req: &Req<'_>, a: &AssetEntry) -> Response {
             quote_path(&a.name).replace('/', "%2F")
         )),
     );
-    serve_blob(
-        &req.state.store,
-        req.method,
-        req.headers,
-        BlobReply {
-            blob: &a.blob,
-            etag: format!("\"{}\"", a.blob.sha256),
-            content_type: a
-                .content_type
-                .as_deref()
-                .unwrap_or("application/octet-stream"),
-            extra,
-        },
-    )
-    .await
+    let content_type = a
+        .content_type
+        .as_deref()
+        .unwrap_or("application/octet-stream");
+    req.send_by_sha256(&a.blob, content_type, extra).await
 }
 
 fn get_or_head(req: &Req<'_>) -> Result<(), GithubError> {

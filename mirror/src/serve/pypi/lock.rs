@@ -128,30 +128,49 @@ pub fn read_lock(store: &Store, env: &PyEnv) -> Result<Vec<u8>, LockError> {
 /// environment does not hold (other platforms') are left out, and a
 /// package left with none (one whose marker excludes this platform) too.
 pub fn rewrite(text: &str, env: &PyEnv, base: &str) -> Result<String, LockError> {
+    let site = env.site_lock.is_some();
+    let origin = format!(
+        "pylock.toml of environment {} as its resolver wrote it",
+        env.name
+    );
+    edit_lock(text, env, base, &origin, |lock, env_url| {
+        if let Some(Value::Array(packages)) = lock.get_mut("packages") {
+            let mut kept = Vec::new();
+            for p in std::mem::take(packages) {
+                let Value::Table(mut p) = p else { continue };
+                if rewrite_package(&mut p, env, env_url, site)? {
+                    kept.push(Value::Table(p));
+                }
+            }
+            *packages = kept;
+        }
+        Ok(())
+    })
+}
+
+/// A held lock (either format) as a node is given it: read as TOML,
+/// `edit`ed with the environment's URL on this mirror (`{base}/pypi/{env}`),
+/// and written again under a comment saying so, and whose lock it is
+/// (`origin`).
+pub(super) fn edit_lock(
+    text: &str,
+    env: &PyEnv,
+    base: &str,
+    origin: &str,
+    edit: impl FnOnce(&mut Table, &str) -> Result<(), LockError>,
+) -> Result<String, LockError> {
     let mut lock: Table = toml::from_str(text).map_err(|source| LockError::Parse {
         env: env.name.clone(),
         source,
     })?;
     let env_url = format!("{base}/pypi/{}", quote_path(&env.name));
-    let site = env.site_lock.is_some();
-    if let Some(Value::Array(packages)) = lock.get_mut("packages") {
-        let mut kept = Vec::new();
-        for p in std::mem::take(packages) {
-            let Value::Table(mut p) = p else { continue };
-            if rewrite_package(&mut p, env, &env_url, site)? {
-                kept.push(Value::Table(p));
-            }
-        }
-        *packages = kept;
-    }
+    edit(&mut lock, &env_url)?;
     let body = toml::to_string(&lock).map_err(|source| LockError::Write {
         env: env.name.clone(),
         source,
     })?;
     Ok(format!(
-        "# pylock.toml of environment {} as its resolver wrote it, every file URL pointing at \
-         this mirror (llmgw mirror serve)\n{body}",
-        env.name
+        "# {origin}, every file URL pointing at this mirror (llmgw mirror serve)\n{body}"
     ))
 }
 
@@ -246,23 +265,41 @@ fn point_at_mirror(
     env_url: &str,
     package: &str,
 ) -> Result<(), LockError> {
-    let name = file_name(file);
-    let not_held = |what: String| LockError::NotHeld {
-        env: env.name.clone(),
-        package: package.to_string(),
-        what,
-    };
-    let Some(name) = name else {
-        return Err(not_held("a file with neither name, URL nor path".into()));
-    };
-    let Some(held) = env.files.get(&name) else {
-        return Err(not_held(format!("file \"{}\"", shown(&name))));
+    let Some(name) = file_name(file) else {
+        return Err(LockError::NotHeld {
+            env: env.name.clone(),
+            package: package.to_string(),
+            what: "a file with neither name, URL nor path".into(),
+        });
     };
     let lock_sha = file
         .get("hashes")
         .and_then(Value::as_table)
         .and_then(|h| h.get("sha256"))
-        .and_then(Value::as_str);
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    point_to_held(file, env, env_url, package, name, lock_sha.as_deref())
+}
+
+/// Points a lock's file entry (either format) at the environment's file
+/// `name`: the lock's sha256 (`lock_sha`, where it gives one) must be the
+/// held file's, else the whole lock is refused, and the entry's `url`
+/// becomes this mirror's (a `path` to the resolver's disk dropped).
+pub(super) fn point_to_held(
+    file: &mut Table,
+    env: &PyEnv,
+    env_url: &str,
+    package: &str,
+    name: String,
+    lock_sha: Option<&str>,
+) -> Result<(), LockError> {
+    let Some(held) = env.files.get(&name) else {
+        return Err(LockError::NotHeld {
+            env: env.name.clone(),
+            package: package.to_string(),
+            what: format!("file \"{}\"", shown(&name)),
+        });
+    };
     if let Some(sha) = lock_sha
         && !sha.eq_ignore_ascii_case(&held.blob.sha256)
     {

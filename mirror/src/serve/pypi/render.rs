@@ -15,7 +15,6 @@ use sha2::{Digest, Sha256};
 
 use super::accept::Format;
 use super::decide::Outcome;
-use crate::serve::files::{BlobReply, serve_blob};
 use crate::serve::index::natural_cmp;
 use crate::serve::index::pypi::{PyEnv, PyFile};
 use crate::serve::paths::quote_path;
@@ -36,18 +35,8 @@ pub async fn respond(req: &Req<'_>, outcome: Outcome<'_>) -> Response {
             format,
         } => page(req, format, project_body(project, &files, format)),
         Outcome::File { blob, .. } => {
-            serve_blob(
-                &req.state.store,
-                req.method,
-                req.headers,
-                BlobReply {
-                    blob,
-                    etag: format!("\"{}\"", blob.sha256),
-                    content_type: "application/octet-stream",
-                    extra: HeaderMap::new(),
-                },
-            )
-            .await
+            req.send_by_sha256(blob, "application/octet-stream", HeaderMap::new())
+                .await
         }
         Outcome::Lock { .. } => respond::text(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -10,37 +10,25 @@
 //! have to fetch from elsewhere. A package with no file held here is one the
 //! bundle found no node of this platform installs; it is kept without files.
 
-use llmgw_shared::shown;
 use toml::{Table, Value};
 
-use super::lock::{LockError, file_name};
+use super::lock::{LockError, edit_lock, file_name, point_to_held};
 use crate::serve::index::pypi::PyEnv;
-use crate::serve::paths::quote_path;
 
 /// The lock's text rewritten for `base` (`http://mirror:8080`).
 pub fn rewrite(text: &str, env: &PyEnv, base: &str) -> Result<String, LockError> {
-    let mut lock: Table = toml::from_str(text).map_err(|source| LockError::Parse {
-        env: env.name.clone(),
-        source,
-    })?;
-    let env_url = format!("{base}/pypi/{}", quote_path(&env.name));
-    let index = format!("{env_url}/simple");
-    if let Some(Value::Array(packages)) = lock.get_mut("package") {
-        for p in packages.iter_mut() {
-            if let Value::Table(p) = p {
-                rewrite_package(p, env, &env_url, &index)?;
+    let origin = format!("uv.lock of environment {} as the site locked it", env.name);
+    edit_lock(text, env, base, &origin, |lock, env_url| {
+        let index = format!("{env_url}/simple");
+        if let Some(Value::Array(packages)) = lock.get_mut("package") {
+            for p in packages.iter_mut() {
+                if let Value::Table(p) = p {
+                    rewrite_package(p, env, env_url, &index)?;
+                }
             }
         }
-    }
-    let body = toml::to_string(&lock).map_err(|source| LockError::Write {
-        env: env.name.clone(),
-        source,
-    })?;
-    Ok(format!(
-        "# uv.lock of environment {} as the site locked it, every file URL pointing at this \
-         mirror (llmgw mirror serve)\n{body}",
-        env.name
-    ))
+        Ok(())
+    })
 }
 
 fn rewrite_package(
@@ -55,10 +43,8 @@ fn rewrite_package(
         .unwrap_or("?")
         .to_string();
     point_source(p, index);
-    for key in ["dependencies"] {
-        if let Some(Value::Array(deps)) = p.get_mut(key) {
-            deps.iter_mut().for_each(|d| point_dep(d, index));
-        }
+    if let Some(Value::Array(deps)) = p.get_mut("dependencies") {
+        deps.iter_mut().for_each(|d| point_dep(d, index));
     }
     for key in ["optional-dependencies", "dev-dependencies"] {
         if let Some(Value::Table(groups)) = p.get_mut(key) {
@@ -111,6 +97,8 @@ fn name_of(t: &Table) -> Option<String> {
         .or_else(|| file_name(t))
 }
 
+/// One file entry (`wheels[]`, `sdist`) pointed at the held file of its
+/// name; uv's `filename` (a local registry's) goes with the old location.
 fn point_file(
     file: &mut Table,
     env: &PyEnv,
@@ -118,32 +106,10 @@ fn point_file(
     package: &str,
 ) -> Result<(), LockError> {
     let name = name_of(file).unwrap_or_default();
-    let Some(held) = env.files.get(&name) else {
-        return Err(LockError::NotHeld {
-            env: env.name.clone(),
-            package: package.to_string(),
-            what: format!("file \"{}\"", shown(&name)),
-        });
-    };
     let lock_sha = file
         .get("hash")
         .and_then(Value::as_str)
-        .map(|h| h.strip_prefix("sha256:").unwrap_or(h));
-    if let Some(sha) = lock_sha
-        && !sha.eq_ignore_ascii_case(&held.blob.sha256)
-    {
-        return Err(LockError::HashDiffers {
-            env: env.name.clone(),
-            file: name,
-            lock: sha.to_string(),
-            held: held.blob.sha256.to_string(),
-        });
-    }
-    file.remove("path");
+        .map(|h| h.strip_prefix("sha256:").unwrap_or(h).to_string());
     file.remove("filename");
-    file.insert(
-        "url".into(),
-        Value::String(format!("{env_url}/files/{}", quote_path(&held.filename))),
-    );
-    Ok(())
+    point_to_held(file, env, env_url, package, name, lock_sha.as_deref())
 }

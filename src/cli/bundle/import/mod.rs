@@ -176,7 +176,7 @@ pub fn print_outcome(
                 print(&format!(
                     "imported bundle {} ({}) into {}\n{}added {} blobs ({}) to the store\n{}\n",
                     r.manifest_sha256,
-                    r.format.name(),
+                    r.proved.format.name(),
                     store.display(),
                     summary.to_text(),
                     r.blobs_added,
@@ -212,9 +212,9 @@ fn proven_line(r: &ImportReport) -> String {
             ),
             None => "as given".into(),
         },
-        signatures_text(&r.signed),
-        r.blobs_hashed,
-        r.bytes_hashed,
+        signatures_text(&r.proved.signed),
+        r.proved.blobs_hashed,
+        r.proved.bytes_hashed,
         if r.blobs_at_hand > 0 {
             format!(
                 ", {} blobs ({} bytes) verified earlier and reused",

@@ -17,7 +17,7 @@ use std::process::{Command, Output, Stdio};
 use super::bundle_kit::{s, write_tar};
 use super::clients::{http, need};
 use super::kit;
-use super::{Kit, Server, stderr, stdout};
+use super::{Kit, Server, stderr};
 use llmgw_shared::Sha256;
 
 /// What one bundle carries: `acme/app` at `tag` (a fresh image) and the
@@ -47,15 +47,10 @@ fn content(label: &str, tag: &str, series: Option<(&str, u64)>) -> Content {
     }
 }
 
+/// The run succeeded; what it said on stderr (where llmgw reports).
 #[track_caller]
 fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
+    super::bundle_kit::ok(o);
     stderr(o)
 }
 

@@ -284,6 +284,76 @@ fn read_pyproject(lock: &Path) -> Result<String, Box<SiteLockError>> {
     }
 }
 
+/// A wheel as a lock records it, in either format, before it is checked.
+struct LockedWheel<'a> {
+    url: Option<&'a String>,
+    /// The lock's own name for the file, where it gives one.
+    filename: Option<&'a String>,
+    /// `sha256:<hex>`, uv.lock's form (a pylock's `hashes` table is put in
+    /// it), for [`sha256_of`].
+    hash: Option<String>,
+    size: Option<u64>,
+}
+
+/// The refusal of `package` for coming from where a bundle cannot carry it
+/// (`kind`), and what to do instead.
+fn refused_source(
+    lock: &Path,
+    package: &str,
+    kind: String,
+    advice: &'static str,
+) -> Box<SiteLockError> {
+    Box::new(SiteLockError::Source {
+        lock: lock.to_path_buf(),
+        package: package.to_string(),
+        kind,
+        advice,
+    })
+}
+
+/// The wheels of one package as the bundle checks them: each fetched over
+/// HTTP (a wheel without a URL is refused as `no_url`: the node's mirror
+/// could not have it), named by the lock's name else its URL's last segment,
+/// with the lock's sha256.
+fn site_files<'a>(
+    lock: &Path,
+    package: &str,
+    version: &str,
+    wheels: impl Iterator<Item = LockedWheel<'a>>,
+    no_url: &str,
+) -> Result<Vec<SiteFile>, Box<SiteLockError>> {
+    let mut out = Vec::new();
+    for w in wheels {
+        let Some(url) = w.url else {
+            return Err(refused_source(
+                lock,
+                package,
+                no_url.to_string(),
+                "lock against an index that serves its files over HTTP",
+            ));
+        };
+        let filename = match w.filename.cloned().or_else(|| file_name(url)) {
+            Some(f) => f,
+            None => {
+                return Err(Box::new(SiteLockError::NoFileName {
+                    lock: lock.to_path_buf(),
+                    package: package.to_string(),
+                    version: version.to_string(),
+                    file: url.clone(),
+                }));
+            }
+        };
+        let sha256 = sha256_of(w.hash.as_deref(), lock, package, version, &filename)?;
+        out.push(SiteFile {
+            url: url.clone(),
+            filename,
+            size: w.size,
+            sha256,
+        });
+    }
+    Ok(out)
+}
+
 /// The last path segment of a URL, percent-decoded, without query or
 /// fragment.
 pub fn file_name(url: &str) -> Option<String> {

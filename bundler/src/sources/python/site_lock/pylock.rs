@@ -8,55 +8,10 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use super::marker::Target;
-use super::{SiteFile, SitePackage, file_name};
+use super::{LockedWheel, SitePackage};
 use crate::error::SiteLockError;
-
-#[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct Raw {
-    lock_version: String,
-    #[serde(default)]
-    requires_python: Option<String>,
-    #[serde(default)]
-    packages: Vec<RawPackage>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct RawPackage {
-    name: String,
-    #[serde(default)]
-    version: Option<String>,
-    #[serde(default)]
-    marker: Option<String>,
-    #[serde(default)]
-    index: Option<String>,
-    #[serde(default)]
-    vcs: Option<toml::Value>,
-    #[serde(default)]
-    directory: Option<toml::Value>,
-    #[serde(default)]
-    archive: Option<toml::Value>,
-    #[serde(default)]
-    sdist: Option<toml::Value>,
-    #[serde(default)]
-    wheels: Vec<RawFile>,
-}
-
-#[derive(Deserialize)]
-struct RawFile {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    size: Option<u64>,
-    #[serde(default)]
-    hashes: std::collections::BTreeMap<String, String>,
-}
+use crate::sources::python::pep751::{Package, PyLock};
 
 /// The packages of `text` a node of `t` may install.
 pub fn applicable(
@@ -64,8 +19,8 @@ pub fn applicable(
     lock: &Path,
     t: &Target,
 ) -> Result<Vec<SitePackage>, Box<SiteLockError>> {
-    let raw: Raw = super::parse_lock(text, lock, "PEP 751 pylock.toml")?;
-    if raw.lock_version.split('.').next() != Some("1") {
+    let raw: PyLock = super::parse_lock(text, lock, "PEP 751 pylock.toml")?;
+    if !raw.is_version_1() {
         return Err(Box::new(SiteLockError::Version {
             lock: lock.to_path_buf(),
             what: "lock-version",
@@ -84,16 +39,10 @@ pub fn applicable(
     Ok(out)
 }
 
-fn package(p: RawPackage, lock: &Path) -> Result<SitePackage, Box<SiteLockError>> {
+fn package(p: Package, lock: &Path) -> Result<SitePackage, Box<SiteLockError>> {
     let version = p.version.clone().unwrap_or_default();
-    let refuse = |kind: &str, advice| {
-        Box::new(SiteLockError::Source {
-            lock: lock.to_path_buf(),
-            package: p.name.clone(),
-            kind: kind.to_string(),
-            advice,
-        })
-    };
+    let refuse =
+        |kind: &str, advice| super::refused_source(lock, &p.name, kind.to_string(), advice);
     if p.vcs.is_some() {
         return Err(refuse(
             "a VCS checkout (`vcs`)",
@@ -112,34 +61,19 @@ fn package(p: RawPackage, lock: &Path) -> Result<SitePackage, Box<SiteLockError>
             "publish it to an index and lock again",
         ));
     }
-    let mut wheels = Vec::new();
-    for w in &p.wheels {
-        let Some(url) = &w.url else {
-            return Err(refuse(
-                "a local wheel file (`path`)",
-                "lock against an index that serves its files over HTTP",
-            ));
-        };
-        let filename = match w.name.clone().or_else(|| file_name(url)) {
-            Some(f) => f,
-            None => {
-                return Err(Box::new(SiteLockError::NoFileName {
-                    lock: lock.to_path_buf(),
-                    package: p.name.clone(),
-                    version: version.clone(),
-                    file: url.clone(),
-                }));
-            }
-        };
-        let sha = w.hashes.get("sha256").map(|h| format!("sha256:{h}"));
-        let sha256 = super::sha256_of(sha.as_deref(), lock, &p.name, &version, &filename)?;
-        wheels.push(SiteFile {
-            url: url.clone(),
-            filename,
-            size: w.size,
-            sha256,
-        });
-    }
+    let wheels = p.wheels.iter().map(|w| LockedWheel {
+        url: w.url.as_ref(),
+        filename: w.name.as_ref(),
+        hash: w.hashes.get("sha256").map(|h| format!("sha256:{h}")),
+        size: w.size,
+    });
+    let wheels = super::site_files(
+        lock,
+        &p.name,
+        &version,
+        wheels,
+        "a local wheel file (`path`)",
+    )?;
     Ok(SitePackage {
         name: p.name,
         version,

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::marker::Target;
-use super::{SiteFile, SitePackage, file_name, sha256_of};
+use super::{LockedWheel, SitePackage};
 use crate::error::SiteLockError;
 
 #[derive(Deserialize)]
@@ -164,14 +164,7 @@ fn walk(
 /// A package from an index, with its wheels; anything else refused.
 fn package(p: &RawPackage, lock: &Path) -> Result<SitePackage, Box<SiteLockError>> {
     let version = p.version.clone().unwrap_or_default();
-    let refuse = |kind: String, advice| {
-        Box::new(SiteLockError::Source {
-            lock: lock.to_path_buf(),
-            package: p.name.clone(),
-            kind,
-            advice,
-        })
-    };
+    let refuse = |kind: String, advice| super::refused_source(lock, &p.name, kind, advice);
     let index = match p.source.get("registry").and_then(toml::Value::as_str) {
         Some(u) if u.starts_with("https://") || u.starts_with("http://") => u.to_string(),
         Some(folder) => {
@@ -204,33 +197,13 @@ fn package(p: &RawPackage, lock: &Path) -> Result<SitePackage, Box<SiteLockError
             ));
         }
     };
-    let mut wheels = Vec::new();
-    for w in &p.wheels {
-        let Some(url) = &w.url else {
-            return Err(refuse(
-                "a wheel without a URL".into(),
-                "lock against an index that serves its files over HTTP",
-            ));
-        };
-        let filename = match &w.filename {
-            Some(f) => f.clone(),
-            None => file_name(url).ok_or_else(|| {
-                Box::new(SiteLockError::NoFileName {
-                    lock: lock.to_path_buf(),
-                    package: p.name.clone(),
-                    version: version.clone(),
-                    file: url.clone(),
-                })
-            })?,
-        };
-        let sha256 = sha256_of(w.hash.as_deref(), lock, &p.name, &version, &filename)?;
-        wheels.push(SiteFile {
-            url: url.clone(),
-            filename,
-            size: w.size,
-            sha256,
-        });
-    }
+    let wheels = p.wheels.iter().map(|w| LockedWheel {
+        url: w.url.as_ref(),
+        filename: w.filename.as_ref(),
+        hash: w.hash.clone(),
+        size: w.size,
+    });
+    let wheels = super::site_files(lock, &p.name, &version, wheels, "a wheel without a URL")?;
     Ok(SitePackage {
         name: p.name.clone(),
         version,

@@ -36,6 +36,26 @@ pub struct Layer {
     pub path: String,
 }
 
+impl Layer {
+    /// The layer as a manifest lists it: its media type, digest and size.
+    fn descriptor(&self) -> Value {
+        json!({
+            "mediaType": self.media_type,
+            "digest": format!("sha256:{}", self.digest),
+            "size": self.size,
+        })
+    }
+}
+
+/// A config's diff ids: the layers are the files themselves, stored
+/// uncompressed, so each layer's id is its digest.
+fn diff_ids(layers: &[Layer]) -> Vec<String> {
+    layers
+        .iter()
+        .map(|l| format!("sha256:{}", l.digest))
+        .collect()
+}
+
 /// What the Hub says of the repository at one commit.
 pub struct Source<'a> {
     pub kind: RepoKind,
@@ -73,10 +93,6 @@ pub fn modelpack_config(src: &Source<'_>, layers: &[Layer]) -> Vec<u8> {
     if let Some(f) = format_of(layers) {
         config.insert("format".into(), f.into());
     }
-    let diff_ids: Vec<String> = layers
-        .iter()
-        .map(|l| format!("sha256:{}", l.digest))
-        .collect();
     to_bytes(&json!({
         "descriptor": {
             "name": src.id,
@@ -84,7 +100,7 @@ pub fn modelpack_config(src: &Source<'_>, layers: &[Layer]) -> Vec<u8> {
             "revision": src.commit,
         },
         "config": config,
-        "modelfs": {"type": "layers", "diffIds": diff_ids},
+        "modelfs": {"type": "layers", "diffIds": diff_ids(layers)},
     }))
 }
 
@@ -93,14 +109,11 @@ pub fn modelpack_manifest(src: &Source<'_>, config: &[u8], layers: &[Layer]) -> 
     let layers: Vec<Value> = layers
         .iter()
         .map(|l| {
-            json!({
-                "mediaType": l.media_type,
-                "digest": format!("sha256:{}", l.digest),
-                "size": l.size,
-                // ModelPack's own key, and the title ORAS names a pulled
-                // file by (as modctl writes both).
-                "annotations": {FILEPATH: l.path, TITLE: l.path},
-            })
+            let mut d = l.descriptor();
+            // ModelPack's own key, and the title ORAS names a pulled file
+            // by (as modctl writes both).
+            d["annotations"] = json!({FILEPATH: l.path, TITLE: l.path});
+            d
         })
         .collect();
     to_bytes(&json!({
@@ -116,30 +129,17 @@ pub fn modelpack_manifest(src: &Source<'_>, config: &[u8], layers: &[Layer]) -> 
 /// The mountable image's config for one platform: `rootfs.diff_ids` are
 /// the layers' own digests (they are uncompressed).
 pub fn image_config(arch: &str, layers: &[Layer]) -> Vec<u8> {
-    let diff_ids: Vec<String> = layers
-        .iter()
-        .map(|l| format!("sha256:{}", l.digest))
-        .collect();
     to_bytes(&json!({
         "architecture": arch,
         "os": "linux",
         "config": {},
-        "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        "rootfs": {"type": "layers", "diff_ids": diff_ids(layers)},
     }))
 }
 
 /// The mountable image's manifest for one platform.
 pub fn image_manifest(src: &Source<'_>, config: &[u8], layers: &[Layer]) -> Vec<u8> {
-    let layers: Vec<Value> = layers
-        .iter()
-        .map(|l| {
-            json!({
-                "mediaType": l.media_type,
-                "digest": format!("sha256:{}", l.digest),
-                "size": l.size,
-            })
-        })
-        .collect();
+    let layers: Vec<Value> = layers.iter().map(Layer::descriptor).collect();
     to_bytes(&json!({
         "schemaVersion": 2,
         "mediaType": OCI_MANIFEST,
