@@ -134,10 +134,12 @@ impl http_body::Body for Concat {
         self.bodies.is_empty()
     }
 
-    /// Exact: every part's body knows what it has left.
+    /// Exact when every part's body knows what it has left; a part
+    /// streamed from a bucket does not, and then hyper sends the
+    /// Content-Length header [`sized`] set, as for a whole blob.
     fn size_hint(&self) -> SizeHint {
-        let left = self.bodies.iter().map(|b| b.size_hint().lower()).sum();
-        SizeHint::with_exact(left)
+        let left: Option<u64> = self.bodies.iter().map(|b| b.size_hint().exact()).sum();
+        left.map_or_else(SizeHint::default, SizeHint::with_exact)
     }
 }
 
