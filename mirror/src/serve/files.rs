@@ -26,14 +26,41 @@ use super::range::RangeAsk;
 use super::respond::{empty, etag_matches, header_text};
 use crate::store::Store;
 
-/// Bytes read per chunk: large enough that a 1 GiB file is 8 738 reads
-/// (each one a hop to the blocking pool, so fewer is faster), small enough
-/// that 64 downloads in flight stay within a few dozen MiB, and below
-/// [`MMAP_THRESHOLD`], so a chunk's buffer comes from the heap and is
-/// reused. At 256 KiB, above it, every chunk was a fresh `mmap` whose 64
-/// pages faulted in zeroed and went back at `munmap`: 266 000 page faults a
-/// GiB, and one client's 1 GiB download at 0.85 GB/s instead of 1.5.
-pub const CHUNK: usize = 120 * 1024;
+/// Bytes read per chunk: large enough that a 1 GiB file is 4 096 reads
+/// (each one a hop to the blocking pool, and one client waits on each, so
+/// fewer is faster), small enough that 64 downloads in flight stay within a
+/// few dozen MiB. A chunk's buffer is above [`MMAP_THRESHOLD`], so it comes
+/// from its own `mmap`: it is reused through [`SPARE`] rather than freed,
+/// or every chunk's 64 pages would fault in zeroed and go back at `munmap`
+/// (266 000 page faults a GiB, and one client at half speed).
+pub const CHUNK: usize = 256 * 1024;
+
+/// Chunk buffers given back by hyper once sent, kept for the next read.
+/// At most [`SPARE_MAX`] are kept (4 MiB): more than that in flight are
+/// freed, as any allocation is.
+static SPARE: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+const SPARE_MAX: usize = 16;
+
+/// A chunk's buffer, going back to [`SPARE`] when hyper drops the chunk.
+struct Pooled(Vec<u8>);
+
+impl AsRef<[u8]> for Pooled {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.0);
+        if buf.capacity() >= CHUNK
+            && let Ok(mut spare) = SPARE.lock()
+            && spare.len() < SPARE_MAX
+        {
+            spare.push(buf);
+        }
+    }
+}
 
 /// Allocations this large or larger are mapped from the kernel and given
 /// back whole when freed (`mirror serve` sets it with `mallopt` before its
@@ -43,8 +70,6 @@ pub const CHUNK: usize = 120 * 1024;
 /// answer cache's 64 MiB under 9 000 variants of a listing. A fixed
 /// threshold keeps what the mirror holds close to what it counts.
 pub const MMAP_THRESHOLD: usize = 128 << 10;
-
-const _: () = assert!(CHUNK < MMAP_THRESHOLD, "a file chunk must stay on the heap");
 
 /// How a blob is to be described to the client.
 pub struct BlobReply<'a> {
@@ -334,10 +359,13 @@ impl FileBody {
 }
 
 /// Reads up to `n` bytes at `offset`, into a buffer that becomes the chunk
-/// (written straight into its spare capacity: zero-filling it first would
-/// cost as much as the read itself).
+/// (a spare one where there is one; written straight into its spare
+/// capacity: zero-filling it first would cost as much as the read itself).
 fn read_chunk(file: &File, offset: u64, n: usize) -> io::Result<Bytes> {
-    let mut buf: Vec<u8> = Vec::with_capacity(n);
+    let spare = SPARE.lock().ok().and_then(|mut s| s.pop());
+    let mut buf = spare.unwrap_or_default();
+    buf.clear();
+    buf.reserve_exact(CHUNK.max(n));
     while buf.len() < n {
         let at = offset + buf.len() as u64;
         match rustix::io::pread(file, rustix::buffer::spare_capacity(&mut buf), at) {
@@ -347,10 +375,10 @@ fn read_chunk(file: &File, offset: u64, n: usize) -> io::Result<Bytes> {
             Err(e) => return Err(e.into()),
         }
     }
-    // The allocator may have given more room than asked: never hand out a
-    // byte past the range.
+    // The buffer may have more room than asked: never hand out a byte
+    // past the range.
     buf.truncate(n);
-    Ok(Bytes::from(buf))
+    Ok(Bytes::from_owner(Pooled(buf)))
 }
 
 impl http_body::Body for FileBody {
