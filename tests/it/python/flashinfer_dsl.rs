@@ -24,11 +24,12 @@
 //! kernel is loaded or run.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use super::extras::{Upstream, copy_dir};
 use super::flashinfer::python311;
 use crate::bundle_kit::{Server, import_bundle, llmgw, stderr};
+use llmgw_fixture::kit::{mirror_in_node, offline_node};
 use llmgw_fixture::{
     FLASHINFER_DSL_DIR, FLASHINFER_DSL_REPOSITORY_PATH, FLASHINFER_DSL_VARIANTS,
     FLASHINFER_DSL_VERSION, Fixture, FixtureOptions, flashinfer_dsl_tree,
@@ -250,30 +251,14 @@ fn mirror_serves_and_names_the_repository(store: &Path, (path, bytes): &(String,
 fn node_fetches_as_flashinfer_does(store: &Path, work: &Path, upstream: &str) {
     std::fs::write(work.join("node.py"), NODE_PY).unwrap();
     let script = format!(
-        r#"set -eu
-ip link set lo up
-{llmgw} mirror serve --store {store} --listen 127.0.0.1:0 > serve.out 2> serve.err &
-pid=$!
-trap 'kill $pid' EXIT
-for _ in $(seq 100); do grep -q http:// serve.out && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' serve.out | head -n1)
-if curl -sf -o /dev/null "{upstream}/"; then echo "the upstream answers"; exit 1; fi
+        r#"{start}if curl -sf -o /dev/null "{upstream}/"; then echo "the upstream answers"; exit 1; fi
 {py} node.py "$url" {dir} sm_100a sm_103a
 "#,
-        llmgw = env!("CARGO_BIN_EXE_llmgw"),
-        store = store.display(),
+        start = mirror_in_node(store),
         py = python311().display(),
         dir = FLASHINFER_DSL_DIR,
     );
-    let o = Command::new("unshare")
-        .args(["-rn", "bash", "-c"])
-        .arg(&script)
-        .current_dir(work)
-        .env_clear()
-        .env("PATH", "/usr/sbin:/usr/bin:/bin")
-        .env("HOME", work)
-        .output()
-        .unwrap();
+    let o = offline_node(&script, work, &[]).output().unwrap();
     let out = ok("the node, offline but for the mirror", &o);
     let loaded = out.lines().filter(|l| l.starts_with("LOADED ")).count();
     assert_eq!(loaded, 2 * FLASHINFER_DSL_VARIANTS.len(), "{out}");
