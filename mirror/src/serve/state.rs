@@ -24,12 +24,13 @@ use arc_swap::ArcSwap;
 use llmgw_shared::{BundleId, Chain, chain};
 use prometheus_client::registry::Registry;
 
-use super::index::Index;
+use super::index::heads::{FileStamp, HeadCache, file_id};
 use super::index::models::{LayerDigests, Pending, learn};
+use super::index::{Index, Unreadable};
 use super::metrics::Metrics;
+use crate::store::Store;
 use crate::store::series::follow::Authority;
 use crate::store::state::{self, ImportOrder};
-use crate::store::{Held, Store};
 
 /// How long after a change the listing is re-read on every check: longer
 /// than any file-time tick.
@@ -107,28 +108,13 @@ struct Watch {
     files: Vec<WatchedFile>,
     /// What earlier builds parsed of carried OCI manifests, by digest.
     parsed: super::index::oci::ParsedManifests,
+    /// The held manifests without their Hub file lists, so a rebuild reads
+    /// whole only what an import changed.
+    heads: HeadCache,
 }
 
 /// A bundle's id (empty for a state file) and its file's identity.
-type WatchedFile = (String, Option<FileId>);
-
-/// Enough of a file's metadata to tell that it was replaced or changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FileId {
-    ino: u64,
-    len: u64,
-    mtime: Option<SystemTime>,
-}
-
-fn file_id(path: &std::path::Path) -> Option<FileId> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some(FileId {
-        ino: m.ino(),
-        len: m.len(),
-        mtime: m.modified().ok(),
-    })
-}
+type WatchedFile = (String, FileStamp);
 
 impl AppState {
     /// The state, and the thread that reads the store into it: at once,
@@ -249,7 +235,7 @@ impl AppState {
         let Some((ids, files)) = self.changed(&mut watch, force) else {
             return;
         };
-        let (index, pending) = self.build(ids, &mut watch);
+        let (index, pending) = self.build(ids, &files, &mut watch);
         self.publish(index, pending);
         watch.files = files;
     }
@@ -307,37 +293,58 @@ impl AppState {
         Some((ids, files))
     }
 
-    /// A new index of the bundles `ids`, in import order, and the tar
-    /// layers it left out (their digests not known yet).
-    fn build(&self, mut ids: Vec<BundleId>, watch: &mut Watch) -> (Index, Vec<Pending>) {
+    /// A new index of the bundles `ids` (whose files are as `files` says),
+    /// in import order, and the tar layers it left out (their digests not
+    /// known yet).
+    fn build(
+        &self,
+        mut ids: Vec<BundleId>,
+        files: &[WatchedFile],
+        watch: &mut Watch,
+    ) -> (Index, Vec<Pending>) {
         let order = ImportOrder::load(&self.store).unwrap_or_else(|e| {
             tracing::error!(error = %Chain(&e), "import order unreadable; ordering bundles by their manifests' file times");
             ImportOrder::default()
         });
         order.sort(&self.store, &mut ids);
-        let mut manifests = Vec::new();
-        for id in &ids {
-            match self.store.read_bundle(id) {
-                Ok(manifest) => manifests.push(Held {
-                    id: id.clone(),
-                    manifest,
-                }),
-                Err(e) => {
-                    self.metrics.reload_errors.inc();
-                    tracing::error!(bundle = %id, error = %Chain(&e), "bundle not served");
-                }
-            }
+        let stamps: std::collections::HashMap<&str, &FileStamp> =
+            files.iter().map(|(id, f)| (id.as_str(), f)).collect();
+        let listed: Vec<(BundleId, FileStamp)> = ids
+            .into_iter()
+            .map(|id| {
+                let stamp = stamps.get(id.as_str()).and_then(|f| (*f).clone());
+                (id, stamp)
+            })
+            .collect();
+        let (mut manifests, unread) = watch.heads.read(&self.store, &listed);
+        for (id, e) in unread {
+            self.not_served(&id, &e);
         }
         crate::store::series::order_by_sequence(&self.store, &mut manifests);
         let policy = crate::store::series::Policy::load(&self.store).unwrap_or_else(|e| {
             tracing::error!(error = %Chain(&e), "policy unreadable; following the first signed series");
             Default::default()
         });
-        let authority = Authority::of(&self.store, &manifests, &policy);
         // The index served now lends the new one every Hub repository an
         // import left unchanged (the same `Arc`), so only what changed is
-        // built and held twice while both exist.
-        let mut index = Index::build_from(&manifests, &authority, Some(&self.index()));
+        // built and held twice while both exist; the manifests are heads
+        // but for new bundles, and those carrying a repository built again
+        // are read whole again. One that cannot be is left out, as it
+        // would have been had it been unreadable from the start.
+        let old = self.index();
+        let (mut index, authority) = loop {
+            let authority = Authority::of(&self.store, &manifests, &policy);
+            let heads = watch.heads.with(&self.store);
+            match Index::build_from(&manifests, &authority, Some(&old), &heads) {
+                Ok(index) => break (index, authority),
+                Err(Unreadable { id, error }) => {
+                    self.not_served(&id, &error);
+                    watch.heads.forget(&id);
+                    manifests.retain(|h| h.id != id);
+                }
+            }
+        };
+        drop(old);
         // The large answers of what changed, made before it is served.
         super::hub::ahead::make(&index, super::index::ahead::AHEAD_FROM_FILES);
         let store = &self.store;
@@ -363,7 +370,15 @@ impl AppState {
             *f = super::freshness::of(&self.store, &manifests, &signers);
         }
         index.signers = signers;
+        drop(authority);
+        watch.heads.keep(manifests);
         (index, pending)
+    }
+
+    /// Says that a held bundle cannot be read, so is not served.
+    fn not_served(&self, id: &BundleId, e: &crate::store::StoreError) {
+        self.metrics.reload_errors.inc();
+        tracing::error!(bundle = %id, error = %Chain(e), "bundle not served");
     }
 
     /// Swaps `index` in under the next generation number, with its metrics,

@@ -335,15 +335,23 @@ impl Manifest {
 
     /// Every blob the manifest names, with its size.
     pub fn blobs(&self) -> BTreeMap<Sha256, u64> {
+        let mut out = self.blobs_but_hub_files();
+        for r in &self.repos {
+            for f in &r.files {
+                out.insert(f.sha256.clone(), f.size);
+            }
+        }
+        out
+    }
+
+    /// Every blob the manifest names but its Hub repositories' files: the
+    /// part a mirror that keeps a manifest without its file lists (the
+    /// bulk of a large dataset's manifest) still reads from it.
+    pub fn blobs_but_hub_files(&self) -> BTreeMap<Sha256, u64> {
         let mut out = BTreeMap::new();
         for r in &self.releases {
             for a in &r.assets {
                 out.insert(a.sha256.clone(), a.size);
-            }
-        }
-        for r in &self.repos {
-            for f in &r.files {
-                out.insert(f.sha256.clone(), f.size);
             }
         }
         for env in &self.python_envs {

@@ -110,7 +110,13 @@ mod tests {
 
         let mut held_after = held_before.to_vec();
         held_after.push(held("z", bundle("acme/big", '2', 60)));
-        let after = Index::build_from(&held_after, &all, Some(&before));
+        let after = Index::build_from(
+            &held_after,
+            &all,
+            Some(&before),
+            &crate::serve::index::Whole,
+        )
+        .unwrap();
         assert!(Arc::ptr_eq(
             &repo(&before, "acme/small"),
             &repo(&after, "acme/small")

@@ -1,8 +1,10 @@
 //! [`Index::build`]: the tables made from the held manifests, in one pass
 //! over the bundles in index order. Each part of a manifest is added by a
-//! phase of its own — the bundle's line, its runtime extras, its blobs
-//! counted, its releases, its Hub repositories — and each repository's
-//! snapshots are made once every bundle is read.
+//! phase of its own — the bundle's line, its runtime extras, its releases,
+//! its Hub repositories — and each repository's snapshots are made once
+//! every bundle is read, from manifests read whole: a rebuild is given
+//! most bundles as heads (without their Hub file lists, [`super::heads`])
+//! and reads again only the bundles carrying a repository it builds again.
 //!
 //! Invariant: a name (a release tag's asset list, a branch, a tag, what a
 //! repository's `main` and latest import are) changes hands only where
@@ -10,18 +12,34 @@
 //! bundle's to carry it at the standing that holds it: a later bundle of
 //! the same standing adds names, never changes the bytes a name serves.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use llmgw_shared::BundleId;
 use llmgw_shared::manifest::{HfRepo, Manifest, RefKind, Release, RepoKind};
 use llmgw_shared::repo_key;
 use sha2::Digest;
 use sha2::Sha256;
 
+use super::heads::Heads;
 use super::snapshot::{self, FilePool, HubRepo};
 use super::{AssetEntry, Blob, BundleInfo, Index, ReleaseEntry, stable_id};
-use crate::store::Held;
 use crate::store::series::follow::Authority;
+use crate::store::{Held, StoreError};
+
+/// Manifests given whole, their Hub file lists in them: what
+/// [`Index::build`] takes, and tests give.
+pub struct Whole;
+
+/// A held bundle a build needed whole again and could not read: the build
+/// is made again without it, as a bundle never read is left out.
+#[derive(Debug)]
+pub struct Unreadable {
+    /// The bundle.
+    pub id: BundleId,
+    /// Why its manifest could not be read.
+    pub error: Box<StoreError>,
+}
 
 /// A commit's files: path → number in the repository's pool.
 type Files<'m> = BTreeMap<&'m str, u32>;
@@ -37,13 +55,12 @@ type FileKey<'m> = (
 /// One Hub repository as the bundles read so far carry it: which bundles,
 /// and the names they move. Its files are pooled only once every bundle is
 /// read and its version says the last index's part cannot be kept
-/// ([`RepoAcc::finish`]).
+/// ([`Settled::make`]).
 struct RepoAcc<'m> {
     kind: RepoKind,
     id: String,
-    /// What each bundle carrying it carries, with the bundle's `created`,
-    /// in index order.
-    carriers: Vec<(&'m HfRepo, &'m str)>,
+    /// Each bundle carrying it, in index order.
+    carriers: Vec<Carrier<'m>>,
     refs: BTreeMap<String, String>,
     tags: std::collections::BTreeSet<String>,
     /// The commit of the latest import carrying the repo.
@@ -52,6 +69,30 @@ struct RepoAcc<'m> {
     holders: HashMap<Option<String>, String>,
     /// The bundles carrying the repo, in index order.
     carried_by: Sha256,
+}
+
+/// One bundle's copy of a repository: where it is among the bundles and in
+/// the bundle's manifest (to find it in the manifest read whole again),
+/// what the manifest given says of it, and the bundle's `created`.
+#[derive(Clone, Copy)]
+struct Carrier<'m> {
+    bundle: usize,
+    repo: usize,
+    given: &'m HfRepo,
+    created: &'m str,
+}
+
+/// A repository once every bundle is read: its names and version settled,
+/// its snapshots still to make if the index served now has no part of the
+/// same version.
+struct Settled<'m> {
+    kind: RepoKind,
+    id: String,
+    carriers: Vec<Carrier<'m>>,
+    refs: BTreeMap<String, String>,
+    tags: BTreeSet<String>,
+    default_commit: String,
+    version: [u8; 32],
 }
 
 /// The index being built, and what the build keeps only while it runs.
@@ -64,8 +105,6 @@ struct Builder<'m> {
     /// The bundle each release tag's asset list is served from now.
     release_holders: HashMap<(String, String), &'m str>,
     repos: HashMap<(RepoKind, String), RepoAcc<'m>>,
-    /// Blobs counted already.
-    blobs: HashSet<llmgw_shared::Sha256>,
 }
 
 impl Index {
@@ -73,7 +112,10 @@ impl Index {
     /// (oldest import first, a signed series by sequence), so that a later
     /// bundle's revision names win where `authority` lets it move them.
     pub fn build(bundles: &[Held], authority: &Authority) -> Self {
-        Self::build_from(bundles, authority, None)
+        match Self::build_from(bundles, authority, None, &Whole) {
+            Ok(index) => index,
+            Err(e) => unreachable!("manifests given whole are never read again: {e:?}"),
+        }
     }
 
     /// [`Index::build`], keeping from `old` (the index served now) every
@@ -83,7 +125,17 @@ impl Index {
     /// doubling during a rebuild). Equal versions mean equal parts: the
     /// version stands for the bundles carrying the repository, in order,
     /// and the names they serve ([`repo_version`]).
-    pub fn build_from(bundles: &[Held], authority: &Authority, old: Option<&Index>) -> Self {
+    ///
+    /// `bundles` may be heads ([`super::heads`]): a repository built again
+    /// is made from its carriers' manifests read whole through `heads`, and
+    /// each bundle's bytes are asked of it. A bundle that cannot be read
+    /// again fails the build, naming it.
+    pub fn build_from(
+        bundles: &[Held],
+        authority: &Authority,
+        old: Option<&Index>,
+        heads: &dyn Heads,
+    ) -> Result<Self, Unreadable> {
         let mut b = Builder {
             index: Index {
                 pypi: super::pypi::PypiIndex::build(bundles, authority),
@@ -93,26 +145,33 @@ impl Index {
             old,
             release_holders: HashMap::new(),
             repos: HashMap::new(),
-            blobs: HashSet::new(),
         };
-        for Held { id, manifest: m } in bundles {
-            b.bundle_line(id, m);
+        for (at, held) in bundles.iter().enumerate() {
+            let Held { id, manifest: m } = held;
+            b.bundle_line(id, m, heads.bytes(held));
             b.extras(m);
-            b.count_blobs(m);
             for r in &m.releases {
                 b.release(id, m, r);
             }
-            for r in &m.repos {
-                b.repo(id, m, r);
+            for (n, r) in m.repos.iter().enumerate() {
+                let carrier = Carrier {
+                    bundle: at,
+                    repo: n,
+                    given: r,
+                    created: &m.created,
+                };
+                b.repo(id, carrier);
             }
         }
-        b.finish()
+        let mut index = b.finish(bundles, heads)?;
+        (index.blob_count, index.blob_bytes) = count_blobs(&index, bundles);
+        Ok(index)
     }
 }
 
 impl<'m> Builder<'m> {
     /// The bundle's line in `/-/bundles` and on the front page.
-    fn bundle_line(&mut self, id: &str, m: &Manifest) {
+    fn bundle_line(&mut self, id: &str, m: &Manifest, bytes: u64) {
         self.index.bundles.push(BundleInfo {
             id: id.to_string(),
             created: m.created.clone(),
@@ -121,7 +180,7 @@ impl<'m> Builder<'m> {
             channel: m.channel.clone(),
             sequence: m.sequence,
             expires: m.expires.clone(),
-            bytes: m.total_bytes(),
+            bytes,
             sbom: m.evidence.as_ref().map(|e| Blob {
                 sha256: e.sbom.sha256.clone(),
                 size: e.sbom.size,
@@ -143,16 +202,6 @@ impl<'m> Builder<'m> {
                     };
                     (blob, e.engines.clone())
                 });
-        }
-    }
-
-    /// Counts each distinct blob once, and its bytes.
-    fn count_blobs(&mut self, m: &Manifest) {
-        for (sha, size) in m.blobs() {
-            if self.blobs.insert(sha) {
-                self.index.blob_count += 1;
-                self.index.blob_bytes += size;
-            }
         }
     }
 
@@ -203,7 +252,8 @@ impl<'m> Builder<'m> {
 
     /// A Hub repository at one commit: its files pooled, the commit's time,
     /// and the revision it was carried as, where bundle `id` may move it.
-    fn repo(&mut self, id: &str, m: &'m Manifest, r: &'m HfRepo) {
+    fn repo(&mut self, id: &str, carrier: Carrier<'m>) {
+        let r = carrier.given;
         let acc = self
             .repos
             .entry((r.kind, repo_key(&r.id)))
@@ -226,7 +276,7 @@ impl<'m> Builder<'m> {
             acc.latest = r.commit.clone();
             acc.holders.insert(None, id.to_string());
         }
-        acc.carriers.push((r, &m.created));
+        acc.carriers.push(carrier);
         let rev = Some(r.revision.clone());
         if r.revision != r.commit
             && r.ref_kind != Some(RefKind::Commit)
@@ -244,20 +294,58 @@ impl<'m> Builder<'m> {
         }
     }
 
-    /// Every repository's snapshots made, and the index whole.
-    fn finish(mut self) -> Index {
+    /// Every repository's part: the index served now lends each one whose
+    /// version is unchanged; the rest are made from their carriers read
+    /// whole, each bundle read at most once.
+    fn finish(mut self, bundles: &'m [Held], heads: &dyn Heads) -> Result<Index, Unreadable> {
+        let mut to_make = Vec::new();
+        let mut wanted = BTreeSet::new();
         for (key, acc) in self.repos {
+            let settled = acc.settle();
             let old = self.old.and_then(|o| o.repos.get(&key));
-            self.index.repos.insert(key, acc.finish(old));
+            match old.filter(|o| o.version == settled.version) {
+                Some(old) => {
+                    self.index.repos.insert(key, Arc::clone(old));
+                }
+                None => {
+                    wanted.extend(settled.carriers.iter().map(|c| c.bundle));
+                    to_make.push((key, settled));
+                }
+            }
         }
-        self.index
+        let mut whole: HashMap<usize, Manifest> = HashMap::new();
+        for at in wanted {
+            let id = &bundles[at].id;
+            if let Some(read) = heads.whole(id) {
+                let m = read.map_err(|error| Unreadable {
+                    id: id.clone(),
+                    error: Box::new(error),
+                })?;
+                whole.insert(at, m);
+            }
+        }
+        for (key, settled) in to_make {
+            // The same bytes (a read checks them against the id), so the
+            // same repository at the same place in the manifest.
+            let files = |c: &Carrier<'m>| -> Option<&HfRepo> {
+                let m = whole.get(&c.bundle)?;
+                m.repos.get(c.repo).filter(|r| r.commit == c.given.commit)
+            };
+            let carriers: Vec<(&HfRepo, &str)> = settled
+                .carriers
+                .iter()
+                .map(|c| (files(c).unwrap_or(c.given), c.created))
+                .collect();
+            let part = settled.make(&carriers);
+            self.index.repos.insert(key, part);
+        }
+        Ok(self.index)
     }
 }
 
 impl<'m> RepoAcc<'m> {
-    /// The repository as served: `old`'s part where the version is the
-    /// same, else its snapshots made from the bundles carrying it.
-    fn finish(self, old: Option<&Arc<HubRepo>>) -> Arc<HubRepo> {
+    /// The repository's names and version, once every bundle is read.
+    fn settle(self) -> Settled<'m> {
         let default_commit = self.refs.get("main").cloned().unwrap_or(self.latest);
         // A repo imported only at tags (or commits) still has a default
         // branch, since llama.cpp's -hf reads only branches: `main`, at the
@@ -273,20 +361,59 @@ impl<'m> RepoAcc<'m> {
             &self.tags,
             &default_commit,
         );
-        if let Some(old) = old.filter(|o| o.version == version) {
-            return Arc::clone(old);
-        }
-        Arc::new(HubRepo {
+        Settled {
             kind: self.kind,
-            snapshots: snapshots(&self.carriers),
             id: self.id,
+            carriers: self.carriers,
             refs,
             tags: self.tags,
             default_commit,
             version,
+        }
+    }
+}
+
+impl Settled<'_> {
+    /// The repository as served, its snapshots made from `carriers`: what
+    /// each bundle carrying it carries (read whole), with its `created`.
+    fn make(self, carriers: &[(&HfRepo, &str)]) -> Arc<HubRepo> {
+        Arc::new(HubRepo {
+            kind: self.kind,
+            snapshots: snapshots(carriers),
+            id: self.id,
+            refs: self.refs,
+            tags: self.tags,
+            default_commit: self.default_commit,
+            version: self.version,
             ahead: Default::default(),
         })
     }
+}
+
+/// How many distinct blobs the bundles name, and their bytes: the Hub
+/// files from the repositories' pools (a head has no file lists, and the
+/// pools hold every file the index serves), the rest from the manifests.
+/// The set is of borrowed digests, a pointer each while counting, not a
+/// copy of every digest held.
+fn count_blobs(index: &Index, bundles: &[Held]) -> (usize, u64) {
+    let rest: Vec<BTreeMap<llmgw_shared::Sha256, u64>> = bundles
+        .iter()
+        .map(|h| h.manifest.blobs_but_hub_files())
+        .collect();
+    let hub = index
+        .repos
+        .values()
+        .flat_map(|r| r.blobs())
+        .map(|b| (&b.sha256, b.size));
+    let mut seen = HashSet::new();
+    let (mut count, mut bytes) = (0, 0);
+    for (sha, size) in rest.iter().flatten().map(|(s, n)| (s, *n)).chain(hub) {
+        if seen.insert(sha) {
+            count += 1;
+            bytes += size;
+        }
+    }
+    (count, bytes)
 }
 
 /// Every commit's snapshot, from what each bundle carrying the repository

@@ -22,6 +22,7 @@
 pub mod ahead;
 mod build;
 pub mod entries;
+pub mod heads;
 pub mod made;
 pub mod models;
 pub mod oci;
@@ -38,6 +39,7 @@ use llmgw_shared::repo_key;
 use sha2::Digest;
 use sha2::Sha256;
 
+pub use build::{Unreadable, Whole};
 pub use entries::{AssetEntry, Blob, BundleInfo, ReleaseEntry, natural_cmp};
 pub use snapshot::{HubFile, HubRepo, Snapshot, TreeEntry};
 
@@ -210,7 +212,7 @@ mod tests {
         let before = Index::build(&held_before, &all);
         let mut held_after = held_before.to_vec();
         held_after.push(held("z", a_next));
-        let after = Index::build_from(&held_after, &all, Some(&before));
+        let after = Index::build_from(&held_after, &all, Some(&before), &Whole).unwrap();
         let part = |ix: &Index, id: &str| ix.repos[&(RepoKind::Model, id.to_string())].clone();
         assert!(Arc::ptr_eq(
             &part(&before, "acme/b"),
@@ -242,7 +244,7 @@ mod tests {
         }
         // A removal is a change too: `a` without `z` is built again, not
         // taken from the index that had `z`.
-        let removed = Index::build_from(&held_before, &all, Some(&after));
+        let removed = Index::build_from(&held_before, &all, Some(&after), &Whole).unwrap();
         assert!(!Arc::ptr_eq(&part(&removed, "acme/a"), &a_after));
         assert_eq!(part(&removed, "acme/a").refs["main"], "1".repeat(40));
     }

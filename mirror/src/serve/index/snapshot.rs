@@ -84,6 +84,11 @@ impl FilePool {
         self.paths.shrink_to_fit();
     }
 
+    /// Every pooled file's blob.
+    fn blobs(&self) -> impl Iterator<Item = &Blob> {
+        self.files.iter().map(|f| &f.blob)
+    }
+
     fn get(&self, n: u32) -> HubFile<'_> {
         let f = &self.files[n as usize];
         HubFile {
@@ -325,6 +330,18 @@ impl HubRepo {
 
     pub fn default_snapshot(&self) -> Option<&Snapshot> {
         self.snapshots.get(&self.default_commit)
+    }
+
+    /// The blob of every distinct file of every commit held (one pool per
+    /// build of the repository, which its snapshots share; each pool once).
+    pub fn blobs(&self) -> impl Iterator<Item = &Blob> {
+        let mut pools: Vec<&Arc<FilePool>> = Vec::new();
+        for s in self.snapshots.values() {
+            if !pools.iter().any(|p| Arc::ptr_eq(p, &s.pool)) {
+                pools.push(&s.pool);
+            }
+        }
+        pools.into_iter().flat_map(|p| p.blobs())
     }
 }
 
