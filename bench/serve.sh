@@ -98,37 +98,10 @@ curl -sf "$MIRROR$JSON_PATH" -o "$WORK/revision.json" || { echo "bench: the mirr
 
 # --- nginx: same blob (a hard link: same inode, same page cache), same JSON.
 ROOT=$WORK/nginx-root
-mkdir -p "$ROOT" "$WORK/nginx-tmp"
+mkdir -p "$ROOT"
 ln "$BLOB" "$ROOT/big.gguf"
 cp "$WORK/revision.json" "$ROOT/revision.json"
-NPORT=$(free_port)
-cat > "$WORK/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-$( [ "$(id -u)" -eq 0 ] && echo "user root;" )
-events { worker_connections 4096; }
-http {
-  access_log $WORK/nginx-access.log;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  types { application/json json; application/octet-stream gguf; }
-  client_body_temp_path $WORK/nginx-tmp/body;
-  proxy_temp_path $WORK/nginx-tmp/proxy;
-  fastcgi_temp_path $WORK/nginx-tmp/fastcgi;
-  uwsgi_temp_path $WORK/nginx-tmp/uwsgi;
-  scgi_temp_path $WORK/nginx-tmp/scgi;
-  server {
-    listen 127.0.0.1:$NPORT;
-    root $ROOT;
-  }
-}
-EOF
-nginx -p "$WORK" -c "$WORK/nginx.conf" &
-PIDS+=("$!")
-NGINX=http://127.0.0.1:$NPORT
+start_nginx "$ROOT"
 for _ in $(seq 100); do curl -sf "$NGINX/revision.json" >/dev/null && break; sleep 0.1; done
 cmp <(curl -sf "$NGINX/revision.json") "$WORK/revision.json"
 

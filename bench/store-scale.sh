@@ -10,7 +10,9 @@
 # store against into an empty store (time and peak RSS: the claims check's cost); and the
 # latency (p50, p99, max) of the revision JSON and of the first tree page under 16 clients
 # (wrk, $LAT_SECS s each, default 10), idle and while small bundles are imported one after
-# another into the store being served (each import makes the server build its index again).
+# another into the store being served (each import makes the server build its index again),
+# beside nginx serving the same bytes as static files under the same imports (the
+# reference: what 16 clients of an answer that size cost on this machine).
 # And the peak RSS while the server builds its index again after one small import (the
 # old and new index both held: issue 35's "no doubling during a rebuild"), read as VmHWM
 # after the peak is reset through /proc/PID/clear_refs.
@@ -195,22 +197,48 @@ for i in $(seq 0 7); do
   mkdir -p "$WORK/busy-$i"
   python3 bench/make_bundle.py "$WORK/busy-$i" 1 1 > "$WORK/busy-$i/sha"
 done
+# lat_pair URL: "idle-p50 idle-p99 idle-max busy-p50 busy-p99 busy-max" of URL, idle and
+# while small bundles are imported into $STORE.
+lat_pair() {
+  local imp
+  read -r i50 i99 imax < <(wrk_lat "$1")
+  importing "$STORE" &
+  imp=$!
+  read -r b50 b99 bmax < <(wrk_lat "$1")
+  kill "$imp"; wait "$imp" 2>/dev/null || true
+  echo "$i50 $i99 $imax $b50 $b99 $bmax"
+}
+
+# The reference: nginx serving each answer's bytes as a static file, on the same machine,
+# idle and while the same imports run (with no mirror running): what 16 clients of an
+# answer that size cost here whatever serves it.
 echo
-printf '| store | answer | idle p50 / p99 / max (ms) | while importing p50 / p99 / max (ms) | p99 ratio | goal |\n|---|---|---|---|---|---|\n'
+printf '| store | answer (bytes) | server | idle p50 / p99 / max (ms) | while importing p50 / p99 / max (ms) | p99 ratio | goal: p99 <= 2x idle, max <= 50 ms |\n|---|---|---|---|---|---|---|\n'
+mkdir -p "$WORK/nginx-root"
 for s in many revs; do
   if [ "$s" = many ]; then repo=$MANY_REPO; rev=main; else repo=bench/revs; rev=r$((REVS - 1)); fi
-  read -r _ _ url pid < <(ready "$WORK/$s")
+  STORE=$WORK/$s
+  read -r _ _ url pid < <(ready "$STORE")
+  settle "$url" "$pid" "$repo" "$rev"
   for what in "revision JSON|/api/models/$repo/revision/$rev" "first tree page|/api/models/$repo/tree/$rev?recursive=true"; do
     label=${what%%|*}; path=${what#*|}
-    read -r i50 i99 imax < <(wrk_lat "$url$path")
-    importing "$WORK/$s" &
-    imp=$!
-    read -r b50 b99 bmax < <(wrk_lat "$url$path")
-    kill "$imp"; wait "$imp" 2>/dev/null || true
+    curl -sf "$url$path" -o "$WORK/nginx-root/$s-${label// /-}.json"
+    bytes=$(stat -c %s "$WORK/nginx-root/$s-${label// /-}.json")
+    read -r i50 i99 imax b50 b99 bmax < <(lat_pair "$url$path")
     verdict=$(awk -v a="$i99" -v b="$b99" -v m="$bmax" 'BEGIN { print (b <= 2 * a && m <= 50) ? "met" : "MISSED" }')
-    printf '| %s | %s | %s / %s / %s | %s / %s / %s | %.2f | p99 <= 2x idle, max <= 50 ms: %s |\n' \
-      "$s" "$label" "$i50" "$i99" "$imax" "$b50" "$b99" "$bmax" "$(echo "$b99 / $i99" | bc -l)" "$verdict"
+    printf '| %s | %s (%d) | mirror | %s / %s / %s | %s / %s / %s | %.2f | %s |\n' \
+      "$s" "$label" "$bytes" "$i50" "$i99" "$imax" "$b50" "$b99" "$bmax" "$(echo "$b99 / $i99" | bc -l)" "$verdict"
+    echo "$s|$label|$bytes|$path" >> "$WORK/answers"
   done
-  kill "$pid"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  start_nginx "$WORK/nginx-root"
+  while IFS='|' read -r as label bytes _; do
+    [ "$as" = "$s" ] || continue
+    read -r i50 i99 imax b50 b99 bmax < <(lat_pair "$NGINX/$s-${label// /-}.json")
+    verdict=$(awk -v a="$i99" -v b="$b99" -v m="$bmax" 'BEGIN { print (b <= 2 * a && m <= 50) ? "met" : "MISSED" }')
+    printf '| %s | %s (%d) | nginx (reference) | %s / %s / %s | %s / %s / %s | %.2f | %s |\n' \
+      "$s" "$label" "$bytes" "$i50" "$i99" "$imax" "$b50" "$b99" "$bmax" "$(echo "$b99 / $i99" | bc -l)" "$verdict"
+  done < "$WORK/answers"
+  kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null || true
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
