@@ -344,7 +344,6 @@ impl AppState {
                 }
             }
         };
-        drop(old);
         // The large answers of what changed, made before it is served.
         super::hub::ahead::make(&index, super::index::ahead::AHEAD_FROM_FILES);
         let store = &self.store;
@@ -359,10 +358,20 @@ impl AppState {
             super::index::oci::OciIndex::build(&manifests, &authority, &read, &mut watch.parsed);
         // Read under the lock, not copied: the layer thread waits one build.
         let pending = match self.layer_digests.lock() {
-            Ok(digests) => super::index::models::add(&mut index.oci, &index.repos, &digests, &read),
-            Err(p) => {
-                super::index::models::add(&mut index.oci, &index.repos, &p.into_inner(), &read)
-            }
+            Ok(digests) => super::index::models::add(
+                &mut index.oci,
+                &index.repos,
+                &digests,
+                &read,
+                Some(&old.oci),
+            ),
+            Err(p) => super::index::models::add(
+                &mut index.oci,
+                &index.repos,
+                &p.into_inner(),
+                &read,
+                Some(&old.oci),
+            ),
         };
         let signers = super::freshness::signers(&self.store, &manifests);
         index.latest = super::freshness::latest(&manifests, &authority);

@@ -21,10 +21,11 @@
 //!   builds: [`ParsedManifests`]) and a chart's metadata.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use llmgw_shared::Sha256;
-use llmgw_shared::manifest::{HelmChart, OciImage};
+use llmgw_shared::manifest::{HelmChart, OciImage, RepoKind};
 use llmgw_shared::shown;
 use serde_json::{Map, Value};
 
@@ -78,7 +79,24 @@ pub struct OciIndex {
     /// Repositories made rather than carried (the models' profiles,
     /// [`crate::serve::index::models`]), by name; a carried image of the
     /// same name wins.
-    generated: BTreeMap<String, OciRepo>,
+    generated: BTreeMap<String, Arc<OciRepo>>,
+    /// Each Hub repository's two profiles as they were made, by (kind,
+    /// lower-case id): what the next build keeps while the repository is
+    /// unchanged ([`crate::serve::index::models::add`]).
+    pub profiles: HashMap<(RepoKind, String), Profiles>,
+}
+
+/// One Hub repository's two made profiles (ModelPack and image, each
+/// absent when it had no manifest), as one build of the index made them.
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    /// The repository's [`HubRepo::version`](crate::serve::index::HubRepo::version) they were made from.
+    pub version: [u8; 32],
+    /// Whether every tar layer's digest was known: an image left out for
+    /// want of one is made again once it is.
+    pub complete: bool,
+    pub pack: Arc<OciRepo>,
+    pub image: Arc<OciRepo>,
 }
 
 /// One repository of one registry, merged over every bundle carrying it.
@@ -385,7 +403,7 @@ impl OciIndex {
 
     /// Adds a made repository (one with a manifest), unless a carried image
     /// already has its name (logged).
-    pub fn add_generated(&mut self, repo: OciRepo) {
+    pub fn add_generated(&mut self, repo: Arc<OciRepo>) {
         if repo.manifests.is_empty() {
             return;
         }
@@ -396,9 +414,17 @@ impl OciIndex {
         self.generated.insert(repo.name.clone(), repo);
     }
 
+    /// Adds a Hub repository's two made profiles ([`Self::add_generated`]
+    /// each), and keeps them for the next build.
+    pub fn add_profiles(&mut self, at: (RepoKind, String), profiles: Profiles) {
+        self.add_generated(Arc::clone(&profiles.pack));
+        self.add_generated(Arc::clone(&profiles.image));
+        self.profiles.insert(at, profiles);
+    }
+
     /// The made repository of that name.
     pub fn generated(&self, name: &str) -> Option<&OciRepo> {
-        self.generated.get(name)
+        self.generated.get(name).map(|r| &**r)
     }
 
     /// Every repository held, by name, then registry.

@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use super::entries::Blob;
 use super::made::{Doc, Made, MadeFrom, TarLayer, Which};
-use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, ReadBlob};
+use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, Profiles, ReadBlob};
 use super::snapshot::{HubRepo, Snapshot};
 pub use digests::{FILE, LayerDigests, learn, merge_files as merge_layer_digests};
 use documents::Source;
@@ -68,17 +68,33 @@ pub struct Pending {
 /// whose digests `digests` does not know (their images are left out).
 /// Every document is made here once, to learn its digest, and dropped:
 /// the index keeps what makes it again ([`Made::Doc`]).
+///
+/// A repository whose profiles `old` (the OCI part served now) made from
+/// the same version, every layer's digest known, keeps them (the same
+/// `Arc`s): they are a function of the repository's part, the digests
+/// (only ever added to) and its held `config.json` (immutable), so a
+/// rebuild after an import makes only what the import changed — 1 000
+/// commits' documents made again took two seconds of every rebuild.
 pub fn add(
     oci: &mut OciIndex,
     repos: &super::HubRepos,
     digests: &LayerDigests,
     read: ReadBlob<'_>,
+    old: Option<&OciIndex>,
 ) -> Vec<Pending> {
     let mut pending = std::collections::BTreeSet::new();
     let mut sorted: Vec<(&(RepoKind, String), &HubRepo)> =
         repos.iter().map(|(k, r)| (k, &**r)).collect();
     sorted.sort_by_key(|(_, r)| (r.kind == RepoKind::Dataset, r.id.to_ascii_lowercase()));
-    for ((kind, key), repo) in sorted {
+    for (at, repo) in sorted {
+        let kept = old
+            .and_then(|o| o.profiles.get(at))
+            .filter(|p| p.complete && p.version == repo.version);
+        if let Some(kept) = kept {
+            oci.add_profiles(at.clone(), kept.clone());
+            continue;
+        }
+        let (kind, key) = at;
         let base = match repo.kind {
             RepoKind::Model => repo.id.to_ascii_lowercase(),
             RepoKind::Dataset => format!("datasets/{}", repo.id.to_ascii_lowercase()),
@@ -96,6 +112,7 @@ pub fn add(
         let mut pack = generated(pack_name, from.clone());
         let mut image = generated(image_name, from);
         let (mut pack_top, mut image_top) = (BTreeMap::new(), BTreeMap::new());
+        let mut complete = true;
         for (commit, snap) in &repo.snapshots {
             let files = snap.file_count();
             if files > MAX_FILES {
@@ -117,7 +134,10 @@ pub fn add(
                     image_top.insert(commit.clone(), d);
                 }
                 Ok(None) => {}
-                Err(missing) => pending.extend(missing),
+                Err(missing) => {
+                    complete = false;
+                    pending.extend(missing);
+                }
             }
         }
         for (out, top) in [(&mut pack, &pack_top), (&mut image, &image_top)] {
@@ -135,8 +155,13 @@ pub fn add(
                 out.tags.insert(commit.clone(), d.clone());
             }
         }
-        oci.add_generated(pack);
-        oci.add_generated(image);
+        let profiles = Profiles {
+            version: repo.version,
+            complete,
+            pack: Arc::new(pack),
+            image: Arc::new(image),
+        };
+        oci.add_profiles(at.clone(), profiles);
     }
     pending.into_iter().collect()
 }

@@ -49,7 +49,7 @@ fn config_json(_: &Sha256, _: u64) -> Option<Vec<u8>> {
 fn build(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
     let index = Index::build(bundles, &Authority::default());
     let mut oci = OciIndex::default();
-    let pending = add(&mut oci, &index.repos, digests, &config_json);
+    let pending = add(&mut oci, &index.repos, digests, &config_json, None);
     (oci, pending)
 }
 
@@ -57,7 +57,7 @@ fn build(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
 fn build_with_index(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Index) {
     let index = Index::build(bundles, &Authority::default());
     let mut oci = OciIndex::default();
-    add(&mut oci, &index.repos, digests, &config_json);
+    add(&mut oci, &index.repos, digests, &config_json, None);
     (oci, index)
 }
 
@@ -285,4 +285,73 @@ fn a_commit_too_large_for_a_manifest_is_left_out_before_anything_is_hashed() {
     );
     let names: Vec<&str> = oci.names().collect();
     assert_eq!(names, ["modelpack/datasets/acme/huge"]);
+}
+
+/// A rebuild keeps a repository's profiles (the same `Arc`s) while its
+/// part is the same version and every layer's digest was known; makes them
+/// again while an image waits for a digest, and when the repository
+/// changed.
+#[test]
+fn a_rebuild_keeps_the_profiles_of_an_unchanged_repository_once_complete() {
+    let tiny = bundle(RepoKind::Model, "Acme/Tiny", "main", RefKind::Branch);
+    let other = bundle(RepoKind::Model, "acme/other", "main", RefKind::Branch);
+    let bundles = [tiny.clone(), other.clone()];
+    let index = Index::build(&bundles, &Authority::default());
+    let make = |digests: &LayerDigests, old: Option<&OciIndex>, index: &Index| {
+        let mut oci = OciIndex::default();
+        let pending = add(&mut oci, &index.repos, digests, &config_json, old);
+        (oci, pending)
+    };
+    let at = (RepoKind::Model, "acme/tiny".to_string());
+    let (waiting, pending) = make(&LayerDigests::default(), None, &index);
+    assert!(!pending.is_empty());
+    assert!(!waiting.profiles[&at].complete);
+
+    // The digests learned: made again, not kept, and now complete.
+    let mut digests = LayerDigests::default();
+    for p in &pending {
+        digests.insert(
+            p.file.sha256.clone(),
+            p.path.clone(),
+            Sha256::of(p.path.as_bytes()),
+        );
+    }
+    let (known, pending) = make(&digests, Some(&waiting), &index);
+    assert!(pending.is_empty());
+    let (before, after) = (&waiting.profiles[&at], &known.profiles[&at]);
+    assert!(!Arc::ptr_eq(&before.image, &after.image));
+    assert!(after.complete && after.image.manifests.len() == 3);
+
+    // Unchanged: the very same profiles, and what they serve unchanged.
+    let (again, _) = make(&digests, Some(&known), &index);
+    assert!(Arc::ptr_eq(
+        &known.profiles[&at].pack,
+        &again.profiles[&at].pack
+    ));
+    assert!(Arc::ptr_eq(
+        &known.profiles[&at].image,
+        &again.profiles[&at].image
+    ));
+    assert_eq!(
+        known.generated("models/acme/tiny").unwrap().tags,
+        again.generated("models/acme/tiny").unwrap().tags
+    );
+
+    // `acme/tiny` at a new commit: made again; `acme/other` kept.
+    let mut next = tiny.clone();
+    next.manifest.repos[0].commit = "e".repeat(40);
+    next.id = crate::test_ids::id("b-next");
+    let changed = Index::build(&[tiny, other, next], &Authority::default());
+    let (after_import, _) = make(&digests, Some(&again), &changed);
+    assert!(!Arc::ptr_eq(
+        &again.profiles[&at].pack,
+        &after_import.profiles[&at].pack
+    ));
+    let tags = &after_import.generated("modelpack/acme/tiny").unwrap().tags;
+    assert!(tags.contains_key(&"e".repeat(40)), "{tags:?}");
+    let other_at = (RepoKind::Model, "acme/other".to_string());
+    assert!(Arc::ptr_eq(
+        &again.profiles[&other_at].pack,
+        &after_import.profiles[&other_at].pack
+    ));
 }
