@@ -229,12 +229,16 @@ pub fn import_with(
                 }
             };
             let new_names = claims::names::Names::of(&v.manifest);
-            for (id, names) in unrecorded
-                .into_iter()
-                .chain([(v.manifest_sha256.clone(), new_names)])
-            {
-                claims::names::record(store, &id, names);
+            let mut recorded = Vec::with_capacity(unrecorded.len() + 1);
+            for u in unrecorded {
+                if !u.in_own_file {
+                    claims::names::record(store, &u.id, u.names.clone());
+                }
+                recorded.push((u.id, u.names));
             }
+            claims::names::record(store, &v.manifest_sha256, new_names.clone());
+            recorded.push((v.manifest_sha256.clone(), new_names));
+            claims::names::record_all(store, &recorded);
             let summary = crate::store::inspect::Summary::of(&v.manifest_sha256, &v.manifest);
             let manifest_bytes = v.manifest_bytes.len() as u64;
             crate::store::summaries::record(store, &v.manifest_sha256, &summary, manifest_bytes);

@@ -350,6 +350,18 @@ impl Store {
     /// The sha256s of the bundles held, sorted. A missing `bundles/`
     /// folder is an empty store.
     pub fn bundle_ids(&self) -> Result<Vec<BundleId>, StoreError> {
+        self.listed(".json")
+    }
+
+    /// The held bundles with a kept signature (`<sha256>.json.minisig`),
+    /// sorted: one listing, where looking for each bundle's file cost an
+    /// `open` per bundle held.
+    pub fn signed_bundle_ids(&self) -> Result<Vec<BundleId>, StoreError> {
+        self.listed(".json.minisig")
+    }
+
+    /// The ids named by the files `<sha256><suffix>` in `bundles/`, sorted.
+    fn listed(&self, suffix: &str) -> Result<Vec<BundleId>, StoreError> {
         let dir = self.bundles_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -361,7 +373,7 @@ impl Store {
             let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if let Some(id) = name.strip_suffix(".json").and_then(layout::bundle_id) {
+            if let Some(id) = name.strip_suffix(suffix).and_then(layout::bundle_id) {
                 ids.push(id);
             }
         }

@@ -145,31 +145,55 @@ impl Claims {
     }
 }
 
-/// The names of held bundles that had no names file and were read in
-/// full: the import records them once it has committed (never before: a
-/// refused import leaves the store as it was).
-pub type Unrecorded = Vec<(BundleId, names::Names)>;
+/// The names of a held bundle that [`names::ALL_FILE`] did not record
+/// (found in its own names file, or read in full): the import records them
+/// once it has committed (never before: a refused import leaves the store
+/// as it was).
+#[derive(Debug)]
+pub struct Unrecorded {
+    pub id: BundleId,
+    pub names: names::Names,
+    /// Whether the bundle's own names file has them (else its manifest was
+    /// read in full, and that file is written too).
+    pub in_own_file: bool,
+}
 
 /// The held bundles (but `new_id`) that could hold a claim about what
-/// `new_names` names, read; and those of them without a names file.
+/// `new_names` names, read; and the names of those [`names::ALL_FILE`]
+/// lacks.
 fn meeting(
     store: &Store,
     new_id: &BundleId,
     new_names: &names::Names,
-) -> Result<(Vec<Held>, Unrecorded), ClaimError> {
+) -> Result<(Vec<Held>, Vec<Unrecorded>), ClaimError> {
     let mut bundles: Vec<Held> = Vec::new();
-    let mut unrecorded = Unrecorded::new();
+    let mut unrecorded = Vec::new();
+    let all = names::load_all(store);
     for id in store.bundle_ids()? {
         if id == *new_id {
             continue;
         }
-        let recorded = names::load(store, &id);
-        if recorded.as_ref().is_some_and(|n| !n.meet(new_names)) {
+        let (recorded, in_all) = match all.get(id.as_str()) {
+            Some(n) => (Some(n.clone()), true),
+            None => (names::load(store, &id), false),
+        };
+        if let Some(n) = recorded.as_ref().filter(|n| !n.meet(new_names)) {
+            if !in_all {
+                unrecorded.push(Unrecorded {
+                    id: id.clone(),
+                    names: n.clone(),
+                    in_own_file: true,
+                });
+            }
             continue;
         }
         if let Ok(m) = store.read_bundle(&id) {
-            if recorded.is_none() {
-                unrecorded.push((id.clone(), names::Names::of(&m)));
+            if !in_all {
+                unrecorded.push(Unrecorded {
+                    id: id.clone(),
+                    in_own_file: recorded.is_some(),
+                    names: recorded.unwrap_or_else(|| names::Names::of(&m)),
+                });
             }
             bundles.push(Held { id, manifest: m });
         }
@@ -185,7 +209,7 @@ pub fn check(
     new_id: &BundleId,
     new: &Manifest,
     new_signed: &[SignedRelease],
-) -> Result<Unrecorded, ClaimError> {
+) -> Result<Vec<Unrecorded>, ClaimError> {
     let (bundles, unrecorded) = meeting(store, new_id, &names::Names::of(new))?;
     // The signed releases: each (repo key, tag) with its file list and the
     // bundle that proved it.
@@ -338,4 +362,76 @@ fn not_signed(
         sha256: sha256.to_string(),
         advice,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmgw_shared::manifest::HfRepo;
+
+    /// A bundle carrying repository `repo` at commit `c…c`, held in
+    /// `store` (made at a time of its own, so each is another bundle); its
+    /// id and manifest.
+    fn hold(store: &Store, repo: &str, c: char) -> (BundleId, Manifest) {
+        let made = u64::try_from(store.bundle_ids().unwrap().len()).unwrap();
+        let mut m = Manifest::new(vec!["amd64".into()], made);
+        m.repos.push(HfRepo {
+            kind: RepoKind::Model,
+            id: repo.parse().unwrap(),
+            revision: "main".into(),
+            ref_kind: None,
+            commit: c.to_string().repeat(40),
+            patterns: vec![],
+            files: vec![],
+        });
+        let bytes = m.to_canonical_json();
+        let id = BundleId::of(&bytes);
+        std::fs::write(store.bundle_file(&id), &bytes).unwrap();
+        (id, m)
+    }
+
+    /// The names of a held bundle come from the one file of every bundle's
+    /// names, else its own file, else its manifest read in full; those the
+    /// one file lacks are given back to be recorded, and a manifest is
+    /// read only where its names meet the new bundle's or are not known.
+    #[test]
+    fn names_come_from_the_one_file_then_the_bundles_own_then_its_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        store.create_dirs().unwrap();
+        let (in_all, m_all) = hold(&store, "acme/a", '1');
+        let (in_own, m_own) = hold(&store, "acme/b", '1');
+        let (unknown, _) = hold(&store, "acme/c", '1');
+        let (meets, m_meets) = hold(&store, "acme/new", '1');
+        names::record_all(
+            &store,
+            &[
+                (in_all.clone(), names::Names::of(&m_all)),
+                (meets.clone(), names::Names::of(&m_meets)),
+            ],
+        );
+        names::record(&store, &in_own, names::Names::of(&m_own));
+        let (new_id, new) = hold(&store, "acme/new", '1');
+        let (read, unrecorded) = meeting(&store, &new_id, &names::Names::of(&new)).unwrap();
+
+        let read: Vec<&BundleId> = read.iter().map(|h| &h.id).collect();
+        let mut expected = vec![&meets, &unknown];
+        expected.sort();
+        let mut read = read;
+        read.sort();
+        assert_eq!(read, expected, "read in full: the one meeting it, the one not known");
+        let mut found: Vec<(&BundleId, bool)> =
+            unrecorded.iter().map(|u| (&u.id, u.in_own_file)).collect();
+        found.sort();
+        let mut expected = vec![(&in_own, true), (&unknown, false)];
+        expected.sort();
+        assert_eq!(found, expected);
+
+        // Once recorded, nothing is unrecorded and only what meets is read.
+        let all: Vec<_> = unrecorded.into_iter().map(|u| (u.id, u.names)).collect();
+        names::record_all(&store, &all);
+        let (read, unrecorded) = meeting(&store, &new_id, &names::Names::of(&new)).unwrap();
+        assert!(unrecorded.is_empty(), "{unrecorded:?}");
+        assert_eq!(read.iter().map(|h| &h.id).collect::<Vec<_>>(), [&meets]);
+    }
 }

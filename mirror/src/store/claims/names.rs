@@ -12,8 +12,16 @@
 //! wrong. The file only ever lets the check skip a manifest that shares no
 //! Hub revision and no release repository with the new bundle — the only
 //! manifests whose claims could meet the new bundle's.
+//!
+//! The same names are also kept all in one file, `STORE/state/claims-names.json`
+//! (bundle id → names), read first, so an import opens one file, not one a
+//! bundle held (a store of 1 000 bundles opened 1 000). Each entry is a
+//! function of its bundle's manifest as well, so an entry of a bundle since
+//! removed is never wrong, only unused (and dropped at the next write); a
+//! bundle it lacks, or a file that cannot be read, falls back to the
+//! bundle's own file, then its manifest.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use llmgw_shared::manifest::{Manifest, RepoKind};
 use llmgw_shared::repo_key;
@@ -27,6 +35,13 @@ const MAX_NAMES_BYTES: u64 = 16 << 20;
 
 /// The format of the file; another is read as absent.
 const VERSION: u32 = 1;
+
+/// The file of every held bundle's names, in `STORE/state/`.
+pub const ALL_FILE: &str = "claims-names.json";
+
+/// The file of every bundle's names is never bigger than this (a few
+/// hundred bytes a bundle: a store of 100 000 bundles).
+const MAX_ALL_BYTES: u64 = 64 << 20;
 
 /// The names a bundle's claims live under.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +89,58 @@ impl Names {
     pub fn meet(&self, other: &Names) -> bool {
         !self.revisions.is_disjoint(&other.revisions)
             || !self.release_repos.is_disjoint(&other.release_repos)
+    }
+}
+
+/// The file of every bundle's names, as written.
+#[derive(Serialize, Deserialize)]
+struct AllFile {
+    version: u32,
+    bundles: BTreeMap<String, Names>,
+}
+
+/// The names of each bundle [`ALL_FILE`] records, by id; empty when there
+/// is no such file or it cannot be read or is another format (each bundle
+/// is then looked up in its own file).
+pub fn load_all(store: &Store) -> HashMap<String, Names> {
+    let path = store.state_dir().join(ALL_FILE);
+    let Ok(bytes) = crate::fsutil::read_bounded(&path, MAX_ALL_BYTES) else {
+        return HashMap::new();
+    };
+    match serde_json::from_slice::<AllFile>(&bytes) {
+        Ok(file) if file.version == VERSION => file.bundles.into_iter().collect(),
+        _ => HashMap::new(),
+    }
+}
+
+/// Adds `new` to [`ALL_FILE`], keeping what it records of the bundles
+/// still held and dropping the rest; written whole and renamed into place.
+/// Best effort, as [`record`].
+pub fn record_all(store: &Store, new: &[(llmgw_shared::BundleId, Names)]) {
+    let held: BTreeSet<String> = match store.bundle_ids() {
+        Ok(ids) => ids.into_iter().map(|id| id.to_string()).collect(),
+        Err(_) => return,
+    };
+    let mut bundles: BTreeMap<String, Names> = load_all(store)
+        .into_iter()
+        .filter(|(id, _)| held.contains(id))
+        .collect();
+    for (id, names) in new {
+        bundles.insert(id.to_string(), names.clone());
+    }
+    let file = AllFile {
+        version: VERSION,
+        bundles,
+    };
+    let written = serde_json::to_vec(&file)
+        .map_err(std::io::Error::other)
+        .map_err(|e| crate::store::StoreError::io(store.state_dir(), e))
+        .and_then(|bytes| crate::store::state::write_file(store, ALL_FILE, &bytes));
+    if let Err(e) = written {
+        tracing::warn!(
+            error = %llmgw_shared::Chain(&e),
+            "the claims names file of every bundle was not written; the next import reads each bundle's own"
+        );
     }
 }
 
@@ -155,5 +222,29 @@ mod tests {
         assert_eq!(load(&store, &id), None);
         forget(&store, &id);
         assert!(!store.state_dir().join(file_name(&id)).exists());
+    }
+
+    /// The one file of every bundle's names keeps what it recorded of the
+    /// bundles still held, adds what it is given, drops the rest; one that
+    /// cannot be read is read as empty.
+    #[test]
+    fn the_one_file_keeps_the_held_bundles_names_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let a = Manifest::new(vec!["amd64".into()], 1);
+        let b = Manifest::new(vec!["arm64".into()], 2);
+        let (ida, idb) = (held(&store, &a), held(&store, &b));
+        assert!(load_all(&store).is_empty(), "no file yet");
+        record_all(&store, &[(ida.clone(), Names::of(&a))]);
+        record_all(&store, &[(idb.clone(), Names::of(&b))]);
+        let all = load_all(&store);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[ida.as_str()], Names::of(&a));
+        std::fs::remove_file(store.bundle_file(&ida)).unwrap();
+        record_all(&store, &[]);
+        let all = load_all(&store);
+        assert_eq!(all.keys().collect::<Vec<_>>(), [idb.as_str()]);
+        std::fs::write(store.state_dir().join(ALL_FILE), b"{").unwrap();
+        assert!(load_all(&store).is_empty());
     }
 }

@@ -148,10 +148,16 @@ impl Authority {
 
 /// The series a store without a `follow` record follows: that of its
 /// first signed bundle in import order, if any.
-/// Only signed bundles' manifests are read: an import into a store of
-/// large unsigned bundles reads none of them.
+/// Only signed bundles' manifests and signatures are read (which are
+/// signed, one listing says): an import into a store of large unsigned
+/// bundles reads none of them.
 pub fn first_signed(store: &Store) -> Result<Option<Followed>, crate::store::StoreError> {
+    let signed: std::collections::HashSet<BundleId> =
+        store.signed_bundle_ids()?.into_iter().collect();
     for id in crate::store::state::ids_in_order(store)? {
+        if !signed.contains(&id) {
+            continue;
+        }
         let Some(key_id) = super::held_signer(store, &id) else {
             continue;
         };
