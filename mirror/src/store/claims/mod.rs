@@ -419,7 +419,10 @@ mod tests {
         expected.sort();
         let mut read = read;
         read.sort();
-        assert_eq!(read, expected, "read in full: the one meeting it, the one not known");
+        assert_eq!(
+            read, expected,
+            "read in full: the one meeting it, the one not known"
+        );
         let mut found: Vec<(&BundleId, bool)> =
             unrecorded.iter().map(|u| (&u.id, u.in_own_file)).collect();
         found.sort();
