@@ -50,7 +50,7 @@ http {
   sendfile on;
   tcp_nopush on;
   keepalive_requests 1000000;
-  types { application/json json; application/octet-stream gguf; }
+  types { application/json json; text/html html; application/octet-stream gguf whl metadata; }
   client_body_temp_path $WORK/nginx-tmp/body;
   proxy_temp_path $WORK/nginx-tmp/proxy;
   fastcgi_temp_path $WORK/nginx-tmp/fastcgi;
@@ -59,6 +59,7 @@ http {
   server {
     listen 127.0.0.1:$port;
     root $1;
+    index index.html;
   }
 }
 EOF

@@ -89,32 +89,9 @@ EOF
 MPORT=$(free_port)
 "$BIN/llmgw" mirror serve --store "$WORK/store" --listen "127.0.0.1:$MPORT" >"$WORK/mirror.out" 2>"$WORK/mirror.log" &
 PIDS+=("$!")
-NPORT=$(free_port)
-mkdir -p "$WORK/nginx-tmp"
-cat > "$WORK/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-$( [ "$(id -u)" -eq 0 ] && echo "user root;" )
-events { worker_connections 4096; }
-http {
-  access_log $WORK/nginx-access.log;
-  sendfile on;
-  tcp_nopush on;
-  types { text/html html; application/octet-stream whl metadata; }
-  client_body_temp_path $WORK/nginx-tmp/body;
-  proxy_temp_path $WORK/nginx-tmp/proxy;
-  fastcgi_temp_path $WORK/nginx-tmp/fastcgi;
-  uwsgi_temp_path $WORK/nginx-tmp/uwsgi;
-  scgi_temp_path $WORK/nginx-tmp/scgi;
-  server { listen 127.0.0.1:$NPORT; root $ROOT; index index.html; }
-}
-EOF
-nginx -p "$WORK" -c "$WORK/nginx.conf" &
-PIDS+=("$!")
+start_nginx "$ROOT"
 MIRROR=http://127.0.0.1:$MPORT/pypi/bench-amd64/simple
-NGINX=http://127.0.0.1:$NPORT/simple
+NGINX=$NGINX/simple
 for _ in $(seq 100); do
   curl -sf "$MIRROR/" >/dev/null && curl -sf "$NGINX/" >/dev/null && break
   sleep 0.1
