@@ -92,8 +92,9 @@ pub struct OciIndex {
 pub struct Profiles {
     /// The repository's [`HubRepo::version`](crate::serve::index::HubRepo::version) they were made from.
     pub version: [u8; 32],
-    /// Whether every tar layer's digest was known: an image left out for
-    /// want of one is made again once it is.
+    /// Whether every tar layer's digest was known and every `config.json`
+    /// could be read: profiles made without one are made again at the next
+    /// build.
     pub complete: bool,
     pub pack: Arc<OciRepo>,
     pub image: Arc<OciRepo>,

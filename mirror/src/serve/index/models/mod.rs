@@ -70,9 +70,10 @@ pub struct Pending {
 /// the index keeps what makes it again ([`Made::Doc`]).
 ///
 /// A repository whose profiles `old` (the OCI part served now) made from
-/// the same version, every layer's digest known, keeps them (the same
-/// `Arc`s): they are a function of the repository's part, the digests
-/// (only ever added to) and its held `config.json` (immutable), so a
+/// the same version, every layer's digest known and every `config.json`
+/// read, keeps them (the same `Arc`s): they are a function of the
+/// repository's part, the digests (only ever added to) and its held
+/// `config.json` (immutable), so a
 /// rebuild after an import makes only what the import changed — 1 000
 /// commits' documents made again took two seconds of every rebuild.
 pub fn add(
@@ -123,7 +124,10 @@ pub fn add(
                 kind: repo.kind,
                 id: &repo.id,
                 commit,
-                architecture: architecture(snap, read),
+                architecture: read_architecture(snap, read).unwrap_or_else(|ConfigUnread| {
+                    complete = false;
+                    None
+                }),
             };
             let shared: Arc<str> = commit.as_str().into();
             if let Some(d) = add_modelpack(&mut pack, &src, snap, &shared) {
@@ -295,16 +299,34 @@ fn add_image(
 /// What `config.json` at the root says the architecture is
 /// (`architectures[0]`, else `model_type`), when it is held and readable.
 fn architecture(snap: &Snapshot, read: ReadBlob<'_>) -> Option<String> {
-    let f = snap.file("config.json")?;
+    read_architecture(snap, read).ok().flatten()
+}
+
+/// A `config.json` held but not readable from the store now.
+struct ConfigUnread;
+
+/// [`architecture`], telling a `config.json` that says none (or is not
+/// held, too large, not JSON: the same whenever it is read) from one the
+/// store cannot give now (`Err`: a blob to repair, after which the profiles
+/// must be made again, not kept).
+fn read_architecture(snap: &Snapshot, read: ReadBlob<'_>) -> Result<Option<String>, ConfigUnread> {
+    let Some(f) = snap.file("config.json") else {
+        return Ok(None);
+    };
     if f.blob.size > MAX_CONFIG_JSON {
-        return None;
+        return Ok(None);
     }
-    let v: Value = serde_json::from_slice(&read(&f.blob.sha256, MAX_CONFIG_JSON)?).ok()?;
+    let bytes = read(&f.blob.sha256, MAX_CONFIG_JSON).ok_or(ConfigUnread)?;
+    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(None);
+    };
     let a = v["architectures"][0]
         .as_str()
-        .or_else(|| v["model_type"].as_str())?;
-    (!a.is_empty() && a.len() <= 128 && a.bytes().all(|b| b.is_ascii_graphic()))
-        .then(|| a.to_string())
+        .or_else(|| v["model_type"].as_str());
+    Ok(
+        a.filter(|a| !a.is_empty() && a.len() <= 128 && a.bytes().all(|b| b.is_ascii_graphic()))
+            .map(str::to_string),
+    )
 }
 
 #[cfg(test)]

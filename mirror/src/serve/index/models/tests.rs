@@ -355,3 +355,49 @@ fn a_rebuild_keeps_the_profiles_of_an_unchanged_repository_once_complete() {
         &after_import.profiles[&other_at].pack
     ));
 }
+
+/// Profiles made while a held `config.json` could not be read (a blob to
+/// repair) are not kept: the next build makes them again, with the
+/// architecture a request would make them with.
+#[test]
+fn profiles_made_without_a_readable_config_json_are_made_again() {
+    let bundles = [bundle(
+        RepoKind::Model,
+        "Acme/Tiny",
+        "main",
+        RefKind::Branch,
+    )];
+    let index = Index::build(&bundles, &Authority::default());
+    let at = (RepoKind::Model, "acme/tiny".to_string());
+    let unread = |_: &Sha256, _: u64| -> Option<Vec<u8>> { None };
+    let mut first = OciIndex::default();
+    add(
+        &mut first,
+        &index.repos,
+        &LayerDigests::default(),
+        &unread,
+        None,
+    );
+    assert!(!first.profiles[&at].complete);
+    let mut second = OciIndex::default();
+    add(
+        &mut second,
+        &index.repos,
+        &LayerDigests::default(),
+        &config_json,
+        Some(&first),
+    );
+    assert!(!Arc::ptr_eq(
+        &first.profiles[&at].pack,
+        &second.profiles[&at].pack
+    ));
+    let pack = |oci: &OciIndex| {
+        let repo = oci.generated("modelpack/acme/tiny").unwrap();
+        repo.tags["main"].clone()
+    };
+    assert_ne!(
+        pack(&first),
+        pack(&second),
+        "the architecture is in the ModelPack config"
+    );
+}
