@@ -163,6 +163,14 @@ pub fn save(store: &Store, order: &ImportOrder) -> Result<(), StoreError> {
     write_file(store, "imports.json", &bytes)
 }
 
+/// Writes `value` as compact JSON to `STORE/state/<name>` ([`write_file`]).
+pub fn write_json(store: &Store, name: &str, value: &impl Serialize) -> Result<(), StoreError> {
+    let bytes = serde_json::to_vec(value)
+        .map_err(std::io::Error::other)
+        .map_err(|e| StoreError::io(store.state_dir(), e))?;
+    write_file(store, name, &bytes)
+}
+
 /// Writes `STORE/state/<name>` whole: to a file in `STORE/tmp/`, fsynced,
 /// renamed over the old one, the folder fsynced. The only writer of
 /// `STORE/state/` (the import order here, the signed series and the

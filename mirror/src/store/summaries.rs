@@ -65,11 +65,7 @@ pub fn record(store: &Store, id: &BundleId, summary: &Summary, manifest_bytes: u
         manifest_bytes,
         summary: summary.clone(),
     };
-    let written = serde_json::to_vec(&file)
-        .map_err(std::io::Error::other)
-        .map_err(|e| StoreError::io(store.state_dir(), e))
-        .and_then(|bytes| crate::store::state::write_file(store, &file_name(id), &bytes));
-    if let Err(e) = written {
+    if let Err(e) = crate::store::state::write_json(store, &file_name(id), &file) {
         tracing::warn!(
             bundle = %id,
             error = %llmgw_shared::Chain(&e),

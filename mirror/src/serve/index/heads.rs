@@ -26,8 +26,7 @@ use llmgw_shared::manifest::Manifest;
 use super::Whole;
 use crate::store::{Held, Store, StoreError};
 
-/// Enough of a file's metadata to tell that it was replaced or changed;
-/// `None` for a file that cannot be looked at.
+/// Enough of a file's metadata to tell that it was replaced or changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileId {
     ino: u64,
@@ -35,7 +34,8 @@ pub struct FileId {
     mtime: Option<std::time::SystemTime>,
 }
 
-/// What a manifest's file is now ([`FileId`]).
+/// What a manifest's file is now ([`FileId`]; `None` for a file that
+/// cannot be looked at).
 pub type FileStamp = Option<FileId>;
 
 /// The identity of the file at `path`.

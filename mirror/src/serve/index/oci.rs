@@ -86,8 +86,9 @@ pub struct OciIndex {
     pub profiles: HashMap<(RepoKind, String), Profiles>,
 }
 
-/// One Hub repository's two made profiles (ModelPack and image, each
-/// absent when it had no manifest), as one build of the index made them.
+/// One Hub repository's two made profiles (ModelPack and image; one with no
+/// manifest is kept here but not served), as one build of the index made
+/// them.
 #[derive(Debug, Clone)]
 pub struct Profiles {
     /// The repository's [`HubRepo::version`](crate::serve::index::HubRepo::version) they were made from.
@@ -404,7 +405,7 @@ impl OciIndex {
 
     /// Adds a made repository (one with a manifest), unless a carried image
     /// already has its name (logged).
-    pub fn add_generated(&mut self, repo: Arc<OciRepo>) {
+    fn add_generated(&mut self, repo: Arc<OciRepo>) {
         if repo.manifests.is_empty() {
             return;
         }

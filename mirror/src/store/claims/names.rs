@@ -132,11 +132,7 @@ pub fn record_all(store: &Store, new: &[(llmgw_shared::BundleId, Names)]) {
         version: VERSION,
         bundles,
     };
-    let written = serde_json::to_vec(&file)
-        .map_err(std::io::Error::other)
-        .map_err(|e| crate::store::StoreError::io(store.state_dir(), e))
-        .and_then(|bytes| crate::store::state::write_file(store, ALL_FILE, &bytes));
-    if let Err(e) = written {
+    if let Err(e) = crate::store::state::write_json(store, ALL_FILE, &file) {
         tracing::warn!(
             error = %llmgw_shared::Chain(&e),
             "the claims names file of every bundle was not written; the next import reads each bundle's own"
@@ -169,11 +165,7 @@ pub fn record(store: &Store, id: &str, names: Names) {
         bundle: id.to_string(),
         names,
     };
-    let written = serde_json::to_vec(&file)
-        .map_err(std::io::Error::other)
-        .map_err(|e| crate::store::StoreError::io(store.state_dir(), e))
-        .and_then(|bytes| crate::store::state::write_file(store, &file_name(id), &bytes));
-    if let Err(e) = written {
+    if let Err(e) = crate::store::state::write_json(store, &file_name(id), &file) {
         tracing::warn!(
             bundle = %id,
             error = %llmgw_shared::Chain(&e),

@@ -73,9 +73,9 @@ pub struct Pending {
 /// the same version, every layer's digest known and every `config.json`
 /// read, keeps them (the same `Arc`s): they are a function of the
 /// repository's part, the digests (only ever added to) and its held
-/// `config.json` (immutable), so a
-/// rebuild after an import makes only what the import changed — 1 000
-/// commits' documents made again took two seconds of every rebuild.
+/// `config.json` (immutable), so a rebuild after an import makes only what
+/// the import changed — 1 000 commits' documents made again took two
+/// seconds of every rebuild.
 pub fn add(
     oci: &mut OciIndex,
     repos: &super::HubRepos,

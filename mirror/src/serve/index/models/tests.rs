@@ -53,6 +53,20 @@ fn build(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Vec<Pending>) {
     (oci, pending)
 }
 
+/// Layer digests for every pending tar layer, as the layer thread would
+/// learn them (here a stand-in digest of the layer's path).
+fn learned(pending: &[Pending]) -> LayerDigests {
+    let mut digests = LayerDigests::default();
+    for p in pending {
+        digests.insert(
+            p.file.sha256.clone(),
+            p.path.clone(),
+            Sha256::of(p.path.as_bytes()),
+        );
+    }
+    digests
+}
+
 /// The OCI part and the index it was made from.
 fn build_with_index(bundles: &[Held], digests: &LayerDigests) -> (OciIndex, Index) {
     let index = Index::build(bundles, &Authority::default());
@@ -88,14 +102,7 @@ fn every_document_made_again_is_the_one_the_index_names() {
         bundle(RepoKind::Dataset, "acme/set", "main", RefKind::Branch),
     ];
     let (_, pending) = build(&bundles, &LayerDigests::default());
-    let mut digests = LayerDigests::default();
-    for p in &pending {
-        digests.insert(
-            p.file.sha256.clone(),
-            p.path.clone(),
-            Sha256::of(p.path.as_bytes()),
-        );
-    }
+    let digests = learned(&pending);
     let (oci, index) = build_with_index(&bundles, &digests);
     let mut docs = 0;
     for name in oci.names() {
@@ -134,14 +141,7 @@ fn modelpack_is_served_at_once_and_the_image_once_its_layers_are_known() {
     assert_eq!(paths.len(), 2);
     assert!(paths.contains(&"models/model.safetensors"), "{paths:?}");
 
-    let mut digests = LayerDigests::default();
-    for p in &pending {
-        digests.insert(
-            p.file.sha256.clone(),
-            p.path.clone(),
-            Sha256::of(p.path.as_bytes()),
-        );
-    }
+    let digests = learned(&pending);
     let (oci, pending) = build(&bundles, &digests);
     assert!(pending.is_empty());
     let image = oci.generated("models/acme/tiny").unwrap();
@@ -308,14 +308,7 @@ fn a_rebuild_keeps_the_profiles_of_an_unchanged_repository_once_complete() {
     assert!(!waiting.profiles[&at].complete);
 
     // The digests learned: made again, not kept, and now complete.
-    let mut digests = LayerDigests::default();
-    for p in &pending {
-        digests.insert(
-            p.file.sha256.clone(),
-            p.path.clone(),
-            Sha256::of(p.path.as_bytes()),
-        );
-    }
+    let digests = learned(&pending);
     let (known, pending) = make(&digests, Some(&waiting), &index);
     assert!(pending.is_empty());
     let (before, after) = (&waiting.profiles[&at], &known.profiles[&at]);
