@@ -38,7 +38,7 @@ mod writer;
 // The face: what the CLI and the tests use. Everything else is private, so
 // a module's `pub` means "for the rest of this crate", and an item nothing
 // uses is reported as dead code.
-pub use create::{Options, create};
+pub use create::{CheckWritten, Options, create};
 pub use delta::DeltaSpec;
 pub use dry_run::dry_run;
 pub use error::CreateError;

@@ -36,7 +36,7 @@ pub use store::conformance;
 // `llmgw bundle import` and `bundle verify`: a bundle checked as it streams,
 // and taken into the store.
 pub use bundle::signed::SignedRelease;
-pub use bundle::verify::{HashOnly, Outcome, blob_names, check_bundle};
+pub use bundle::verify::{HashOnly, Outcome, WrittenBy, blob_names, check_bundle};
 pub use import::run::{ImportRunError, Imported, import_into};
 pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
 
@@ -73,7 +73,7 @@ pub use serve::cache::MAX_BYTES as CACHE_MAX_BYTES;
 pub use serve::conn::{ConnLimits, default_max_connections};
 pub use serve::files::MMAP_THRESHOLD;
 pub use serve::misses::{Miss, WantList, read_all as read_misses, to_bytes as want_list_bytes};
-pub use serve::node_env::{Holds as NodeHolds, NodeEnv, node_env};
+pub use serve::node::{EnvSettings, Holds as NodeHolds, NodeEnv, node_env};
 pub use serve::state::{AppState, Readiness};
 pub use serve::store_check::Held;
 pub use serve::{Running, ServeConfig, TlsFiles, router, start};

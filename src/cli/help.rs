@@ -96,6 +96,10 @@ pub const IMPORT: &str = "  llmgw bundle import site.tar.zst --sha256 site.tar.z
 pub const VERIFY: &str = "  llmgw bundle verify site.tar.zst --sha256 site.tar.zst.sha256
   llmgw bundle verify site.tar.zst --sha256 site.tar.zst.sha256 --trust llmgw-release.pub";
 
+pub const REHEARSE: &str = "  llmgw bundle rehearse site.tar.zst --sha256 site.tar.zst.sha256
+  llmgw bundle rehearse site.tar.zst --sha256 site.tar.zst.sha256 --trust llmgw-release.pub --json
+  llmgw bundle create --out site.tar.zst ... --rehearse";
+
 pub const INSPECT: &str = "  llmgw bundle inspect site.tar.zst
   llmgw bundle inspect site.tar.zst --json";
 

@@ -11,34 +11,18 @@
 //! to learn their request was wrong.
 
 mod manifest;
+mod options;
 mod plan;
 mod room;
 mod write;
 
 use crate::error::CreateError;
 use crate::fetch::Fetched;
-use crate::http::{RetryPolicy, Token};
-use crate::progress::Events;
 use crate::report::{self, CreateReport};
 use crate::spec::CreateSpec;
 use crate::writer::Format;
 
-/// How a run behaves, apart from what it bundles.
-#[derive(Clone)]
-pub struct Options {
-    /// Where the run reports what it fetches and writes.
-    pub progress: Events,
-    /// `HF_TOKEN`: sent to the Hub's origin only, never written.
-    pub hf_token: Option<Token>,
-    /// How often a failed request is tried again, and how long between.
-    pub retry: RetryPolicy,
-    /// `SOURCE_DATE_EPOCH`: the time the manifest records and the tar
-    /// entries carry. Without it the manifest records now and tar
-    /// entries carry 0.
-    pub source_date_epoch: Option<u64>,
-    /// The password of an encrypted `--sign-key`.
-    pub password: llmgw_shared::Password,
-}
+pub use options::{CheckWritten, Options};
 
 /// Makes the bundle `spec` describes.
 pub async fn create(spec: &CreateSpec, opts: &Options) -> Result<CreateReport, CreateError> {

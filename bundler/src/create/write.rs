@@ -48,7 +48,22 @@ pub(super) struct WriteCtx<'a> {
     pub series: &'a crate::series::Series,
 }
 
+/// The check a finished bundle passes before it is published.
+type Check = Arc<dyn Fn(&Path) -> Result<(), writer::CheckError> + Send + Sync>;
+
 impl WriteCtx<'_> {
+    /// [`super::Options::check`] for the bundle whose manifest is `bytes`,
+    /// saying on the progress line that it runs.
+    fn before_publish(&self, bytes: &[u8]) -> Option<Check> {
+        let check = self.opts.check.clone()?;
+        let sha = llmgw_shared::BundleId::of(bytes);
+        let progress = self.opts.progress.clone();
+        Some(Arc::new(move |path: &Path| {
+            progress.message("checking the bundle written as bundle import will");
+            check.check(path, &sha)
+        }))
+    }
+
     /// A directory: every download into the cache, then hard links to it.
     pub(super) async fn dir(
         &self,
@@ -68,8 +83,9 @@ impl WriteCtx<'_> {
         progress.message(&format!("writing {}", self.spec.out.display()));
         let (out, bytes) = (self.spec.out.clone(), manifest.to_canonical_json());
         let sig = self.series.sign(manifest, &bytes)?;
+        let check = self.before_publish(&bytes);
         blocking(&self.spec.out, move || {
-            writer::write_dir_bundle(&out, &bytes, sig.as_deref(), &blobs)
+            writer::write_dir_bundle(&out, &bytes, sig.as_deref(), &blobs, check.as_deref())
         })
         .await?;
         Ok(Written {
@@ -162,6 +178,7 @@ impl WriteCtx<'_> {
         .await?;
         let pieces = pieces::start(self.http, net, self.spec.jobs, &progress);
 
+        let check = self.before_publish(&bytes);
         let zstd = zst.then_some((self.spec.zstd_level, zst::default_threads()));
         let (cache, out) = (self.cache.clone(), self.spec.out.clone());
         let manifest_end = layout.head_end();
@@ -173,6 +190,7 @@ impl WriteCtx<'_> {
                 zstd,
                 cache,
                 progress,
+                check,
             };
             stream_into(temp, run, pieces, &out, manifest_end)
         })
@@ -233,6 +251,8 @@ struct StreamRun {
     zstd: Option<(i32, usize)>,
     cache: Cache,
     progress: Events,
+    /// Run on the finished file before it is renamed to `--out`.
+    check: Option<Check>,
 }
 
 /// Streams every blob into the bundle and puts it in place at `out`; on a
@@ -257,7 +277,7 @@ fn stream_into(
         Ok(stats) => {
             drop(pieces);
             sink.finish().map_err(|e| CreateError::io(&temp.path, e))?;
-            temp.finish(out)?;
+            temp.finish(out, run.check.as_deref())?;
             Ok(stats)
         }
         Err(e) => {

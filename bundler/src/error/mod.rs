@@ -166,6 +166,22 @@ pub enum CreateError {
         path: PathBuf,
     },
 
+    /// The bundle written would be refused by `bundle import` (exit code 1):
+    /// it was moved aside, never published at `--out`.
+    #[error(
+        "the bundle written would be refused at import, so it was not published at --out; it \
+         is kept at {} for inspection. This is a fault of llmgw's bundle create (or of an \
+         upstream it trusted): report it with the reason below",
+        kept.display()
+    )]
+    RefusedAsWritten {
+        /// Where the bundle was moved to.
+        kept: PathBuf,
+        /// Why the check refused it.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// A file a parity volume is computed from could not be read.
     #[error("computing the parity volumes of {}", out.display())]
     Parity {

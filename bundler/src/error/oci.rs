@@ -351,6 +351,19 @@ pub enum ReferenceError {
         /// The digest found.
         digest: String,
     },
+    /// A repository path the mirror makes itself (`models/`, `modelpack/`,
+    /// `datasets/`; `charts/` for an image).
+    #[error(
+        "{given:?}: {prefix}/ is a name the mirror makes itself (a Hub repository's OCI \
+         profiles, a packaged chart); nothing carried may take it: carry it under another \
+         repository path"
+    )]
+    Reserved {
+        /// The reference as given.
+        given: String,
+        /// The reserved first component.
+        prefix: &'static str,
+    },
     /// A chart reference without `oci://` or a registry.
     #[error("{given:?}: a chart is oci://REGISTRY/REPOSITORY:VERSION or a packaged PATH.tgz")]
     Chart {

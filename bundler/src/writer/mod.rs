@@ -166,6 +166,34 @@ impl Drop for TempGuard {
     }
 }
 
+/// The check a finished bundle passes before it is renamed to `--out`
+/// (`None`: none), given its temporary path.
+pub type BeforePublish<'a> = Option<&'a (dyn Fn(&Path) -> Result<(), CheckError> + Send + Sync)>;
+
+/// Why a finished bundle was refused by the check before publishing.
+pub type CheckError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Runs `check` on the finished bundle at `tmp`, then renames it to `out`.
+/// A bundle the check refuses is moved aside to `OUT.refused` (an older
+/// one there replaced), never to `out`, and the refusal names where.
+pub fn publish(tmp: &Path, out: &Path, check: BeforePublish<'_>) -> Result<(), CreateError> {
+    if let Some(check) = check
+        && let Err(e) = check(tmp)
+    {
+        let mut kept = out.as_os_str().to_owned();
+        kept.push(".refused");
+        let kept = PathBuf::from(kept);
+        let _ = if kept.is_dir() {
+            fs::remove_dir_all(&kept)
+        } else {
+            fs::remove_file(&kept)
+        };
+        fs::rename(tmp, &kept).map_err(|e| CreateError::io(&kept, e))?;
+        return Err(CreateError::RefusedAsWritten { kept, source: e });
+    }
+    rename_into_place(tmp, out)
+}
+
 /// Writes a directory bundle at `out`. `blobs` may come in any order and
 /// hold duplicates; each content is written once.
 pub fn write_dir_bundle(
@@ -173,6 +201,7 @@ pub fn write_dir_bundle(
     manifest: &[u8],
     signature: Option<&[u8]>,
     blobs: &[Blob],
+    check: BeforePublish<'_>,
 ) -> Result<(), CreateError> {
     let mut blobs: Vec<&Blob> = blobs.iter().collect();
     blobs.sort_by(|a, b| a.sha256.cmp(&b.sha256));
@@ -183,8 +212,10 @@ pub fn write_dir_bundle(
         done: false,
     };
     write_dir(&tmp, manifest, signature, &blobs).map_err(|e| CreateError::io(&tmp, e))?;
-    rename_into_place(&tmp, out)?;
-    guard.done = true;
+    let published = publish(&tmp, out, check);
+    // Published, or moved aside: either way nothing is left to remove.
+    guard.done = published.is_ok() || !tmp.exists();
+    published?;
     Ok(())
 }
 

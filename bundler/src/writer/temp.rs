@@ -111,9 +111,10 @@ impl TempBundle {
             .map_err(|e| CreateError::io(&self.path, e))
     }
 
-    /// Renames the finished file to `out`.
-    pub fn finish(self, out: &Path) -> Result<(), CreateError> {
-        super::rename_into_place(&self.path, out)
+    /// Checks the finished file ([`super::publish`]), then renames it to
+    /// `out`.
+    pub fn finish(self, out: &Path, check: super::BeforePublish<'_>) -> Result<(), CreateError> {
+        super::publish(&self.path, out, check)
     }
 
     /// After a failure: keeps the file when it holds more than `min` bytes

@@ -141,7 +141,7 @@ fn write(
     match stream.run(&mut sink, Some(&mut rx)) {
         Ok(_) => {
             sink.finish().unwrap();
-            temp.finish(out)
+            temp.finish(out, None)
         }
         Err(e) => {
             let keep = match e {
@@ -311,7 +311,7 @@ fn dir_bundle_links_or_copies() {
     let d = tempfile::tempdir().unwrap();
     let bl = blobs(d.path());
     let dir = d.path().join("bundle");
-    write_dir_bundle(&dir, b"{}\n", None, &bl).unwrap();
+    write_dir_bundle(&dir, b"{}\n", None, &bl, None).unwrap();
     assert_eq!(fs::read(dir.join("manifest.json")).unwrap(), b"{}\n");
     assert_eq!(fs::read_dir(dir.join("blobs/sha256")).unwrap().count(), 4);
 }
@@ -322,7 +322,7 @@ fn a_failed_dir_write_leaves_nothing() {
     let mut bl = blobs(d.path());
     bl[0].size += 1; // the cache file is not what was verified
     let out = d.path().join("b");
-    let err = write_dir_bundle(&out, b"{}\n", None, &bl).unwrap_err();
+    let err = write_dir_bundle(&out, b"{}\n", None, &bl, None).unwrap_err();
     let err = llmgw_shared::chain(&err);
     assert!(err.contains("not the 7 verified"), "{err}");
     assert!(!out.exists());

@@ -35,6 +35,7 @@ fn opts() -> Options {
         retry: RetryPolicy::default(),
         source_date_epoch: Some(0),
         password: llmgw_shared::Password::Unavailable,
+        check: None,
     }
 }
 

@@ -45,6 +45,13 @@ pub(super) fn commit(
         }
         // The signature and the series, before the manifest too.
         save_trust(store, staging, v, plan, &mut done)?;
+        // The models' layer digests learned in the pass, so the model image
+        // is served with the bundle. Facts about bytes, true whatever
+        // happens next: never taken back; a failure to write them only
+        // means the server hashes the layers itself.
+        if let Err(e) = staging.layers.save(store, &v.manifest_sha256) {
+            tracing::warn!(error = %llmgw_shared::Chain(&e), "model layer digests not recorded; the server hashes them");
+        }
         // The manifest last: this is what makes the bundle visible.
         let tmp = staging.dir.join("manifest.json");
         std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;

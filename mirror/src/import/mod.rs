@@ -46,6 +46,7 @@
 
 mod commit;
 mod error;
+pub(crate) mod layers;
 mod model_files;
 mod pickles;
 mod plan;

@@ -16,6 +16,7 @@ use llmgw_shared::manifest::Manifest;
 use llmgw_shared::{BundleId, Sha256};
 
 use super::ImportError;
+use super::layers::{Hashers, Layers};
 use crate::bundle::verify::{BlobSink, Target};
 use crate::fsutil;
 use crate::store::Store;
@@ -32,6 +33,8 @@ pub(super) struct Staging<'a> {
     syncer: Option<Syncer>,
     /// Whether the bundle's signature, if any, was checked up front.
     pub(super) signature_checked: bool,
+    /// The models' tar-layer digests, learned as the Hub files stream.
+    pub(super) layers: Layers,
 }
 
 /// A background thread that fsyncs verified staged blobs, then renames
@@ -82,6 +85,7 @@ impl<'a> Staging<'a> {
             signature_checked: true,
             written: Arc::default(),
             syncer: None,
+            layers: Layers::default(),
         }
     }
 
@@ -166,6 +170,7 @@ impl Target for Staging<'_> {
             |sha, size| self.have(sha, size),
         )
         .map_err(ImportError::Prerequisites)?;
+        self.layers = Layers::of(manifest);
         let tmp = self.store.tmp_dir();
         let available = fsutil::free_bytes(&tmp)?;
         if to_read > available {
@@ -199,6 +204,7 @@ impl Target for Staging<'_> {
             sha256: sha256.to_string(),
             unflushed: 0,
             written: self.written.clone(),
+            layers: self.layers.hashers(sha256),
         })))
     }
 
@@ -214,6 +220,7 @@ impl Target for Staging<'_> {
             .ok_or_else(|| ImportError::NotWritten {
                 sha256: sha256.to_string(),
             })?;
+        self.layers.keep(sha256);
         let job = (file, self.part_path(sha256), self.staged_path(sha256));
         let syncer = self.syncer.get_or_insert_with(Syncer::start);
         if syncer.jobs.send(job).is_err() {
@@ -239,6 +246,8 @@ struct StagedFile {
     /// Bytes written since writeback was last started.
     unflushed: u64,
     written: Arc<Mutex<HashMap<String, File>>>,
+    /// A Hub file's tar-layer hashers, fed the same bytes.
+    layers: Option<Hashers>,
 }
 
 /// Start writing dirty pages back this often, so the final fsync waits for
@@ -255,6 +264,9 @@ impl BlobSink<ImportError> for StagedFile {
             path: self.path.clone(),
             source,
         })?;
+        if let Some(h) = self.layers.as_mut() {
+            h.update(buf);
+        }
         self.unflushed += buf.len() as u64;
         if self.unflushed >= WRITEBACK_EVERY {
             fsutil::start_writeback(file);
@@ -268,6 +280,9 @@ impl BlobSink<ImportError> for StagedFile {
         let Some(file) = self.file.take() else {
             return Ok(());
         };
+        if let Some(h) = self.layers.take() {
+            h.finish();
+        }
         // Read-only once written; the sync comes once the hash is known
         // to match (see Staging::keep).
         file.set_permissions(std::fs::Permissions::from_mode(0o444))

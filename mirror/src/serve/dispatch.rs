@@ -43,6 +43,11 @@ fn readyz(state: &AppState) -> Response {
         Readiness::Reading => {
             respond::text(StatusCode::SERVICE_UNAVAILABLE, "the store is being read\n")
         }
+        Readiness::HashingModels => respond::text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the models' images are being hashed (bundles imported before import recorded \
+             their layer digests): /v2/models/... answers NAME_UNKNOWN for them until then\n",
+        ),
         Readiness::Failing(why) => respond::text(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
@@ -82,8 +87,8 @@ fn node_env(r: &Req<'_>) -> Response {
     if r.method != Method::GET && r.method != Method::HEAD {
         return respond::method_not_allowed("GET, HEAD");
     }
-    let holds = super::node_env::Holds::of_index(&r.index);
-    let env = super::node_env::node_env(&holds, &r.base_url());
+    let holds = super::node::Holds::of_index(&r.index);
+    let env = super::node::node_env(&holds, &r.base_url());
     respond::json(
         r.method,
         r.headers,
@@ -292,7 +297,10 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             pypi::pypi(r, rest).await
         }
         ["uv", "python-downloads.json"] => pypi::python_downloads(r),
-        ["extras", host, path @ ..] => (Route::Extras, super::extras::extra(r, host, path).await),
+        ["extras", host, path @ ..] => (
+            Route::Extras,
+            super::node::extras::extra(r, host, path).await,
+        ),
         [_, _, "releases", "download" | "latest", ..] => github::download(r, segs).await,
         [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
             let kind = hub::kind_of(prefix).flatten();

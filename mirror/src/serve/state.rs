@@ -25,12 +25,16 @@ use llmgw_shared::{BundleId, Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::heads::{FileStamp, HeadCache, file_id};
-use super::index::models::{LayerDigests, Pending, learn};
+use super::index::models::{LayerDigests, Pending};
 use super::index::{Index, Unreadable};
 use super::metrics::Metrics;
 use crate::store::Store;
 use crate::store::series::follow::Authority;
 use crate::store::state::{self, ImportOrder};
+
+#[path = "state_layers.rs"]
+mod layers;
+use layers::hash_pending;
 
 /// How long after a change the listing is re-read on every check: longer
 /// than any file-time tick.
@@ -95,6 +99,10 @@ pub enum Readiness {
     },
     /// The first read has not finished.
     Reading,
+    /// The store was read, but model images of it are still being hashed
+    /// (bundles imported before import learned their layer digests): a
+    /// kubelet pulling one now would get NAME_UNKNOWN.
+    HashingModels,
     /// The store could not be read, for this reason; tried again.
     Failing(String),
 }
@@ -108,6 +116,8 @@ struct Watch {
     files: Vec<WatchedFile>,
     /// What earlier builds parsed of carried OCI manifests, by digest.
     parsed: super::index::oci::ParsedManifests,
+    /// The bundles whose imported layer digests were read.
+    layers_read: std::collections::HashSet<llmgw_shared::BundleId>,
     /// The held manifests without their Hub file lists, so a rebuild reads
     /// whole only what an import changed.
     heads: HeadCache,
@@ -198,6 +208,10 @@ impl AppState {
         }
         if !self.is_ready() {
             return Readiness::Reading;
+        }
+        let pending = self.pending.lock().map(|p| !p.is_empty()).unwrap_or(false);
+        if pending || self.hashing.load(Ordering::Acquire) {
+            return Readiness::HashingModels;
         }
         Readiness::Ready {
             bundles: index.bundles.len(),
@@ -357,6 +371,15 @@ impl AppState {
         index.oci =
             super::index::oci::OciIndex::build(&manifests, &authority, &read, &mut watch.parsed);
         // Read under the lock, not copied: the layer thread waits one build.
+        if let Ok(mut digests) = self.layer_digests.lock() {
+            let held = manifests.iter().map(|h| &h.id);
+            super::index::models::learn_imported(
+                &self.store,
+                &mut digests,
+                held,
+                &mut watch.layers_read,
+            );
+        }
         let pending = match self.layer_digests.lock() {
             Ok(digests) => super::index::models::add(
                 &mut index.oci,
@@ -467,50 +490,3 @@ fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
         }
     }
 }
-
-/// Starts a thread hashing the tar layers the last index left out, unless
-/// one is at it: the index thread never waits for a file to be read, so
-/// imports are served while terabytes are hashed. What it learns is kept in
-/// the store's state and served from the next tick on, a batch at a time.
-fn hash_pending(s: &AppState, weak: &Weak<AppState>) {
-    // While a thread hashes, what a newer index left out waits for it.
-    if s.hashing.load(Ordering::Acquire) {
-        return;
-    }
-    let pending = match s.pending.lock() {
-        Ok(mut p) if !p.is_empty() => std::mem::take(&mut *p),
-        _ => return,
-    };
-    s.hashing.store(true, Ordering::Release);
-    let weak = weak.clone();
-    let busy = s.hashing.clone();
-    let spawned = std::thread::Builder::new()
-        .name("llmgw-layers".into())
-        .spawn(move || {
-            let mut rest = &pending[..];
-            while !rest.is_empty() {
-                // Not held between batches: a server being dropped stops here.
-                let Some(s) = weak.upgrade() else { break };
-                let (went, learned) = learn(
-                    &s.store,
-                    &s.layer_digests,
-                    &s.metrics.model_layer_hashed_bytes,
-                    rest,
-                    LAYERS_BATCH_TIME,
-                );
-                rest = &rest[went..];
-                if learned {
-                    s.rebuild.store(true, Ordering::Release);
-                }
-            }
-            busy.store(false, Ordering::Release);
-        });
-    if let Err(e) = spawned {
-        tracing::error!(error = %e, "cannot start the thread that hashes model tar layers; their images are not served");
-        s.hashing.store(false, Ordering::Release);
-    }
-}
-
-/// How long the layer thread hashes between two saves of the digests (and
-/// index rebuilds): each costs as much as the store is large.
-const LAYERS_BATCH_TIME: Duration = Duration::from_secs(2);

@@ -20,6 +20,7 @@ mod digests;
 mod evidence;
 mod extras;
 mod oci;
+mod oci_closed;
 mod oci_names;
 mod oci_tree;
 mod python;
@@ -50,15 +51,15 @@ pub use evidence::{
 };
 pub use extras::{Extra, is_extra_host};
 pub use oci::{HelmChart, OciDescriptor, OciImage};
+pub use oci_closed::{OciTreeError, check_tree};
 pub use oci_names::{
-    MAX_REPOSITORY_CHARS, is_media_type, is_platform, is_registry_host, is_repository, is_tag,
-    registry_key,
+    MAX_REPOSITORY_CHARS, RESERVED_PREFIXES, is_media_type, is_platform, is_registry_host,
+    is_repository, is_tag, registry_key, reserved_prefix,
 };
 pub use oci_tree::{
     Child, DOCKER_LIST, DOCKER_MANIFEST, MAX_OCI_CHILDREN, MAX_OCI_CONFIG_BYTES,
-    MAX_OCI_MANIFEST_BYTES, Named, OCI_INDEX, OCI_MANIFEST, OciParseError, OciTreeError,
-    REFERENCE_DIGEST, REFERENCE_TYPE, check_tree, is_image_manifest, is_index, is_manifest,
-    parse_manifest,
+    MAX_OCI_MANIFEST_BYTES, Named, OCI_INDEX, OCI_MANIFEST, OciParseError, REFERENCE_DIGEST,
+    REFERENCE_TYPE, is_image_manifest, is_index, is_manifest, parse_manifest,
 };
 pub use python::{AssetRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked};
 pub use python_choices::NodeInterpreter;
@@ -80,9 +81,17 @@ pub const FORMAT_OCI: u32 = 3;
 /// so first, with a message to upgrade.
 pub const FORMAT_EVIDENCE: u32 = 4;
 
+/// The format of a bundle in which one blob is named by descriptors of
+/// different media types (the two-byte `{}` as a legacy config and as OCI
+/// 1.1's empty descriptor, in one image): a media type belongs to a
+/// descriptor, not to a blob. A format 4 reader checks one media type per
+/// blob and would refuse such a bundle as made wrong; the version tells it
+/// to upgrade instead.
+pub const FORMAT_SHARED_BLOBS: u32 = 5;
+
 /// The formats this version of llmgw reads: bundles made by earlier
-/// releases (formats 1, 2 and 3) still import.
-pub const READABLE_FORMATS: [u32; 4] = [1, 2, 3, 4];
+/// releases (formats 1 to 4) still import; 5 is what this version writes when one blob is named under two media types.
+pub const READABLE_FORMATS: [u32; 5] = [1, 2, 3, 4, 5];
 
 /// A manifest larger than this is refused unread: even a bundle of every
 /// llama.cpp build, two vLLM environments per arch and a thousand model
@@ -175,7 +184,7 @@ pub enum ManifestError {
     #[error("manifest.json is not valid JSON of bundle format 1, 2, 3 or 4")]
     Parse(#[from] serde_json::Error),
     #[error(
-        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 4 only; \
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 5 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     /// A format this llmgw does not read (a newer one).
@@ -203,6 +212,20 @@ pub enum ManifestError {
     #[error("manifest.json: {0}")]
     /// Two parts of the manifest contradict each other; the text names both.
     Inconsistent(String),
+    #[error(
+        "manifest.json: {what} {name} is named under {prefix}/, a name the mirror makes itself \
+         (a Hub repository's OCI profiles, a packaged chart); carry it under another repository path"
+    )]
+    /// An image or chart under a name the mirror reserves for what it makes
+    /// (`RESERVED_PREFIXES`): carried, it would take that name from a model.
+    Reserved {
+        /// `image` or `chart`.
+        what: &'static str,
+        /// The image as named in messages.
+        name: String,
+        /// The reserved first component.
+        prefix: &'static str,
+    },
 }
 
 impl Manifest {
@@ -393,13 +416,30 @@ impl Manifest {
     /// when it carries evidence (an SBOM) or runtime extras, else 3 when it carries images or
     /// charts, else format 2.
     pub fn needed_format(&self) -> u32 {
-        if self.evidence.is_some() || !self.extras.is_empty() {
+        if self.names_a_blob_twice() {
+            FORMAT_SHARED_BLOBS
+        } else if self.evidence.is_some() || !self.extras.is_empty() {
             FORMAT_EVIDENCE
         } else if self.images.is_empty() && self.charts.is_empty() {
             FORMAT_VERSION
         } else {
             FORMAT_OCI
         }
+    }
+
+    /// Whether an image or chart names one blob under two media types
+    /// ([`FORMAT_SHARED_BLOBS`]).
+    fn names_a_blob_twice(&self) -> bool {
+        let images = self
+            .images
+            .iter()
+            .chain(self.charts.iter().map(|c| &c.artifact));
+        images.into_iter().any(|image| {
+            let mut seen: BTreeMap<&Sha256, &str> = BTreeMap::new();
+            image
+                .all_blobs()
+                .any(|d| *seen.entry(&d.sha256).or_insert(&d.media_type) != d.media_type.as_str())
+        })
     }
 
     /// Whether this manifest is a repair bundle (`bundle create --need`):

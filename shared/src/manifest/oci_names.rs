@@ -53,6 +53,24 @@ fn is_path_component(c: &str) -> bool {
     true
 }
 
+/// The first path components of the repositories the mirror makes itself:
+/// a Hub repository's image and ModelPack profile (`models/<org>/<repo>`,
+/// `models/datasets/…`, `modelpack/…`), and a packaged chart's artifact
+/// (`charts/<name>`). Nothing carried may take such a name: a pod pinned to
+/// `models/<org>/<repo>:<commit>` must mount that commit's files, never an
+/// image an unsigned bundle put there.
+pub const RESERVED_PREFIXES: [&str; 4] = ["models", "datasets", "modelpack", "charts"];
+
+/// The reserved first component `repository` starts with, if any
+/// ([`RESERVED_PREFIXES`]); `charts/` is reserved for charts, so a chart's
+/// artifact may use it and an image may not.
+pub fn reserved_prefix(repository: &str, chart: bool) -> Option<&'static str> {
+    let first = repository.split('/').next().unwrap_or_default();
+    RESERVED_PREFIXES
+        .into_iter()
+        .find(|p| *p == first && !(chart && *p == "charts"))
+}
+
 /// Whether `tag` is a tag of the distribution spec:
 /// `[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}`.
 pub fn is_tag(tag: &str) -> bool {
@@ -164,6 +182,27 @@ pub fn is_platform(p: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mirrors_own_names_are_reserved() {
+        for (name, chart, reserved) in [
+            ("models/acme/tiny", false, Some("models")),
+            ("models/acme/tiny", true, Some("models")),
+            ("modelpack/acme/tiny", false, Some("modelpack")),
+            ("datasets/acme/set", false, Some("datasets")),
+            ("charts/acme", false, Some("charts")),
+            ("charts/acme", true, None),
+            ("acme/models/tiny", false, None),
+            ("modelsx/a", false, None),
+            ("vllm/vllm-openai", false, None),
+        ] {
+            assert_eq!(
+                reserved_prefix(name, chart),
+                reserved,
+                "{name} chart={chart}"
+            );
+        }
+    }
 
     #[test]
     fn repositories() {

@@ -1,9 +1,9 @@
 //! What a carried OCI manifest or index names, read from its own bytes
-//! (bounded, with the `oci-spec` types), and the check that an image is a
-//! closed tree under its top digest.
+//! (bounded, with the `oci-spec` types); the check that an image is a
+//! closed tree under its top digest is [`super::oci_closed`].
 //!
 //! Invariant: the manifest's `images` section is only a claim; the bytes of
-//! the manifests are what a registry client will follow. [`check_tree`]
+//! the manifests are what a registry client will follow. `check_tree`
 //! accepts an image only when every blob the section lists is named by a
 //! carried manifest's descriptor with the same size and media type, and
 //! every child a carried manifest names is carried (or, for an index's
@@ -16,12 +16,9 @@
 //! The bundler plans with [`parse_manifest`] too, so both sides read a
 //! manifest the same way.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use oci_spec::image::{Descriptor, ImageIndex, ImageManifest};
 use thiserror::Error;
 
-use super::oci::{OciDescriptor, OciImage};
 use crate::Sha256;
 
 /// The largest manifest or index read: a registry's own limit
@@ -280,205 +277,6 @@ fn child(d: &Descriptor, is_config: bool) -> Result<Child, OciParseError> {
         attests,
         is_config,
     })
-}
-
-/// Why an image is not the closed tree its section claims.
-#[derive(Debug, Error)]
-pub enum OciTreeError {
-    /// A carried manifest's bytes were refused.
-    #[error("image {image}: manifest {blob} cannot be read")]
-    Unreadable {
-        /// The image, as the operator names it.
-        image: String,
-        /// The manifest's digest.
-        blob: Sha256,
-        /// Why.
-        #[source]
-        source: OciParseError,
-    },
-    /// A blob the section lists that no carried manifest names.
-    #[error(
-        "image {image}: blob {blob} is carried, but no manifest of the image names it; \
-         the bundle was edited or made wrong: make it again"
-    )]
-    Unnamed {
-        /// The image.
-        image: String,
-        /// The blob.
-        blob: Sha256,
-    },
-    /// The section and the manifest that names a blob disagree about it.
-    #[error(
-        "image {image}: blob {blob}: manifest {parent} gives its {field} as {expected}, \
-         but the bundle's manifest records {actual}; the descriptor or the record lies: \
-         make the bundle again"
-    )]
-    Differs {
-        /// The image.
-        image: String,
-        /// The blob.
-        blob: Sha256,
-        /// The carried manifest naming it.
-        parent: Sha256,
-        /// `size` or `media type`.
-        field: &'static str,
-        /// What the manifest's descriptor says.
-        expected: String,
-        /// What the bundle's manifest records.
-        actual: String,
-    },
-    /// A child a carried manifest names that the bundle neither carries
-    /// nor lists as left out.
-    #[error(
-        "image {image}: manifest {parent} names {blob} ({media_type}), which the bundle \
-         neither carries nor lists as left out"
-    )]
-    Missing {
-        /// The image.
-        image: String,
-        /// The missing child.
-        blob: Sha256,
-        /// Its media type, as its parent gives it.
-        media_type: String,
-        /// The manifest naming it.
-        parent: Sha256,
-    },
-}
-
-/// Checks that `image` (named `who` in errors) is a closed tree under its
-/// top digest, given what each of its carried manifests names (`named`,
-/// by digest; every carried manifest must be there).
-pub fn check_tree(
-    who: &str,
-    image: &OciImage,
-    named: &BTreeMap<Sha256, Named>,
-) -> Result<(), Box<OciTreeError>> {
-    let pools = Pools {
-        manifests: image.manifests.iter().map(|d| (&d.sha256, d)).collect(),
-        blobs: image.blobs.iter().map(|d| (&d.sha256, d)).collect(),
-        left_out: image.left_out.iter().map(|d| (&d.sha256, d)).collect(),
-    };
-    let mut reached: BTreeSet<&Sha256> = BTreeSet::from([&image.digest]);
-    walk(who, &pools, named, vec![&image.digest], &mut reached)?;
-    // Referrers: a carried manifest whose `subject` is a reached manifest
-    // of the image is reached, and its own children checked, in turn.
-    loop {
-        let found: Vec<&Sha256> = image
-            .manifests
-            .iter()
-            .map(|d| &d.sha256)
-            .filter(|d| !reached.contains(d))
-            .filter(|d| {
-                named
-                    .get(*d)
-                    .and_then(|n| n.subject.as_ref())
-                    .is_some_and(|s| reached.contains(s) && pools.manifests.contains_key(s))
-            })
-            .collect();
-        if found.is_empty() {
-            break;
-        }
-        reached.extend(found.iter().copied());
-        walk(who, &pools, named, found, &mut reached)?;
-    }
-    for d in image.manifests.iter().chain(&image.blobs) {
-        if !reached.contains(&&d.sha256) {
-            return Err(Box::new(OciTreeError::Unnamed {
-                image: who.to_string(),
-                blob: d.sha256.clone(),
-            }));
-        }
-    }
-    Ok(())
-}
-
-/// An image's descriptors by digest: what it carries, and what it leaves out.
-struct Pools<'a> {
-    manifests: BTreeMap<&'a Sha256, &'a OciDescriptor>,
-    blobs: BTreeMap<&'a Sha256, &'a OciDescriptor>,
-    left_out: BTreeMap<&'a Sha256, &'a OciDescriptor>,
-}
-
-/// Walks down from `todo`, checking each child against its record and
-/// adding what it reaches to `reached`.
-fn walk<'a>(
-    who: &str,
-    pools: &Pools<'a>,
-    named: &'a BTreeMap<Sha256, Named>,
-    mut todo: Vec<&'a Sha256>,
-    reached: &mut BTreeSet<&'a Sha256>,
-) -> Result<(), Box<OciTreeError>> {
-    while let Some(parent) = todo.pop() {
-        let Some(names) = named.get(parent) else {
-            // The caller parsed every carried manifest; a parent without
-            // its bytes is not carried.
-            return Err(Box::new(OciTreeError::Unnamed {
-                image: who.to_string(),
-                blob: parent.clone(),
-            }));
-        };
-        for c in &names.children {
-            let pool = if names.index {
-                &pools.manifests
-            } else {
-                &pools.blobs
-            };
-            let recorded = match pool.get(&c.sha256) {
-                Some(d) => *d,
-                None if names.index && pools.left_out.contains_key(&c.sha256) => {
-                    same(who, parent, c, pools.left_out[&c.sha256])?;
-                    continue;
-                }
-                None => {
-                    return Err(Box::new(OciTreeError::Missing {
-                        image: who.to_string(),
-                        blob: c.sha256.clone(),
-                        media_type: c.media_type.clone(),
-                        parent: parent.clone(),
-                    }));
-                }
-            };
-            same(who, parent, c, recorded)?;
-            if reached.insert(&c.sha256) && names.index {
-                todo.push(&c.sha256);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The descriptor a parent gives and the record agree on size and type.
-fn same(
-    who: &str,
-    parent: &Sha256,
-    c: &Child,
-    recorded: &OciDescriptor,
-) -> Result<(), Box<OciTreeError>> {
-    let differs = |field, expected: String, actual: String| {
-        Box::new(OciTreeError::Differs {
-            image: who.to_string(),
-            blob: c.sha256.clone(),
-            parent: parent.clone(),
-            field,
-            expected,
-            actual,
-        })
-    };
-    if c.size != recorded.size {
-        return Err(differs(
-            "size",
-            c.size.to_string(),
-            recorded.size.to_string(),
-        ));
-    }
-    if c.media_type != recorded.media_type {
-        return Err(differs(
-            "media type",
-            c.media_type.clone(),
-            recorded.media_type.clone(),
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

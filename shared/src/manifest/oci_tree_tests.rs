@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::Sha256;
 use crate::manifest::{FORMAT_OCI, Manifest, ManifestError, OciDescriptor, OciImage};
+use crate::manifest::{OciTreeError, check_tree};
 
 const LAYER: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
 const CONFIG: &str = "application/vnd.oci.image.config.v1+json";
@@ -109,6 +110,52 @@ fn a_lying_size_or_type_is_named() {
         ),
         "{e}"
     );
+}
+
+/// `{}` as an attestation manifest's legacy config and as OCI 1.1's empty
+/// descriptor of a referrer, in one image (#47 item 1): each descriptor is
+/// checked against a record of its own media type; a record of a media
+/// type no parent names is refused; the manifest says format 5.
+#[test]
+fn one_blob_named_under_two_media_types() {
+    const EMPTY: &str = "application/vnd.oci.empty.v1+json";
+    let (mut image, mut named) = sample_image();
+    let referrer = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": "application/spdx+json",
+        "config": json_desc(&desc(b"{}", EMPTY, None)), "layers": [],
+        "subject": json_desc(&image.manifests[0]),
+    }))
+    .unwrap();
+    let referrer_d = desc(&referrer, OCI_MANIFEST, None);
+    // An attestation as legacy artifact tools write it: `{}` as an image
+    // config, attached to the index by `subject` as the referrer is.
+    let att = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": OCI_MANIFEST,
+        "config": json_desc(&desc(b"{}", CONFIG, None)), "layers": [],
+        "subject": json_desc(&image.manifests[0]),
+    }))
+    .unwrap();
+    let att_d = desc(&att, OCI_MANIFEST, None);
+    for (d, bytes) in [(&att_d, &att), (&referrer_d, &referrer)] {
+        named.insert(
+            d.sha256.clone(),
+            parse_manifest(OCI_MANIFEST, bytes).unwrap(),
+        );
+        image.manifests.push(d.clone());
+    }
+    image.blobs.push(desc(b"{}", CONFIG, None));
+    image.blobs.push(desc(b"{}", EMPTY, None));
+    image.sort();
+    check_tree("x", &image, &named).unwrap();
+    let m = with_image(image.clone());
+    assert_eq!(m.needed_format(), crate::manifest::FORMAT_SHARED_BLOBS);
+    let (plain, _) = sample_image();
+    assert_eq!(with_image(plain).needed_format(), FORMAT_OCI);
+
+    // A third record of `{}` under a type no parent names is a stowaway.
+    image.blobs.push(desc(b"{}", "application/x-other", None));
+    let e = check_tree("x", &image, &named).unwrap_err();
+    assert!(matches!(*e, OciTreeError::Unnamed { .. }), "{e}");
 }
 
 #[test]

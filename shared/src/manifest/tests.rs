@@ -91,10 +91,10 @@ fn unsafe_names_are_refused() {
 #[test]
 fn a_newer_format_is_named() {
     let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
-    v["format_version"] = 5.into();
+    v["format_version"] = 6.into();
     v["new_field"] = 1.into();
     let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
-    assert!(err.to_string().contains("bundle format 5"), "{err}");
+    assert!(err.to_string().contains("bundle format 6"), "{err}");
 }
 
 /// Images or charts in a manifest that says format 2 are refused: a format 2
@@ -115,6 +115,40 @@ fn images_need_format_3() {
     let m = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap();
     assert_eq!(m.needed_format(), 3);
     assert_eq!(m.blobs().get(&m.images[0].digest), Some(&2));
+}
+
+/// An image (or a chart's artifact) under a name the mirror makes itself
+/// is refused, whatever registry it came from: carried, it would take a
+/// model's OCI name from the model.
+#[test]
+fn the_mirrors_own_names_are_refused() {
+    let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
+    let sha = "a".repeat(64);
+    v["format_version"] = 3.into();
+    for (registry, repository, prefix) in [
+        (serde_json::Value::Null, "models/acme/tiny", "models"),
+        ("127.0.0.1:5000".into(), "modelpack/acme/tiny", "modelpack"),
+        (serde_json::Value::Null, "charts/acme", "charts"),
+    ] {
+        v["images"] = serde_json::json!([{
+            "registry": registry, "repository": repository, "tag": "main",
+            "digest": sha,
+            "manifests": [{"sha256": sha, "size": 2, "media_type": "application/vnd.oci.image.manifest.v1+json"}],
+            "blobs": []
+        }]);
+        if v["images"][0]["registry"].is_null() {
+            v["images"][0].as_object_mut().unwrap().remove("registry");
+        }
+        let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(
+            matches!(err, ManifestError::Reserved { prefix: p, .. } if p == prefix),
+            "{repository}: {err}"
+        );
+        assert!(
+            err.to_string().contains(&format!("under {prefix}/")),
+            "{err}"
+        );
+    }
 }
 
 /// A bundle written by the previous release still reads, and a format 1

@@ -15,7 +15,9 @@ use std::collections::BTreeSet;
 use super::ManifestError;
 use super::claims::Claims;
 use super::oci::{HelmChart, OciDescriptor, OciImage};
-use super::oci_names::{is_media_type, is_platform, is_registry_host, is_repository, is_tag};
+use super::oci_names::{
+    is_media_type, is_platform, is_registry_host, is_repository, is_tag, reserved_prefix,
+};
 use super::oci_tree::{MAX_OCI_MANIFEST_BYTES, is_manifest};
 use crate::names;
 
@@ -57,7 +59,7 @@ pub(super) fn validate_oci(
 ) -> Result<(), ManifestError> {
     let mut seen = BTreeSet::new();
     for image in images {
-        validate_image(image, claims)?;
+        validate_image(image, false, claims)?;
         let key = (
             &image.registry,
             &image.repository,
@@ -84,7 +86,7 @@ pub(super) fn validate_oci(
     Ok(())
 }
 
-fn validate_image(image: &OciImage, claims: &mut Claims) -> Result<(), ManifestError> {
+fn validate_image(image: &OciImage, chart: bool, claims: &mut Claims) -> Result<(), ManifestError> {
     if let Some(r) = &image.registry
         && !is_registry_host(r)
     {
@@ -100,6 +102,13 @@ fn validate_image(image: &OciImage, claims: &mut Claims) -> Result<(), ManifestE
             "a repository path such as library/ubuntu (lower-case, distribution spec grammar)",
             &image.repository,
         ));
+    }
+    if let Some(prefix) = reserved_prefix(&image.repository, chart) {
+        return Err(ManifestError::Reserved {
+            what: if chart { "chart" } else { "image" },
+            name: image_name(image),
+            prefix,
+        });
     }
     if let Some(t) = &image.tag
         && !is_tag(t)
@@ -196,7 +205,7 @@ fn validate_chart(chart: &HelmChart, claims: &mut Claims) -> Result<(), Manifest
             app,
         ));
     }
-    validate_image(&chart.artifact, claims)?;
+    validate_image(&chart.artifact, true, claims)?;
     // Helm tags a chart by its version, `+` written as `_`.
     let tag = chart.version.replace('+', "_");
     if chart.artifact.tag.as_deref().is_some_and(|t| t != tag) {

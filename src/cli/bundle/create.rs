@@ -219,13 +219,20 @@ pub struct CreateArgs {
     /// A line per file fetched, besides the progress line.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Once written, rehearse the bundle as `llmgw bundle rehearse` does (a throwaway store,
+    /// the mirror on a private loopback, every request a node makes); exit 1 if a node would
+    /// fail.
+    #[arg(long)]
+    pub rehearse: bool,
 }
 
 pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     let json = args.output.json;
     let verbose = args.verbose;
+    let rehearse = args.rehearse;
     let spec = CreateSpec::resolve(settings(args), &SpecEnv::from_process())?;
-    let opts = options(verbose)?;
+    let mut opts = options(verbose)?;
+    opts.check = Some(std::sync::Arc::new(AsImportWould::of(&spec)?));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -257,10 +264,43 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     if json {
         let mut s = serde_json::to_string_pretty(&report)?;
         s.push('\n');
-        crate::cli::print(&s)
+        crate::cli::print(&s)?;
     } else {
-        crate::cli::print(&format!("{}\n", report.manifest_sha256))
+        crate::cli::print(&format!("{}\n", report.manifest_sha256))?;
     }
+    if rehearse {
+        rehearse_written(&spec, &report)?;
+    }
+    Ok(())
+}
+
+/// `--rehearse`: `llmgw bundle rehearse` of what was just written, its
+/// report on stderr (stdout is the manifest sha256 or the JSON summary).
+fn rehearse_written(spec: &CreateSpec, report: &CreateReport) -> anyhow::Result<()> {
+    if !report.volumes.is_empty() {
+        anyhow::bail!(
+            "--rehearse: a bundle cut into volumes is rehearsed after `bundle import` joins              them; import the set into a scratch store, or make one bundle to rehearse"
+        );
+    }
+    let exe = std::env::current_exe()?;
+    let mut c = std::process::Command::new(exe);
+    c.args(["bundle", "rehearse"])
+        .arg(&report.out)
+        .args(["--sha256", report.manifest_sha256.as_str()]);
+    for key in spec.llmgw.iter().flat_map(|l| &l.trust) {
+        c.arg("--trust").arg(key);
+    }
+    let o = c.output()?;
+    eprint!("{}", String::from_utf8_lossy(&o.stdout));
+    eprint!("{}", String::from_utf8_lossy(&o.stderr));
+    if !o.status.success() {
+        anyhow::bail!(
+            "--rehearse: the bundle {} was written, but a node would fail with it (the \
+             report above says where and how to fix it)",
+            report.out.display()
+        );
+    }
+    Ok(())
 }
 
 /// The run's options from the environment: `SOURCE_DATE_EPOCH`, `HF_TOKEN`,
@@ -281,7 +321,45 @@ fn options(verbose: bool) -> anyhow::Result<Options> {
         retry: RetryPolicy::default(),
         source_date_epoch,
         password: sign_password(),
+        check: None,
     })
+}
+
+/// The check `bundle create` runs on what it wrote before publishing it:
+/// `bundle verify`'s whole check (every manifest rule import applies, the
+/// signed release, every image's closed tree, every blob's entry and size),
+/// but for hashing again the blobs the writer hashed as it wrote them.
+struct AsImportWould {
+    /// The keys llmgw's release must verify with (`--trust`).
+    trusted: Vec<llmgw_shared::signing::PublicKey>,
+}
+
+impl AsImportWould {
+    fn of(spec: &CreateSpec) -> anyhow::Result<Self> {
+        let paths = spec
+            .llmgw
+            .as_ref()
+            .map(|l| l.trust.as_slice())
+            .unwrap_or_default();
+        let trusted = paths
+            .iter()
+            .map(|p| llmgw_mirror::read_key_file(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { trusted })
+    }
+}
+
+impl llmgw_bundler::CheckWritten for AsImportWould {
+    fn check(
+        &self,
+        path: &std::path::Path,
+        sha256: &llmgw_shared::BundleId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let mut target = llmgw_mirror::WrittenBy;
+        let quiet = llmgw_shared::progress::Quiet;
+        llmgw_mirror::check_bundle(path, sha256, &self.trusted, &mut target, &quiet)?;
+        Ok(())
+    }
 }
 
 /// What the run did, on stderr: what it left out, the delta or repair,

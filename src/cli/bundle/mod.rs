@@ -8,6 +8,7 @@ use super::help;
 pub mod create;
 pub mod import;
 pub mod inspect;
+pub mod rehearse;
 pub mod sbom;
 pub mod sign;
 pub mod trust;
@@ -27,6 +28,9 @@ pub enum BundleCommand {
     Import(import::ImportArgs),
     /// Run every check of import without a store; writes nothing.
     Verify(verify::VerifyArgs),
+    /// Play a node against a bundle before it leaves: import it into a throwaway store, serve
+    /// it on a private loopback, and do what a node does.
+    Rehearse(rehearse::RehearseArgs),
     /// Show what a bundle's manifest claims, UNVERIFIED.
     Inspect(inspect::InspectArgs),
     /// Print the CycloneDX 1.6 SBOM a bundle carries (checked against its manifest).
@@ -43,6 +47,7 @@ pub fn run(cmd: BundleCommand) -> anyhow::Result<()> {
         BundleCommand::Import(a) => import::run_import(a),
         BundleCommand::Verify(a) => verify::run_verify(a),
         BundleCommand::Inspect(a) => inspect::run_inspect(a),
+        BundleCommand::Rehearse(a) => rehearse::run(a),
         BundleCommand::Sbom(a) => sbom::run_sbom(a),
         BundleCommand::Trust(c) => trust::run_trust(c),
     }

@@ -14,6 +14,8 @@ use crate::bundle_kit;
 #[allow(dead_code)]
 use crate::oci::clients;
 mod made_again;
+mod reserved;
+mod served_at_once;
 mod store;
 
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@
 
 use crate::bundle_kit;
 use crate::oci::clients;
-mod kit;
+pub mod kit;
 mod package;
 mod trust;
 

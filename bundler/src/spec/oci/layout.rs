@@ -12,7 +12,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use llmgw_shared::manifest::{is_repository, is_tag};
+use llmgw_shared::manifest::{is_repository, is_tag, reserved_prefix};
 
 use crate::error::oci::OciError;
 
@@ -74,6 +74,12 @@ impl LayoutSource {
             return Err(bad(&format!(
                 "NAME {name:?} is not a repository path (lower-case letters, digits and \
                  separators . _ __ -, components joined by /)"
+            )));
+        }
+        if let Some(prefix) = reserved_prefix(name, false) {
+            return Err(bad(&format!(
+                "NAME {name:?} is under {prefix}/, a name the mirror makes itself (a Hub \
+                 repository's OCI profiles, a packaged chart); carry it under another name"
             )));
         }
         if !is_tag(tag) {
@@ -145,6 +151,11 @@ mod tests {
         for (given, what) in [
             ("app=oci-layout:img", "no :TAG"),
             ("app:1=docker:img", "must start with oci-layout:"),
+            (
+                "models/acme/tiny:main=oci-layout:img",
+                "the mirror makes itself",
+            ),
+            ("modelpack/acme/tiny:abc=oci-layout:img", "under modelpack/"),
             ("app:1=oci-layout:", "no PATH"),
             ("app:1=oci-layout:img:", "REF after PATH"),
             ("ghcr.io/acme/app:1=oci-layout:img", "registry host"),

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use llmgw_shared::Sha256;
-use llmgw_shared::manifest::{is_registry_host, is_repository, is_tag};
+use llmgw_shared::manifest::{is_registry_host, is_repository, is_tag, reserved_prefix};
 
 pub use crate::error::oci::ReferenceError;
 
@@ -36,8 +36,24 @@ pub struct Reference {
 }
 
 impl Reference {
-    /// Reads a Docker reference and normalizes it as Docker does.
+    /// Reads an image's Docker reference and normalizes it as Docker does;
+    /// a name the mirror reserves ([`reserved_prefix`]) is refused.
     pub fn parse(given: &str) -> Result<Self, ReferenceError> {
+        Self::parse_any(given)?.unreserved(given, false)
+    }
+
+    /// Refuses a repository path the mirror makes itself.
+    fn unreserved(self, given: &str, chart: bool) -> Result<Self, ReferenceError> {
+        match reserved_prefix(&self.repository, chart) {
+            Some(prefix) => Err(ReferenceError::Reserved {
+                given: given.to_string(),
+                prefix,
+            }),
+            None => Ok(self),
+        }
+    }
+
+    fn parse_any(given: &str) -> Result<Self, ReferenceError> {
         let shape = || ReferenceError::Shape {
             given: given.to_string(),
         };
@@ -76,7 +92,7 @@ impl Reference {
         if !(host.contains('.') || host.contains(':') || host == "localhost") {
             return Err(chart());
         }
-        let r = Self::parse(&rest.replace('+', "_"))?;
+        let r = Self::parse_any(&rest.replace('+', "_"))?.unreserved(given, true)?;
         if r.tag.as_deref() == Some("latest") && !rest.ends_with(":latest") {
             // Helm needs the version: no tag means none was given.
             return Err(chart());
@@ -252,5 +268,29 @@ mod tests {
         for bad in ["charts/acme:1", "oci://acme:1", "oci://ghcr.io/acme"] {
             assert!(Reference::parse_chart(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_mirrors_own_names_are_refused() {
+        for given in [
+            "127.0.0.1:5000/models/acme/tiny:main",
+            "127.0.0.1:5000/modelpack/acme/tiny:abc",
+            "127.0.0.1:5000/charts/acme:1",
+            "datasets/acme/set",
+        ] {
+            let e = Reference::parse(given).unwrap_err();
+            assert!(matches!(e, ReferenceError::Reserved { .. }), "{given}: {e}");
+        }
+        let e = Reference::parse_chart("oci://127.0.0.1:5000/models/acme:1.0.0").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ReferenceError::Reserved {
+                    prefix: "models",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 }

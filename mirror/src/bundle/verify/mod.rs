@@ -48,7 +48,7 @@ pub use check::{Outcome, Proved, Verified, check_bundle};
 pub use error::VerifyError;
 pub use manifest::{blob_names, read_manifest_unverified};
 pub(crate) use stream::{stream_blob_hashed, stream_blob_onto};
-pub use target::{BlobSink, HashOnly, Target};
+pub use target::{BlobSink, HashOnly, Target, WrittenBy};
 
 #[cfg(test)]
 mod tests;

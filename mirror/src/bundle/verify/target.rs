@@ -44,6 +44,14 @@ pub trait Target {
     fn checks_prerequisites(&self) -> bool {
         true
     }
+    /// Whether whoever made the bundle hashed this blob as it wrote it, so
+    /// that this check need not hash it again (`bundle create`'s check of
+    /// what it wrote, [`WrittenBy`]): its entry, name and size are still
+    /// checked; only a blob whose bytes another step reads (a carried
+    /// manifest, a signature file) is hashed again.
+    fn hashed_before(&self, _sha256: &Sha256) -> bool {
+        false
+    }
     /// Starts a blob; returns where to write its bytes, if anywhere.
     #[allow(clippy::type_complexity)]
     fn begin(
@@ -80,6 +88,37 @@ impl Target for HashOnly {
         Err(VerifyError::NotAtHand {
             sha256: sha256.to_string(),
         })
+    }
+    fn begin(&mut self, _: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError> {
+        Ok(None)
+    }
+    fn keep(&mut self, _: &str) -> Result<(), VerifyError> {
+        Ok(())
+    }
+    fn discard(&mut self, _: &str) {}
+}
+
+/// The target of `bundle create`'s check of what it just wrote: hashes and
+/// forgets like [`HashOnly`], but trusts the writer's hashes (every blob
+/// it writes was hashed as it was fetched or copied), so the bytes are
+/// read once more only where a step needs them (manifests, signature
+/// files). Every entry's name and size are still checked against the
+/// manifest.
+pub struct WrittenBy;
+
+impl Target for WrittenBy {
+    type Error = VerifyError;
+    fn have(&self, _: &Sha256, _: u64) -> bool {
+        false
+    }
+    fn hashed_before(&self, _: &Sha256) -> bool {
+        true
+    }
+    fn checks_prerequisites(&self) -> bool {
+        false
+    }
+    fn read_have(&self, sha256: &Sha256) -> Result<Vec<u8>, VerifyError> {
+        HashOnly.read_have(sha256)
     }
     fn begin(&mut self, _: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError> {
         Ok(None)

@@ -13,6 +13,7 @@ use llmgw_shared::manifest::RepoKind;
 use super::html::{copy_block, esc, table};
 use super::view::View;
 use crate::serve::index::Index;
+use crate::serve::node::{Holds, node_env};
 use crate::serve::state::{AppState, Readiness};
 use crate::store::inspect::human_bytes;
 
@@ -26,6 +27,7 @@ pub fn health(state: &AppState, now: u64) -> String {
             ("ok", format!("ready: {bundles} {noun}"))
         }
         Readiness::Reading => ("warn", "reading the store".to_string()),
+        Readiness::HashingModels => ("warn", "hashing the models' image layers".to_string()),
         Readiness::Failing(why) => ("bad", format!("the store cannot be read: {why}")),
     };
     let freshness = state
@@ -84,35 +86,11 @@ fn span(secs: u64) -> String {
     format!("{n} {unit}")
 }
 
-/// The block a node copies: the variables that point its clients here.
+/// The block a node copies: exactly what `llmgw mirror env` and `/-/env`
+/// say (one function decides every line: [`node_env`]), so the page never
+/// names an environment's index by chance, or one a node cannot resolve.
 pub fn use_block(ix: &Index, base: &str) -> String {
-    let mut text = format!(
-        "# Hugging Face clients (huggingface_hub, hf, transformers, vLLM, SGLang)\n\
-         export HF_ENDPOINT={base}\n"
-    );
-    if !ix.pypi.interpreters.is_empty() {
-        let _ = write!(
-            text,
-            "# uv's Python interpreters\n\
-             export UV_PYTHON_DOWNLOADS_JSON_URL={base}/uv/python-downloads.json\n"
-        );
-    }
-    if let Some(env) = ix.pypi.envs().next() {
-        let _ = write!(
-            text,
-            "# a Python environment's own index (one per environment, below)\n\
-             export UV_DEFAULT_INDEX={base}/pypi/{}/simple UV_NO_BUILD=1\n",
-            env.name
-        );
-    }
-    if let Some(r) = ix.releases.values().next() {
-        let _ = write!(
-            text,
-            "# GitHub release downloads keep their paths, on this host\n\
-             curl -LO {base}/{}/releases/download/{}/<asset>\n",
-            r.repo, r.tag
-        );
-    }
+    let text = node_env(&Holds::of_index(ix), base).to_shell();
     format!("<h2>Use this mirror</h2>{}", copy_block(&text))
 }
 

@@ -77,8 +77,8 @@ pub struct OciIndex {
     /// `<name>-<version>.tgz` -> (name, version).
     chart_files: BTreeMap<String, (String, String)>,
     /// Repositories made rather than carried (the models' profiles,
-    /// [`crate::serve::index::models`]), by name; a carried image of the
-    /// same name wins.
+    /// [`crate::serve::index::models`]), by name; their names are the
+    /// mirror's own, so a carried image of the same name never answers.
     generated: BTreeMap<String, Arc<OciRepo>>,
     /// Each Hub repository's two profiles as they were made, by (kind,
     /// lower-case id): what the next build keeps while the repository is
@@ -356,12 +356,13 @@ impl OciIndex {
     /// registry answers whatever `ns` says, when no registry of that name
     /// holds the path.
     pub fn lookup(&self, name: &str, ns: Option<&str>) -> Lookup<'_> {
+        // A made repository has no registry: it answers whatever `ns`. Its
+        // name is the mirror's own, whatever a bundle carried under it.
+        if let Some(r) = self.generated.get(name) {
+            return Lookup::Found(r);
+        }
         let Some(holders) = self.repos.get(name) else {
-            // A made repository has no registry: it answers whatever `ns`.
-            return match self.generated.get(name) {
-                Some(r) => Lookup::Found(r),
-                None => Lookup::Unknown,
-            };
+            return Lookup::Unknown;
         };
         let held = || holders.keys().map(registry_label).collect::<Vec<_>>();
         match ns {
@@ -403,15 +404,16 @@ impl OciIndex {
         all.into_iter()
     }
 
-    /// Adds a made repository (one with a manifest), unless a carried image
-    /// already has its name (logged).
+    /// Adds a made repository (one with a manifest). Its name is reserved
+    /// ([`llmgw_shared::manifest::reserved_prefix`]): no manifest naming a
+    /// carried image under it validates, and should one be held all the same
+    /// the made repository wins ([`Self::lookup`] asks it first).
     fn add_generated(&mut self, repo: Arc<OciRepo>) {
         if repo.manifests.is_empty() {
             return;
         }
         if self.repos.contains_key(&repo.name) {
-            tracing::warn!(name = %shown(&repo.name), "a carried image has this name: the model's profile is not served under it");
-            return;
+            tracing::warn!(name = %shown(&repo.name), "a carried image has a name the mirror makes: the model's profile is served under it, the image is not");
         }
         self.generated.insert(repo.name.clone(), repo);
     }

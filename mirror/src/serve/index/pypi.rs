@@ -39,6 +39,8 @@ pub struct PyEnv {
     pub python: String,
     pub platform: String,
     pub os_packages: Vec<String>,
+    /// Made with `--override`: installed from its lock only.
+    pub overrides: bool,
     pub free_gb: Option<u32>,
     pub note: Option<String>,
     pub lock: Blob,
@@ -226,6 +228,7 @@ fn py_env(bundle: &str, env: &llmgw_shared::manifest::PythonEnv) -> PyEnv {
         python: env.python.clone(),
         platform: env.platform.clone(),
         os_packages: env.os_packages.clone(),
+        overrides: !env.overrides.is_empty(),
         free_gb: env.free_gb,
         note: env.note.clone(),
         lock: Blob {

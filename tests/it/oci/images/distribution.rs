@@ -138,6 +138,53 @@ fn an_index_is_carried_as_the_registry_serves_it_and_imports() {
     assert!(left.contains(&"unknown/unknown".to_string()), "{left:?}");
 }
 
+/// #47 item 1: the attestation's config is the two-byte `{}` under the image
+/// config media type, and the bundle's own SBOM referrer names the same
+/// bytes as OCI 1.1's empty descriptor. The bundle records both
+/// descriptors, says format 5, and imports.
+#[test]
+fn one_blob_named_as_a_config_and_as_the_empty_descriptor_imports() {
+    const EMPTY: &str = "application/vnd.oci.empty.v1+json";
+    let reg = Distribution::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let img = TestImage::build_with(
+        &dir.path().join("layout"),
+        "v1",
+        7,
+        &["amd64", "arm64"],
+        (1, 4096),
+        true,
+    )
+    .unwrap();
+    reg.push(&img.layout, "v1", REPO).unwrap();
+    let out = dir.path().join("b");
+    let sha = ok(&create(dir.path())
+        .args(["--arch", "amd64,arm64", "--out"])
+        .arg(&out)
+        .args(["--image", &format!("{}/{REPO}:v1", reg.host)])
+        .args(["--insecure-registry", &reg.host])
+        .output()
+        .unwrap())
+    .trim()
+    .to_string();
+    let m = llmgw_shared::manifest::Manifest::from_json_bytes(
+        &std::fs::read(out.join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let empty = llmgw_shared::Sha256::of(b"{}");
+    let mut types: Vec<&str> = only_image(&m)
+        .blobs
+        .iter()
+        .filter(|d| d.sha256 == empty)
+        .map(|d| d.media_type.as_str())
+        .collect();
+    types.sort_unstable();
+    assert_eq!(types, [EMPTY, "application/vnd.oci.image.config.v1+json"]);
+    assert_eq!(m.format_version, 5);
+    let store = dir.path().join("store");
+    ok(&import(&out, &sha, &store));
+}
+
 #[test]
 fn a_record_that_lies_about_a_descriptor_is_refused_at_import() {
     let reg = Distribution::start().unwrap();

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use prometheus_client::metrics::counter::Counter;
 
-use llmgw_shared::{Chain, Sha256};
+use llmgw_shared::{BundleId, Chain, Sha256};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
@@ -81,7 +81,8 @@ impl LayerDigests {
         state::write_file(store, FILE, &self.to_bytes())
     }
 
-    fn to_bytes(&self) -> Vec<u8> {
+    /// The state file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
         let d = OnDisk {
             kind: KIND.into(),
             layout: LAYOUT,
@@ -114,7 +115,15 @@ impl LayerDigests {
         self.known.len()
     }
 
-    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+    /// Every digest `other` knows, added (ours kept where both know one).
+    pub fn merge(&mut self, other: LayerDigests) {
+        for (k, v) in other.known {
+            self.known.entry(k).or_insert(v);
+        }
+    }
+
+    /// Reads a state file's bytes; none when they are not of this layout.
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         match serde_json::from_slice::<OnDisk>(bytes) {
             Ok(d) if d.kind == KIND && d.layout == LAYOUT => Some(Self {
                 known: d
@@ -124,6 +133,42 @@ impl LayerDigests {
                     .collect(),
             }),
             _ => None,
+        }
+    }
+}
+
+/// The state file in which an import keeps the layer digests it learned
+/// for bundle `id` ([`crate::import::layers`]).
+pub fn imported_file(id: &BundleId) -> String {
+    format!("model-layers-{id}.json")
+}
+
+/// Adds to `known` the layer digests imports learned for the held bundles
+/// not read yet (`read` remembers which were, across builds): one small
+/// file per new bundle, so a model image is served with its bundle. A file
+/// missing (imported before, or nothing learned) or unreadable is skipped:
+/// the layers are hashed as before.
+pub fn learn_imported<'a>(
+    store: &Store,
+    known: &mut LayerDigests,
+    held: impl IntoIterator<Item = &'a BundleId>,
+    read: &mut std::collections::HashSet<BundleId>,
+) {
+    for id in held {
+        if !read.insert(id.clone()) {
+            continue;
+        }
+        match state::read_file(store, &imported_file(id)) {
+            Ok(Some(bytes)) => match LayerDigests::from_bytes(&bytes) {
+                Some(d) => known.merge(d),
+                None => {
+                    tracing::warn!(bundle = %id, "its model layer digests are not understood; hashing them")
+                }
+            },
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(bundle = %id, error = %Chain(&e), "its model layer digests are unreadable; hashing them")
+            }
         }
     }
 }

@@ -37,7 +37,9 @@ use super::entries::Blob;
 use super::made::{Doc, Made, MadeFrom, TarLayer, Which};
 use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, Profiles, ReadBlob};
 use super::snapshot::{HubRepo, Snapshot};
-pub use digests::{FILE, LayerDigests, learn, merge_files as merge_layer_digests};
+pub use digests::{
+    FILE, LayerDigests, imported_file, learn, learn_imported, merge_files as merge_layer_digests,
+};
 use documents::Source;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag};
 
