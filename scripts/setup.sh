@@ -17,6 +17,7 @@
 #                 clients the fixture's PyPI and PyTorch indexes are tested with.
 #   .venv-oci:    oras and jsonschema (models as OCI artifacts).
 #   .venv-sbom:   cyclonedx-python-lib with its JSON schema validation (bundle SBOMs).
+#   .venv-pickle: numpy (pinned), whose object arrays the no-pickle policy must refuse.
 #   .venv-extras: tiktoken and openai_harmony (runtime extras), and in encodings/ the real
 #                 o200k_base and cl100k_base from the tiktoken-rs crate.
 #   $LLMGW_TOOLS_DIR/garage-2.5.0, …/s3s-fs-0.14.1: two real S3 servers, built once from
@@ -98,6 +99,9 @@ make_venv .venv-oci oras==0.2.43 jsonschema==4.26.0
 # Bundle SBOMs (issue 33): CycloneDX's own Python library validates each against the official
 # 1.6 schema (its json-validation extra) and reads it back.
 make_venv .venv-sbom 'cyclonedx-python-lib[json-validation]==11.12.0'
+# The no-pickle policy (issue 54): numpy's own `.npy` object arrays (a pickle inside) are
+# among the pickles the import test makes with Python and must see refused.
+make_venv .venv-pickle numpy==2.4.6
 # Runtime extras (issue 32): the real tiktoken and openai_harmony (gpt-oss's tokenizer in
 # vLLM and SGLang) load encodings served by the mirror. Their own hash checks accept only
 # the real files, which the tiktoken-rs 0.12.1 crate ships byte for byte (its assets/): taken

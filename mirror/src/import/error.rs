@@ -88,8 +88,10 @@ pub enum ImportError {
     SyncerPanicked,
     #[error(
         "the store's policy is model-files {rule}, and the bundle carries files it refuses:\n\
-         {files}\nNothing was added to the store. Carry the files it names instead, or change the \
-         rule with `llmgw mirror policy model-files allow|no-pickle|scanned-clean`"
+         {files}\nNothing was added to the store. Carry other files (the real safetensors or GGUF \
+         files named, or the weights converted to safetensors: a pickle under another name is \
+         refused by its content), or change the rule with `llmgw mirror policy model-files \
+         allow|no-pickle|scanned-clean`"
     )]
     /// `mirror policy model-files` refuses some of the bundle's files.
     ModelFiles {

@@ -1,8 +1,10 @@
 //! The store's model-file rule, applied to a verified bundle before its
 //! claims are checked and anything is committed: `no-pickle` refuses every
 //! Hub file that loads with pickle (by extension, or by content: the
-//! staged or held bytes are sniffed, [`super::pickles`]), naming the
-//! safetensors or GGUF variant the same repository has at that commit;
+//! staged or held bytes are sniffed, [`super::pickles`], and the rule that
+//! matched is named), naming the safetensors or GGUF variant the same
+//! repository has at that commit (never one refused itself), or else
+//! saying to convert the weights to safetensors or allow pickles;
 //! `scanned-clean` refuses every Hub file the Hub did not scan and find
 //! safe (the manifest's `evidence`).
 //!
@@ -50,7 +52,7 @@ pub(super) fn check(
             lines.push(format!("  {who}: {}: {why}", llmgw_shared::shown(path)));
         }
         if rule == ModelFiles::NoPickle {
-            lines.push(format!("    {}", suggestion(repo, evidence)));
+            lines.push(format!("    {}", suggestion(repo, evidence, &found)));
         }
     }
     if lines.is_empty() {
@@ -140,14 +142,44 @@ fn not_clean(repo: &HfRepo, evidence: Option<&RepoEvidence>) -> Vec<(String, Str
         .collect()
 }
 
-/// What to carry instead: the repository's safetensors or GGUF files.
-fn suggestion(repo: &HfRepo, evidence: Option<&RepoEvidence>) -> String {
+/// What to carry instead: the repository's safetensors or GGUF files,
+/// but those refused here (a pickle under a safetensors name is none);
+/// without any, converting the weights or allowing pickles.
+fn suggestion(
+    repo: &HfRepo,
+    evidence: Option<&RepoEvidence>,
+    refused: &[(String, String)],
+) -> String {
     let variants: Vec<&String> = evidence
-        .map(|e| e.weights_variants.iter().collect())
+        .map(|e| {
+            e.weights_variants
+                .iter()
+                .filter(|v| !refused.iter().any(|(path, _)| path == *v))
+                .collect()
+        })
         .unwrap_or_default();
+    let disguised: Vec<String> = refused
+        .iter()
+        .filter(|(path, _)| {
+            let lower = path.to_ascii_lowercase();
+            lower.ends_with(".safetensors") || lower.ends_with(".gguf")
+        })
+        .map(|(path, _)| llmgw_shared::shown(path).to_string())
+        .collect();
+    let disguised = if disguised.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} is named like safetensors or GGUF but is a pickle: a name does not make \
+             weights safe)",
+            disguised.join(", ")
+        )
+    };
     if variants.is_empty() {
         return format!(
-            "{} has no safetensors or GGUF file at this commit that the bundle knows of",
+            "{} has no safetensors or GGUF file at this commit that the bundle knows of{disguised}: \
+             convert the weights to real safetensors (e.g. with safetensors.torch.save_file) and \
+             carry those, or allow pickles with `llmgw mirror policy model-files allow`",
             repo.id
         );
     }
@@ -171,7 +203,7 @@ fn suggestion(repo: &HfRepo, evidence: Option<&RepoEvidence>) -> String {
     };
     format!(
         "{} has {}{more} at the same commit: bundle that instead (e.g. --{} {}@{}:{glob} and \
-         the config files it needs)",
+         the config files it needs){disguised}",
         repo.id,
         shown.join(", "),
         kind(repo),

@@ -16,8 +16,9 @@ pub enum ModelFiles {
     #[default]
     Allow,
     /// No file that loads with pickle: by extension (`.bin`, `.pt`,
-    /// `.pth`, `.pkl`, `.ckpt`, `.joblib`) or by content (a zip holding a
-    /// pickle, a file starting with a pickle protocol opcode).
+    /// `.pth`, `.pkl`, `.pickle`, `.ckpt`, `.joblib`) or by content (a
+    /// pickle of any protocol at its start, also under gzip, bzip2, xz or
+    /// zstd; a zip or tar member that is one; a `.npy` object array).
     NoPickle,
     /// Only files the Hub scanned and found safe.
     ScannedClean,

@@ -33,11 +33,15 @@ follow KEY CHANNEL: bundles signed by KEY (a key id trusted for bundles) in CHAN
   serves, and an unsigned bundle only adds names nobody signed (unless imported with
   --allow-unsigned-override). unfollow KEY CHANNEL stops following one.
 model-files allow|no-pickle|scanned-clean: allow (the default) takes every Hub file; no-pickle
-  refuses a bundle carrying a file that loads with pickle (.bin .pt .pth .pkl .ckpt .joblib,
-  a zip holding a pickle, a file starting with a pickle protocol opcode), naming each and the
-  safetensors or GGUF variant its repository has; scanned-clean refuses files the Hub did not
-  scan and find safe (its verdicts are recorded in the bundle at create). A refused bundle
-  leaves the store unchanged.
+  refuses a bundle carrying a file that loads with pickle, by name (.bin .pt .pth .pkl .pickle
+  .ckpt .joblib) or by content whatever its name: a pickle of any protocol (0 to 5) at its
+  start, also once gzip, bzip2, xz or zstd is undone; a zip (torch.save's format) or tar
+  (torch.save's legacy format) with a member that is a pickle; a numpy .npy array of objects.
+  It names each file and the rule that matched, and the real safetensors or GGUF variant its
+  repository has (else: convert the weights to safetensors, or allow). Only the first 4 KiB
+  of a file or member are looked at, and at most 4096 members. scanned-clean refuses files
+  the Hub did not scan and find safe (its verdicts are recorded in the bundle at create). A
+  refused bundle leaves the store unchanged.
 Kept in STORE/state/policy.json. Without SETTING, prints the policy.
 
 Exit codes: 0 done, 1 the store cannot be read or written (the reason is on stderr),

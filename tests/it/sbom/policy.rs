@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::kit::{create, fails, fixture, llmgw, ok};
 
-fn policy(store: &Path, rule: &str) -> String {
+pub(super) fn policy(store: &Path, rule: &str) -> String {
     ok(&llmgw()
         .args(["mirror", "policy", "model-files", rule, "--store"])
         .arg(store)
@@ -14,7 +14,7 @@ fn policy(store: &Path, rule: &str) -> String {
         .unwrap())
 }
 
-fn import(store: &Path, bundle: &Path, sha: &str) -> std::process::Output {
+pub(super) fn import(store: &Path, bundle: &Path, sha: &str) -> std::process::Output {
     llmgw()
         .args(["bundle", "import", "--sha256", sha, "--store"])
         .arg(store)
@@ -35,7 +35,7 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-fn unchanged(store: &Path) {
+pub(super) fn unchanged(store: &Path) {
     assert!(names(&store.join("bundles")).is_empty());
     assert!(names(&store.join("blobs/sha256")).is_empty());
     assert!(
