@@ -73,7 +73,7 @@ env -u HF_TOKEN -u HF_ENDPOINT "$LLMGW" bundle create \
   --github-api "$(fx github_api)" --hf-endpoint "$(fx hf_endpoint)" \
   --llmgw v0.5.0 --llmgw-api "$(fx llmgw_api)" --trust "$(fx trust_key)" \
   --engine llamacpp=b6123 --model acme/tiny@main --dataset acme/data \
-  --cache "$WORK/cache" --out "$WORK/site.tar.zst" | tee "$WORK/create.out"
+  --cache "$WORK/cache" --out "$WORK/site.tar.zst" --rehearse | tee "$WORK/create.out"
 SHA=$(cut -d' ' -f1 "$WORK/site.tar.zst.sha256")
 echo "bundle $WORK/site.tar.zst, manifest sha256 $SHA (carry this apart from the bundle)"
 

@@ -54,7 +54,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let args = Cli::parse();
-    init_logging();
+    // A rehearsal's mirror logs every request it plays: its report is
+    // the output, so its log says only what went wrong unless asked.
+    let rehearsal = matches!(
+        &args.command,
+        Command::Bundle(cli::bundle::BundleCommand::Rehearse(_))
+    );
+    init_logging(if rehearsal { "warn" } else { "info" });
     let outcome = match args.command {
         Command::Recipe(cmd) => cli::recipe::run(cmd),
         Command::Bundle(cmd) => cli::bundle::run(cmd),
@@ -73,9 +79,9 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr, so stdout stays the command's output (JSON a script
-/// parses); `RUST_LOG` picks what is logged, `info` when unset.
-fn init_logging() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+/// parses); `RUST_LOG` picks what is logged, `default` when unset.
+fn init_logging(default: &str) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

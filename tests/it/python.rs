@@ -15,6 +15,7 @@ mod flashinfer;
 mod flashinfer_dsl;
 mod parts;
 mod refusals;
+mod rehearse;
 mod site_lock;
 mod site_lock_arm64;
 

@@ -38,7 +38,7 @@ pub(super) fn python311() -> PathBuf {
 }
 
 /// uv with no configuration of this machine.
-fn uv(dir: &Path, work: &Path) -> Command {
+pub(super) fn uv(dir: &Path, work: &Path) -> Command {
     let mut c = Command::new(uv_bin());
     for (k, _) in std::env::vars() {
         if k.starts_with("UV_") || k.starts_with("PIP_") {
@@ -92,7 +92,7 @@ pub(super) fn locked_project(fx: &Fixture, work: &Path) -> (PathBuf, PathBuf) {
 
 /// `bundle create` of the site's lock(s), for amd64 nodes bringing CPython
 /// 3.11.
-fn create(fx: &Fixture, work: &Path, out: &Path, envs: &[String]) -> Output {
+pub(super) fn create(fx: &Fixture, work: &Path, out: &Path, envs: &[String]) -> Output {
     let mut c = llmgw();
     c.args(["bundle", "create", "--arch", "amd64", "--json"])
         .args(["--python", "3.11", "--python-interpreter", "none"]);
