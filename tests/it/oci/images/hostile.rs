@@ -2,9 +2,10 @@
 //! given): a descriptor whose size or digest lies, a manifest naming
 //! 100 000 layers, a config said to be 10 GB, a Docker-Content-Digest
 //! that is not the bytes'. Each is refused, naming the image and the blob,
-//! and no bundle is written.
+//! and no bundle is written. An index naming one child a thousand times
+//! costs one fetch of it.
 
-use llmgw_fixture::registry::{CONFIG, LAYER, MANIFEST, TokenRegistry, sha256_digest};
+use llmgw_fixture::registry::{CONFIG, INDEX, LAYER, MANIFEST, TokenRegistry, sha256_digest};
 use serde_json::{Value, json};
 
 use super::common::*;
@@ -108,4 +109,49 @@ fn lying_descriptors_and_absurd_manifests_are_refused() {
         e.contains("10000000000") && e.contains(&config_d[7..]),
         "{e}"
     );
+}
+
+/// An index naming one child manifest 1 000 times (#54 item 5): the child
+/// is fetched once, and the image is carried and imported.
+#[test]
+fn a_child_named_a_thousand_times_is_fetched_once() {
+    let reg = TokenRegistry::start().unwrap();
+    let config = br#"{"architecture":"amd64","os":"linux"}"#.to_vec();
+    let layer = b"the one layer of the one child".to_vec();
+    let config_d = reg.put_blob(config.clone(), None);
+    let layer_d = reg.put_blob(layer.clone(), None);
+    let child = manifest_bytes(
+        desc(CONFIG, &config_d, config.len()),
+        vec![desc(LAYER, &layer_d, layer.len())],
+    );
+    let child_d = reg.put_manifest(REPO, None, MANIFEST, child.clone());
+    let mut d = desc(MANIFEST, &child_d, child.len());
+    d["platform"] = json!({"os": "linux", "architecture": "amd64"});
+    let index = json!({"schemaVersion": 2, "mediaType": INDEX, "manifests": vec![d; 1000]});
+    reg.put_manifest(
+        REPO,
+        Some("repeats"),
+        INDEX,
+        serde_json::to_vec(&index).unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let sha = ok(&create(dir.path())
+        .args(["--arch", "amd64", "--out"])
+        .arg(&out)
+        .args(["--image", &format!("{}/{REPO}:repeats", reg.host)])
+        .args(["--insecure-registry", &reg.host])
+        .output()
+        .unwrap())
+    .trim()
+    .to_string();
+    let log = reg.requests();
+    let asked = format!("GET /v2/{REPO}/manifests/{child_d}");
+    let fetched = log.iter().filter(|(r, _)| r.starts_with(&asked)).count();
+    assert_eq!(fetched, 1, "{asked}: asked {fetched} times");
+    let m = manifest(&out);
+    let image = only_image(&m);
+    assert_eq!(image.manifests.len(), 2, "the index and its one child");
+    assert_eq!(image.blobs.len(), 2, "the child's config and layer");
+    ok(&import(&out, &sha, &dir.path().join("store")));
 }
