@@ -1,12 +1,17 @@
 //! What a run will carry, worked out before any large download: the
 //! manifest's entries (with every digest the publishers gave), the
 //! downloads that fill them, and the gaps.
+//!
+//! Invariant: each distinct content is one download, and the Hub's
+//! evidence is one entry per repository commit, however many revisions
+//! the request names it by.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use llmgw_shared::manifest::{
-    DigestSource, Gap, HfFile, HfRepo, PublisherDigest, PythonEnv, RefKind, Release, RepoKind,
+    DigestSource, Gap, HfFile, HfRepo, PublisherDigest, PythonEnv, RefKind, Release, RepoEvidence,
+    RepoKind,
 };
 use llmgw_shared::{GitOid, Sha256};
 
@@ -37,8 +42,8 @@ pub struct Plan {
     pub stored: Vec<Stored>,
     /// What the Hub said about each planned repository (its licence tag,
     /// its scan verdicts, its safetensors and GGUF files): the manifest's
-    /// `evidence.repos`.
-    pub repo_evidence: Vec<llmgw_shared::manifest::RepoEvidence>,
+    /// `evidence.repos`, one per commit ([`Plan::add_evidence`]).
+    pub repo_evidence: Vec<RepoEvidence>,
     /// The engines' runtime extras (their bytes among `downloads`).
     pub extras: Vec<llmgw_shared::manifest::Extra>,
 }
@@ -168,6 +173,24 @@ impl Plan {
     pub fn total_bytes(&self) -> u64 {
         self.downloads.iter().map(|d| d.size).sum::<u64>()
             + self.stored.iter().map(|s| s.size).sum::<u64>()
+    }
+
+    /// Adds what the Hub said of a repository at a commit. The evidence is
+    /// of the commit, one entry each: a commit planned again under another
+    /// revision (`@main` and `@v1` naming one commit) adds only the
+    /// verdicts of files not described yet.
+    pub fn add_evidence(&mut self, e: RepoEvidence) {
+        let same = |x: &&mut RepoEvidence| x.kind == e.kind && x.id == e.id && x.commit == e.commit;
+        match self.repo_evidence.iter_mut().find(same) {
+            Some(x) => {
+                for f in e.files {
+                    if !x.files.iter().any(|y| y.path == f.path) {
+                        x.files.push(f);
+                    }
+                }
+            }
+            None => self.repo_evidence.push(e),
+        }
     }
 
     /// Records something not carried.

@@ -79,20 +79,26 @@ pub fn artifacts(m: &Manifest) -> Vec<Artifact> {
             });
         }
     }
+    // One commit carried under several revisions lists its files once.
+    let mut listed = std::collections::BTreeSet::new();
     for r in &m.repos {
         for f in &r.files {
+            let what = format!(
+                "{} {}@{} {}",
+                match r.kind {
+                    llmgw_shared::manifest::RepoKind::Model => "model",
+                    llmgw_shared::manifest::RepoKind::Dataset => "dataset",
+                },
+                r.id,
+                r.commit,
+                f.path
+            );
+            if !listed.insert(what.clone()) {
+                continue;
+            }
             out.push(Artifact {
                 kind: "hf-file",
-                what: format!(
-                    "{} {}@{} {}",
-                    match r.kind {
-                        llmgw_shared::manifest::RepoKind::Model => "model",
-                        llmgw_shared::manifest::RepoKind::Dataset => "dataset",
-                    },
-                    r.id,
-                    r.commit,
-                    f.path
-                ),
+                what,
                 sha256: f.sha256.clone(),
                 size: f.size,
                 publisher_digests: f.publisher_digests.iter().map(|d| d.source).collect(),

@@ -10,6 +10,7 @@ mod downloads;
 mod outputs;
 mod ranges;
 mod refusals;
+mod revisions;
 mod terminal;
 
 mod deltas;

@@ -139,6 +139,21 @@ pub enum OciError {
         #[source]
         source: HttpError,
     },
+    /// The TLS handshake failed, and the same host and port answer plain
+    /// HTTP: a registry without TLS, asked without `--insecure-registry`.
+    #[error(
+        "{image}: this registry speaks plain HTTP; pass --insecure-registry {registry} if you \
+         trust the network"
+    )]
+    PlainHttp {
+        /// The image.
+        image: String,
+        /// The registry as the reference names it (`HOST:PORT`).
+        registry: String,
+        /// The failed handshake (boxed, to keep every result small).
+        #[source]
+        source: Box<HttpError>,
+    },
     /// A manifest answer larger than any manifest may be.
     #[error("{image}: the manifest at {url} is larger than {max} bytes; refusing it unread")]
     ManifestTooLarge {

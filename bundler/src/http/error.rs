@@ -87,6 +87,10 @@ pub enum HttpError {
         url: String,
         reason: String,
         tries: u32,
+        /// Whether a connection was made and its TLS handshake is what
+        /// failed (the peer's bytes were not TLS, or it hung up): what a
+        /// plain-HTTP server answers an `https://` URL with.
+        handshake: bool,
     },
 }
 
@@ -105,6 +109,18 @@ impl HttpError {
         }
     }
 
+    /// Whether it is a connection whose TLS handshake failed (see
+    /// [`HttpError::Unreachable`]'s `handshake`).
+    pub fn failed_handshake(&self) -> bool {
+        matches!(
+            self,
+            HttpError::Unreachable {
+                handshake: true,
+                ..
+            }
+        )
+    }
+
     pub fn status(&self) -> Option<u16> {
         match self {
             HttpError::Status { status, .. } => Some(*status),
@@ -116,10 +132,16 @@ impl HttpError {
     /// a connection that could not be made.
     pub fn tried(self, attempts: u32) -> Self {
         match self {
-            HttpError::Unreachable { url, reason, .. } => HttpError::Unreachable {
+            HttpError::Unreachable {
+                url,
+                reason,
+                handshake,
+                ..
+            } => HttpError::Unreachable {
                 url,
                 reason,
                 tries: attempts,
+                handshake,
             },
             other => other,
         }
@@ -135,6 +157,7 @@ impl HttpError {
                 url: redact(url),
                 reason: connect_reason(&e),
                 tries: 1,
+                handshake: failed_handshake(&e),
             };
         }
         HttpError::Transport {
@@ -147,6 +170,29 @@ impl HttpError {
             source: e.without_url(),
         }
     }
+}
+
+/// Whether a connection failed in its TLS handshake: the TLS layer
+/// (tokio-rustls) reports a peer whose bytes are not TLS as an
+/// `InvalidData` I/O error, and one that hangs up mid-handshake as an
+/// `UnexpectedEof`; a refused or timed-out connection or a name that does
+/// not resolve is neither.
+fn failed_handshake(e: &reqwest::Error) -> bool {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        // An I/O error may wrap another (hyper-util's `Other` around the
+        // TLS layer's `InvalidData`), whose `source` skips the inner one.
+        let mut io = s.downcast_ref::<std::io::Error>();
+        while let Some(e) = io {
+            use std::io::ErrorKind::{InvalidData, UnexpectedEof};
+            if matches!(e.kind(), InvalidData | UnexpectedEof) {
+                return true;
+            }
+            io = e.get_ref().and_then(|i| i.downcast_ref::<std::io::Error>());
+        }
+        src = s.source();
+    }
+    false
 }
 
 /// Why a connection failed, in a few words: the innermost cause (the
@@ -184,7 +230,33 @@ fn connect_reason(e: &reqwest::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::HttpError;
     use crate::http::{Http, RetryPolicy};
+
+    /// `https://` to a loopback server that answers in plain HTTP is a
+    /// failed handshake; to a port nobody listens on is not.
+    #[tokio::test]
+    async fn a_plain_http_answer_to_a_tls_hello_is_a_failed_handshake() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let plain = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            if let Some(Ok(mut s)) = l.incoming().next() {
+                let _ = s.read(&mut [0u8; 512]);
+                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+            }
+        });
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let nobody = closed.local_addr().unwrap().port();
+        drop(closed);
+        let client = reqwest::Client::new();
+        for (port, handshake) in [(plain, true), (nobody, false)] {
+            let url = reqwest::Url::parse(&format!("https://127.0.0.1:{port}/v2/")).unwrap();
+            let e = client.get(url.clone()).send().await.unwrap_err();
+            let e = HttpError::transport(&url, e);
+            assert_eq!(e.failed_handshake(), handshake, "{port}: {e:?}");
+        }
+    }
 
     #[test]
     fn a_parsers_words_are_the_cause_not_the_message() {

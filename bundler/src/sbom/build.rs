@@ -1,7 +1,8 @@
 //! The SBOM of a manifest: one component per blob the bundle carries (its
 //! SHA-256, the purl of what it is, the licence its publisher states), and
 //! one per grouping — a Hub repository at its commit
-//! (`pkg:huggingface/ORG/REPO@COMMIT`), a release (`pkg:github/OWNER/REPO@TAG`),
+//! (`pkg:huggingface/ORG/REPO@COMMIT`, each revision carried a `revision`
+//! property: one commit under two revisions is one component), a release (`pkg:github/OWNER/REPO@TAG`),
 //! a Python environment, an image (`pkg:oci/NAME@sha256:…`) or chart —
 //! whose `dependencies` entry lists its blobs.
 //!
@@ -134,7 +135,15 @@ impl Builder<'_> {
             purl,
             properties: Vec::new(),
         });
-        c.properties.push(Property::new("place", place));
+        // A place named twice (one commit under two revisions) is one.
+        let place = Property::new("place", place);
+        if !c
+            .properties
+            .iter()
+            .any(|p| p.name == place.name && p.value == place.value)
+        {
+            c.properties.push(place);
+        }
         bom_ref
     }
 
@@ -200,7 +209,7 @@ impl Builder<'_> {
                 RepoKind::Dataset => "dataset",
             };
             let what = format!("{kind} {}@{}", r.id, r.commit);
-            let refs = r
+            let refs: Vec<String> = r
                 .files
                 .iter()
                 .map(|f| {
@@ -214,13 +223,26 @@ impl Builder<'_> {
                     )
                 })
                 .collect();
+            // One commit carried under several revisions is one component,
+            // each revision a property of it.
+            let bom_ref = format!("ref:{what}");
+            if let Some((g, known)) = self
+                .groups
+                .iter_mut()
+                .find(|(g, _)| g.bom_ref.as_ref() == Some(&bom_ref))
+            {
+                g.properties
+                    .push(Property::new("revision", r.revision.clone()));
+                known.extend(refs);
+                continue;
+            }
             let ctype = match r.kind {
                 RepoKind::Model => "machine-learning-model",
                 RepoKind::Dataset => "data",
             };
             let mut g = group(
                 ctype,
-                format!("ref:{what}"),
+                bom_ref,
                 r.id.to_string(),
                 Some(r.commit.clone()),
                 Some(base),

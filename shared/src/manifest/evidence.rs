@@ -151,14 +151,17 @@ impl Evidence {
         let mut seen = BTreeSet::new();
         for e in &self.repos {
             let who = format!("evidence of {} at {}", e.id, e.commit);
-            let Some(repo) = repos
+            // One commit may be carried under several revisions, an entry
+            // each: the evidence is of the commit, whichever carries a file.
+            let carriers: Vec<&HfRepo> = repos
                 .iter()
-                .find(|r| r.kind == e.kind && r.id == e.id && r.commit == e.commit)
-            else {
+                .filter(|r| r.kind == e.kind && r.id == e.id && r.commit == e.commit)
+                .collect();
+            if carriers.is_empty() {
                 return Err(ManifestError::Inconsistent(format!(
                     "{who}: no such repository is carried"
                 )));
-            };
+            }
             if !seen.insert((e.kind, e.id.as_str(), e.commit.as_str())) {
                 return Err(ManifestError::Inconsistent(format!(
                     "{who} is listed twice"
@@ -173,7 +176,10 @@ impl Evidence {
             }
             let mut paths = BTreeSet::new();
             for f in &e.files {
-                if !repo.files.iter().any(|c| c.path == f.path) {
+                if !carriers
+                    .iter()
+                    .any(|r| r.files.iter().any(|c| c.path == f.path))
+                {
                     return Err(ManifestError::Inconsistent(format!(
                         "{who}: a verdict for {}, which is not carried",
                         crate::shown::shown(&f.path)

@@ -308,8 +308,10 @@ impl Manifest {
         for r in &mut self.repos {
             r.files.sort_by(|a, b| a.path.cmp(&b.path));
         }
-        self.repos
-            .sort_by(|a, b| (a.kind, &a.id, &a.commit).cmp(&(b.kind, &b.id, &b.commit)));
+        // The revision last: one commit may be carried under several.
+        self.repos.sort_by(|a, b| {
+            (a.kind, &a.id, &a.commit, &a.revision).cmp(&(b.kind, &b.id, &b.commit, &b.revision))
+        });
         for env in &mut self.python_envs {
             env.files.sort_by(|a, b| a.filename.cmp(&b.filename));
         }

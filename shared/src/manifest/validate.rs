@@ -10,9 +10,9 @@
 //! bytes match is import's job; whether the claims are *true* is the
 //! signature's and the carried hash's.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::artifacts::{BlobRef, HfRepo, Release};
+use super::artifacts::{BlobRef, HfFile, HfRepo, Release, RepoKind};
 use super::claims::Claims;
 use super::delivery::{Delta, Volumes};
 use super::digests::check_digests;
@@ -181,6 +181,11 @@ fn validate_releases(releases: &[Release], claims: &mut Claims) -> Result<(), Ma
     Ok(())
 }
 
+/// Each Hub repository entry: a safe revision, a 40-hex commit, safe paths
+/// listed once, digests that agree with the bytes'. One commit may be
+/// carried under several revisions (`main` and the tag `v1` naming the
+/// same commit: an entry each, so that both names are served), never
+/// twice under one; see [`one_tree`] for what its entries must agree on.
 fn validate_repos(repos: &[HfRepo], claims: &mut Claims) -> Result<(), ManifestError> {
     let mut seen = BTreeSet::new();
     for repo in repos {
@@ -192,10 +197,13 @@ fn validate_repos(repos: &[HfRepo], claims: &mut Claims) -> Result<(), ManifestE
                 found: repo.commit.clone(),
             });
         }
-        if !seen.insert((repo.kind, repo.id.to_ascii_lowercase(), &repo.commit)) {
+        let key = (repo.kind, repo.id.to_ascii_lowercase(), &repo.commit);
+        if !seen.insert((key, &repo.revision)) {
             return Err(ManifestError::Inconsistent(format!(
-                "repository {} at {} is listed twice",
-                repo.id, repo.commit
+                "repository {} at {} is listed twice as revision {}",
+                repo.id,
+                repo.commit,
+                crate::shown(&repo.revision)
             )));
         }
         let mut paths = BTreeSet::new();
@@ -210,6 +218,52 @@ fn validate_repos(repos: &[HfRepo], claims: &mut Claims) -> Result<(), ManifestE
             let git = (!f.lfs).then_some(f.git_oid.as_str());
             check_digests(&who, &f.publisher_digests, &f.sha256, git)?;
             claims.claim(&f.sha256, f.size, who)?;
+        }
+    }
+    one_tree(repos)
+}
+
+/// The entries carrying one commit under several revisions describe one
+/// tree: a path listed by two of them has the same content (sha256, size,
+/// git oid, LFS or not) in both. Only a commit carried more than once is
+/// gathered, so a manifest of one large repository costs nothing here.
+fn one_tree(repos: &[HfRepo]) -> Result<(), ManifestError> {
+    type Key<'a> = (RepoKind, String, &'a str);
+    fn key(r: &HfRepo) -> Key<'_> {
+        (r.kind, r.id.to_ascii_lowercase(), r.commit.as_str())
+    }
+    let mut first: BTreeMap<Key, &HfRepo> = BTreeMap::new();
+    let mut trees: BTreeMap<Key, BTreeMap<&str, (&HfFile, &str)>> = BTreeMap::new();
+    for repo in repos {
+        let Some(earlier) = first.get(&key(repo)).copied() else {
+            first.insert(key(repo), repo);
+            continue;
+        };
+        let tree = trees.entry(key(repo)).or_insert_with(|| {
+            let rev = earlier.revision.as_str();
+            earlier
+                .files
+                .iter()
+                .map(|f| (f.path.as_str(), (f, rev)))
+                .collect()
+        });
+        for f in &repo.files {
+            let (e, rev) = *tree.entry(&f.path).or_insert((f, &repo.revision));
+            let same = e.sha256 == f.sha256 && e.size == f.size;
+            if !(same && e.git_oid == f.git_oid && e.lfs == f.lfs) {
+                return Err(ManifestError::Inconsistent(format!(
+                    "{} {} at commit {} is listed under revisions {} and {} with different \
+                     contents (sha256 {} and {}); one commit has one content per path: make \
+                     the bundle again",
+                    repo.id,
+                    crate::shown(&f.path),
+                    repo.commit,
+                    crate::shown(rev),
+                    crate::shown(&repo.revision),
+                    e.sha256,
+                    f.sha256
+                )));
+            }
         }
     }
     Ok(())
@@ -429,3 +483,7 @@ fn check_time(what: &str, value: &str) -> Result<(), ManifestError> {
         }),
     }
 }
+
+#[cfg(test)]
+#[path = "validate_tests.rs"]
+mod tests;

@@ -263,6 +263,7 @@ fn a_connection_never_made_says_how_often_it_was_tried() {
         url: URL.into(),
         reason: "connection refused".into(),
         tries: 1,
+        handshake: false,
     };
     let step = next_step(at(0, 3), Event::RequestFailed(e), &rules(None));
     let Step::Fail(e) = step else {

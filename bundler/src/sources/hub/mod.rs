@@ -144,7 +144,7 @@ pub async fn plan(
     }
     let chosen: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let scans = evidence::scans(http, endpoint, have_token, spec, commit.as_str(), &chosen).await?;
-    plan.repo_evidence.push(RepoEvidence {
+    plan.add_evidence(RepoEvidence {
         kind: spec.kind,
         id: RepoId::parse("Hub repository id", &spec.id)?,
         commit: commit.as_str().to_string(),

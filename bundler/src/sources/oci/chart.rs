@@ -1,16 +1,23 @@
 //! A Helm chart pulled from a registry: the OCI artifact `helm push` made
 //! (config `application/vnd.cncf.helm.config.v1+json`, the packaged chart
 //! as its `…chart.content.v1.tar+gzip` layer), planned as any image, and
-//! its name, version and appVersion read from the config — fetched now
-//! through the verified fetcher, read bounded.
+//! its name, version and appVersion read from the config; the config and
+//! the packaged chart fetched now through the verified fetcher, read
+//! bounded.
 //!
 //! Invariant: the chart record names what its own config says, and its
-//! version is the tag it was asked by (Helm's `+` written `_`).
+//! version is the tag it was asked by (Helm's `+` written `_`); its
+//! packaged chart passes the check a `.tgz` given as a file passes
+//! ([`package::read_package`]: no entry outside the chart's folder,
+//! bounded, Chart.yaml as Helm reads it), and its Chart.yaml names the
+//! chart and version the config names.
 
-use llmgw_shared::manifest::{HELM_CHART_CONTENT, HELM_CONFIG, HelmChart};
+use llmgw_shared::manifest::{HELM_CHART_CONTENT, HELM_CONFIG, HelmChart, OciDescriptor};
 use serde::Deserialize;
 
+use super::client::Repo;
 use super::error::OciError;
+use super::package::{self, MAX_PACKAGE_BYTES};
 use super::plan::PlannedImage;
 use crate::cache::{Cache, Expect};
 use crate::error::CreateError;
@@ -101,6 +108,7 @@ pub async fn of_artifact(
             ),
         ));
     }
+    check_package(http, cache, progress, &repo, package, &c).await?;
     Ok(HelmChart {
         name: c.name,
         version: c.version,
@@ -108,4 +116,56 @@ pub async fn of_artifact(
         package: package.sha256.clone(),
         artifact: image,
     })
+}
+
+/// The packaged chart (the artifact's layer `package`) fetched and checked
+/// as a `.tgz` given as a file is, its Chart.yaml naming what the config
+/// `c` names.
+async fn check_package(
+    http: &Http,
+    cache: &Cache,
+    progress: &Events,
+    repo: &Repo,
+    package: &OciDescriptor,
+    c: &ChartConfig,
+) -> Result<(), CreateError> {
+    let shown = &repo.shown;
+    if package.size > MAX_PACKAGE_BYTES {
+        return Err(bad(
+            shown,
+            format!(
+                "its packaged chart is {} bytes; at most {MAX_PACKAGE_BYTES} are read, as Helm reads",
+                package.size
+            ),
+        ));
+    }
+    let d = Download {
+        label: format!("{shown} packaged chart"),
+        url: repo.blob_url(&package.sha256),
+        size: package.size,
+        expect: Expect::Sha256(package.sha256.clone()),
+        denied_hint: None,
+    };
+    let fetched = fetch::fetch_one(http, cache, &d, progress).await?;
+    // The fetcher checked the size: at most MAX_PACKAGE_BYTES are read.
+    let bytes = std::fs::read(&fetched.path).map_err(|e| CreateError::io(&fetched.path, e))?;
+    let meta = package::read_package(&bytes).map_err(|d| {
+        bad(
+            shown,
+            format!("its packaged chart sha256:{}: {d}", package.sha256),
+        )
+    })?;
+    if (meta.name.as_str(), meta.version.as_str()) != (c.name.as_str(), c.version.as_str()) {
+        return Err(bad(
+            shown,
+            format!(
+                "its config says {} {}, but its packaged chart's Chart.yaml says {} {}",
+                llmgw_shared::shown(&c.name),
+                llmgw_shared::shown(&c.version),
+                llmgw_shared::shown(&meta.name),
+                llmgw_shared::shown(&meta.version)
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -2,7 +2,9 @@
 //! `Accept` list (OCI and Docker schema 2, manifests and indexes), the
 //! token dance on a 401 ([`super::auth`]), a 429 retried when the wait it
 //! asks is short and otherwise reported with its `Retry-After`, server
-//! failures retried with the run's backoff, the body read bounded
+//! failures retried with the run's backoff (but a failed TLS handshake
+//! with a host that answers plain HTTP, refused at once naming
+//! `--insecure-registry`), the body read bounded
 //! ([`MAX_OCI_MANIFEST_BYTES`]) and `Docker-Content-Digest` checked
 //! against the bytes' own digest. Blobs are not fetched here: they go
 //! through the verified fetcher, with this registry's session attached by
@@ -108,7 +110,11 @@ pub async fn get_manifest(
         source,
     };
     loop {
-        let (mut resp, final_url) = match http.get(&url, Some(MANIFEST_ACCEPT), None).await {
+        let asked = match http.get(&url, Some(MANIFEST_ACCEPT), None).await {
+            Err(e) if attempt == 1 && e.failed_handshake() => Err(plain_http(http, repo, e).await?),
+            asked => asked,
+        };
+        let (mut resp, final_url) = match asked {
             Ok(r) => r,
             Err(e) if e.is_retryable() && attempt < http.retry.attempts => {
                 tokio::time::sleep(http.retry.backoff(attempt)).await;
@@ -183,6 +189,32 @@ pub async fn get_manifest(
         }
         let bytes = read_bounded(&mut resp, &final_url, &repo.shown).await?;
         return answer(repo, &headers, bytes);
+    }
+}
+
+/// How long a plain-HTTP answer is waited for after a failed handshake.
+const PLAIN_HTTP_WAIT: Duration = Duration::from_secs(5);
+
+/// After the TLS handshake with `repo`'s registry failed (`failed`): when
+/// the same host and port answer `GET /v2/` over plain HTTP (any status,
+/// the body never read), the registry speaks plain HTTP and
+/// [`OciError::PlainHttp`] says which flag to pass, with no retry; else
+/// `failed` is handed back, to be retried as any connection failure.
+async fn plain_http(http: &Http, repo: &Repo, failed: HttpError) -> Result<HttpError, OciError> {
+    let mut url = repo.base.clone();
+    let port = url.port_or_known_default();
+    if url.scheme() != "https" || url.set_scheme("http").is_err() || url.set_port(port).is_err() {
+        return Ok(failed);
+    }
+    url.set_path("/v2/");
+    let ask = http.client().get(url).send();
+    match tokio::time::timeout(PLAIN_HTTP_WAIT, ask).await {
+        Ok(Ok(_)) => Err(OciError::PlainHttp {
+            image: repo.shown.clone(),
+            registry: repo.registry.clone(),
+            source: Box::new(failed),
+        }),
+        _ => Ok(failed),
     }
 }
 

@@ -80,6 +80,9 @@ pub fn plan_layout(
     let top = l.manifest(&top_entry)?;
     let (mut walk, carried) = ManifestWalk::start(&l.shown, top_entry, &top, arches, cache, plan)?;
     for d in carried {
+        if walk.again(&d) {
+            continue;
+        }
         let child = l.manifest(&d)?;
         walk.child(d, &child, cache, plan)?;
     }

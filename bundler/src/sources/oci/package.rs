@@ -59,9 +59,7 @@ pub fn plan_package(
     plan: &mut Plan,
 ) -> Result<HelmChart, CreateError> {
     let (bytes, mtime) = read_bounded(path)?;
-    let text = chart_yaml(&bytes).map_err(|d| refuse(path, d))?;
-    let meta = helm_meta::read(&text.chart, text.requirements.as_deref())
-        .map_err(|d| refuse(path, format!("Chart.yaml: {d}")))?;
+    let meta = read_package(&bytes).map_err(|d| refuse(path, d))?;
     let created = llmgw_shared::rfc3339_utc(created.unwrap_or(mtime));
     let config = descriptor(&meta.config, HELM_CONFIG);
     let layer = descriptor(&bytes, HELM_CHART_CONTENT);
@@ -148,6 +146,17 @@ fn read_bounded(path: &Path) -> Result<(Vec<u8>, u64), OciError> {
         ));
     }
     Ok((bytes, mtime))
+}
+
+/// A packaged chart's metadata, read from its bytes as Helm reads them:
+/// every entry checked ([`chart_yaml`]: bounded, no path outside the
+/// chart's folder), then Chart.yaml checked as Helm checks it. The one
+/// check a chart passes, whether given as a file or pulled from a
+/// registry; `Err` says what is wrong, for a person.
+pub fn read_package(bytes: &[u8]) -> Result<ChartMeta, String> {
+    let text = chart_yaml(bytes)?;
+    helm_meta::read(&text.chart, text.requirements.as_deref())
+        .map_err(|d| format!("Chart.yaml: {d}"))
 }
 
 /// The files of a chart its metadata comes from.

@@ -1,7 +1,8 @@
 //! Planning one image (or an OCI chart): the tag resolved once, a pin
 //! checked, the top manifest or index kept exactly as served, the children
 //! for the bundle's platforms (`linux/<arch>`, any variant) and the
-//! attestation manifests about them fetched by digest, the other children
+//! attestation manifests about them fetched by digest (each distinct
+//! digest once, however often the index names it), the other children
 //! recorded in `left_out`, and every config and layer planned as a
 //! verified download (the run's fetcher: cache, resume, retries, checked
 //! against the descriptor's digest and size).
@@ -77,6 +78,9 @@ pub async fn plan_image(
     let (mut walk, carried) =
         ManifestWalk::start(&repo.shown, top_d, &top, ctx.arches, ctx.cache, plan)?;
     for d in carried {
+        if walk.again(&d) {
+            continue;
+        }
         let child = get_child(ctx, &repo, &d).await?;
         walk.child(d, &child, ctx.cache, plan)?;
     }

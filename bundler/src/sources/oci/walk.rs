@@ -7,7 +7,8 @@
 //!
 //! Invariant: every manifest taken is parsed (else refused naming the image
 //! and the digest), is not an index under an index, and is in the cache
-//! and the plan's stored blobs before the walk goes on.
+//! and the plan's stored blobs before the walk goes on; each distinct
+//! digest is fetched and taken once, however often an index names it.
 
 use std::collections::BTreeMap;
 
@@ -64,6 +65,20 @@ impl<'a> ManifestWalk<'a> {
         }
         walk.named.insert(top.sha256.clone(), top_named);
         Ok((walk, carried))
+    }
+
+    /// Whether child `d`'s digest was taken already (an index may name one
+    /// manifest many times): its descriptor is then recorded again, and
+    /// nothing is fetched or read twice. [`check_tree`] holds every
+    /// descriptor the index names to the one set of bytes taken.
+    ///
+    /// [`check_tree`]: llmgw_shared::manifest::check_tree
+    pub fn again(&mut self, d: &OciDescriptor) -> bool {
+        if !self.named.contains_key(&d.sha256) {
+            return false;
+        }
+        self.manifests.push(d.clone());
+        true
     }
 
     /// Takes a child `d` of the top index, its bytes fetched and checked

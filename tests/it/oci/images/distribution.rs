@@ -275,3 +275,31 @@ fn a_chart_is_carried_as_helm_pushed_it() {
     );
     ok(&import(&out, &sha, &dir.path().join("store")));
 }
+
+/// The real registry over plain HTTP, asked without `--insecure-registry`
+/// (#54 item 7): the first failed TLS handshake says the registry speaks
+/// plain HTTP and names the flag to pass, with no retry.
+#[test]
+fn a_plain_http_registry_asked_over_tls_names_the_flag_at_once() {
+    let reg = Distribution::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let started = std::time::Instant::now();
+    let e = fails(
+        &create(dir.path())
+            .args(["--arch", "amd64", "--out"])
+            .arg(&out)
+            .args(["--image", &format!("{}/{REPO}:v1", reg.host)])
+            .output()
+            .unwrap(),
+        1,
+    );
+    let took = started.elapsed();
+    let says = format!(
+        "this registry speaks plain HTTP; pass --insecure-registry {} if you trust the network",
+        reg.host
+    );
+    assert!(e.contains(&says), "{e}");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}: {e}");
+    assert!(!out.exists());
+}
