@@ -51,7 +51,17 @@ pub fn find(store: &Store, m: &Manifest, dir: &Path) -> Option<Uv> {
         });
     if let Some((r, asset)) = carried {
         let bin = dir.join("uv");
-        match unpack(&store.blob_file(&asset.sha256), &bin) {
+        let runs = unpack(&store.blob_file(&asset.sha256), &bin).and_then(|()| {
+            let o = std::process::Command::new(&bin).arg("--version").output()?;
+            match o.status.success() {
+                true => Ok(()),
+                false => Err(std::io::Error::other(format!(
+                    "`uv --version`: {}",
+                    o.status
+                ))),
+            }
+        });
+        match runs {
             Ok(()) => {
                 return Some(Uv {
                     bin,
@@ -59,7 +69,7 @@ pub fn find(store: &Store, m: &Manifest, dir: &Path) -> Option<Uv> {
                 });
             }
             Err(e) => {
-                tracing::warn!(error = %e, "the carried uv could not be unpacked; trying PATH")
+                tracing::warn!(error = %e, "the carried uv does not run on this host; trying PATH")
             }
         }
     }

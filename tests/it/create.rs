@@ -10,6 +10,7 @@ mod downloads;
 mod outputs;
 mod ranges;
 mod refusals;
+mod rehearsal;
 mod revisions;
 mod terminal;
 

@@ -91,17 +91,25 @@ pub enum HttpError {
         /// failed (the peer's bytes were not TLS, or it hung up): what a
         /// plain-HTTP server answers an `https://` URL with.
         handshake: bool,
+        /// Whether another try may connect: a timeout or a reset may pass;
+        /// a name that does not resolve or a refused connection does not
+        /// (#53: eight tries of those cost half a minute before the hint).
+        recoverable: bool,
     },
 }
 
 impl HttpError {
     /// Whether trying again may help: a dropped connection, a timeout, a
-    /// 5xx, a 429 or a 408.
+    /// 5xx but 501 (Not Implemented: the server lacks the method, and will
+    /// still lack it), a 429 or a 408.
     pub fn is_retryable(&self) -> bool {
         match self {
             HttpError::Transport { retryable, .. } => *retryable,
-            HttpError::Cut { .. } | HttpError::Unreachable { .. } => true,
-            HttpError::Status { status, .. } => *status >= 500 || *status == 429 || *status == 408,
+            HttpError::Cut { .. } => true,
+            HttpError::Unreachable { recoverable, .. } => *recoverable,
+            HttpError::Status { status, .. } => {
+                (*status >= 500 && *status != 501) || *status == 429 || *status == 408
+            }
             HttpError::Protocol { .. }
             | HttpError::BadUrl { .. }
             | HttpError::Client { .. }
@@ -136,12 +144,14 @@ impl HttpError {
                 url,
                 reason,
                 handshake,
+                recoverable,
                 ..
             } => HttpError::Unreachable {
                 url,
                 reason,
                 tries: attempts,
                 handshake,
+                recoverable,
             },
             other => other,
         }
@@ -158,6 +168,7 @@ impl HttpError {
                 reason: connect_reason(&e),
                 tries: 1,
                 handshake: failed_handshake(&e),
+                recoverable: !refused_or_unresolved(&e),
             };
         }
         HttpError::Transport {
@@ -186,6 +197,27 @@ fn failed_handshake(e: &reqwest::Error) -> bool {
         while let Some(e) = io {
             use std::io::ErrorKind::{InvalidData, UnexpectedEof};
             if matches!(e.kind(), InvalidData | UnexpectedEof) {
+                return true;
+            }
+            io = e.get_ref().and_then(|i| i.downcast_ref::<std::io::Error>());
+        }
+        src = s.source();
+    }
+    false
+}
+
+/// Whether a connection failed for good: the host name does not resolve,
+/// or the host refused the connection (nothing listens there). Neither
+/// passes by trying again within seconds.
+fn refused_or_unresolved(e: &reqwest::Error) -> bool {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if s.to_string().starts_with("dns error") {
+            return true;
+        }
+        let mut io = s.downcast_ref::<std::io::Error>();
+        while let Some(e) = io {
+            if e.kind() == std::io::ErrorKind::ConnectionRefused {
                 return true;
             }
             io = e.get_ref().and_then(|i| i.downcast_ref::<std::io::Error>());
@@ -255,7 +287,23 @@ mod tests {
             let e = client.get(url.clone()).send().await.unwrap_err();
             let e = HttpError::transport(&url, e);
             assert_eq!(e.failed_handshake(), handshake, "{port}: {e:?}");
+            // A refused connection is not tried again (#53 item 2).
+            assert_eq!(e.is_retryable(), handshake, "{port}: {e:?}");
         }
+    }
+
+    /// A name that does not resolve is not tried again either (#53 item 2).
+    #[tokio::test]
+    async fn a_name_that_does_not_resolve_is_not_retried() {
+        let url = reqwest::Url::parse("http://no-such-host.invalid/x").unwrap();
+        let e = reqwest::Client::new()
+            .get(url.clone())
+            .send()
+            .await
+            .unwrap_err();
+        let e = HttpError::transport(&url, e);
+        assert!(e.to_string().contains("does not resolve"), "{e}");
+        assert!(!e.is_retryable(), "{e:?}");
     }
 
     #[test]

@@ -46,9 +46,11 @@ pub(super) fn commit(
         // The signature and the series, before the manifest too.
         save_trust(store, staging, v, plan, &mut done)?;
         // The models' layer digests learned in the pass, so the model image
-        // is served with the bundle. Facts about bytes, true whatever
-        // happens next: never taken back; a failure to write them only
-        // means the server hashes the layers itself.
+        // is served with the bundle; taken back with the rest if the commit
+        // fails. A failure to write them only means the server hashes the
+        // layers itself.
+        let layers = crate::serve::index::models::imported_file(&v.manifest_sha256);
+        done.undo.push(StateBefore::read(store, &layers)?);
         if let Err(e) = staging.layers.save(store, &v.manifest_sha256) {
             tracing::warn!(error = %llmgw_shared::Chain(&e), "model layer digests not recorded; the server hashes them");
         }
@@ -170,14 +172,14 @@ fn save_trust(
 /// A state file as it was before the commit rewrote it, to put back if
 /// the commit fails: its bytes, or that it did not exist.
 struct StateBefore {
-    name: &'static str,
+    name: String,
     bytes: Option<Vec<u8>>,
 }
 
 impl StateBefore {
-    fn read(store: &Store, name: &'static str) -> Result<Self, StoreError> {
+    fn read(store: &Store, name: &str) -> Result<Self, StoreError> {
         Ok(Self {
-            name,
+            name: name.to_string(),
             bytes: state::read_file(store, name)?,
         })
     }
@@ -185,8 +187,8 @@ impl StateBefore {
     /// Best effort: the commit's own error is what the operator is told.
     fn restore(&self, store: &Store) {
         let _ = match &self.bytes {
-            Some(b) => state::write_file(store, self.name, b),
-            None => std::fs::remove_file(store.state_dir().join(self.name))
+            Some(b) => state::write_file(store, &self.name, b),
+            None => std::fs::remove_file(store.state_dir().join(&self.name))
                 .map_err(|e| StoreError::io(store.state_dir(), e)),
         };
     }

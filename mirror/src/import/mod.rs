@@ -186,19 +186,18 @@ pub fn import_with(
     let _lock = StoreLock::acquire(&store.lock_path(), "the import")?;
     let trusted = trust::keys(store)?;
     let (sha, plan) = plan_signed(store, bundle, expected, opts)?;
+    // A guard: the staging folder is removed when this function returns,
+    // whatever it returns (committed, held already, refused); only a killed
+    // import leaves it, for the next run to carry on from.
     let mut staging = Staging::new(store, &sha);
     staging.signature_checked = plan.looked_ahead;
     let outcome = verify::check_bundle(bundle, &sha, &trusted, &mut staging, progress)
         .and_then(|o| staging.settle().map(|()| o));
     match outcome {
-        Err(e) => {
-            staging.remove();
-            Err(e)
-        }
+        Err(e) => Err(e),
         Ok(Outcome::Stopped {
             manifest_sha256, ..
         }) => {
-            staging.remove();
             // Held already: only what the store follows may change.
             if let Some(p) = &plan.policy {
                 p.save(store)?;
@@ -209,26 +208,12 @@ pub fn import_with(
             })
         }
         Ok(Outcome::Verified(v)) => {
-            if let Err(e) = check_model_files(store, &staging, &v.manifest) {
-                staging.remove();
-                return Err(e);
-            }
+            check_model_files(store, &staging, &v.manifest)?;
             // Under the lock, so no other import slips in between.
             let unrecorded =
-                match claims::check(store, &v.manifest_sha256, &v.manifest, &v.proved.signed) {
-                    Ok(u) => u,
-                    Err(e) => {
-                        staging.remove();
-                        return Err(e.into());
-                    }
-                };
-            let (blobs_added, bytes_added) = match commit::commit(store, &staging, &v, &plan) {
-                Ok(n) => n,
-                Err(e) => {
-                    staging.remove();
-                    return Err(ImportError::Commit(e));
-                }
-            };
+                claims::check(store, &v.manifest_sha256, &v.manifest, &v.proved.signed)?;
+            let (blobs_added, bytes_added) =
+                commit::commit(store, &staging, &v, &plan).map_err(ImportError::Commit)?;
             let new_names = claims::names::Names::of(&v.manifest);
             let mut recorded = Vec::with_capacity(unrecorded.len() + 1);
             for u in unrecorded {
@@ -243,7 +228,6 @@ pub fn import_with(
             let summary = crate::store::inspect::Summary::of(&v.manifest_sha256, &v.manifest);
             let manifest_bytes = v.manifest_bytes.len() as u64;
             crate::store::summaries::record(store, &v.manifest_sha256, &summary, manifest_bytes);
-            staging.remove();
             Ok(ImportOutcome::Imported(Box::new(ImportReport {
                 manifest_sha256: v.manifest_sha256,
                 manifest: v.manifest,

@@ -5,7 +5,8 @@
 //! that hashed to its name and was synced before it got that name (it is
 //! written as `<sha256>.part` and renamed by the syncer only after both),
 //! so a later run of the same import trusts it without reading it again.
-//! Nothing here is ever served.
+//! Nothing here is ever served, and the folder is removed when the import
+//! returns (`Staging` is a guard), so no returned import leaves one.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -113,12 +114,22 @@ impl<'a> Staging<'a> {
     }
 
     /// Removes the staging folder, if any.
-    pub(super) fn remove(&mut self) {
+    fn remove(&mut self) {
         let _ = self.settle();
         if self.dir.exists() {
             let _ = std::fs::remove_dir_all(&self.dir);
             let _ = fsutil::fsync_dir(&self.store.tmp_dir());
         }
+    }
+}
+
+/// The staging folder goes with its import, whatever the import returned
+/// (its blobs are in `blobs/` once committed): only an import killed before
+/// it returns leaves one, for the next run of it to carry on from, and `mirror
+/// gc` removes one no import holds.
+impl Drop for Staging<'_> {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 

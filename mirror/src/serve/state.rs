@@ -209,8 +209,10 @@ impl AppState {
         if !self.is_ready() {
             return Readiness::Reading;
         }
-        let pending = self.pending.lock().map(|p| !p.is_empty()).unwrap_or(false);
-        if pending || self.hashing.load(Ordering::Acquire) {
+        // While a thread hashes them, not while they merely wait: a server
+        // whose index thread is held up (a hung manifest read) must not
+        // stay unready for a hash that never started.
+        if self.hashing.load(Ordering::Acquire) {
             return Readiness::HashingModels;
         }
         Readiness::Ready {

@@ -83,3 +83,40 @@ fn the_fixture_answers_scans_as_huggingface_hub_reads_them_and_create_records_th
     );
     assert_eq!(r.files.len(), 9, "a verdict for every carried file");
 }
+
+/// A Hub-compatible endpoint without `POST …/paths-info` that answers 501
+/// Not Implemented, as a plain HTTP server does for a method it lacks
+/// (#53 item 8): like 404 and 405, a warning and no verdicts, asked once,
+/// never a fatal error after eight tries.
+#[test]
+fn a_paths_info_answering_501_gives_no_verdicts_and_a_warning() {
+    let fx = fixture();
+    let path = "/api/models/acme/pickled/paths-info/".to_string() + PICKLED_COMMIT;
+    fx.faults().set(
+        path.clone(),
+        llmgw_fixture::Fault {
+            refuse: Some(llmgw_fixture::Refuse {
+                after: 0,
+                times: 100,
+                status: 501,
+            }),
+            ..Default::default()
+        },
+    );
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("b");
+    create(&fx, &d.path().join("c"), &dir, &["--model", "acme/pickled"]);
+    let m = manifest_of_dir(&dir);
+    let e = m.evidence.unwrap();
+    assert!(
+        e.repos.iter().all(|r| r.files.is_empty()),
+        "no verdicts made up: {:?}",
+        e.repos
+    );
+    let asked = fx
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with(&path))
+        .count();
+    assert_eq!(asked, 1, "501 is not tried again");
+}

@@ -261,9 +261,10 @@ fn every_decision() {
 fn a_connection_never_made_says_how_often_it_was_tried() {
     let e = HttpError::Unreachable {
         url: URL.into(),
-        reason: "connection refused".into(),
+        reason: "timed out".into(),
         tries: 1,
         handshake: false,
+        recoverable: true,
     };
     let step = next_step(at(0, 3), Event::RequestFailed(e), &rules(None));
     let Step::Fail(e) = step else {

@@ -10,7 +10,8 @@
 //!
 //! Invariant: what is recorded is what the Hub said, cleaned to fit the
 //! manifest's checks (words for statuses, bounded text without control
-//! characters); an endpoint without `paths-info` (404, 405) gives no
+//! characters); an endpoint without `paths-info` (404, 405, or 501 Not
+//! Implemented, as a plain HTTP server answers a method it lacks) gives no
 //! verdicts and a warning, never made-up ones.
 
 use llmgw_shared::manifest::{FileScan, MAX_EVIDENCE_ITEMS, PickleImport, ScannerVerdict};
@@ -124,7 +125,8 @@ pub(super) async fn scans(
         let body = match http.post_form_small(&url, &form, MAX_PAGE).await {
             Ok(b) => b,
             Err(HttpError::Status {
-                status: 404 | 405, ..
+                status: 404 | 405 | 501,
+                ..
             }) => {
                 tracing::warn!(
                     "{}: {url} is not answered (the endpoint has no paths-info); the bundle \

@@ -89,10 +89,25 @@ fn span(secs: u64) -> String {
 /// The block a node copies: exactly what `llmgw mirror env` and `/-/env`
 /// say (one function decides every line: [`node_env`]), so the page never
 /// names an environment's index by chance, or one a node cannot resolve.
+/// A store of hundreds of releases gives the first [`BLOCK_RELEASES`] of
+/// them here, and says where every line is.
 pub fn use_block(ix: &Index, base: &str) -> String {
-    let text = node_env(&Holds::of_index(ix), base).to_shell();
+    let mut env = node_env(&Holds::of_index(ix), base);
+    let releases = env.releases.len();
+    env.releases.truncate(BLOCK_RELEASES);
+    let mut text = env.to_shell();
+    if releases > BLOCK_RELEASES {
+        let _ = writeln!(
+            text,
+            "# … and {} more releases: `llmgw mirror env` or {base}/-/env gives every line",
+            releases - BLOCK_RELEASES
+        );
+    }
     format!("<h2>Use this mirror</h2>{}", copy_block(&text))
 }
+
+/// The releases the front page's block names (the list below has them all).
+const BLOCK_RELEASES: usize = 3;
 
 /// The bundles held, newest import first, the rows `view` shows.
 pub fn bundles(ix: &Index, view: View) -> String {

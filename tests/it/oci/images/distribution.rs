@@ -183,6 +183,17 @@ fn one_blob_named_as_a_config_and_as_the_empty_descriptor_imports() {
     assert_eq!(m.format_version, 5);
     let store = dir.path().join("store");
     ok(&import(&out, &sha, &store));
+    // A node pulls it whole from the mirror: every manifest, every blob.
+    let report = ok(&llmgw()
+        .args(["bundle", "rehearse", "--sha256", &sha])
+        .arg(&out)
+        .output()
+        .unwrap());
+    assert!(
+        report.contains(&format!("ok   image    {}/{REPO}:v1@sha256:", reg.host)),
+        "{report}"
+    );
+    assert!(report.contains(" 0 failed"), "{report}");
 }
 
 #[test]
