@@ -144,7 +144,7 @@ async fn ready(mirror: &Mirror, wait: Duration) -> Result<(), RehearseError> {
             Ok(a) => last = a.describe(),
             Err(e) => last = e,
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Err(RehearseError::NotReady {
         seconds: wait.as_secs(),
