@@ -172,6 +172,17 @@ fn check_model_files(
     model_files::check(rule, m, &read)
 }
 
+/// Clears what stopped processes left in `tmp/` (a state file a `kill -9`
+/// caught between its write and its rename; see
+/// [`crate::store::leftovers`]) before this import stages. A leftover that
+/// cannot be removed only stays for `gc` to name: the import goes on.
+pub(crate) fn sweep_leftovers(store: &Store, lock: &StoreLock) {
+    use crate::store::leftovers::{Sweeper, sweep};
+    if let Err(e) = sweep(store, lock, Sweeper::Import, false) {
+        tracing::warn!(error = %llmgw_shared::Chain(&e), "cannot clear a leftover in the store's tmp/; `llmgw mirror gc` will");
+    }
+}
+
 /// Imports the bundle at `bundle` into `store`. `expected_sha256` is the
 /// manifest hash carried apart; without it the bundle must be signed by a
 /// key the store trusts for bundles.
@@ -183,7 +194,8 @@ pub fn import_with(
     progress: &dyn Progress,
 ) -> Result<ImportOutcome, ImportError> {
     store.create_dirs()?;
-    let _lock = StoreLock::acquire(&store.lock_path(), "the import")?;
+    let lock = StoreLock::acquire(&store.lock_path(), "the import")?;
+    sweep_leftovers(store, &lock);
     let trusted = trust::keys(store)?;
     let (sha, plan) = plan_signed(store, bundle, expected, opts)?;
     // A guard: the staging folder is removed when this function returns,

@@ -20,7 +20,7 @@ use http::{HeaderMap, Method};
 use http_body::{Frame, SizeHint};
 
 use super::files::{blob_body, not_modified, sized, unsatisfiable, window, with_byte_headers};
-use super::index::Blob;
+use super::index::{Blob, Index};
 use crate::store::Store;
 
 /// One part of the bytes sent.
@@ -69,6 +69,7 @@ pub fn slices(lens: &[u64], start: u64, len: u64) -> Vec<(usize, u64, u64)> {
 /// Answers a GET or HEAD for bytes made of `reply.parts`.
 pub async fn serve_parts(
     store: &Store,
+    index: &Index,
     method: &Method,
     req: &HeaderMap,
     reply: PartsReply<'_>,
@@ -95,7 +96,7 @@ pub async fn serve_parts(
         for (i, off, n) in slices(&lens, start, len) {
             bodies.push_back(match &parts[i] {
                 Part::Memory(b) => Body::from(b.slice(off as usize..(off + n) as usize)),
-                Part::Blob(blob) => match blob_body(store, blob, off, n).await {
+                Part::Blob(blob) => match blob_body(store, index, blob, off, n).await {
                     Ok(b) => b,
                     Err(e) => return e.into_response(),
                 },

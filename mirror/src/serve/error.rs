@@ -336,6 +336,13 @@ pub enum BlobError {
         #[source]
         source: io::Error,
     },
+    /// The blob's file is gone and a bundle the index holds was removed
+    /// since: the blob went with it (see `files::removed_since`).
+    #[error(
+        "blob {sha256} is no longer held: a bundle that named it was removed from the store; \
+         list what is held with GET / or `llmgw mirror list`"
+    )]
+    NoLongerHeld { sha256: Sha256 },
     #[error(
         "blob {sha256} named by a held bundle cannot be read from object storage; \
          run `llmgw mirror verify`"
@@ -373,6 +380,10 @@ impl IntoResponse for BlobError {
                     "blob {sha256} named by a held bundle cannot be read ({source}); \
                      run `llmgw mirror verify`\n"
                 )
+            }
+            BlobError::NoLongerHeld { sha256 } => {
+                tracing::info!(blob = %sha256, "blob removed with its bundle; index not yet reloaded");
+                return text(StatusCode::NOT_FOUND, format!("{self}\n"));
             }
             BlobError::Remote { sha256, source } => {
                 let e = llmgw_shared::chain(source);
@@ -454,5 +465,18 @@ mod tests {
         let (status, body) = answer(BlobError::NoPresign);
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(body, "this store has no presigned delivery configured\n");
+    }
+
+    #[test]
+    fn a_blob_removed_with_its_bundle_is_a_404_naming_it() {
+        let sha = Sha256::of(b"x");
+        let (status, body) = answer(BlobError::NoLongerHeld {
+            sha256: sha.clone(),
+        });
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(
+            body.contains(&format!("blob {sha} is no longer held")),
+            "{body}"
+        );
     }
 }

@@ -7,6 +7,11 @@
 //! in fixed chunks with `pread` there too, one chunk ahead of hyper, and
 //! hands each chunk over without another copy, so memory per download is
 //! two chunks whatever the file's size.
+//!
+//! A blob whose file is gone while the index still names it is a 404 when
+//! the index is stale (a bundle it holds was removed since, and `gc` took
+//! the blob with it: the file is no longer held), and a 500 only when every
+//! bundle of the index is still in the store (the store is damaged).
 
 use std::fs::File;
 use std::io;
@@ -21,7 +26,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
 
 use super::error::BlobError;
-use super::index::Blob;
+use super::index::{Blob, Index};
 use super::range::RangeAsk;
 use super::respond::{empty, etag_matches, header_text};
 use crate::store::Store;
@@ -107,6 +112,7 @@ pub(super) fn not_modified(req: &HeaderMap, etag: &str, extra: &HeaderMap) -> Op
 /// Answers a GET or HEAD for a blob.
 pub async fn serve_blob(
     store: &Store,
+    index: &Index,
     method: &Method,
     req: &HeaderMap,
     reply: BlobReply<'_>,
@@ -144,7 +150,7 @@ pub async fn serve_blob(
         },
         None => match open_checked(path, blob).await {
             Ok(f) => Source::File(f),
-            Err(e) => return e.into_response(),
+            Err(e) => return removed_since(store, index, e).await.into_response(),
         },
     };
 
@@ -253,6 +259,7 @@ async fn cached(s3: &crate::store::s3::S3Blobs, blob: &Blob, fill: bool) -> Opti
 /// response, not a body cut short.
 pub async fn blob_body(
     store: &Store,
+    index: &Index,
     blob: &Blob,
     start: u64,
     len: u64,
@@ -262,10 +269,10 @@ pub async fn blob_body(
             Some(f) => Ok(Body::new(FileBody::new(f, start, len))),
             None => remote_body(s3, blob, start, len).await,
         },
-        None => {
-            let f = open_checked(store.blob_file(&blob.sha256), blob).await?;
-            Ok(Body::new(FileBody::new(f, start, len)))
-        }
+        None => match open_checked(store.blob_file(&blob.sha256), blob).await {
+            Ok(f) => Ok(Body::new(FileBody::new(f, start, len))),
+            Err(e) => Err(removed_since(store, index, e).await),
+        },
     }
 }
 
@@ -313,6 +320,38 @@ async fn open_checked(path: std::path::PathBuf, blob: &Blob) -> Result<File, Blo
             sha256: blob.sha256.clone(),
             source,
         }),
+    }
+}
+
+/// `e`, or [`BlobError::NoLongerHeld`] when `e` is a missing file and the
+/// index is stale: a bundle it holds is no longer in the store (`mirror
+/// remove`, then `gc` took the blob), which the refresh thread has not seen
+/// yet. Only looked at on that error, on the blocking pool: a `stat` per
+/// bundle of the index.
+async fn removed_since(store: &Store, index: &Index, e: BlobError) -> BlobError {
+    let BlobError::Unreadable { sha256, source } = e else {
+        return e;
+    };
+    if source.kind() != io::ErrorKind::NotFound {
+        return BlobError::Unreadable { sha256, source };
+    }
+    let manifests: Vec<std::path::PathBuf> = index
+        .bundles
+        .iter()
+        .filter_map(|b| llmgw_shared::BundleId::parse("bundle id", &b.id).ok())
+        .map(|id| store.bundle_file(&id))
+        .collect();
+    let stale = tokio::task::spawn_blocking(move || {
+        manifests
+            .iter()
+            .any(|m| matches!(m.try_exists(), Ok(false)))
+    })
+    .await
+    .unwrap_or(false);
+    if stale {
+        BlobError::NoLongerHeld { sha256 }
+    } else {
+        BlobError::Unreadable { sha256, source }
     }
 }
 

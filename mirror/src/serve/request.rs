@@ -130,6 +130,13 @@ impl Req<'_> {
             content_type,
             extra,
         };
-        serve_blob(&self.state.store, self.method, self.headers, reply).await
+        serve_blob(
+            &self.state.store,
+            &self.index,
+            self.method,
+            self.headers,
+            reply,
+        )
+        .await
     }
 }

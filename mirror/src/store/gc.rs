@@ -49,7 +49,8 @@ pub struct GcReport {
     pub staging_removed: Vec<PathBuf>,
     /// Volume imports in progress (`tmp/import-<sha>/` with its
     /// `volumes.json`): kept, so the volumes already taken in need not be
-    /// read again.
+    /// read again; and a state file a live process is writing
+    /// (`tmp/state-<name>-<pid>`, see [`super::leftovers`]).
     pub staging_kept: Vec<PathBuf>,
     /// Blobs no manifest names, kept because they are younger than the
     /// grace period (a store in a bucket only).
@@ -76,7 +77,7 @@ pub struct GcOptions {
 /// store lock; a store in a bucket is collected inside its session, which
 /// holds its lock object and copied its manifests into the folder.
 pub fn gc(store: &Store, opts: GcOptions) -> Result<GcReport, StoreError> {
-    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror gc`")?;
+    let lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror gc`")?;
     let (keep, mut report) = named_blobs(store, opts.dry_run)?;
     let blobs = store.published();
     for (sha, meta) in blobs.list_blobs()? {
@@ -102,7 +103,7 @@ pub fn gc(store: &Store, opts: GcOptions) -> Result<GcReport, StoreError> {
         report.blobs_removed.push(blobs.blob_location(&sha).into());
     }
     if !store.shared_blobs() {
-        sweep_folder(store, opts.dry_run, &mut report)?;
+        sweep_folder(store, &lock, opts.dry_run, &mut report)?;
     }
     Ok(report)
 }
@@ -129,10 +130,16 @@ fn named_blobs(
 /// The store folder's own leftovers, where the folder is the store: what
 /// lies under `blobs/` but is no blob (a misfiled name, a link), and the
 /// staging in `tmp/` of imports that stopped (not a volume import in
-/// progress, which several runs add to). A bucket store's work folder is
+/// progress, which several runs add to, nor what a live process is
+/// writing: [`super::leftovers`]). A bucket store's work folder is
 /// left alone: its `blobs/` holds what a stopped publish still has to send
 /// up, and its staging what a stopped import resumes from.
-fn sweep_folder(store: &Store, dry_run: bool, report: &mut GcReport) -> Result<(), StoreError> {
+fn sweep_folder(
+    store: &Store,
+    lock: &StoreLock,
+    dry_run: bool,
+    report: &mut GcReport,
+) -> Result<(), StoreError> {
     let mut dirs = BTreeSet::new();
     for file in store.blob_files()? {
         let path = file.path;
@@ -165,25 +172,9 @@ fn sweep_folder(store: &Store, dry_run: bool, report: &mut GcReport) -> Result<(
     for d in &dirs {
         fsutil::fsync_dir(d)?;
     }
-    let tmp = store.tmp_dir();
-    if let Ok(entries) = std::fs::read_dir(&tmp) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if super::layout::volume_import_in_progress(&path) {
-                report.staging_kept.push(path);
-                continue;
-            }
-            if !dry_run {
-                let r = if path.is_dir() {
-                    std::fs::remove_dir_all(&path)
-                } else {
-                    std::fs::remove_file(&path)
-                };
-                r.map_err(|e| StoreError::io(&path, e))?;
-            }
-            report.staging_removed.push(path);
-        }
-    }
+    let swept = super::leftovers::sweep(store, lock, super::leftovers::Sweeper::Gc, dry_run)?;
+    report.staging_removed.extend(swept.removed);
+    report.staging_kept.extend(swept.kept);
     Ok(())
 }
 

@@ -36,6 +36,7 @@ pub mod gc;
 pub mod have;
 pub mod inspect;
 pub mod layout;
+pub mod leftovers;
 pub mod model_files;
 pub mod new_store;
 mod own_release;

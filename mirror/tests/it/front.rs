@@ -9,7 +9,7 @@ use std::process::Command;
 use super::common::*;
 use super::pypi_kit::{self, CU13, CU129};
 use llmgw_mirror::human_bytes;
-use llmgw_shared::manifest::{Manifest, Release};
+use llmgw_shared::manifest::{HfRepo, Manifest, Release, RepoKind};
 
 /// The DOM of `url` after Chromium rendered it and ran its scripts.
 fn rendered_dom(url: &str, profile: &Path) -> String {
@@ -251,4 +251,67 @@ fn long_lists_page_on_from_the_front_page() {
     );
     let past = get(server.addr, "/-/releases?page=9").text();
     assert!(!past.contains(">t0"), "a page past the end lists nothing");
+}
+
+/// Every `href` of a page, HTML-unescaped, as a browser reads them.
+fn hrefs(html: &str) -> Vec<String> {
+    html.split("href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('"'))
+        .map(|(h, _)| h.replace("&amp;", "&"))
+        .collect()
+}
+
+/// A file whose name holds `?`, `#`, `%`, `+` and a space, in a held Hub
+/// repository: the front page links to the repository's list, the list
+/// links to the file, and following each link as a browser does (the
+/// fragment stays in the browser) answers 200 with the file's bytes.
+#[test]
+fn links_to_files_with_url_characters_in_their_names_answer_the_file() {
+    let (_keep, store, _) = store_with_main_bundle();
+    let odd = ["q?x=1#frag.txt", "dir/a b+c%20.txt"];
+    let mut m = Manifest::new(vec!["amd64".into()], 1_780_000_000);
+    let bodies: Vec<Vec<u8>> = (0..odd.len()).map(|i| bytes(40 + i as u8, 64)).collect();
+    m.repos.push(HfRepo {
+        kind: RepoKind::Model,
+        id: "acme/odd".parse().unwrap(),
+        revision: "main".into(),
+        ref_kind: None,
+        commit: COMMIT2.into(),
+        patterns: vec![],
+        files: odd
+            .iter()
+            .zip(&bodies)
+            .map(|(p, b)| hf_file(p, b, false))
+            .collect(),
+    });
+    let refs: Vec<&[u8]> = bodies.iter().map(|b| b.as_slice()).collect();
+    import(&store, &m, &refs);
+    let server = serve(&store);
+    let front = get(server.addr, "/").text();
+    let list = hrefs(&front)
+        .into_iter()
+        .find(|h| h.starts_with("/-/models/acme/odd"))
+        .unwrap_or_else(|| panic!("the front page links no acme/odd:\n{front}"));
+    let page = get(server.addr, &list);
+    assert_eq!(page.status, 200, "{list}");
+    let page = page.text();
+    let links = hrefs(&page);
+    for (name, body) in odd.iter().zip(&bodies) {
+        let shown = format!(">{}</a>", name.replace('&', "&amp;"));
+        let at = page
+            .find(&shown)
+            .unwrap_or_else(|| panic!("{name} not listed:\n{page}"));
+        let link = links
+            .iter()
+            .find(|h| page[..at].ends_with(&format!("{}\"", h.replace('&', "&amp;"))))
+            .unwrap_or_else(|| panic!("no link to {name}:\n{page}"));
+        let sent = link.split('#').next().unwrap_or_default();
+        let reply = raw(server.addr, "GET", sent.as_bytes(), &[]);
+        assert_eq!(reply.status, 200, "{name}: the link {link} answers");
+        assert_eq!(
+            &reply.body, body,
+            "{name}: the link {link} answers other bytes"
+        );
+    }
 }

@@ -19,6 +19,7 @@ mod pypi;
 mod pypi_clients;
 mod pypi_kit;
 mod readiness;
+mod removal;
 mod router;
 mod site_lock;
 mod traversal;

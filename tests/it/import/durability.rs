@@ -313,3 +313,56 @@ fn held_blobs(store: &Path) -> usize {
     dirs.map(|d| std::fs::read_dir(d.unwrap().path()).unwrap().count())
         .sum()
 }
+
+/// What a `kill -9` leaves in `STORE/tmp/` outside an import's staging —
+/// a state file caught between its write and its rename, named by the
+/// killed process's pid, which no rerun writes again — is cleared by the
+/// next import; the same file of a live writer (a serving mirror saving
+/// its misses) is kept, by the import and by `mirror gc`, until its writer
+/// is gone.
+#[test]
+fn the_next_import_and_gc_clear_tmp_leftovers_no_live_process_holds() {
+    let env = Env::new();
+    let kit = good_kit(&env.key);
+    let sha = kit.sha256();
+    let bundle = env.path("good.tar.zst");
+    write_tar_zst(&bundle, &kit.entries());
+    let tmp = env.store.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = tmp.join(format!("state-imports.json-{}", gone.id()));
+    gone.wait().unwrap();
+    let mut writer = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let live = tmp.join(format!("state-misses.json-{}", writer.id()));
+    std::fs::write(&dead, b"{}").unwrap();
+    std::fs::write(&live, b"{}").unwrap();
+
+    let o = env.import(&bundle, &sha);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !dead.exists(),
+        "the killed writer's state file stayed in tmp/"
+    );
+    assert!(
+        live.exists(),
+        "the import removed a live writer's state file"
+    );
+    let gc = |dry: bool| {
+        let mut args = vec!["mirror", "gc", "--store", s(&env.store)];
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = llmgw().args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    gc(false);
+    assert!(live.exists(), "gc removed a live writer's state file");
+    let _ = writer.kill();
+    let _ = writer.wait();
+    gc(false);
+    assert!(!live.exists(), "gc kept a dead writer's state file");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+}

@@ -125,6 +125,7 @@ pub fn import_volumes(
 ) -> Result<VolumesOutcome, ImportError> {
     store.create_dirs()?;
     let lock = StoreLock::acquire(&store.lock_path(), "the import")?;
+    import::sweep_leftovers(store, &lock);
     let first = paths.first().ok_or(ImportError::NoVolume)?;
     // The signature (and series, expiry) is checked before anything is staged.
     let (digest, _plan) = import::plan_signed(store, first, expected, opts)?;

@@ -4,7 +4,9 @@
 //!
 //! Invariant: a list shows the files the index holds for that name and
 //! revision, with links to the routes that serve them, every string
-//! escaped.
+//! escaped, and every path segment of every link percent-encoded
+//! ([`llmgw_shared::url`]), so a file named `q?x=1#frag.txt` links to
+//! itself and not to a query or a fragment.
 
 use super::Outcome;
 use super::html::{esc, table};
@@ -12,7 +14,7 @@ use super::view::View;
 use crate::serve::index::HubRepo;
 use crate::serve::index::pypi::PyEnv;
 use crate::store::inspect::human_bytes;
-use llmgw_shared::url::encode_segment;
+use llmgw_shared::url::{encode_path, encode_segment};
 
 /// A repository's files at `rev` (else its default revision).
 pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, view: View) -> Outcome {
@@ -36,7 +38,12 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, view: 
     let rows: Vec<Vec<String>> = view
         .window(files.iter())
         .map(|f| {
-            let url = format!("/{prefix}{}/resolve/{}/{}", repo.id, snap.commit, f.path);
+            let url = format!(
+                "/{prefix}{}/resolve/{}/{}",
+                encode_path(&repo.id),
+                encode_segment(&snap.commit),
+                encode_path(f.path)
+            );
             vec![
                 format!("<a href=\"{}\">{}</a>", esc(&url), esc(f.path)),
                 esc(&human_bytes(f.blob.size)),
@@ -51,8 +58,12 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, view: 
         .map(|(n, _)| esc(n))
         .collect();
     let path = match rev {
-        Some(rev) => format!("/-/{plural}/{}?rev={}", repo.id, encode_segment(rev)),
-        None => format!("/-/{plural}/{}", repo.id),
+        Some(rev) => format!(
+            "/-/{plural}/{}?rev={}",
+            encode_path(&repo.id),
+            encode_segment(rev)
+        ),
+        None => format!("/-/{plural}/{}", encode_path(&repo.id)),
     };
     let body = format!(
         "<p><a href=\"/\">mirror</a></p><h1>{}</h1><p>commit <code>{}</code> {}</p>\
@@ -75,7 +86,11 @@ pub(super) fn env_files(env: &PyEnv, view: View) -> Outcome {
     let rows: Vec<Vec<String>> = view
         .window(env.files.values())
         .map(|f| {
-            let url = format!("/pypi/{}/files/{}", env.name, f.filename);
+            let url = format!(
+                "/pypi/{}/files/{}",
+                encode_segment(&env.name),
+                encode_segment(&f.filename)
+            );
             vec![
                 format!("<a href=\"{}\">{}</a>", esc(&url), esc(&f.filename)),
                 esc(&f.project),
@@ -89,7 +104,7 @@ pub(super) fn env_files(env: &PyEnv, view: View) -> Outcome {
         .as_deref()
         .map(|n| format!("<p>{}</p>", esc(n)))
         .unwrap_or_default();
-    let path = format!("/-/pypi/{}", env.name);
+    let path = format!("/-/pypi/{}", encode_segment(&env.name));
     let body = format!(
         "<p><a href=\"/\">mirror</a></p><h1>{}</h1>{note}<p>{} · python {} · {}</p>\
          <h2>Files ({})</h2>{}{}",

@@ -4,11 +4,13 @@
 //!
 //! Invariant: every value shown comes from the index (what the held
 //! manifests say, in the store's trusted order) or the server's own state,
-//! and goes through [`esc`]; a section lists what is held and nothing else.
+//! and goes through [`esc`]; every path segment of a link is
+//! percent-encoded first; a section lists what is held and nothing else.
 
 use std::fmt::Write as _;
 
 use llmgw_shared::manifest::RepoKind;
+use llmgw_shared::url::{encode_path, encode_segment};
 
 use super::html::{copy_block, esc, table};
 use super::view::View;
@@ -165,7 +167,11 @@ pub fn releases(ix: &Index, base: &str, view: View) -> String {
         .window(ix.releases.values())
         .map(|r| {
             let bytes: u64 = r.assets.values().map(|a| a.blob.size).sum();
-            let api = format!("{base}/api/v3/repos/{}/releases/tags/{}", r.repo, r.tag);
+            let api = format!(
+                "{base}/api/v3/repos/{}/releases/tags/{}",
+                encode_path(&r.repo),
+                encode_segment(&r.tag)
+            );
             vec![
                 esc(&r.repo),
                 format!("<a href=\"{}\">{}</a>", esc(&api), esc(&r.tag)),
@@ -219,7 +225,11 @@ pub fn repos(ix: &Index, view: View) -> String {
             let files = r.default_snapshot().map_or(0, |s| s.files().count());
             vec![
                 esc(kind.trim_end_matches('s')),
-                format!("<a href=\"/-/{kind}/{0}\">{0}</a>", esc(&r.id)),
+                format!(
+                    "<a href=\"/-/{kind}/{}\">{}</a>",
+                    esc(&encode_path(&r.id)),
+                    esc(&r.id)
+                ),
                 refs(false),
                 refs(true),
                 r.snapshots.len().to_string(),
@@ -245,14 +255,18 @@ pub fn envs(ix: &Index, base: &str, view: View) -> String {
         .window(ix.pypi.envs())
         .map(|e| {
             vec![
-                format!("<a href=\"/-/pypi/{0}\">{0}</a>", esc(&e.name)),
+                format!(
+                    "<a href=\"/-/pypi/{}\">{}</a>",
+                    esc(&encode_segment(&e.name)),
+                    esc(&e.name)
+                ),
                 esc(&e.arch),
                 esc(&e.python),
                 e.files.len().to_string(),
                 esc(&human_bytes(e.bytes)),
                 format!(
                     "<code>{}</code>",
-                    esc(&format!("{base}/pypi/{}/simple", e.name))
+                    esc(&format!("{base}/pypi/{}/simple", encode_segment(&e.name)))
                 ),
             ]
         })

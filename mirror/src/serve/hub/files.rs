@@ -58,6 +58,7 @@ async fn resolve_file(
     extra.insert("x-linked-size", HeaderValue::from(file.blob.size));
     Ok(serve_blob(
         &req.state.store,
+        &req.index,
         req.method,
         req.headers,
         BlobReply {

@@ -45,7 +45,7 @@ pub async fn charts(req: &Req<'_>, segs: &[&str]) -> Routed {
                 content_type: "application/gzip",
                 extra: HeaderMap::new(),
             };
-            let r = serve_blob(&req.state.store, req.method, req.headers, reply).await;
+            let r = serve_blob(&req.state.store, &req.index, req.method, req.headers, reply).await;
             (Route::ChartsPackage, r)
         }
         _ => (

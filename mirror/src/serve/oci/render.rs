@@ -101,6 +101,7 @@ async fn stored(req: &Req<'_>, blob: &Blob, content_type: &str) -> Response {
     extra.insert("docker-content-digest", header_text(&digest));
     serve_blob(
         &req.state.store,
+        &req.index,
         req.method,
         req.headers,
         BlobReply {
@@ -133,6 +134,7 @@ async fn made_bytes(req: &Req<'_>, repo: &OciRepo, made: &Made, sha: &Sha256) ->
     };
     serve_parts(
         &req.state.store,
+        &req.index,
         req.method,
         req.headers,
         PartsReply {
