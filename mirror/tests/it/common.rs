@@ -240,9 +240,20 @@ pub fn serve_with(cfg: ServeConfig) -> Server {
         addr,
         url,
     };
-    // Wait until the store is read.
+    // Wait until the store is read, then (a little longer) until the
+    // models' layers a store written without `bundle import` leaves to the
+    // server are hashed: `/readyz` says 503 while they are (#47 item 5).
+    let state = s.running.as_ref().unwrap().state.clone();
     for _ in 0..200 {
-        if s.running.as_ref().unwrap().state.is_ready() {
+        if state.is_ready() {
+            // The hashing thread starts right after the index is published.
+            std::thread::sleep(Duration::from_millis(20));
+            for _ in 0..200 {
+                if state.readiness() != llmgw_mirror::Readiness::HashingModels {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
             return s;
         }
         std::thread::sleep(Duration::from_millis(10));
