@@ -343,7 +343,8 @@ impl DryRun {
             out.push_str(&format!(
                 "missing: {}: {}\n",
                 shown(&g.what),
-                shown(&g.reason)
+                // The reason is the operator's instruction: whole (escaped).
+                llmgw_shared::shown_message(&g.reason)
             ));
         }
         out

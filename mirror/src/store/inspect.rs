@@ -391,7 +391,9 @@ impl Summary {
             );
         }
         for g in &self.gaps {
-            let _ = writeln!(s, "  gap: {} ({})", shown(&g.what), shown(&g.reason));
+            // The reason is the operator's instruction: whole (escaped).
+            let reason = llmgw_shared::shown_message(&g.reason);
+            let _ = writeln!(s, "  gap: {} ({reason})", shown(&g.what));
         }
         if let Some(d) = &self.delta {
             let bases = if d.bases.is_empty() {

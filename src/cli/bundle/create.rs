@@ -372,7 +372,11 @@ fn tell(report: &CreateReport) {
             report.gaps.len()
         );
         for g in &report.gaps {
-            eprintln!("  missing: {}: {}", g.what, g.reason);
+            eprintln!(
+                "  missing: {}: {}",
+                llmgw_shared::shown(&g.what),
+                llmgw_shared::shown_message(&g.reason)
+            );
         }
     }
     if report.prerequisites > 0 {

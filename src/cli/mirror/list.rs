@@ -48,7 +48,9 @@ pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
         for s in &summaries {
             out.push_str(&s.to_text());
         }
-        out.push_str(&format!("{} bundles held\n", summaries.len()));
+        let n = summaries.len();
+        let noun = if n == 1 { "bundle" } else { "bundles" };
+        out.push_str(&format!("{n} {noun} held\n"));
         print(&out)?;
     }
     if damaged.is_empty() {

@@ -53,7 +53,7 @@ fn list_shows_the_rest_and_names_a_damaged_manifest() {
         "{}",
         stdout(&o)
     );
-    assert!(stdout(&o).contains("1 bundles held"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 bundle held"), "{}", stdout(&o));
     let err = stderr(&o);
     assert!(err.contains(&format!("DAMAGED bundle {id}")), "{err}");
     assert!(err.contains("import each again to repair it"), "{err}");
