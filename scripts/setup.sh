@@ -50,7 +50,7 @@ would() {
 if [ "$mode" = demo ]; then
   apt_packages=(curl tar zstd)
 else
-  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium skopeo containerd runc docker-registry busybox-static ca-certificates binutils iproute2 linux-perf valgrind)
+  apt_packages=(minisign nginx wrk curl tar zstd hyperfine shellcheck gh dosfstools mtools xorriso groff-base man-db chromium skopeo containerd runc docker-registry busybox-static ca-certificates binutils iproute2 linux-perf valgrind time)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -2,7 +2,6 @@
 //! half a gigabyte, and small files that are not small (`/dev/zero`).
 
 use std::io::Write;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -34,20 +33,35 @@ fn huge_extension_header(path: &Path, kind: u8, kit: &Kit) {
 /// one process, from wait4's rusage.
 #[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
 fn run_measured(args: &[&str], dir: &Path) -> (Option<i32>, String, i64) {
+    // GNU time starts llmgw and reports its peak RSS: measured through our
+    // own wait4, a child spawned by this (large, multi-test) process counts
+    // this process's size at the spawn in its peak.
     let err_path = dir.join("stderr.txt");
-    let child = llmgw()
+    let rss_path = dir.join("rss.txt");
+    let status = std::process::Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&rss_path)
+        .arg(crate::bundle_kit::llmgw_path())
         .args(args)
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_ENDPOINT")
+        .env_remove("LLMGW_STORE")
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
-    let status = std::process::ExitStatus::from_raw(status);
+        .status()
+        .expect("GNU time (/usr/bin/time, Debian's time package)");
     let err = std::fs::read_to_string(&err_path).unwrap();
-    (status.code(), err, usage.ru_maxrss)
+    let rss = std::fs::read_to_string(&rss_path).unwrap();
+    let kib = rss
+        .lines()
+        .last()
+        .unwrap_or("")
+        .trim()
+        .parse()
+        .unwrap_or(i64::MAX);
+    (status.code(), err, kib)
 }
 
 /// The probe's case: import and inspect held 1.8 GB and printed 512 MiB of
