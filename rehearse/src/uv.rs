@@ -21,32 +21,27 @@ pub struct Uv {
     pub from: String,
 }
 
-/// This host's architecture as the manifest names it.
+/// This host's architecture as the manifest names it (the recipe table's
+/// spelling of `uname -m`).
 pub fn host_arch() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        other => other,
-    }
+    llmgw_shared::recipe::go_arch_name(std::env::consts::ARCH).unwrap_or(std::env::consts::ARCH)
 }
 
 /// The uv the bundle carries for this host, unpacked into `dir`; else uv
 /// on `PATH`; none when neither is there.
 pub fn find(store: &Store, m: &Manifest, dir: &Path) -> Option<Uv> {
-    let triple = match host_arch() {
-        "amd64" => "x86_64",
-        "arm64" => "aarch64",
-        _ => "",
-    };
-    let asset_name = format!("uv-{triple}-unknown-linux-gnu.tar.gz");
+    // The archive for this host is the recipe table's (uv has one per
+    // architecture, whatever its version).
     let carried = m
         .releases
         .iter()
         .filter(|r| r.engine == "uv")
         .find_map(|r| {
+            let builds = llmgw_shared::recipe::builds("uv", &r.version, host_arch()).ok()?;
+            let names: Vec<&String> = builds.iter().flat_map(|b| &b.assets).collect();
             r.assets
                 .iter()
-                .find(|a| a.name == asset_name)
+                .find(|a| names.contains(&&a.name))
                 .map(|a| (r, a))
         });
     if let Some((r, asset)) = carried {
@@ -105,4 +100,67 @@ fn unpack(archive: &Path, to: &Path) -> std::io::Result<()> {
         std::io::ErrorKind::NotFound,
         format!("{} holds no file named uv", archive.display()),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmgw_shared::manifest::{Asset, Release};
+
+    /// A `.tar.gz` holding `dir/uv` with `body`.
+    fn archive(body: &[u8]) -> Vec<u8> {
+        let mut b = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_mode(0o755);
+        h.set_cksum();
+        b.append_data(&mut h, "uv-dir/uv", body).unwrap();
+        b.into_inner().unwrap().finish().unwrap()
+    }
+
+    /// The carried uv of this host's archive is unpacked and used when it
+    /// runs; one that does not run is passed over for the one on PATH.
+    #[test]
+    fn the_carried_uv_is_used_when_it_runs() {
+        let name =
+            &llmgw_shared::recipe::builds("uv", "0.12.20", host_arch()).unwrap()[0].assets[0];
+        for (body, carried) in [
+            (&b"#!/bin/sh\nexit 0\n"[..], true),
+            (&b"\x7fELF not really"[..], false),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::at(dir.path().join("store"));
+            let bytes = archive(body);
+            let sha = llmgw_shared::Sha256::of(&bytes);
+            let blob = store.blob_file(&sha);
+            std::fs::create_dir_all(blob.parent().unwrap()).unwrap();
+            std::fs::write(&blob, &bytes).unwrap();
+            let mut m = Manifest::new(vec![host_arch().into()], 0);
+            m.releases.push(Release {
+                repo: "astral-sh/uv".parse().unwrap(),
+                tag: "0.12.20".into(),
+                engine: "uv".into(),
+                version: "0.12.20".into(),
+                builds: vec![],
+                assets: vec![Asset {
+                    name: name.clone(),
+                    size: bytes.len() as u64,
+                    sha256: sha,
+                    publisher_digests: vec![],
+                    content_type: None,
+                }],
+                signature: None,
+            });
+            let found = find(&store, &m, dir.path());
+            let from = found.map(|u| u.from).unwrap_or_default();
+            assert_eq!(
+                from.starts_with("the carried uv 0.12.20"),
+                carried,
+                "{from}"
+            );
+        }
+    }
 }
