@@ -339,3 +339,34 @@ fn one_run_at_a_time() {
     drop(first);
     assert!(TempBundle::open(&out, false).is_ok());
 }
+
+/// A bundle the check before publishing refuses is moved to `OUT.refused`
+/// (an older one there replaced), never to `--out`; the error says where
+/// and carries the check's reason.
+#[test]
+fn a_bundle_the_check_refuses_is_kept_aside_not_published() {
+    let d = tempfile::tempdir().unwrap();
+    let bl = blobs(d.path());
+    let out = d.path().join("b");
+    let refused = d.path().join("b.refused");
+    fs::create_dir_all(refused.join("old")).unwrap();
+    let check = |path: &Path| -> Result<(), super::CheckError> {
+        assert!(
+            path.join("manifest.json").is_file(),
+            "checked before the rename"
+        );
+        Err("image acme/app: blob 00 is carried, but no manifest names it".into())
+    };
+    let err = write_dir_bundle(&out, b"{}\n", None, &bl, Some(&check)).unwrap_err();
+    let text = llmgw_shared::chain(&err);
+    assert!(
+        text.contains("would be refused at import")
+            && text.contains(&format!("kept at {}", refused.display()))
+            && text.ends_with("no manifest names it"),
+        "{text}"
+    );
+    assert!(!out.exists());
+    assert!(!temp_name(&out).exists());
+    assert_eq!(fs::read(refused.join("manifest.json")).unwrap(), b"{}\n");
+    assert!(!refused.join("old").exists(), "the older one was replaced");
+}

@@ -40,6 +40,29 @@ fn a_glob_that_matched_nothing_fails_the_rehearsal_with_its_fix() {
     assert!(err.contains("a node would fail with it"), "{err}");
     assert!(out.exists(), "the bundle stays at --out");
 
+    // A --trust file that is no key is refused naming it, before anything
+    // is imported or served.
+    let not_a_key = tmp.path().join("not-a-key.pub");
+    std::fs::write(&not_a_key, "untrusted\u{1b}[31m text\n").unwrap();
+    let o = crate::bundle_kit::llmgw()
+        .args(["bundle", "rehearse", "--no-namespace", "--sha256"])
+        .arg(tmp.path().join("b.tar.sha256"))
+        .arg(&out)
+        .arg("--trust")
+        .arg(&not_a_key)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("--trust {}", not_a_key.display())),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "the file's text is never printed raw: {err}"
+    );
+
     // The same request with a glob that matches: the rehearsal passes.
     let out2 = tmp.path().join("c.tar");
     let mut c = create(&fx, tmp.path());
