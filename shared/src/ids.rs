@@ -245,6 +245,16 @@ hex_id!(
     "git object id"
 );
 
+hex_id!(
+    /// A file's Xet hash, as the Hub lists it (`xetHash`, `X-Xet-Hash`):
+    /// the Merkle hash of the file's content-defined chunks, spelt as
+    /// Hugging Face's `MerkleHash::hex` spells it (64 lower-case hex
+    /// digits, each 8-byte word little-endian), so it is compared as text.
+    XetHash,
+    64,
+    "Xet hash"
+);
+
 impl Sha256 {
     /// The sha256 of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {

@@ -25,6 +25,7 @@ mod sums;
 mod time;
 pub mod url;
 mod want;
+pub mod xet;
 
 // The face: the vocabulary both sides share is public by module (`manifest`,
 // `recipe`, `signing`, `parity`, `progress`, `url`); the helpers are private, and what the other
@@ -35,7 +36,7 @@ pub use digest::{
 };
 pub use git::{TreeItem, tree_oid};
 pub use have::{HaveList, HeldSeries, MAX_LIST_BYTES, NeedList, blob_uses};
-pub use ids::{BadHex, BundleId, GitOid, RepoId, Sha256};
+pub use ids::{BadHex, BundleId, GitOid, RepoId, Sha256, XetHash};
 pub use names::{
     UnsafeName, check_file_name, check_ref_name, check_relative_path, check_repo_id, is_sha1_hex,
     is_sha256_hex, pep503_normalize, repo_key,
