@@ -54,6 +54,14 @@ pub(super) fn commit(
         if let Err(e) = staging.layers.save(store, &v.manifest_sha256) {
             tracing::warn!(error = %llmgw_shared::Chain(&e), "model layer digests not recorded; the server hashes them");
         }
+        // The Xet records made in the pass, so its large files are served
+        // over Xet from the first answer; taken back with the rest.
+        let undo = &mut done.undo;
+        let mut before = |name: &str| {
+            undo.push(StateBefore::read(store, name)?);
+            Ok(())
+        };
+        staging.xet.save(store, &staging.dir, &mut before)?;
         // The manifest last: this is what makes the bundle visible.
         let tmp = staging.dir.join("manifest.json");
         std::fs::create_dir_all(&staging.dir).map_err(|e| StoreError::io(&staging.dir, e))?;

@@ -53,6 +53,7 @@ mod plan;
 pub mod run;
 mod staging;
 pub mod volumes;
+mod xet;
 
 use std::path::Path;
 

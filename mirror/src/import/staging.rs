@@ -18,6 +18,7 @@ use llmgw_shared::{BundleId, Sha256};
 
 use super::ImportError;
 use super::layers::{Hashers, Layers};
+use super::xet::{XetRecords, XetSink};
 use crate::bundle::verify::{BlobSink, Target};
 use crate::fsutil;
 use crate::store::Store;
@@ -36,6 +37,8 @@ pub(super) struct Staging<'a> {
     pub(super) signature_checked: bool,
     /// The models' tar-layer digests, learned as the Hub files stream.
     pub(super) layers: Layers,
+    /// The Xet records of its LFS Hub files, made as they stream.
+    pub(super) xet: XetRecords,
 }
 
 /// A background thread that fsyncs verified staged blobs, then renames
@@ -87,6 +90,7 @@ impl<'a> Staging<'a> {
             written: Arc::default(),
             syncer: None,
             layers: Layers::default(),
+            xet: XetRecords::default(),
         }
     }
 
@@ -182,6 +186,7 @@ impl Target for Staging<'_> {
         )
         .map_err(ImportError::Prerequisites)?;
         self.layers = Layers::of(manifest);
+        self.xet = XetRecords::of(manifest);
         let tmp = self.store.tmp_dir();
         let available = fsutil::free_bytes(&tmp)?;
         if to_read > available {
@@ -216,6 +221,7 @@ impl Target for Staging<'_> {
             unflushed: 0,
             written: self.written.clone(),
             layers: self.layers.hashers(sha256),
+            xet: self.xet.hasher(sha256),
         })))
     }
 
@@ -232,6 +238,7 @@ impl Target for Staging<'_> {
                 sha256: sha256.to_string(),
             })?;
         self.layers.keep(sha256);
+        self.xet.keep(&self.dir, sha256)?;
         let job = (file, self.part_path(sha256), self.staged_path(sha256));
         let syncer = self.syncer.get_or_insert_with(Syncer::start);
         if syncer.jobs.send(job).is_err() {
@@ -259,6 +266,8 @@ struct StagedFile {
     written: Arc<Mutex<HashMap<String, File>>>,
     /// A Hub file's tar-layer hashers, fed the same bytes.
     layers: Option<Hashers>,
+    /// A large Hub file's Xet chunker, fed the same bytes.
+    xet: Option<XetSink>,
 }
 
 /// Start writing dirty pages back this often, so the final fsync waits for
@@ -278,6 +287,9 @@ impl BlobSink<ImportError> for StagedFile {
         if let Some(h) = self.layers.as_mut() {
             h.update(buf);
         }
+        if let Some(x) = self.xet.as_mut() {
+            x.update(buf);
+        }
         self.unflushed += buf.len() as u64;
         if self.unflushed >= WRITEBACK_EVERY {
             fsutil::start_writeback(file);
@@ -293,6 +305,9 @@ impl BlobSink<ImportError> for StagedFile {
         };
         if let Some(h) = self.layers.take() {
             h.finish();
+        }
+        if let Some(x) = self.xet.take() {
+            x.finish();
         }
         // Read-only once written; the sync comes once the hash is known
         // to match (see Staging::keep).

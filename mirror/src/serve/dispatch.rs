@@ -158,8 +158,11 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
     }
     // Probes and metrics above stay open: the kubelet and Prometheus
     // scrape them without the token.
+    // A Xet xorb URL the mirror signed is its own capability: the client
+    // fetches xorbs without its token, as from the Hub's storage.
     if let Some(expected) = &state.token_sha256
         && !auth::authorized(expected, &parts.headers)
+        && !super::xet::signed_xorb_url(expected, raw_path, parts.uri.query())
     {
         let mut r = respond::hub_error(
             StatusCode::UNAUTHORIZED,
@@ -230,6 +233,7 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
         ["-", "bundles", id, "sbom.cdx.json"] => {
             (Route::BundleSbom, super::sbom::sbom(r, id).await)
         }
+        ["-", "xet", rest @ ..] => super::xet::xet(r, rest).await,
         [] | [""] | ["-", ..] => super::front::answer(r, segs),
         ["v1", "index"] => {
             if r.method != Method::GET && r.method != Method::HEAD {

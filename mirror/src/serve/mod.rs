@@ -38,6 +38,7 @@ mod service;
 pub mod state;
 pub mod store_check;
 mod track;
+pub mod xet;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -49,6 +49,8 @@ pub enum Route {
     HubPathsInfo,
     HubResolve,
     HubManifests,
+    /// A Xet token and this server's content address.
+    HubXetToken,
     PypiSimple,
     PypiMetadata,
     PypiFile,
@@ -69,6 +71,12 @@ pub enum Route {
     BundleSbom,
     /// A runtime extra, `GET /extras/<host>/<path>`.
     Extras,
+    /// How to rebuild a file from xorbs, `GET /-/xet/v{1,2}/reconstructions/<hash>`.
+    XetReconstruction,
+    /// A xorb's bytes, `GET /-/xet/xorbs/<file>/<xorb>`.
+    XetXorb,
+    /// A `/-/xet/` request refused (no route, a method, a bad hash).
+    Xet,
     OciBase,
     OciCatalog,
     OciTags,
@@ -150,6 +158,7 @@ impl Route {
             Route::HubPathsInfo => "hub_paths_info",
             Route::HubResolve => "hub_resolve",
             Route::HubManifests => "hub_manifests",
+            Route::HubXetToken => "hub_xet_token",
             Route::PypiSimple => "pypi_simple",
             Route::PypiMetadata => "pypi_metadata",
             Route::PypiFile => "pypi_file",
@@ -163,6 +172,9 @@ impl Route {
             Route::Env => "env",
             Route::BundleSbom => "bundle_sbom",
             Route::Extras => "extras",
+            Route::XetReconstruction => "xet_reconstruction",
+            Route::XetXorb => "xet_xorb",
+            Route::Xet => "xet",
             Route::OciBase => "oci_base",
             Route::OciCatalog => "oci_catalog",
             Route::OciTags => "oci_tags",

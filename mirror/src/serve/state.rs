@@ -26,6 +26,7 @@ use prometheus_client::registry::Registry;
 
 use super::index::heads::{FileStamp, HeadCache, file_id};
 use super::index::models::{LayerDigests, Pending};
+use super::index::xet::XetTable;
 use super::index::{Index, Unreadable};
 use super::metrics::Metrics;
 use crate::store::Store;
@@ -372,6 +373,7 @@ impl AppState {
         };
         index.oci =
             super::index::oci::OciIndex::build(&manifests, &authority, &read, &mut watch.parsed);
+        index.xet = Arc::new(XetTable::build(store, &index, Some(&old.xet)));
         // Read under the lock, not copied: the layer thread waits one build.
         if let Ok(mut digests) = self.layer_digests.lock() {
             let held = manifests.iter().map(|h| &h.id);

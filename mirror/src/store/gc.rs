@@ -98,6 +98,7 @@ pub fn gc(store: &Store, opts: GcOptions) -> Result<GcReport, StoreError> {
         }
         if !opts.dry_run {
             blobs.delete_blob(&sha)?;
+            super::xet::remove(store, &sha);
         }
         report.bytes_removed += meta.size;
         report.blobs_removed.push(blobs.blob_location(&sha).into());

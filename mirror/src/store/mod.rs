@@ -50,6 +50,7 @@ mod state_file;
 pub mod summaries;
 pub mod trust;
 pub mod verify;
+pub mod xet;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -174,15 +174,17 @@ pub fn write_json(store: &Store, name: &str, value: &impl Serialize) -> Result<(
 /// Writes `STORE/state/<name>` whole: to a file in `STORE/tmp/`, fsynced,
 /// renamed over the old one, the folder fsynced. The only writer of
 /// `STORE/state/` (the import order here, the signed series and the
-/// policy in [`crate::store::series`]).
+/// policy in [`crate::store::series`], the Xet records in
+/// [`crate::store::xet`], whose `name` holds one folder: `xet/<sha256>`).
 pub fn write_file(store: &Store, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
-    let dir = store.state_dir();
+    let dest = store.state_dir().join(name);
+    let dir = dest.parent().map_or_else(|| store.state_dir(), Into::into);
     std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
     let tmp_dir = store.tmp_dir();
     std::fs::create_dir_all(&tmp_dir).map_err(|e| StoreError::io(&tmp_dir, e))?;
-    let tmp = tmp_dir.join(format!("state-{name}-{}", std::process::id()));
+    let flat = name.replace('/', "-");
+    let tmp = tmp_dir.join(format!("state-{flat}-{}", std::process::id()));
     fsutil::write_durable(&tmp, bytes)?;
-    let dest = dir.join(name);
     if let Err(e) = std::fs::rename(&tmp, &dest) {
         let _ = std::fs::remove_file(&tmp);
         return Err(StoreError::io(&dest, e));

@@ -130,6 +130,28 @@ impl XetRecord {
         (self.starts[to] - self.starts[from]) + CHUNK_HEADER_LEN * (to - from) as u64
     }
 
+    /// The lengths of chunks `from..to`, in order.
+    pub fn chunk_lens(&self, from: usize, to: usize) -> &[u32] {
+        &self.chunk_lens[from..to]
+    }
+
+    /// The file size and hash a record's first bytes name, without reading
+    /// the rest (an index of many files reads only this much of each);
+    /// `None` when `head` is not the start of a record this version wrote.
+    /// The record is checked whole when it is read to be served.
+    pub fn peek(head: &[u8]) -> Option<(u64, XetHash)> {
+        let mut r = Reader { bytes: head, at: 0 };
+        if r.take(8)? != MAGIC.as_slice() || r.u32()? != VERSION {
+            return None;
+        }
+        let size = r.u64()?;
+        Some((size, r.hash()?))
+    }
+
+    /// How many bytes [`XetRecord::peek`] reads: magic, version, size
+    /// and file hash.
+    pub const PEEK_LEN: usize = 8 + 4 + 8 + 32;
+
     /// The record's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut out =

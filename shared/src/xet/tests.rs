@@ -145,6 +145,11 @@ fn a_record_reads_back_only_for_its_file() {
     bad[last..].copy_from_slice(&0u32.to_le_bytes());
     assert!(XetRecord::decode(&bad, 300_000).is_err());
     assert!(XetRecord::decode(b"nonsense", 0).is_err());
+    // The head alone names the file.
+    let head = &bytes[..XetRecord::PEEK_LEN];
+    assert_eq!(XetRecord::peek(head), Some((300_000, r.file_hash.clone())));
+    assert_eq!(XetRecord::peek(&head[..head.len() - 1]), None);
+    assert_eq!(XetRecord::peek(b"LLMGWXET\x02\0\0\0"), None);
 }
 
 #[test]

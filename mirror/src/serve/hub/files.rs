@@ -56,6 +56,23 @@ async fn resolve_file(
     extra.insert("x-repo-commit", header_text(&snap.commit));
     extra.insert("x-linked-etag", header_text(&etag));
     extra.insert("x-linked-size", HeaderValue::from(file.blob.size));
+    // Held in Xet as on the Hub: `hf_xet` downloads it by its hash, from
+    // the address the token route gives.
+    if let Some(hash) = file
+        .lfs
+        .then(|| req.index.xet.hash_of(&file.blob.sha256))
+        .flatten()
+    {
+        extra.insert("x-xet-hash", header_text(hash.as_str()));
+        let plural = repo.kind.api_plural();
+        let link = format!(
+            "<{}/api/{plural}/{}/xet-read-token/{}>; rel=\"xet-auth\"",
+            req.base_url(),
+            repo.id,
+            snap.commit
+        );
+        extra.insert(http::header::LINK, header_text(&link));
+    }
     Ok(serve_blob(
         &req.state.store,
         &req.index,

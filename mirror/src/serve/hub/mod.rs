@@ -85,6 +85,7 @@ pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> R
         Some("tree") => Route::HubTree,
         Some("refs") => Route::HubRefs,
         Some("paths-info") => Route::HubPathsInfo,
+        Some("xet-read-token") => Route::HubXetToken,
         _ => return routed(Route::NotFound, Err(HubError::NotFound)),
     };
     routed(route, answer(req, route, kind, segs, form))
@@ -106,6 +107,9 @@ fn answer(
     segs: &[&str],
     form: Option<&[u8]>,
 ) -> Result<Response, HubError> {
+    if route == Route::HubXetToken {
+        return xet_token(req, kind, segs);
+    }
     let want_post = route == Route::HubPathsInfo;
     let method_ok = if want_post {
         req.method == Method::POST
@@ -194,6 +198,29 @@ fn answer(
     ))
 }
 
+/// `xet-read-token/{rev}` of a held repository and revision: see
+/// [`crate::serve::xet::token`].
+fn xet_token(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Result<Response, HubError> {
+    if req.method != Method::GET && req.method != Method::HEAD {
+        return Err(HubError::Method { allow: "GET, HEAD" });
+    }
+    let id = paths::repo_id("repository id", segs[0], segs[1])?;
+    let repo = repo(req, kind, &id)?;
+    let rev = match &segs[3..] {
+        [] => None,
+        raw => Some(revision(raw)?),
+    };
+    let held = match &rev {
+        None => repo.default_snapshot().is_some(),
+        Some(rev) => repo.resolve(rev).is_some(),
+    };
+    if !held {
+        let rev = rev.unwrap_or_else(|| "main".to_string());
+        return Err(revision_not_found(&repo.id, &rev));
+    }
+    Ok(crate::serve::xet::token(req))
+}
+
 /// `refs`: tags where the manifest says they were tags; every other name
 /// (and all of a format 1 manifest's) as a branch.
 fn refs_json(repo: &HubRepo) -> Value {
@@ -226,7 +253,7 @@ fn paths_info(req: &Req<'_>, snap: &Snapshot, form: Option<&[u8]>) -> Result<Val
         let p = p.trim_matches('/');
         check_relative_path("path", p).map_err(BadPath::from)?;
         if let Some(e) = snap.entry(p) {
-            out.push(tree_json(&e, snap, expand));
+            out.push(tree_json(&e, snap, &req.index.xet, expand));
         }
     }
     Ok(Value::Array(out))

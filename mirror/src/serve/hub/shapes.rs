@@ -7,6 +7,7 @@
 use llmgw_shared::manifest::RepoKind;
 use serde_json::{Value, json};
 
+use crate::serve::index::xet::XetTable;
 use crate::serve::index::{HubFile, HubRepo, Snapshot, TreeEntry};
 
 /// The Hub writes times with milliseconds: `2026-01-01T00:00:00.000Z`.
@@ -57,7 +58,9 @@ pub(super) fn info_json(repo: &HubRepo, snap: &Snapshot, blobs: bool) -> Value {
     v
 }
 
-pub(super) fn tree_json(entry: &TreeEntry, snap: &Snapshot, expand: bool) -> Value {
+/// A tree entry; an LFS file served over Xet gets its `xetHash`, as on
+/// the Hub.
+pub(super) fn tree_json(entry: &TreeEntry, snap: &Snapshot, xet: &XetTable, expand: bool) -> Value {
     let mut v = match entry {
         TreeEntry::Dir { path, oid } => {
             json!({"type": "directory", "oid": oid, "size": 0, "path": path})
@@ -67,6 +70,9 @@ pub(super) fn tree_json(entry: &TreeEntry, snap: &Snapshot, expand: bool) -> Val
                 json!({"type": "file", "oid": f.git_oid, "size": f.blob.size, "path": f.path});
             if f.lfs {
                 v["lfs"] = json!({"oid": f.blob.sha256, "size": f.blob.size, "pointerSize": f.pointer_size()});
+                if let Some(h) = xet.hash_of(&f.blob.sha256) {
+                    v["xetHash"] = json!(h.as_str());
+                }
             }
             v
         }

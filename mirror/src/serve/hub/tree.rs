@@ -75,7 +75,7 @@ pub fn tree(
     let mut out = Vec::new();
     let mut last = None;
     for e in entries.by_ref().take(page) {
-        out.push(tree_json(&e, snap, expand));
+        out.push(tree_json(&e, snap, &req.index.xet, expand));
         last = Some(e.path());
     }
     let next = match (last, entries.next()) {

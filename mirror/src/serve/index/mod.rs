@@ -30,6 +30,7 @@ pub mod pypi;
 pub mod referrers;
 pub mod route;
 pub mod snapshot;
+pub mod xet;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -78,6 +79,9 @@ pub struct Index {
     /// engines that fetch each; the first bundle to carry one keeps it
     /// (its bytes are pinned by the recipe table, so all agree).
     pub extras: BTreeMap<(String, String), (Blob, Vec<String>)>,
+    /// The Hub files served over Xet (built with the store at hand:
+    /// [`xet::XetTable::build`] reads the records' heads).
+    pub xet: Arc<xet::XetTable>,
 }
 
 /// A number for GitHub's `id` fields that stays the same across restarts

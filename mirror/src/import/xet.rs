@@ -1,0 +1,174 @@
+//! The Xet records of the Hub's large files, made during import's one pass:
+//! the mirror serves a file over Xet (the Hub's own transfer protocol, see
+//! [`llmgw_shared::xet`]) from its record, and the record is a function of
+//! the file's bytes, which import reads anyway. Chunking runs on a thread
+//! of its own per blob, fed copies of the bytes the check reads, so it
+//! overlaps the sha256 instead of adding to it.
+//!
+//! Only files the Hub would store in Xet get one: the LFS files of Hub
+//! repositories (the Hub answers small git files over plain HTTP only).
+//!
+//! Invariant: a record is made only for a blob whose bytes hashed to its
+//! name (the hasher is finished when its sink is, and the record kept only
+//! when the check keeps the blob), from exactly those bytes. It waits in
+//! the staging folder beside its blob (`<sha256>.xet`, so a resumed import
+//! has it too) and enters the store with the commit, before the manifest
+//! and taken back with the rest if the commit fails: a refused import
+//! leaves no record behind, and a served bundle has its records from its
+//! first answer.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use llmgw_shared::manifest::Manifest;
+use llmgw_shared::xet::{XetHasher, XetRecord};
+
+use crate::store::{Store, StoreError};
+
+/// How many buffers may wait for a blob's chunker: the check never waits
+/// for it unless it falls this far behind.
+const QUEUE: usize = 16;
+
+/// Blob sha256 -> its record, once its sink finished, before its verdict.
+type Finished = Arc<Mutex<HashMap<String, XetRecord>>>;
+
+/// What one import makes: which blobs get a record, and the records of
+/// blobs whose bytes are all read.
+#[derive(Default)]
+pub(super) struct XetRecords {
+    /// The sha256s of the bundle's LFS Hub files, and their sizes.
+    wanted: HashMap<String, u64>,
+    finished: Finished,
+}
+
+impl XetRecords {
+    /// For the LFS files of `m`'s Hub repositories.
+    pub(super) fn of(m: &Manifest) -> Self {
+        let wanted = m
+            .repos
+            .iter()
+            .flat_map(|r| &r.files)
+            .filter(|f| f.lfs)
+            .map(|f| (f.sha256.to_string(), f.size))
+            .collect();
+        Self {
+            wanted,
+            finished: Finished::default(),
+        }
+    }
+
+    /// A chunker for blob `sha256`, or none when it gets no record.
+    pub(super) fn hasher(&self, sha256: &str) -> Option<XetSink> {
+        if !self.wanted.contains_key(sha256) {
+            return None;
+        }
+        let (tx, rx) = sync_channel::<Vec<u8>>(QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("llmgw-xet".into())
+            .spawn(move || chunk(rx))
+            .ok()?;
+        Some(XetSink {
+            sha256: sha256.to_string(),
+            tx: Some(tx),
+            thread: Some(thread),
+            finished: self.finished.clone(),
+        })
+    }
+
+    /// The blob's bytes hashed to its name: its record waits beside it in
+    /// the staging folder `dir`.
+    pub(super) fn keep(&self, dir: &Path, sha256: &str) -> Result<(), StoreError> {
+        let record = self.finished.lock().ok().and_then(|mut f| f.remove(sha256));
+        match record {
+            Some(record) => crate::fsutil::write_durable(&staged(dir, sha256), &record.encode()),
+            None => Ok(()),
+        }
+    }
+
+    /// The commit's step: the staged records of the bundle's files the
+    /// store has none for, each name given to `before` (to be taken back)
+    /// just before it is written. A staged record that does not read back
+    /// for its blob (cut short by a crash) is left out: that file is
+    /// served over plain HTTP only.
+    pub(super) fn save(
+        &self,
+        store: &Store,
+        dir: &Path,
+        before: &mut dyn FnMut(&str) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        for (sha256, size) in &self.wanted {
+            let Ok(sha) = llmgw_shared::Sha256::parse_exact("blob", sha256) else {
+                continue;
+            };
+            if crate::store::xet::path(store, &sha).exists() {
+                continue;
+            }
+            let max = crate::store::xet::max_len(*size);
+            let Ok(bytes) = crate::fsutil::read_bounded(&staged(dir, sha256), max) else {
+                continue;
+            };
+            let Ok(record) = XetRecord::decode(&bytes, *size) else {
+                continue;
+            };
+            before(&crate::store::xet::state_name(&sha))?;
+            crate::store::xet::write(store, &sha, &record)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where blob `sha256`'s record waits in the staging folder `dir`.
+fn staged(dir: &Path, sha256: &str) -> std::path::PathBuf {
+    dir.join(format!("{sha256}.xet"))
+}
+
+fn chunk(rx: Receiver<Vec<u8>>) -> XetRecord {
+    let mut h = XetHasher::new();
+    for buf in rx {
+        h.update(&buf);
+    }
+    h.finish()
+}
+
+/// One blob's chunker as it streams.
+pub(super) struct XetSink {
+    sha256: String,
+    tx: Option<SyncSender<Vec<u8>>>,
+    thread: Option<JoinHandle<XetRecord>>,
+    finished: Finished,
+}
+
+impl XetSink {
+    /// More of the blob's bytes.
+    pub(super) fn update(&mut self, buf: &[u8]) {
+        if let Some(tx) = &self.tx
+            && tx.send(buf.to_vec()).is_err()
+        {
+            // The chunker is gone (it panicked): no record for this blob.
+            self.tx = None;
+        }
+    }
+
+    /// Every byte was given: the record waits for the blob's verdict
+    /// ([`XetRecords::keep`]).
+    pub(super) fn finish(mut self) {
+        let Some(tx) = self.tx.take() else { return };
+        drop(tx);
+        if let Some(Ok(record)) = self.thread.take().map(JoinHandle::join)
+            && let Ok(mut f) = self.finished.lock()
+        {
+            f.insert(std::mem::take(&mut self.sha256), record);
+        }
+    }
+}
+
+impl Drop for XetSink {
+    /// A sink dropped before its end (the check stopped): the chunker is
+    /// told to stop and its record thrown away.
+    fn drop(&mut self) {
+        self.tx.take();
+    }
+}

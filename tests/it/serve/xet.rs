@@ -1,0 +1,239 @@
+//! Xet served from held blobs (#48): the real `huggingface_hub` with
+//! `hf_xet` downloads a held LFS file through the mirror's Xet routes —
+//! token, reconstruction, xorbs — never by a plain GET, and gets the
+//! bytes; the hashes the mirror gives are `hf_xet`'s own; a mirror that
+//! needs a token hands out xorb URLs that work only as signed.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::bundle_kit::{self, Kit, Server, import_bundle, ok_for as ok, venv_python, write_tar};
+use sha2::{Digest, Sha256};
+
+/// Bytes nobody could compress or chunk by accident.
+fn varied(n: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 7) as u8
+        })
+        .collect()
+}
+
+/// The files: two xorbs' worth (more than 64 MiB), one byte, one chunk.
+fn files() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("big.safetensors", varied(70 << 20, 1)),
+        ("one.bin", vec![7]),
+        ("small.bin", varied(3000, 2)),
+    ]
+}
+
+/// A store holding `acme/xet` with [`files`].
+fn store_with_files(dir: &Path) -> std::path::PathBuf {
+    let mut kit = Kit::new();
+    for (name, body) in files() {
+        kit.model_file("acme/xet", name, &body);
+    }
+    let bundle = dir.join("b.tar");
+    write_tar(&bundle, &kit.entries());
+    let store = dir.join("store");
+    ok(
+        "bundle import",
+        &import_bundle(&bundle, &kit.sha256(), &store, &[]),
+    );
+    store
+}
+
+/// Runs the real client in the test venv: `hf_hub_download` of each file,
+/// printing its sha256, and `hf_xet.hash_files` of the downloads.
+fn download(url: &str, work: &Path, token: Option<&str>) -> std::process::Output {
+    let script = r#"
+import hashlib, sys, hf_xet
+from huggingface_hub import hf_hub_download
+paths = [hf_hub_download("acme/xet", n) for n in sys.argv[1:]]
+for p, h in zip(paths, hf_xet.hash_files(paths)):
+    print(hashlib.sha256(open(p, "rb").read()).hexdigest(), h.hash)
+"#;
+    let mut c = Command::new(venv_python());
+    c.arg("-c")
+        .arg(script)
+        .args(files().iter().map(|(n, _)| *n))
+        .env("HF_ENDPOINT", url)
+        .env("HF_HOME", work.join("hf"))
+        .env("HF_XET_CACHE", work.join("xet-cache"))
+        .env_remove("HF_HUB_DISABLE_XET")
+        .env("HF_HUB_OFFLINE", "0");
+    match token {
+        Some(t) => c.env("HF_TOKEN", t),
+        None => c.env_remove("HF_TOKEN"),
+    };
+    c.output().unwrap()
+}
+
+fn sha256(b: &[u8]) -> String {
+    hex::encode(Sha256::digest(b))
+}
+
+#[test]
+fn hf_xet_downloads_held_files_through_the_mirror() {
+    let d = tempfile::tempdir().unwrap();
+    let store = store_with_files(d.path());
+    let log = d.path().join("serve.log");
+    let server = Server::start_logged(&store, &log);
+    server.wait_for("/readyz", 200);
+
+    let out = ok(
+        "hf_hub_download over Xet",
+        &download(&server.url, d.path(), None),
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    for ((name, body), line) in files().iter().zip(&lines) {
+        let (sha, xet) = line.split_once(' ').unwrap();
+        assert_eq!(sha, sha256(body), "{name}: the bytes downloaded");
+        // The hash the mirror served is the one hf_xet computes.
+        let (code, tree) = server.get("/api/models/acme/xet/tree/main");
+        assert_eq!(code, 200);
+        let tree: serde_json::Value = serde_json::from_slice(&tree).unwrap();
+        let entry = tree
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"] == *name)
+            .unwrap();
+        assert_eq!(entry["xetHash"], xet, "{name}");
+        assert!(
+            log_text.contains(&format!("/-/xet/v2/reconstructions/{xet}")),
+            "{name} was not rebuilt over Xet:\n{log_text}"
+        );
+    }
+    // Bytes came as xorbs, two for the big file; no file by a plain GET.
+    let xorbs = log_text.matches("route=xet_xorb status=20").count();
+    assert!(xorbs >= 4, "{xorbs} xorb fetches:\n{log_text}");
+    assert!(
+        !log_text
+            .lines()
+            .any(|l| l.contains("method=GET") && l.contains("route=hub_resolve")),
+        "a file was fetched whole:\n{log_text}"
+    );
+    assert!(log_text.contains("route=hub_xet_token status=200"));
+}
+
+/// A reconstruction answers ranges as the Hub's content server does, and
+/// nothing outside the index.
+#[test]
+fn reconstructions_answer_ranges_and_refuse_what_is_not_held() {
+    let d = tempfile::tempdir().unwrap();
+    let store = store_with_files(d.path());
+    let server = Server::start(&store);
+    server.wait_for("/readyz", 200);
+    let (_, tree) = server.get("/api/models/acme/xet/tree/main");
+    let tree: serde_json::Value = serde_json::from_slice(&tree).unwrap();
+    let big = tree
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "big.safetensors")
+        .unwrap()["xetHash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let curl = |path: &str, range: Option<&str>| {
+        let mut c = Command::new("curl");
+        c.args(["-s", "-w", "\n%{http_code}"]);
+        if let Some(r) = range {
+            c.args(["-H", &format!("Range: {r}")]);
+        }
+        let o = c.arg(format!("{}{path}", server.url)).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let (body, code) = text.rsplit_once('\n').unwrap();
+        (code.to_string(), body.to_string())
+    };
+    let whole = format!("/-/xet/v1/reconstructions/{big}");
+    let (code, body) = curl(&whole, None);
+    assert_eq!(code, "200", "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["terms"].as_array().unwrap().len(), 2, "{body}");
+    assert_eq!(v["fetch_info"].as_object().unwrap().len(), 2, "{body}");
+    // The last byte: one term, starting inside its first chunk.
+    let (code, body) = curl(
+        &format!("/-/xet/v2/reconstructions/{big}"),
+        Some("bytes=73400319-73400319"),
+    );
+    assert_eq!(code, "200", "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["terms"].as_array().unwrap().len(), 1, "{body}");
+    assert!(v["offset_into_first_range"].as_u64().unwrap() > 0, "{body}");
+    assert_eq!(curl(&whole, Some("bytes=73400320-")).0, "416");
+    assert_eq!(
+        curl(
+            &format!("/-/xet/v2/reconstructions/{}", "0".repeat(64)),
+            None
+        )
+        .0,
+        "404"
+    );
+    assert_eq!(curl("/-/xet/v2/reconstructions/NOT-HEX", None).0, "400");
+    let xorb = format!("/-/xet/xorbs/{big}/{}", "1".repeat(64));
+    assert_eq!(curl(&xorb, None).0, "404");
+}
+
+/// With `--token-file`, the client's token reaches the content routes and
+/// its xorb fetches (which carry no token) go through as signed; an
+/// unsigned or altered xorb URL is refused.
+#[test]
+fn a_mirror_with_a_token_signs_its_xorb_urls() {
+    let d = tempfile::tempdir().unwrap();
+    let store = store_with_files(d.path());
+    let token_file = d.path().join("token");
+    std::fs::write(&token_file, "s3cret-token\n").unwrap();
+    let mut cmd = bundle_kit::llmgw();
+    cmd.args(["mirror", "serve", "--listen", "127.0.0.1:0", "--token-file"])
+        .arg(&token_file)
+        .arg("--store")
+        .arg(&store);
+    let (mut child, url) = bundle_kit::spawn_serve(&mut cmd);
+    let out = download(&url, d.path(), Some("s3cret-token"));
+    let text = ok("hf_hub_download over Xet with a token", &out);
+    for ((name, body), line) in files().iter().zip(text.lines()) {
+        assert!(line.starts_with(&sha256(body)), "{name}: {line}");
+    }
+    // A reconstruction, asked with the token, names signed xorb URLs.
+    let big_xet = text.lines().next().unwrap().split_once(' ').unwrap().1;
+    let get = |u: &str, auth: bool| {
+        let mut c = Command::new("curl");
+        c.args(["-s", "-o", "/dev/null", "-w", "%{http_code}"]);
+        if auth {
+            c.args(["-H", "Authorization: Bearer s3cret-token"]);
+        }
+        String::from_utf8(c.arg(u).output().unwrap().stdout).unwrap()
+    };
+    let recon = Command::new("curl")
+        .args(["-s", "-H", "Authorization: Bearer s3cret-token"])
+        .arg(format!("{url}/-/xet/v2/reconstructions/{big_xet}"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&recon.stdout).unwrap();
+    let first = v["xorbs"].as_object().unwrap().values().next().unwrap()[0]["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(first.contains("?sig="), "{first}");
+    assert_eq!(get(&first, false), "200");
+    let (unsigned, sig) = first.split_once("?sig=").unwrap();
+    assert_eq!(get(unsigned, false), "401");
+    let mut bad = sig.to_string();
+    bad.replace_range(0..1, if sig.starts_with('0') { "1" } else { "0" });
+    assert_eq!(get(&format!("{unsigned}?sig={bad}"), false), "401");
+    assert_eq!(
+        get(&format!("{url}/-/xet/v2/reconstructions/{big_xet}"), false),
+        "401"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
