@@ -126,7 +126,7 @@ pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Events) -
                 set.spawn(async move {
                     let (http, b, target, progress) = job;
                     if let Err(e) = fetch(&http, &b, &target, start, end, &ptx, &progress).await {
-                        let _ = ptx.send(Err(e));
+                        let _ = ptx.send(Err(crate::fetch::with_advice(&b.label, e)));
                     }
                 });
                 let piece = Piece {

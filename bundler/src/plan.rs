@@ -169,6 +169,17 @@ impl Plan {
         self.downloads.push(d);
     }
 
+    /// Keeps only the downloads `keep` answers true for.
+    pub fn keep_downloads(&mut self, keep: impl Fn(&Download) -> bool) {
+        self.downloads.retain(|d| keep(d));
+        self.index = self
+            .downloads
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.expect.clone(), i))
+            .collect();
+    }
+
     /// Total bytes of the distinct contents planned.
     pub fn total_bytes(&self) -> u64 {
         self.downloads.iter().map(|d| d.size).sum::<u64>()

@@ -83,7 +83,10 @@ pub async fn fetch_all(
     progress: &Events,
 ) -> Result<Vec<Fetched>, CreateError> {
     let results = futures_util::stream::iter(downloads.into_iter().enumerate())
-        .map(|(i, d)| async move { (i, fetch_one(http, cache, &d, progress).await) })
+        .map(|(i, d)| async move {
+            let r = fetch_one(http, cache, &d, progress).await;
+            (i, r.map_err(|e| with_advice(&d.label, e)))
+        })
         .buffer_unordered(jobs.max(1));
     futures_util::pin_mut!(results);
     let mut out: Vec<Option<Fetched>> = Vec::new();
@@ -95,6 +98,26 @@ pub async fn fetch_all(
         out[i] = Some(f);
     }
     Ok(out.into_iter().flatten().collect())
+}
+
+/// A download's failure, with the flags that get past it where the
+/// download is optional: a runtime extra can come from a copy
+/// (`--extras-base`) or be left out (`--no-extras`) (#53 item 1).
+pub fn with_advice(label: &str, e: CreateError) -> CreateError {
+    let Some((host, _)) = llmgw_shared::manifest::extra_gap_file(label) else {
+        return e;
+    };
+    if matches!(e, CreateError::Part { .. }) {
+        return e;
+    }
+    CreateError::Part {
+        part: label.to_string(),
+        advice: format!(
+            "pass --extras-base {host}=URL to fetch it from a copy, or --no-extras to leave the \
+             runtime extras out as gaps"
+        ),
+        error: Box::new(e),
+    }
 }
 
 /// What the disk side is told.

@@ -1,0 +1,124 @@
+//! #53 items 1 and 2: every host a run fetches from is tried once, cheaply,
+//! before anything large is fetched — by a dry run as by the run — so an
+//! unreachable one is found in seconds, all of them at once, each with the
+//! flags that get past it; under `--allow-missing` an unreachable runtime
+//! extras host is a gap, and the dry run and the run agree on it. The host
+//! is a port nothing listens on, and a name that cannot resolve
+//! (`.invalid`, RFC 6761).
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use llmgw_fixture::{Fixture, FixtureOptions, VLLM_VERSION};
+use llmgw_shared::manifest::Manifest;
+use llmgw_shared::recipe::OPENAI_ENCODINGS_HOST;
+
+use crate::bundle_kit::stderr;
+
+/// A URL nothing listens on: a port bound, then let go.
+fn refused_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    format!("http://127.0.0.1:{port}")
+}
+
+/// `bundle create --json` of vLLM's cu13 environment from the fixture into
+/// `dir/site` (a directory bundle), with `extra` flags; how long it took.
+fn create(fx: &Fixture, dir: &Path, extra: &[&str]) -> (Output, Duration) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut c = super::create(fx, &fx.raw_github_url(), dir, &dir.join("site"));
+    c.arg("--json")
+        .args(super::uv_engine())
+        .args(["--engine", &format!("vllm={VLLM_VERSION}:cu13")])
+        .args(extra);
+    let t = Instant::now();
+    let o = c.output().unwrap();
+    (o, t.elapsed())
+}
+
+fn gap_whats(gaps: &serde_json::Value) -> Vec<String> {
+    let mut w: Vec<String> = gaps
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["what"].as_str().unwrap().to_string())
+        .collect();
+    w.sort();
+    w
+}
+
+#[test]
+fn an_unreachable_extras_host_is_found_by_the_dry_run_and_is_a_gap_under_allow_missing() {
+    let fx = Fixture::start_blocking(FixtureOptions::default()).expect("start the fixture");
+    let d = tempfile::tempdir().unwrap();
+    let refused = refused_url();
+    let base = |url: &str| format!("{OPENAI_ENCODINGS_HOST}={url}");
+    let (refused_base, unresolved_base) = (base(&refused), base("http://extras.llmgw.invalid"));
+    let dry = |extra: &[&str]| {
+        create(
+            &fx,
+            &d.path().join("dry"),
+            &[&["--dry-run"], extra].concat(),
+        )
+    };
+
+    // The time a dry run takes without the extras: the reference.
+    let (o, reference) = dry(&["--no-extras"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    for (flag, host) in [
+        (&refused_base, refused.trim_start_matches("http://")),
+        (&unresolved_base, "extras.llmgw.invalid"),
+    ] {
+        let (o, took) = dry(&["--extras-base", flag]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "cannot reach 1 host the run fetches from: {host} ("
+            )) && err.contains("runtime extra openaipublic.blob.core.windows.net/encodings/")
+                && err.contains(&format!("--extras-base {OPENAI_ENCODINGS_HOST}=URL"))
+                && err.contains("--no-extras")
+                && err.contains("--allow-missing"),
+            "{err}"
+        );
+        // Tried once, not retried: seconds, not half a minute.
+        assert!(
+            took < reference + Duration::from_secs(5),
+            "{host}: {took:?} against {reference:?} without the extras"
+        );
+    }
+
+    // --allow-missing: each extra a gap, in the dry run and the run alike.
+    let (o, _) = dry(&["--extras-base", &refused_base, "--allow-missing"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dry_report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (o, _) = create(
+        &fx,
+        &d.path().join("run"),
+        &["--extras-base", &refused_base, "--allow-missing"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m =
+        Manifest::from_json_bytes(&std::fs::read(d.path().join("run/site/manifest.json")).unwrap())
+            .unwrap();
+    let run_gaps = serde_json::to_value(&m.gaps).unwrap();
+    let whats = gap_whats(&run_gaps);
+    assert_eq!(gap_whats(&dry_report["gaps"]), whats);
+    assert_eq!(
+        whats,
+        [
+            format!("runtime extra {OPENAI_ENCODINGS_HOST}/encodings/cl100k_base.tiktoken"),
+            format!("runtime extra {OPENAI_ENCODINGS_HOST}/encodings/o200k_base.tiktoken"),
+        ]
+    );
+    assert!(m.extras.is_empty(), "{:?}", m.extras);
+    let reason = m.gaps[0].reason.as_str();
+    assert!(
+        reason.contains("cannot be reached")
+            && reason.contains(&format!("--extras-base {OPENAI_ENCODINGS_HOST}=URL")),
+        "{reason}"
+    );
+}
