@@ -4,8 +4,10 @@
 //! each with the flags that get past it.
 //!
 //! Invariant: one cheap request per host that serves a file the cache does
-//! not hold (a HEAD of its root, one attempt, no redirect followed: any
-//! answer, even a 404, means the host answers; no file of it is touched);
+//! not hold and that answered nothing yet this run (a HEAD of its root, one
+//! attempt, no redirect followed: any answer, even a 404, means the host
+//! answers; no file of it is touched; a registry asked for manifests while
+//! planning is not asked again, without its token);
 //! a host that cannot be reached is never asked again this run
 //! (`Http::mark_unreachable`). Under `--allow-missing` an unreachable
 //! optional source — a runtime extra — becomes a gap of the same shape as
@@ -118,6 +120,9 @@ async fn probe(http: &Http, url: &str) -> Result<(), String> {
     };
     if let Some(why) = http.unreachable_reason(&u) {
         return Err(why);
+    }
+    if http.answered(&u) {
+        return Ok(());
     }
     u.set_path("/");
     u.set_query(None);

@@ -61,10 +61,20 @@ pub struct Http {
     authorizer: Option<Arc<dyn Authorizer>>,
     pub retry: RetryPolicy,
     pub limits: HttpLimits,
-    /// The origins found unreachable this run (a name that does not
-    /// resolve, a refused connection), with why: never asked again (#53
-    /// item 2: the first failure of a host stops every other request to it).
-    dead: Arc<std::sync::Mutex<std::collections::BTreeMap<String, String>>>,
+    /// What this run learned of each origin: it answered, or it cannot be
+    /// reached (a name that does not resolve, a refused connection) and is
+    /// never asked again (#53 item 2: the first failure of a host stops
+    /// every other request to it).
+    origins: Arc<std::sync::Mutex<std::collections::BTreeMap<String, Reach>>>,
+}
+
+/// What a run learned of an origin (`scheme://host:port`).
+#[derive(Debug, Clone)]
+enum Reach {
+    /// It answered a request (whatever the status).
+    Answered,
+    /// It cannot be reached, and why.
+    Unreachable(String),
 }
 
 impl Http {
@@ -107,7 +117,7 @@ impl Http {
             authorizer: None,
             retry,
             limits,
-            dead: Arc::default(),
+            origins: Arc::default(),
         })
     }
 
@@ -186,6 +196,9 @@ impl Http {
                     },
                 })?
                 .map_err(|e| self.note_dead(HttpError::transport(&url, e), &url))?;
+            self.origins_map()
+                .entry(origin_key(&url))
+                .or_insert(Reach::Answered);
             if resp.status().is_redirection() && resp.status() != StatusCode::NOT_MODIFIED {
                 let loc = resp
                     .headers()
@@ -222,18 +235,33 @@ impl Http {
 
     /// Whether `url`'s origin was found unreachable this run, and why.
     pub fn unreachable_reason(&self, url: &Url) -> Option<String> {
-        self.dead_map().get(&origin_key(url)).cloned()
+        match self.origins_map().get(&origin_key(url)) {
+            Some(Reach::Unreachable(why)) => Some(why.clone()),
+            Some(Reach::Answered) | None => None,
+        }
     }
 
-    /// Records `url`'s origin as unreachable (`reason`): no request goes
-    /// to it again this run.
+    /// Whether `url`'s origin answered a request this run.
+    pub fn answered(&self, url: &Url) -> bool {
+        matches!(
+            self.origins_map().get(&origin_key(url)),
+            Some(Reach::Answered)
+        )
+    }
+
+    /// Records `url`'s origin as unreachable (`reason`, the first one
+    /// kept): no request goes to it again this run.
     pub fn mark_unreachable(&self, url: &Url, reason: String) {
-        self.dead_map().entry(origin_key(url)).or_insert(reason);
+        let mut origins = self.origins_map();
+        let known = origins.entry(origin_key(url)).or_insert(Reach::Answered);
+        if let Reach::Answered = known {
+            *known = Reach::Unreachable(reason);
+        }
     }
 
-    fn dead_map(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, String>> {
+    fn origins_map(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, Reach>> {
         // A panic while holding it leaves a map, not a broken invariant.
-        self.dead
+        self.origins
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
