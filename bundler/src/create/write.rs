@@ -176,7 +176,13 @@ impl WriteCtx<'_> {
             Ok((temp, found, blobs, net))
         })
         .await?;
-        let pieces = pieces::start(self.http, net, self.spec.jobs, &progress);
+        // Where pieces fetched ahead wait while one before them retries.
+        let spool_in = self.cache.root().join("partial");
+        let spool = tempfile::Builder::new()
+            .prefix("spool-")
+            .tempdir_in(&spool_in)
+            .map_err(|e| CreateError::io(&spool_in, e))?;
+        let pieces = pieces::start(self.http, net, self.spec.jobs, &progress, spool);
 
         let check = self.before_publish(&bytes);
         let zstd = zst.then_some((self.spec.zstd_level, zst::default_threads()));
