@@ -121,4 +121,18 @@ fn an_unreachable_extras_host_is_found_by_the_dry_run_and_is_a_gap_under_allow_m
             && reason.contains(&format!("--extras-base {OPENAI_ENCODINGS_HOST}=URL")),
         "{reason}"
     );
+
+    // #53 item 4: the reason is the operator's instruction, longer than a
+    // shown name may be (200 characters), and is printed whole: by the
+    // run, and by `bundle inspect` (what `mirror list` and import print).
+    assert!(reason.chars().count() > 200, "{reason}");
+    assert!(stderr(&o).contains(reason), "{}", stderr(&o));
+    let o = crate::bundle_kit::llmgw()
+        .args(["bundle", "inspect"])
+        .arg(d.path().join("run/site"))
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && shown.contains(reason), "{shown}");
+    assert!(!shown.contains("[cut:"), "{shown}");
 }
