@@ -153,6 +153,7 @@ pub async fn plan_request(
             plan.gap(what, why);
         }
     }
-    crate::reach::check(http, cache, &mut plan, &crate::reach::Flags::of(spec)).await?;
+    let reached = crate::reach::check(http, cache, &mut plan, &crate::reach::Flags::of(spec)).await;
+    plan.finish(reached)?;
     Ok(Planned { plan, envs })
 }

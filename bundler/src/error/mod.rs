@@ -238,6 +238,19 @@ pub enum CreateError {
         error: Box<CreateError>,
     },
 
+    /// Several parts of the request cannot be had, all found in one
+    /// planning pass (#53 item 2: every flag to pass learnt from one run,
+    /// not one run per failure); each says what gets past it.
+    #[error(
+        "{}:\n{}",
+        llmgw_shared::plural(errors.len(), "part of the request cannot be had", "parts of the request cannot be had"),
+        errors.iter().map(|e| format!("  - {}", llmgw_shared::Chain(e))).collect::<Vec<_>>().join("\n")
+    )]
+    Several {
+        /// Each part's failure, in the order planning met them.
+        errors: Vec<CreateError>,
+    },
+
     /// Hosts the plan fetches from answer nothing (each tried once before
     /// any large download): all listed at once, each with the flags that
     /// get past it.

@@ -136,3 +136,43 @@ fn an_unreachable_extras_host_is_found_by_the_dry_run_and_is_a_gap_under_allow_m
     assert!(o.status.success() && shown.contains(reason), "{shown}");
     assert!(!shown.contains("[cut:"), "{shown}");
 }
+
+/// #53 item 2: without `--allow-missing`, every part that cannot be had is
+/// said by one run — the interpreter list's host and the runtime extras'
+/// host, both refusing — each with the flags that get past it, in
+/// seconds (a refused connection is not retried), by the dry run as by
+/// the run.
+#[test]
+fn every_part_that_stops_the_run_is_said_at_once() {
+    let fx = Fixture::start_blocking(FixtureOptions::default()).expect("start the fixture");
+    let d = tempfile::tempdir().unwrap();
+    let (raw, extras) = (refused_url(), refused_url());
+    for dry in [true, false] {
+        let dir = d.path().join(if dry { "dry" } else { "run" });
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = super::create(&fx, &raw, &dir, &dir.join("site"));
+        c.args(super::uv_engine())
+            .args(["--engine", &format!("vllm={VLLM_VERSION}:cu13")])
+            .args([
+                "--extras-base",
+                &format!("{OPENAI_ENCODINGS_HOST}={extras}"),
+            ]);
+        if dry {
+            c.arg("--dry-run");
+        }
+        let t = Instant::now();
+        let o = c.output().unwrap();
+        let took = t.elapsed();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("2 parts of the request cannot be had:")
+                && err.contains("  - the Python interpreter (pass --allow-missing")
+                && err.contains("  - cannot reach 1 host the run fetches from: ")
+                && err.contains(&format!("--extras-base {OPENAI_ENCODINGS_HOST}=URL")),
+            "{err}"
+        );
+        assert!(!dir.join("site").exists(), "dry {dry}: a bundle was left");
+        assert!(took < Duration::from_secs(30), "dry {dry}: {took:?}");
+    }
+}
