@@ -22,6 +22,8 @@ use crate::error::CreateError;
 use crate::http::{Http, HttpError, redact};
 use crate::progress::{Events, Item};
 
+#[cfg(test)]
+mod resume_tests;
 pub(crate) mod step;
 
 use step::{
@@ -142,6 +144,40 @@ pub async fn fetch_one(
     if let Some(f) = in_cache(cache, d, progress).await? {
         return Ok(f);
     }
+    match download(http, cache, d, progress).await? {
+        Outcome::Done(f) => Ok(f),
+        // An earlier run's bytes (another base URL, a run that failed on
+        // other bytes) were wrong: not the file's fault; once more whole.
+        Outcome::ResumedWrong(e) => {
+            progress.message(&format!(
+                "{}: the bytes an earlier run left do not match ({}); fetching it whole again",
+                d.label,
+                llmgw_shared::Chain(&e)
+            ));
+            match download(http, cache, d, progress).await? {
+                Outcome::Done(f) => Ok(f),
+                Outcome::ResumedWrong(e) => Err(e),
+            }
+        }
+    }
+}
+
+/// How a download into the cache ended, when its transfer did.
+enum Outcome {
+    Done(Fetched),
+    /// It carried on from an earlier run's partial file and the whole did
+    /// not match: the partial file is removed.
+    ResumedWrong(CreateError),
+}
+
+/// The file into the cache, carried on from an earlier run's partial file
+/// when there is one, and checked.
+async fn download(
+    http: &Http,
+    cache: &Cache,
+    d: &Download,
+    progress: &Events,
+) -> Result<Outcome, CreateError> {
     let partial = cache.partial_path(&d.expect);
     let item = Item::start(progress, &d.label, d.size);
     let (tx, sink, offset) = open_partial(&partial, d).await?;
@@ -162,6 +198,9 @@ pub async fn fetch_one(
     if let Err(e) = check(d, &digest) {
         let _ = fs::remove_file(&partial);
         item.failed();
+        if offset > 0 {
+            return Ok(Outcome::ResumedWrong(e));
+        }
         return Err(e);
     }
     let (cache2, sha, expect, p) = (
@@ -175,13 +214,13 @@ pub async fn fetch_one(
         .map_err(|e| CreateError::io(&partial, io::Error::other(e)))?
         .map_err(|e| CreateError::io(&partial, e))?;
     item.done();
-    Ok(Fetched {
+    Ok(Outcome::Done(Fetched {
         sha256: digest.sha256,
         size: d.size,
         path,
         downloaded,
         reused: false,
-    })
+    }))
 }
 
 /// The file as an earlier run left it in the cache, when it is there whole.
