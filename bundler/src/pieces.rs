@@ -114,7 +114,9 @@ impl Piece {
 pub struct Pieces {
     pub rx: mpsc::Receiver<Piece>,
     producer: tokio::task::AbortHandle,
-    _spool: Arc<tempfile::TempDir>,
+    /// Owned here alone, so it is removed when this drops (a piece still
+    /// running then fails to write into it, and nobody hears).
+    _spool: tempfile::TempDir,
 }
 
 impl Drop for Pieces {
@@ -148,8 +150,8 @@ pub fn start(
         memory: Arc::new(Semaphore::new(2 * jobs)),
     };
     let (tx, rx) = mpsc::channel(jobs * AHEAD_PER_JOB);
-    let spool = Arc::new(spool);
-    let (http, progress, dir) = (http.clone(), progress.clone(), spool.clone());
+    let dir = spool.path().to_path_buf();
+    let (http, progress) = (http.clone(), progress.clone());
     let producer = tokio::spawn(async move {
         // Dropped (the producer aborted) it aborts every piece.
         let mut set = JoinSet::new();
@@ -170,7 +172,7 @@ pub fn start(
                 let memory = bounds.memory.clone().try_acquire_owned().ok();
                 let to = memory
                     .is_none()
-                    .then(|| dir.path().join(format!("{}-{start}", b.index)));
+                    .then(|| dir.join(format!("{}-{start}", b.index)));
                 let (ptx, prx) = mpsc::unbounded_channel();
                 let job = Job {
                     http: http.clone(),
