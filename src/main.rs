@@ -8,6 +8,7 @@
 
 mod cli;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -72,7 +73,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // The one place an error is printed: each layer once.
-            eprintln!("llmgw: {}", llmgw_shared::Chain(e.as_ref()));
+            // Never glued to a progress line left on the terminal.
+            let mut err = cli::progress::stderr_clean();
+            let _ = writeln!(err, "llmgw: {}", llmgw_shared::Chain(e.as_ref()));
             cli::exit_code(&e)
         }
     }
@@ -84,7 +87,7 @@ fn init_logging(default: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(cli::progress::stderr_clean)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 }

@@ -147,6 +147,14 @@ impl Cache {
         Ok(to)
     }
 
+    /// Drops a verified file this run put in `blobs/` for itself alone
+    /// (copied out of an old partial bundle when the cache keeps nothing).
+    pub fn forget(&self, sha256: &Sha256) {
+        let path = self.blob_path(sha256);
+        let _ = make_writable(&path);
+        let _ = fs::remove_file(&path);
+    }
+
     /// Stores small bytes already in memory and verified (a signed
     /// checksum file, its signature) so the writer finds them like the rest.
     pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<(Sha256, PathBuf)> {

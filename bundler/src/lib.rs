@@ -23,6 +23,7 @@ mod limits;
 mod pieces;
 mod plan;
 mod progress;
+mod reach;
 mod report;
 mod request;
 mod sbom;

@@ -4,19 +4,23 @@
 //! once, so its blobs must arrive in hex order. To keep `--jobs`
 //! connections busy anyway, each file is cut into [`PIECE`]-sized byte
 //! ranges, up to `jobs` of them are fetched at once, and they are handed
-//! over in order: the piece at the head streams straight into the bundle,
-//! the ones behind it wait in memory. A piece holds its slot until it has
-//! been handed over, so no more than `jobs` × [`PIECE`] bytes wait, whatever
-//! the size of a file or of the bundle.
+//! over in order: the piece at the head streams straight into the bundle.
+//! The ones behind it wait — up to `2 × jobs` in memory, the rest, up to
+//! [`AHEAD_PER_JOB`] `× jobs` pieces in all, whole in a spool file in the
+//! cache's `partial/` — so no more than `2 × jobs × PIECE` bytes wait in
+//! memory, whatever the size of a file or of the bundle.
 //!
 //! Each piece retries on its own (5xx, timeouts, dropped connections; a cut
-//! body continues from where it stopped), and where a file redirects (the
+//! body continues from where it stopped), and lets go of its connection
+//! while it waits to retry: the other downloads go on meanwhile (#53
+//! item 3), as far as the spool allows. Where a file redirects (the
 //! Hub's and GitHub's storage), the target is kept for its next pieces; a
 //! target that refuses (a signed URL expired) is dropped and the file's own
 //! URL asked again, once. Those decisions are `fetch::step`'s, the same
 //! policy [`crate::fetch`] follows; this module makes the requests and
 //! hands the bytes on.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -34,8 +38,16 @@ use crate::fetch::step::{
 use crate::http::{Http, HttpError, redact};
 use crate::progress::Events;
 
+#[cfg(test)]
+#[path = "pieces_tests.rs"]
+mod tests;
+
 /// The size of a byte range fetched as one request.
 pub const PIECE: u64 = 8 << 20;
+
+/// How many pieces per connection may be started before the head piece is
+/// written: how far the downloads go on while one retries.
+pub const AHEAD_PER_JOB: usize = 16;
 
 /// One file to fetch into the stream.
 #[derive(Debug, Clone)]
@@ -57,6 +69,9 @@ pub enum Msg {
     /// The transfer broke off and will be retried: what arrived should be
     /// on disk, so that a run killed during the retry keeps it.
     Flush,
+    /// The whole piece, fetched while the pieces before it were waiting,
+    /// in this spool file (removed with the spool when [`Pieces`] drops).
+    Spooled(PathBuf),
 }
 
 /// Bytes `start..end` of blob `blob`, arriving on `rx`; the channel closes
@@ -67,6 +82,8 @@ pub struct Piece {
     pub end: u64,
     pub rx: mpsc::UnboundedReceiver<Result<Msg, CreateError>>,
     _slot: OwnedSemaphorePermit,
+    /// Held while its bytes may wait in memory (none: it is spooled).
+    _memory: Option<OwnedSemaphorePermit>,
 }
 
 #[cfg(test)]
@@ -87,14 +104,19 @@ impl Piece {
             end,
             rx,
             _slot: slot,
+            _memory: None,
         }
     }
 }
 
-/// The pieces of every blob, in order. Dropping it stops every download.
+/// The pieces of every blob, in order. Dropping it stops every download
+/// and removes the spool.
 pub struct Pieces {
     pub rx: mpsc::Receiver<Piece>,
     producer: tokio::task::AbortHandle,
+    /// Owned here alone, so it is removed when this drops (a piece still
+    /// running then fails to write into it, and nobody hears).
+    _spool: tempfile::TempDir,
 }
 
 impl Drop for Pieces {
@@ -103,13 +125,34 @@ impl Drop for Pieces {
     }
 }
 
-/// Starts fetching `blobs` (in the order given), `jobs` pieces at a time.
-pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Events) -> Pieces {
+/// What bounds the downloads: connections at once, pieces started and not
+/// yet handed over, pieces whose bytes wait in memory.
+#[derive(Clone)]
+struct Bounds {
+    conns: Arc<Semaphore>,
+    ahead: Arc<Semaphore>,
+    memory: Arc<Semaphore>,
+}
+
+/// Starts fetching `blobs` (in the order given), `jobs` pieces at a time;
+/// the pieces that cannot wait in memory wait in `spool`.
+pub fn start(
+    http: &Http,
+    blobs: Vec<NetBlob>,
+    jobs: usize,
+    progress: &Events,
+    spool: tempfile::TempDir,
+) -> Pieces {
     let jobs = jobs.max(1);
-    let (tx, rx) = mpsc::channel(jobs);
+    let bounds = Bounds {
+        conns: Arc::new(Semaphore::new(jobs)),
+        ahead: Arc::new(Semaphore::new(jobs * AHEAD_PER_JOB)),
+        memory: Arc::new(Semaphore::new(2 * jobs)),
+    };
+    let (tx, rx) = mpsc::channel(jobs * AHEAD_PER_JOB);
+    let dir = spool.path().to_path_buf();
     let (http, progress) = (http.clone(), progress.clone());
     let producer = tokio::spawn(async move {
-        let slots = Arc::new(Semaphore::new(jobs));
         // Dropped (the producer aborted) it aborts every piece.
         let mut set = JoinSet::new();
         for b in blobs {
@@ -118,23 +161,34 @@ pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Events) -
             let mut start = b.from;
             while start < b.size {
                 let end = (start + PIECE).min(b.size);
-                let Ok(slot) = slots.clone().acquire_owned().await else {
+                let Ok(slot) = bounds.ahead.clone().acquire_owned().await else {
                     return;
                 };
+                // Taken here, in order: the pieces of a file ask one after
+                // another on one connection, the redirect target stored.
+                let Ok(conn) = bounds.conns.clone().acquire_owned().await else {
+                    return;
+                };
+                let memory = bounds.memory.clone().try_acquire_owned().ok();
+                let to = memory
+                    .is_none()
+                    .then(|| dir.join(format!("{}-{start}", b.index)));
                 let (ptx, prx) = mpsc::unbounded_channel();
-                let job = (http.clone(), b.clone(), target.clone(), progress.clone());
-                set.spawn(async move {
-                    let (http, b, target, progress) = job;
-                    if let Err(e) = fetch(&http, &b, &target, start, end, &ptx, &progress).await {
-                        let _ = ptx.send(Err(e));
-                    }
-                });
+                let job = Job {
+                    http: http.clone(),
+                    b: b.clone(),
+                    target: target.clone(),
+                    progress: progress.clone(),
+                    conns: bounds.conns.clone(),
+                };
+                set.spawn(async move { job.run(conn, (start, end), ptx, to).await });
                 let piece = Piece {
                     blob: b.index,
                     start,
                     end,
                     rx: prx,
                     _slot: slot,
+                    _memory: memory,
                 };
                 if tx.send(piece).await.is_err() {
                     return;
@@ -148,6 +202,76 @@ pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Events) -
     Pieces {
         rx,
         producer: producer.abort_handle(),
+        _spool: spool,
+    }
+}
+
+/// One piece's download.
+struct Job {
+    http: Http,
+    b: Arc<NetBlob>,
+    target: Arc<Mutex<Option<Url>>>,
+    progress: Events,
+    conns: Arc<Semaphore>,
+}
+
+impl Job {
+    /// Fetches bytes `start..end`: handed on as they arrive, or when `to`
+    /// is given, into that spool file and then handed on as one.
+    async fn run(
+        self,
+        conn: OwnedSemaphorePermit,
+        (start, end): (u64, u64),
+        ptx: mpsc::UnboundedSender<Result<Msg, CreateError>>,
+        to: Option<PathBuf>,
+    ) {
+        let r = match &to {
+            None => self.fetch(conn, start, end, &ptx).await,
+            Some(path) => self.spooled(conn, start, end, path).await,
+        };
+        let _ = ptx.send(match (r, to) {
+            (Ok(()), Some(path)) => Ok(Msg::Spooled(path)),
+            (Ok(()), None) => return,
+            (Err(e), _) => Err(crate::fetch::with_advice(&self.b.label, e)),
+        });
+    }
+
+    /// [`Job::fetch`] into the spool file `path`.
+    async fn spooled(
+        &self,
+        conn: OwnedSemaphorePermit,
+        start: u64,
+        end: u64,
+        path: &Path,
+    ) -> Result<(), CreateError> {
+        let io = |e| CreateError::io(path, e);
+        let mut file = tokio::fs::File::create(path).await.map_err(io)?;
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let fetching = async move { self.fetch(conn, start, end, &tx).await };
+        let writing = async {
+            use tokio::io::AsyncWriteExt;
+            while let Some(m) = rx.recv().await {
+                if let Ok(Msg::Data(d)) = m {
+                    file.write_all(&d).await?;
+                }
+            }
+            file.flush().await
+        };
+        let (fetched, written) = tokio::join!(fetching, writing);
+        fetched?;
+        written.map_err(io)
+    }
+
+    /// [`fetch`] with this job's parts.
+    async fn fetch(
+        &self,
+        conn: OwnedSemaphorePermit,
+        start: u64,
+        end: u64,
+        tx: &mpsc::UnboundedSender<Result<Msg, CreateError>>,
+    ) -> Result<(), CreateError> {
+        let p = (&self.http, &*self.b, &*self.target, &self.progress);
+        fetch(p, (&self.conns, conn), start, end, tx).await
     }
 }
 
@@ -156,13 +280,11 @@ pub fn start(http: &Http, blobs: Vec<NetBlob>, jobs: usize, progress: &Events) -
 /// either finishes or asks again. What to do is the [`step`] decisions';
 /// this loop does it.
 async fn fetch(
-    http: &Http,
-    b: &NetBlob,
-    target: &Mutex<Option<Url>>,
+    (http, b, target, progress): (&Http, &NetBlob, &Mutex<Option<Url>>, &Events),
+    (conns, mut conn): (&Arc<Semaphore>, OwnedSemaphorePermit),
     start: u64,
     end: u64,
     tx: &mpsc::UnboundedSender<Result<Msg, CreateError>>,
-    progress: &Events,
 ) -> Result<(), CreateError> {
     let rules = Rules {
         retry: http.retry,
@@ -188,7 +310,13 @@ async fn fetch(
                     s.attempt,
                     chain(&error)
                 ));
+                // Another piece has the connection meanwhile.
+                drop(conn);
                 tokio::time::sleep(wait).await;
+                let Ok(again) = conns.clone().acquire_owned().await else {
+                    return Ok(());
+                };
+                conn = again;
                 s.attempt += 1;
             }
             Turn::AskOriginal => {

@@ -46,6 +46,10 @@ pub struct Plan {
     pub repo_evidence: Vec<RepoEvidence>,
     /// The engines' runtime extras (their bytes among `downloads`).
     pub extras: Vec<llmgw_shared::manifest::Extra>,
+    /// Parts that cannot be had without `--allow-missing` (each a
+    /// `CreateError::Part` naming its flags): planning goes on past each,
+    /// as `--allow-missing` would, and [`Plan::finish`] reports them all.
+    pub stops: Vec<CreateError>,
 }
 
 /// A Hub repository pinned to a commit, as planned: an [`HfRepo`] whose
@@ -167,6 +171,29 @@ impl Plan {
         }
         self.index.insert(d.expect.clone(), self.downloads.len());
         self.downloads.push(d);
+    }
+
+    /// The end of planning: `reached` (the hosts' check) and every part
+    /// that stopped, all in one error when there are several.
+    pub fn finish(&mut self, reached: Result<(), CreateError>) -> Result<(), CreateError> {
+        let mut errors = std::mem::take(&mut self.stops);
+        errors.extend(reached.err());
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(CreateError::Several { errors }),
+        }
+    }
+
+    /// Keeps only the downloads `keep` answers true for.
+    pub fn keep_downloads(&mut self, keep: impl Fn(&Download) -> bool) {
+        self.downloads.retain(|d| keep(d));
+        self.index = self
+            .downloads
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.expect.clone(), i))
+            .collect();
     }
 
     /// Total bytes of the distinct contents planned.

@@ -100,8 +100,8 @@ pub async fn plan_request(
         crate::sources::python::plan_for(spec, http, cache, progress, &python, &mut plan).await?;
     let envs_planned = plan.python_envs.clone();
     crate::sources::extras::plan(&spec.extras, &envs_planned, &mut plan);
-    crate::sources::extras::dsl::plan(http, cache, spec.jobs, &spec.extras, &envs, &mut plan)
-        .await?;
+    let dsl = (spec.jobs, spec.allow_missing);
+    crate::sources::extras::dsl::plan(http, cache, dsl, &spec.extras, &envs, &mut plan).await?;
     for r in &spec.repos {
         hub::plan(
             http,
@@ -153,5 +153,7 @@ pub async fn plan_request(
             plan.gap(what, why);
         }
     }
+    let reached = crate::reach::check(http, cache, &mut plan, &crate::reach::Flags::of(spec)).await;
+    plan.finish(reached)?;
     Ok(Planned { plan, envs })
 }

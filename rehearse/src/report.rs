@@ -119,11 +119,11 @@ impl Report {
         }
         let count = |v| self.checks.iter().filter(|c| c.verdict == v).count();
         out.push_str(&format!(
-            "{} checks: {} passed, {} failed, {} notes\n",
-            self.checks.len(),
+            "{}: {} passed, {} failed, {}\n",
+            llmgw_shared::plural(self.checks.len(), "check", "checks"),
             count(Verdict::Pass),
             count(Verdict::Fail),
-            count(Verdict::Note)
+            llmgw_shared::plural(count(Verdict::Note), "note", "notes")
         ));
         out
     }

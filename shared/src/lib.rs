@@ -25,6 +25,7 @@ mod sums;
 mod time;
 pub mod url;
 mod want;
+mod words;
 pub mod xet;
 
 // The face: the vocabulary both sides share is public by module (`manifest`,
@@ -47,3 +48,4 @@ pub use space::{FreeSpace, free_space, is_fat};
 pub use sums::{SumsError, parse_sha256sums, parse_sidecar};
 pub use time::{build_time_unix, parse_rfc3339_utc, rfc3339_utc};
 pub use want::{MAX_WANT_BYTES, MAX_WANTS, Miss, WANT_LIST_FORMAT, WantList, WantListError};
+pub use words::{noun, plural};

@@ -14,6 +14,7 @@ mod extras;
 mod flashinfer;
 mod flashinfer_dsl;
 mod parts;
+mod reach;
 mod refusals;
 mod rehearse;
 mod site_lock;

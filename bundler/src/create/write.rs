@@ -158,7 +158,7 @@ impl WriteCtx<'_> {
         })
         .await?;
 
-        let (manifest, bytes) = self.as_earlier(manifest, old, &temp)?;
+        let (manifest, bytes, salvaged) = self.as_earlier(manifest, old, &temp)?;
         let mtime = self.opts.source_date_epoch.unwrap_or(0);
         let blob_list: Vec<(Sha256, u64)> = manifest.carried_blobs().into_iter().collect();
         let sig = self.series.sign(&manifest, &bytes)?;
@@ -176,7 +176,13 @@ impl WriteCtx<'_> {
             Ok((temp, found, blobs, net))
         })
         .await?;
-        let pieces = pieces::start(self.http, net, self.spec.jobs, &progress);
+        // Where pieces fetched ahead wait while one before them retries.
+        let spool_in = self.cache.root().join("partial");
+        let spool = tempfile::Builder::new()
+            .prefix("spool-")
+            .tempdir_in(&spool_in)
+            .map_err(|e| CreateError::io(&spool_in, e))?;
+        let pieces = pieces::start(self.http, net, self.spec.jobs, &progress, spool);
 
         let check = self.before_publish(&bytes);
         let zstd = zst.then_some((self.spec.zstd_level, zst::default_threads()));
@@ -194,7 +200,14 @@ impl WriteCtx<'_> {
             };
             stream_into(temp, run, pieces, &out, manifest_end)
         })
-        .await?;
+        .await;
+        if !self.spec.keep_in_cache {
+            // Copied out of the old file for this run alone.
+            for sha in &salvaged {
+                self.cache.forget(sha);
+            }
+        }
+        let stats = stats?;
         Ok(Written {
             manifest,
             downloaded: stats.downloaded,
@@ -208,17 +221,19 @@ impl WriteCtx<'_> {
     /// The manifest and its bytes: an earlier run's of the same request
     /// (its creation time kept, so that the manifest, and with it the
     /// layout, is the same) when `old` is that; else the one given, and
-    /// what the earlier run left discarded.
+    /// what the earlier run left discarded once the blobs this run wants
+    /// are copied out of it into the cache (#53 item 5: whatever flags
+    /// changed), which are answered.
     fn as_earlier(
         &self,
         manifest: Manifest,
         old: Option<Vec<u8>>,
         temp: &TempBundle,
-    ) -> Result<(Manifest, Vec<u8>), CreateError> {
+    ) -> Result<(Manifest, Vec<u8>, Vec<Sha256>), CreateError> {
         let progress = &self.opts.progress;
         let bytes = manifest.to_canonical_json();
         let Some(old) = old else {
-            return Ok((manifest, bytes));
+            return Ok((manifest, bytes, Vec::new()));
         };
         let mut again = manifest.clone();
         if self.opts.source_date_epoch.is_none()
@@ -232,14 +247,19 @@ impl WriteCtx<'_> {
                 "{}: carrying on from what an earlier run wrote",
                 temp.path.display()
             ));
-            return Ok((again, again_bytes));
+            return Ok((again, again_bytes, Vec::new()));
         }
+        let wanted = manifest.carried_blobs();
+        let salvaged = tokio::task::block_in_place(|| temp.salvage(&wanted, self.cache))?;
         progress.message(&format!(
-            "{}: left by a run for other content; starting over",
-            temp.path.display()
+            "{}: left by a run for other content; {} of it this run wants ({} bytes) kept, \
+             the rest started over",
+            temp.path.display(),
+            llmgw_shared::plural(salvaged.blobs.len(), "blob", "blobs"),
+            salvaged.bytes
         ));
         temp.discard()?;
-        Ok((manifest, bytes))
+        Ok((manifest, bytes, salvaged.blobs))
     }
 }
 

@@ -238,6 +238,32 @@ pub enum CreateError {
         error: Box<CreateError>,
     },
 
+    /// Several parts of the request cannot be had, all found in one
+    /// planning pass (#53 item 2: every flag to pass learnt from one run,
+    /// not one run per failure); each says what gets past it.
+    #[error(
+        "{}:\n{}",
+        llmgw_shared::plural(errors.len(), "part of the request cannot be had", "parts of the request cannot be had"),
+        errors.iter().map(|e| format!("  - {}", llmgw_shared::Chain(e))).collect::<Vec<_>>().join("\n")
+    )]
+    Several {
+        /// Each part's failure, in the order planning met them.
+        errors: Vec<CreateError>,
+    },
+
+    /// Hosts the plan fetches from answer nothing (each tried once before
+    /// any large download): all listed at once, each with the flags that
+    /// get past it.
+    #[error(
+        "cannot reach {}: {}",
+        llmgw_shared::plural(hosts.len(), "host the run fetches from", "hosts the run fetches from"),
+        hosts.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Unreachable {
+        /// Each host, with why and what it would have served.
+        hosts: Vec<UnreachableHost>,
+    },
+
     /// The release itself does not exist.
     #[error("{what}: {detail}")]
     MissingRelease {
@@ -434,5 +460,40 @@ impl From<ManifestError> for CreateError {
 impl From<oci::OciError> for CreateError {
     fn from(e: oci::OciError) -> Self {
         CreateError::Oci(Box::new(e))
+    }
+}
+
+/// A host the run fetches from that cannot be reached.
+#[derive(Debug)]
+pub struct UnreachableHost {
+    /// `host[:port]`.
+    pub host: String,
+    /// Why (`the name does not resolve`, `connection refused`).
+    pub reason: String,
+    /// How many planned files it would have served.
+    pub files: usize,
+    /// One of them, for the message.
+    pub example: String,
+    /// The flags that get past it.
+    pub flags: String,
+}
+
+impl std::fmt::Display for UnreachableHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let others = match self.files {
+            0 | 1 => String::new(),
+            n => format!(
+                " and {}",
+                llmgw_shared::plural(n - 1, "other file", "other files")
+            ),
+        };
+        write!(
+            f,
+            "{} ({}), for {}{others} (pass {})",
+            self.host,
+            self.reason,
+            llmgw_shared::shown(&self.example),
+            self.flags
+        )
     }
 }

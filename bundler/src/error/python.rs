@@ -124,7 +124,7 @@ pub enum PythonError {
     Interpreter { arch: String, detail: String },
 
     /// uv's list of interpreters could not be fetched.
-    #[error("python-build-standalone for any: uv {uv_version}'s {path}")]
+    #[error("uv {uv_version}'s list of python-build-standalone interpreters, {path}")]
     InterpreterList {
         uv_version: String,
         path: &'static str,

@@ -22,6 +22,8 @@ use crate::error::CreateError;
 use crate::http::{Http, HttpError, redact};
 use crate::progress::{Events, Item};
 
+#[cfg(test)]
+mod resume_tests;
 pub(crate) mod step;
 
 use step::{
@@ -83,7 +85,10 @@ pub async fn fetch_all(
     progress: &Events,
 ) -> Result<Vec<Fetched>, CreateError> {
     let results = futures_util::stream::iter(downloads.into_iter().enumerate())
-        .map(|(i, d)| async move { (i, fetch_one(http, cache, &d, progress).await) })
+        .map(|(i, d)| async move {
+            let r = fetch_one(http, cache, &d, progress).await;
+            (i, r.map_err(|e| with_advice(&d.label, e)))
+        })
         .buffer_unordered(jobs.max(1));
     futures_util::pin_mut!(results);
     let mut out: Vec<Option<Fetched>> = Vec::new();
@@ -95,6 +100,26 @@ pub async fn fetch_all(
         out[i] = Some(f);
     }
     Ok(out.into_iter().flatten().collect())
+}
+
+/// A download's failure, with the flags that get past it where the
+/// download is optional: a runtime extra can come from a copy
+/// (`--extras-base`) or be left out (`--no-extras`) (#53 item 1).
+pub fn with_advice(label: &str, e: CreateError) -> CreateError {
+    let Some((host, _)) = llmgw_shared::manifest::extra_gap_file(label) else {
+        return e;
+    };
+    if matches!(e, CreateError::Part { .. }) {
+        return e;
+    }
+    CreateError::Part {
+        part: label.to_string(),
+        advice: format!(
+            "pass --extras-base {host}=URL to fetch it from a copy, or --no-extras to leave the \
+             runtime extras out as gaps"
+        ),
+        error: Box::new(e),
+    }
 }
 
 /// What the disk side is told.
@@ -119,6 +144,40 @@ pub async fn fetch_one(
     if let Some(f) = in_cache(cache, d, progress).await? {
         return Ok(f);
     }
+    match download(http, cache, d, progress).await? {
+        Outcome::Done(f) => Ok(f),
+        // An earlier run's bytes (another base URL, a run that failed on
+        // other bytes) were wrong: not the file's fault; once more whole.
+        Outcome::ResumedWrong(e) => {
+            progress.message(&format!(
+                "{}: the bytes an earlier run left do not match ({}); fetching it whole again",
+                d.label,
+                llmgw_shared::Chain(&e)
+            ));
+            match download(http, cache, d, progress).await? {
+                Outcome::Done(f) => Ok(f),
+                Outcome::ResumedWrong(e) => Err(e),
+            }
+        }
+    }
+}
+
+/// How a download into the cache ended, when its transfer did.
+enum Outcome {
+    Done(Fetched),
+    /// It carried on from an earlier run's partial file and the whole did
+    /// not match: the partial file is removed.
+    ResumedWrong(CreateError),
+}
+
+/// The file into the cache, carried on from an earlier run's partial file
+/// when there is one, and checked.
+async fn download(
+    http: &Http,
+    cache: &Cache,
+    d: &Download,
+    progress: &Events,
+) -> Result<Outcome, CreateError> {
     let partial = cache.partial_path(&d.expect);
     let item = Item::start(progress, &d.label, d.size);
     let (tx, sink, offset) = open_partial(&partial, d).await?;
@@ -139,6 +198,9 @@ pub async fn fetch_one(
     if let Err(e) = check(d, &digest) {
         let _ = fs::remove_file(&partial);
         item.failed();
+        if offset > 0 {
+            return Ok(Outcome::ResumedWrong(e));
+        }
         return Err(e);
     }
     let (cache2, sha, expect, p) = (
@@ -152,13 +214,13 @@ pub async fn fetch_one(
         .map_err(|e| CreateError::io(&partial, io::Error::other(e)))?
         .map_err(|e| CreateError::io(&partial, e))?;
     item.done();
-    Ok(Fetched {
+    Ok(Outcome::Done(Fetched {
         sha256: digest.sha256,
         size: d.size,
         path,
         downloaded,
         reused: false,
-    })
+    }))
 }
 
 /// The file as an earlier run left it in the cache, when it is there whole.

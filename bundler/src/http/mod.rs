@@ -61,6 +61,20 @@ pub struct Http {
     authorizer: Option<Arc<dyn Authorizer>>,
     pub retry: RetryPolicy,
     pub limits: HttpLimits,
+    /// What this run learned of each origin: it answered, or it cannot be
+    /// reached (a name that does not resolve, a refused connection) and is
+    /// never asked again (#53 item 2: the first failure of a host stops
+    /// every other request to it).
+    origins: Arc<std::sync::Mutex<std::collections::BTreeMap<String, Reach>>>,
+}
+
+/// What a run learned of an origin (`scheme://host:port`).
+#[derive(Debug, Clone)]
+enum Reach {
+    /// It answered a request (whatever the status).
+    Answered,
+    /// It cannot be reached, and why.
+    Unreachable(String),
 }
 
 impl Http {
@@ -103,6 +117,7 @@ impl Http {
             authorizer: None,
             retry,
             limits,
+            origins: Arc::default(),
         })
     }
 
@@ -135,6 +150,7 @@ impl Http {
             source,
         })?;
         for _ in 0..=MAX_REDIRECTS {
+            self.refuse_dead(&url)?;
             let mut headers = HeaderMap::new();
             if let Some(a) = accept
                 && let Ok(v) = HeaderValue::from_str(a)
@@ -179,7 +195,10 @@ impl Http {
                         seconds: self.limits.deadline.as_secs_f64(),
                     },
                 })?
-                .map_err(|e| HttpError::transport(&url, e))?;
+                .map_err(|e| self.note_dead(HttpError::transport(&url, e), &url))?;
+            self.origins_map()
+                .entry(origin_key(&url))
+                .or_insert(Reach::Answered);
             if resp.status().is_redirection() && resp.status() != StatusCode::NOT_MODIFIED {
                 let loc = resp
                     .headers()
@@ -212,6 +231,68 @@ impl Http {
             url: redact(&url),
             detail: format!("more than {MAX_REDIRECTS} redirects"),
         })
+    }
+
+    /// Whether `url`'s origin was found unreachable this run, and why.
+    pub fn unreachable_reason(&self, url: &Url) -> Option<String> {
+        match self.origins_map().get(&origin_key(url)) {
+            Some(Reach::Unreachable(why)) => Some(why.clone()),
+            Some(Reach::Answered) | None => None,
+        }
+    }
+
+    /// Whether `url`'s origin answered a request this run.
+    pub fn answered(&self, url: &Url) -> bool {
+        matches!(
+            self.origins_map().get(&origin_key(url)),
+            Some(Reach::Answered)
+        )
+    }
+
+    /// Records `url`'s origin as unreachable (`reason`, the first one
+    /// kept): no request goes to it again this run.
+    pub fn mark_unreachable(&self, url: &Url, reason: String) {
+        let mut origins = self.origins_map();
+        let known = origins.entry(origin_key(url)).or_insert(Reach::Answered);
+        if let Reach::Answered = known {
+            *known = Reach::Unreachable(reason);
+        }
+    }
+
+    fn origins_map(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, Reach>> {
+        // A panic while holding it leaves a map, not a broken invariant.
+        self.origins
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A request to an origin found unreachable fails at once, saying so.
+    fn refuse_dead(&self, url: &Url) -> Result<(), HttpError> {
+        match self.unreachable_reason(url) {
+            None => Ok(()),
+            Some(reason) => Err(HttpError::Unreachable {
+                url: redact(url),
+                reason: format!("{reason}, found earlier in this run; not asked again"),
+                tries: 1,
+                handshake: false,
+                recoverable: false,
+            }),
+        }
+    }
+
+    /// `e`, after recording its origin as unreachable when it says another
+    /// try cannot connect (a name that does not resolve, a refusal).
+    fn note_dead(&self, e: HttpError, url: &Url) -> HttpError {
+        if let HttpError::Unreachable {
+            reason,
+            recoverable: false,
+            handshake: false,
+            ..
+        } = &e
+        {
+            self.mark_unreachable(url, reason.clone());
+        }
+        e
     }
 
     /// The same response, its body failing when it stops moving (see
@@ -274,6 +355,16 @@ impl Http {
         let (resp, final_url) = self.get(url, accept, None).await?;
         read_small(resp, &final_url, cap).await
     }
+}
+
+/// `scheme://host:port` of `url`: what an unreachable host is known by.
+pub fn origin_key(url: &Url) -> String {
+    format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str().unwrap_or("").to_ascii_lowercase(),
+        url.port_or_known_default().unwrap_or(0)
+    )
 }
 
 /// Refuses a body the server compressed: its bytes are not the published

@@ -264,13 +264,26 @@ impl Builder<'_> {
     fn envs(&mut self, m: &Manifest) {
         for env in &m.python_envs {
             let what = format!("environment {}", env.name);
+            // A site's lock under its own name (`uv.lock`), with the
+            // project file `uv sync` reads beside it.
+            let site = env.site_lock.as_ref();
+            let lock_name = site.map_or("pylock.toml", |s| s.file_name.as_str());
             let mut refs = vec![self.blob(
                 &env.lock.sha256,
                 "file",
-                "pylock.toml".into(),
+                lock_name.into(),
                 None,
                 format!("{what} lock"),
             )];
+            if let Some(project) = site.and_then(|s| s.project.as_ref()) {
+                refs.push(self.blob(
+                    &project.sha256,
+                    "file",
+                    "pyproject.toml".into(),
+                    None,
+                    format!("{what} pyproject.toml"),
+                ));
+            }
             for f in &env.files {
                 let purl = format!(
                     "pkg:pypi/{}@{}?file_name={}",
@@ -322,6 +335,14 @@ impl Builder<'_> {
                 .push(Property::new("python", env.python.clone()));
             g.properties
                 .push(Property::new("platform", env.platform.clone()));
+            // What the operator changed of the engine's resolution: each
+            // `--override` and `--constraint` as given.
+            for o in &env.overrides {
+                g.properties.push(Property::new("override", o.clone()));
+            }
+            for c in &env.constraints {
+                g.properties.push(Property::new("constraint", c.clone()));
+            }
             if let Some(i) = &env.interpreter {
                 g.properties.push(Property::new(
                     "interpreter",

@@ -8,6 +8,8 @@
 //! byte-identical bundles; a repair bundle, which serves nothing, has none.
 
 mod build;
+#[cfg(test)]
+mod build_tests;
 pub mod cdx;
 mod licence;
 mod referrer;

@@ -24,6 +24,7 @@
 
 pub mod layout;
 pub mod resume;
+pub mod salvage;
 pub mod sink;
 pub mod stream;
 pub mod temp;

@@ -13,7 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use llmgw_shared::HashReader;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
@@ -238,17 +238,8 @@ impl Stream<'_> {
             }
             while let Some(m) = p.rx.blocking_recv() {
                 match m {
-                    Ok(Msg::Data(d)) => {
-                        let n = d.len() as u64;
-                        at.hasher.update(&d);
-                        if let Some((path, t)) = to.tee.as_mut() {
-                            t.write_all(&d).map_err(|e| CreateError::io(&*path, e))?;
-                        }
-                        sink.write_bytes(d).map_err(|e| self.io(e))?;
-                        at.off += n;
-                        stats.downloaded += n;
-                        to.item.inc(n);
-                    }
+                    Ok(Msg::Data(d)) => self.take_bytes(d, to, at, sink, stats)?,
+                    Ok(Msg::Spooled(path)) => self.take_spooled(&path, to, at, sink, stats)?,
                     Ok(Msg::Flush) => {
                         sink.flush().map_err(|e| self.io(e))?;
                         if let Some((path, t)) = to.tee.as_mut() {
@@ -269,6 +260,54 @@ impl Stream<'_> {
                 ))));
             }
         }
+        Ok(())
+    }
+
+    /// Downloaded bytes of the blob being taken: hashed, kept in the
+    /// cache's partial file when asked to, written, counted.
+    fn take_bytes(
+        &self,
+        d: Bytes,
+        to: &mut Taking<'_>,
+        at: &mut At,
+        sink: &mut Sink,
+        stats: &mut Stats,
+    ) -> Result<(), CreateError> {
+        let n = d.len() as u64;
+        at.hasher.update(&d);
+        if let Some((path, t)) = to.tee.as_mut() {
+            t.write_all(&d).map_err(|e| CreateError::io(&*path, e))?;
+        }
+        sink.write_bytes(d).map_err(|e| self.io(e))?;
+        at.off += n;
+        stats.downloaded += n;
+        to.item.inc(n);
+        Ok(())
+    }
+
+    /// A piece fetched whole into the spool while the ones before it were
+    /// written: its bytes taken as downloaded ones, the file removed.
+    fn take_spooled(
+        &self,
+        path: &Path,
+        to: &mut Taking<'_>,
+        at: &mut At,
+        sink: &mut Sink,
+        stats: &mut Stats,
+    ) -> Result<(), CreateError> {
+        let io = |e| CreateError::io(path, e);
+        let mut f = File::open(path).map_err(io)?;
+        loop {
+            let mut buf = BytesMut::zeroed(READ_CHUNK);
+            let n = f.read(&mut buf).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            self.take_bytes(buf.freeze(), to, at, sink, stats)?;
+        }
+        drop(f);
+        let _ = std::fs::remove_file(path);
         Ok(())
     }
 

@@ -75,6 +75,18 @@ impl TempBundle {
         resume::manifest(&self.file, self.zst, MAX_MANIFEST_BYTES)
     }
 
+    /// Copies the whole blobs of the file that `wanted` names into
+    /// `cache` ([`super::salvage`]), before it is emptied for another
+    /// request.
+    pub fn salvage(
+        &self,
+        wanted: &std::collections::BTreeMap<llmgw_shared::Sha256, u64>,
+        cache: &crate::cache::Cache,
+    ) -> Result<super::salvage::Salvaged, CreateError> {
+        super::salvage::salvage(&self.file, self.zst, wanted, cache)
+            .map_err(|e| CreateError::io(cache.root(), e))
+    }
+
     /// Empties the file (it belongs to another request).
     pub fn discard(&self) -> Result<(), CreateError> {
         self.file

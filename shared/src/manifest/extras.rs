@@ -37,6 +37,20 @@ pub struct Extra {
     pub engines: Vec<String>,
 }
 
+/// How a gap for one runtime extra left out begins its `what`:
+/// `runtime extra HOST/PATH`, as the bundler labels its download and its gap.
+pub const EXTRA_GAP_PREFIX: &str = "runtime extra ";
+
+/// How a gap for FlashInfer's CuTe DSL FMHA kernels ends its `what`
+/// (`NAME: FlashInfer V CuTe DSL FMHA kernels`): runtime extras whose files
+/// are known only from a checksum file that was not fetched.
+pub const DSL_GAP_SUFFIX: &str = " CuTe DSL FMHA kernels";
+
+/// For a gap's `what` naming one runtime extra file, its `(host, path)`.
+pub fn extra_gap_file(what: &str) -> Option<(&str, &str)> {
+    what.strip_prefix(EXTRA_GAP_PREFIX)?.split_once('/')
+}
+
 /// Whether `host` is a DNS name as URLs spell it: lower-case letters,
 /// digits, `-` and `.`, at most 253 characters, no empty label.
 pub fn is_extra_host(host: &str) -> bool {
@@ -125,5 +139,22 @@ mod tests {
         assert!(err(lying, 4).contains("runtime extra example.org/encodings/a.tiktoken"));
         let twice = validate_extras(4, &[ok.clone(), ok], &mut Claims::default());
         assert!(twice.unwrap_err().to_string().contains("listed twice"));
+    }
+
+    #[test]
+    fn a_gap_names_its_runtime_extra_file() {
+        let host = "openaipublic.blob.core.windows.net";
+        assert_eq!(
+            extra_gap_file(&format!("{EXTRA_GAP_PREFIX}{host}/encodings/a.tiktoken")),
+            Some((host, "encodings/a.tiktoken"))
+        );
+        assert_eq!(
+            extra_gap_file("vllm-amd64: FlashInfer 0.6.13 CuTe DSL FMHA kernels"),
+            None
+        );
+        assert_eq!(
+            extra_gap_file("ggml-org/llama.cpp b6123 llama.tar.gz"),
+            None
+        );
     }
 }

@@ -49,7 +49,7 @@ pub use evidence::{
     Evidence, FileScan, MAX_EVIDENCE_ITEMS, PickleImport, RepoEvidence, SBOM_MEDIA_TYPE, SBOM_NAME,
     ScannerVerdict,
 };
-pub use extras::{Extra, is_extra_host};
+pub use extras::{DSL_GAP_SUFFIX, EXTRA_GAP_PREFIX, Extra, extra_gap_file, is_extra_host};
 pub use oci::{HelmChart, OciDescriptor, OciImage};
 pub use oci_closed::{OciTreeError, check_tree};
 pub use oci_names::{

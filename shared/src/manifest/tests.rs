@@ -362,7 +362,7 @@ fn volumes_must_place_every_carried_blob_exactly() {
 
     let mut bad_volume = ok.clone();
     bad_volume.volumes.as_mut().unwrap().placements[0].pieces[0].volume = 2;
-    assert!(refused(&bad_volume).contains("there are 1 volumes"));
+    assert!(refused(&bad_volume).contains("but the set has 1 volume"));
 
     let mut short = ok;
     short.volumes.as_mut().unwrap().placements[0].pieces[0].size -= 1;

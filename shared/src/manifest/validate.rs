@@ -436,8 +436,10 @@ fn validate_volumes(
             }
             if piece.volume == 0 || piece.volume > volumes.count {
                 return Err(ManifestError::Inconsistent(format!(
-                    "a piece of blob {} is in volume {}, but there are {} volumes",
-                    p.sha256, piece.volume, volumes.count
+                    "a piece of blob {} is in volume {}, but the set has {}",
+                    p.sha256,
+                    piece.volume,
+                    crate::plural(volumes.count as usize, "volume", "volumes")
                 )));
             }
             offset = offset.saturating_add(piece.size);

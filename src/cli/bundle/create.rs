@@ -279,7 +279,8 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
 fn rehearse_written(spec: &CreateSpec, report: &CreateReport) -> anyhow::Result<()> {
     if !report.volumes.is_empty() {
         anyhow::bail!(
-            "--rehearse: a bundle cut into volumes is rehearsed after `bundle import` joins              them; import the set into a scratch store, or make one bundle to rehearse"
+            "--rehearse: a bundle cut into volumes is rehearsed after `bundle import` joins \
+             them; import the set into a scratch store, or make one bundle to rehearse"
         );
     }
     let exe = std::env::current_exe()?;
@@ -381,28 +382,29 @@ fn tell(report: &CreateReport) {
     }
     if report.prerequisites > 0 {
         eprintln!(
-            "delta: {} blobs ({} bytes) the site holds are not carried (delta.prerequisites); \
+            "delta: {} ({} bytes) the site holds are not carried (delta.prerequisites); \
              import checks the store has them",
-            report.prerequisites, report.prerequisite_bytes
+            llmgw_shared::plural(report.prerequisites, "blob", "blobs"),
+            report.prerequisite_bytes
         );
     }
     if report.repairs > 0 {
         eprintln!(
-            "repair bundle: {} blobs for the bundle that needed them; import it, then that bundle",
-            report.repairs
+            "repair bundle: {} for the bundle that needed them; import it, then that bundle",
+            llmgw_shared::plural(report.repairs, "blob", "blobs")
         );
     }
     for v in &report.volumes {
         eprintln!("wrote volume {}", v.display());
     }
     eprintln!(
-        "wrote {} ({} files, {} bytes; {} downloaded, {} from the cache or an earlier run)",
+        "wrote {} ({}, {} bytes; {} downloaded, {} from the cache or an earlier run)",
         if report.volumes.is_empty() {
             report.out.display().to_string()
         } else {
-            format!("{} volumes", report.volumes.len())
+            llmgw_shared::plural(report.volumes.len(), "volume", "volumes")
         },
-        report.blobs,
+        llmgw_shared::plural(report.blobs, "file", "files"),
         report.bytes,
         report.bytes_downloaded,
         report.bytes_reused

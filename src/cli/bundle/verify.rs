@@ -71,12 +71,12 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
         ))
     } else {
         print(&format!(
-            "{}{not_checked}verified: manifest sha256 {} as given; {}; {} blobs ({} bytes) hashed \
+            "{}{not_checked}verified: manifest sha256 {} as given; {}; {} ({} bytes) hashed \
              and matched; nothing was written\n",
             Summary::of(&v.manifest_sha256, &v.manifest).to_text(),
             v.manifest_sha256,
             signatures_text(&v.proved.signed),
-            v.proved.blobs_hashed,
+            llmgw_shared::plural(v.proved.blobs_hashed, "blob", "blobs"),
             v.proved.bytes_hashed
         ))
     }

@@ -63,12 +63,12 @@ pub fn run_gc(a: GcArgs) -> anyhow::Result<()> {
         ));
     }
     out.push_str(&format!(
-        "{verb} {} blobs ({}); kept {} blobs ({}) named by {} bundles\n",
-        r.blobs_removed.len(),
+        "{verb} {} ({}); kept {} ({}) named by {}\n",
+        llmgw_shared::plural(r.blobs_removed.len(), "blob", "blobs"),
         human_bytes(r.bytes_removed),
-        r.blobs_kept,
+        llmgw_shared::plural(r.blobs_kept, "blob", "blobs"),
         human_bytes(r.bytes_kept),
-        r.bundles_kept
+        llmgw_shared::plural(r.bundles_kept, "bundle", "bundles")
     ));
     print(&out)
 }

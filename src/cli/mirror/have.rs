@@ -49,10 +49,10 @@ pub fn run_have(a: HaveArgs) -> anyhow::Result<()> {
     let bytes = list.to_canonical_json();
     write_whole(&a.out, &bytes)?;
     eprintln!(
-        "wrote {}: store {}, {} bundles, {} series, {} blobs",
+        "wrote {}: store {}, {}, {} series, {}",
         a.out.display(),
         list.store_id,
-        list.manifests.len(),
+        llmgw_shared::plural(list.manifests.len(), "bundle", "bundles"),
         list.series.len(),
         list.blobs.len()
     );

@@ -48,9 +48,8 @@ pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
         for s in &summaries {
             out.push_str(&s.to_text());
         }
-        let n = summaries.len();
-        let noun = if n == 1 { "bundle" } else { "bundles" };
-        out.push_str(&format!("{n} {noun} held\n"));
+        let held = llmgw_shared::plural(summaries.len(), "bundle", "bundles");
+        out.push_str(&format!("{held} held\n"));
         print(&out)?;
     }
     if damaged.is_empty() {
@@ -60,10 +59,11 @@ pub fn run_list(a: ListArgs) -> anyhow::Result<()> {
     // (and the exit code says something is wrong).
     eprintln!("{}", damaged.join("\n"));
     anyhow::bail!(
-        "{} of the {} bundles in {} cannot be read and are not served; import each again to \
+        "{} of the {} in {} cannot be read and {} not served; import each again to \
          repair it (`llmgw mirror verify` checks the rest)",
         damaged.len(),
-        bundles.len(),
-        a.store.path.display()
+        llmgw_shared::plural(bundles.len(), "bundle", "bundles"),
+        a.store.path.display(),
+        llmgw_shared::noun(damaged.len(), "is", "are")
     )
 }

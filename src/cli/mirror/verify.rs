@@ -43,10 +43,10 @@ pub fn run_verify(a: VerifyStoreArgs) -> anyhow::Result<()> {
             ));
         }
         out.push_str(&format!(
-            "checked {} blobs ({} bytes) and {} bundles: {}\n",
-            r.blobs_checked,
+            "checked {} ({} bytes) and {}: {}\n",
+            llmgw_shared::plural(r.blobs_checked, "blob", "blobs"),
             r.bytes_checked,
-            r.bundles,
+            llmgw_shared::plural(r.bundles, "bundle", "bundles"),
             if r.damaged.is_empty() {
                 "all intact".to_string()
             } else {

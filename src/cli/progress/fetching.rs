@@ -40,8 +40,6 @@ struct State {
     bytes_fetched: u64,
     started: Option<Instant>,
     last_shown: Option<Instant>,
-    /// A redrawn line is on the terminal (a message must clear it first).
-    on_screen: bool,
 }
 
 impl Fetching {
@@ -79,13 +77,10 @@ impl Fetching {
         }
         s.last_shown = Some(Instant::now());
         let text = status(s, started.elapsed());
-        let mut err = std::io::stderr().lock();
         if self.redraw {
-            let _ = write!(err, "\r\x1b[K{text}");
-            let _ = err.flush();
-            s.on_screen = true;
+            super::redraw_line(&text);
         } else {
-            let _ = writeln!(err, "{text}");
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
         }
     }
 }
@@ -121,11 +116,7 @@ impl Progress for Fetching {
             return;
         }
         let mut s = self.state();
-        let mut err = std::io::stderr().lock();
-        let clear = if s.on_screen { "\r\x1b[K" } else { "" };
-        let _ = writeln!(err, "{clear}{line}");
-        s.on_screen = false;
-        drop(err);
+        let _ = writeln!(super::stderr_clean(), "{line}");
         self.show(&mut s, true);
     }
 
@@ -137,14 +128,13 @@ impl Progress for Fetching {
 
     /// The last progress line, then the terminal left clean for the result.
     fn finish(&self) {
-        let mut s = self.state();
+        let s = self.state();
         let Some(started) = s.started else {
             return;
         };
         let text = status(&s, started.elapsed());
         if self.redraw {
-            eprintln!("\r\x1b[K{text}");
-            s.on_screen = false;
+            let _ = writeln!(super::stderr_clean(), "\r\x1b[K{text}");
         } else {
             eprintln!("{text}");
         }

@@ -229,3 +229,115 @@ fn not_enough_space_is_refused_before_downloading() {
     assert!(err.contains("needs") && err.contains("free"), "{err}");
     assert!(!fx.requests().iter().any(|r| r.path.contains("/resolve/")));
 }
+
+/// #53 item 5: a run killed half-way leaves `.b.tar.partial`; a rerun with
+/// other flags (one more dataset: another manifest, so the file cannot be
+/// carried on from) still takes every whole blob it wants from it, none
+/// downloaded again (the bytes fetched counted), and without `--cache`
+/// keeps none of them in the cache afterwards.
+#[test]
+fn a_rerun_with_other_flags_reuses_the_whole_blobs_of_the_partial() {
+    let fx = fixture();
+    let d = tempfile::tempdir().unwrap();
+    let sha = tiny_lfs_sha(&fx);
+    let path = format!("/acme/tiny/resolve/{TINY_COMMIT}/model.safetensors");
+    fx.faults().cut_once(&path, 100_000);
+    fx.faults().delay(&path, 2000);
+    let xdg = d.path().join("xdg");
+    let out = d.path().join("b.tar");
+    let temp = d.path().join(".b.tar.partial");
+    let create_no_cache = |extra: &[&str]| {
+        let mut c = Command::cargo_bin("llmgw").unwrap();
+        c.args(["bundle", "create", "--arch", "amd64", "--json"])
+            .args(["--engine", "llamacpp=b6123", "--model", "acme/tiny"])
+            .args(extra)
+            .arg("--github-api")
+            .arg(fx.github_api_url())
+            .arg("--hf-endpoint")
+            .arg(fx.hf_endpoint())
+            .arg("--out")
+            .arg(&out)
+            .env("XDG_CACHE_HOME", &xdg)
+            .env_remove("HF_TOKEN")
+            .env_remove("HF_ENDPOINT")
+            .env_remove("SOURCE_DATE_EPOCH")
+            .env("RUST_LOG", "warn");
+        c
+    };
+    let mut child = create_no_cache(&[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let bytes = loop {
+        let bytes = fs::read(&temp).unwrap_or_default();
+        if let Some(at) = data_offset(&bytes, &sha)
+            && bytes.len() == at + 100_000
+        {
+            break bytes;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "never saw the partial bundle"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    fx.faults().clear();
+
+    // The blobs the killed run wrote whole (the ones before the model's).
+    let mut whole: Vec<(String, u64)> = Vec::new();
+    let mut tar = tar::Archive::new(&bytes[..]);
+    for e in tar.entries().unwrap() {
+        let Ok(mut e) = e else { break };
+        let name = e.path().unwrap().to_string_lossy().into_owned();
+        let size = e.size();
+        let mut body = Vec::new();
+        if std::io::Read::read_to_end(&mut e, &mut body).is_err() || body.len() as u64 != size {
+            break;
+        }
+        if let Some(hex) = name.strip_prefix("blobs/sha256/") {
+            whole.push((hex.to_string(), size));
+        }
+    }
+    let o = run(&mut create_no_cache(&["--dataset", "acme/data"]));
+    let err = text(&o.stderr);
+    let report: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    assert!(
+        err.contains("left by a run for other content; ") && !err.contains("; 0 blobs"),
+        "{err}"
+    );
+    // Of those, the ones the new bundle carries: none fetched again.
+    let listed = tool("tar", &["-xOf", "b.tar", "manifest.json"], d.path());
+    let m = llmgw_shared::manifest::Manifest::from_json_bytes(listed.as_bytes()).unwrap();
+    let carried = m.carried_blobs();
+    whole.retain(|(hex, _)| carried.keys().any(|s| s.as_str() == hex));
+    let kept: u64 = whole.iter().map(|(_, s)| s).sum();
+    // At least one streamed straight into the bundle (a release asset),
+    // which no cache held.
+    let assets: Vec<&str> = m
+        .releases
+        .iter()
+        .flat_map(|r| &r.assets)
+        .map(|a| a.sha256.as_str())
+        .collect();
+    assert!(
+        whole.iter().any(|(hex, _)| assets.contains(&hex.as_str())),
+        "the killed run wrote no release asset whole: {whole:?}"
+    );
+    let total = report["bytes"].as_u64().unwrap();
+    let fetched = report["bytes_downloaded"].as_u64().unwrap();
+    let reused = report["bytes_reused"].as_u64().unwrap();
+    assert!(reused >= kept, "{report}");
+    assert!(fetched <= total - kept, "{report}");
+    assert!(out.is_file() && !temp.exists());
+    // Without --cache, the copies made for this run are gone.
+    for (hex, _) in &whole {
+        assert!(
+            !xdg.join("llmgw/blobs/sha256").join(hex).exists(),
+            "{hex} was left in the cache"
+        );
+    }
+}

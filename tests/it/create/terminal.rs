@@ -95,3 +95,39 @@ fn assert_whole(line: &str) {
     assert_eq!(bytes.0, whole, "bytes done and the whole differ: {line:?}");
     assert!(line.contains("(100%)"), "{line:?}");
 }
+
+/// #53 item 3: on a terminal, a run that fails after the progress line is
+/// drawn prints its fatal error (and every log line) on a line of its own,
+/// never glued to the progress line (`…5m17s leftllmgw: https://…`).
+#[test]
+fn a_fatal_error_on_a_terminal_starts_its_own_line() {
+    let fx = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let path = format!(
+        "/acme/tiny/resolve/{}/model.safetensors",
+        llmgw_fixture::TINY_COMMIT
+    );
+    // Bytes arrive (the line is drawn), then the file turns out wrong: a
+    // fatal error.
+    fx.faults().wrong_bytes(&path);
+    let mut c = create(&fx, dir.path());
+    c.args(["--arch", "amd64", "--model", "acme/tiny"])
+        .arg("--out")
+        .arg(dir.path().join("tty.tar"));
+    let o = on_a_terminal(&c);
+    let screen = text(&o.stdout);
+    assert_ne!(o.status.code(), Some(0), "{screen:?}");
+    assert!(
+        screen.contains(REDRAW),
+        "no progress line drawn: {screen:?}"
+    );
+    let at = screen
+        .rfind("llmgw: ")
+        .unwrap_or_else(|| panic!("no fatal error: {screen:?}"));
+    let before = &screen[..at];
+    assert!(
+        before.ends_with('\n') || before.ends_with(REDRAW),
+        "the error is glued to what was on the line: {:?}",
+        &before[before.len().saturating_sub(120)..]
+    );
+}

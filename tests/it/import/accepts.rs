@@ -166,7 +166,7 @@ fn later_bundles_may_carry_only_what_is_new() {
     let o = env.import(&p2, &next.sha256());
     assert!(o.status.success(), "{}", stderr(&o));
     let last = stdout(&o).lines().last().unwrap().to_string();
-    assert!(last.contains("1 blobs (13 bytes) hashed"), "{last}");
+    assert!(last.contains("1 blob (13 bytes) hashed"), "{last}");
     let reused = format!(
         "6 blobs ({} bytes) verified earlier",
         kit.manifest.total_bytes()

@@ -61,7 +61,7 @@ fn remove_gc_and_dry_run() {
         out.contains(&format!("would remove {}", blob(b"only in a").display())),
         "{out}"
     );
-    assert!(out.contains("would remove 1 blobs"), "{out}");
+    assert!(out.contains("would remove 1 blob ("), "{out}");
     assert_eq!(before, snapshot(&env.store));
 
     let o = run(&["mirror", "gc", "--store", s(&env.store), "--json"]);

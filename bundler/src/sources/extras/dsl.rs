@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use futures_util::StreamExt;
-use llmgw_shared::manifest::{DigestSource, Extra, PublisherDigest};
+use llmgw_shared::manifest::{DSL_GAP_SUFFIX, DigestSource, Extra, PublisherDigest};
 use llmgw_shared::recipe::{
     FLASHINFER_CUBINS_HOST, FLASHINFER_CUBINS_PATH, FLASHINFER_CUBINS_REPOSITORY_DEFAULT,
     FLASHINFER_DSL_FMHA_SINCE, public_version, version_before,
@@ -48,11 +48,12 @@ type Wanted = BTreeMap<(String, &'static str), (DslPins, String, Vec<String>)>;
 
 /// Plans the DSL FMHA kernels of every environment in `envs` that
 /// resolved `flashinfer-python` from [`FLASHINFER_DSL_FMHA_SINCE`] on, or
-/// records each as a gap.
+/// records each as a gap (under `allow_missing`, also those whose pinned
+/// checksum file cannot be had).
 pub async fn plan(
     http: &Http,
     cache: &Cache,
-    jobs: usize,
+    (jobs, allow_missing): (usize, bool),
     choice: &ExtrasChoice,
     envs: &[PlannedEnv],
     plan: &mut Plan,
@@ -62,10 +63,7 @@ pub async fn plan(
         let Some(version) = flashinfer_of(env) else {
             continue;
         };
-        let what = format!(
-            "{}: FlashInfer {version} CuTe DSL FMHA kernels",
-            env.request.name
-        );
+        let what = format!("{}: FlashInfer {version}{DSL_GAP_SUFFIX}", env.request.name);
         let cpu = triple_arch(&env.request.arch);
         let pins = choice.dsl_pins.of(public_version(&version));
         let why = match (&pins, choice.leave_out) {
@@ -99,7 +97,25 @@ pub async fn plan(
                 from: &pins.from,
                 users: &users,
             };
-            sums.plan(http, cache, jobs, choice, plan).await?;
+            let (extras, stored) = (plan.extras.len(), plan.stored.len());
+            match sums.plan(http, cache, jobs, choice, plan).await {
+                Ok(()) => {}
+                // #53 item 1: an optional source that cannot be had is a
+                // gap under --allow-missing, nothing of it half planned.
+                Err(e) if allow_missing => {
+                    plan.extras.truncate(extras);
+                    plan.stored.truncate(stored);
+                    plan.gap(
+                        format!("{}: FlashInfer {version}{DSL_GAP_SUFFIX}", users.join(", ")),
+                        format!(
+                            "--allow-missing: {}; {}",
+                            llmgw_shared::Chain(&e),
+                            fetched_how()
+                        ),
+                    );
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(())

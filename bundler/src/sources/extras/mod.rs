@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use llmgw_shared::Sha256;
-use llmgw_shared::manifest::{DigestSource, Extra, PublisherDigest, PythonEnv};
+use llmgw_shared::manifest::{DigestSource, EXTRA_GAP_PREFIX, Extra, PublisherDigest, PythonEnv};
 use llmgw_shared::recipe::{ExtraFile, extras_of, settings_of};
 
 use crate::cache::Expect;
@@ -43,10 +43,10 @@ pub fn plan(choice: &ExtrasChoice, envs: &[PythonEnv], plan: &mut Plan) {
     for (f, engines) in files.into_values() {
         if choice.leave_out {
             plan.gap(
-                format!("runtime extra {}/{}", f.host, f.path),
+                format!("{EXTRA_GAP_PREFIX}{}/{}", f.host, f.path),
                 format!(
-                    "--no-extras: left out; {} fetch it at run time ({})",
-                    engines.join(", "),
+                    "--no-extras: left out; {} it at run time ({})",
+                    engines_fetch(&engines),
                     variables(&f)
                 ),
             );
@@ -77,6 +77,17 @@ pub fn plan(choice: &ExtrasChoice, envs: &[PythonEnv], plan: &mut Plan) {
     }
 }
 
+/// `vllm fetches` or `vllm and sglang fetch`: who fetches an extra, for a
+/// gap's reason.
+fn engines_fetch(engines: &[String]) -> String {
+    let verb = llmgw_shared::noun(engines.len(), "fetches", "fetch");
+    match engines {
+        [] => "its engine fetches".to_string(),
+        [one] => format!("{one} {verb}"),
+        [rest @ .., last] => format!("{} and {last} {verb}", rest.join(", ")),
+    }
+}
+
 /// The variables that point clients at a copy of `f`, for a gap's reason.
 fn variables(f: &ExtraFile) -> String {
     let mut names: Vec<&str> = settings_of(f.host, f.path)
@@ -86,4 +97,16 @@ fn variables(f: &ExtraFile) -> String {
     names.sort();
     names.dedup();
     names.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn who_fetches_agrees_with_how_many() {
+        let e =
+            |v: &[&str]| super::engines_fetch(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(e(&["vllm"]), "vllm fetches");
+        assert_eq!(e(&["vllm", "sglang"]), "vllm and sglang fetch");
+        assert_eq!(e(&["a", "b", "c"]), "a, b and c fetch");
+    }
 }

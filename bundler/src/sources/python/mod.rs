@@ -276,8 +276,8 @@ fn store_text(
 }
 
 /// The interpreters of [`interpreters`], or, when they cannot be had and
-/// `--allow-missing` is given, a gap per architecture; else the failure,
-/// naming the part and what to pass.
+/// `--allow-missing` is given, a gap per architecture; else none, and the
+/// failure (naming the part and what to pass) among the plan's stops.
 async fn interpreters_or_gaps(
     ctx: &Ctx<'_>,
     uv: &uv::Uv,
@@ -301,15 +301,19 @@ async fn interpreters_or_gaps(
             }
             Ok(BTreeMap::new())
         }
-        Err(e) => Err(CreateError::Part {
-            part: "the Python interpreter".to_string(),
-            advice: format!(
-                "pass --allow-missing to record it as a gap and go on, or \
-                 --python-interpreter none if the nodes bring their own CPython {}",
-                pythons.join(" and ")
-            ),
-            error: Box::new(e),
-        }),
+        // Planning goes on: every part that stops the run is said at once.
+        Err(e) => {
+            plan.stops.push(CreateError::Part {
+                part: "the Python interpreter".to_string(),
+                advice: format!(
+                    "pass --allow-missing to record it as a gap and go on, or \
+                     --python-interpreter none if the nodes bring their own CPython {}",
+                    pythons.join(" and ")
+                ),
+                error: Box::new(e),
+            });
+            Ok(BTreeMap::new())
+        }
     }
 }
 

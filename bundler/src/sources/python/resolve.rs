@@ -153,8 +153,8 @@ pub async fn resolve(
     })
 }
 
-/// uv's resolution of `req`, or `None` when its upstream failed under
-/// `--allow-missing` (then a gap of the plan).
+/// uv's resolution of `req`, or `None` when its upstream failed: under
+/// `--allow-missing` a gap of the plan, else one of its stops.
 pub async fn resolved_or_gap(
     ctx: &Ctx<'_>,
     uv: &Uv,
@@ -173,11 +173,15 @@ pub async fn resolved_or_gap(
             plan.gap(req.name.clone(), why);
             Ok(None)
         }
-        Err(Failed::Upstream(e)) => Err(CreateError::Part {
-            part: format!("{}: its upstream", req.name),
-            advice: upstream_advice(req),
-            error: Box::new(e),
-        }),
+        // Planning goes on: every part that stops the run is said at once.
+        Err(Failed::Upstream(e)) => {
+            plan.stops.push(CreateError::Part {
+                part: format!("{}: its upstream", req.name),
+                advice: upstream_advice(req),
+                error: Box::new(e),
+            });
+            Ok(None)
+        }
         Err(Failed::Resolve(e)) => Err(e),
     }
 }

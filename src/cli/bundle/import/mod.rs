@@ -174,12 +174,12 @@ pub fn print_outcome(
             } else {
                 let summary = Summary::of(&r.manifest_sha256, &r.manifest);
                 print(&format!(
-                    "imported bundle {} ({}) into {}\n{}added {} blobs ({}) to the store\n{}\n",
+                    "imported bundle {} ({}) into {}\n{}added {} ({}) to the store\n{}\n",
                     r.manifest_sha256,
                     r.proved.format.name(),
                     store.display(),
                     summary.to_text(),
-                    r.blobs_added,
+                    llmgw_shared::plural(r.blobs_added, "blob", "blobs"),
                     human_bytes(r.bytes_added),
                     proven_line(&r)
                 ))
@@ -200,7 +200,7 @@ pub(super) fn undo_note(undone: Option<std::path::PathBuf>) -> String {
 /// The audit line: what this import proved.
 fn proven_line(r: &ImportReport) -> String {
     format!(
-        "proven: manifest sha256 {} {}; {}; {} blobs ({} bytes) hashed and matched{}; \
+        "proven: manifest sha256 {} {}; {}; {} ({} bytes) hashed and matched{}; \
          bundles now held: {}",
         r.manifest_sha256,
         match &r.signed_by {
@@ -213,12 +213,13 @@ fn proven_line(r: &ImportReport) -> String {
             None => "as given".into(),
         },
         signatures_text(&r.proved.signed),
-        r.proved.blobs_hashed,
+        llmgw_shared::plural(r.proved.blobs_hashed, "blob", "blobs"),
         r.proved.bytes_hashed,
         if r.blobs_at_hand > 0 {
             format!(
-                ", {} blobs ({} bytes) verified earlier and reused",
-                r.blobs_at_hand, r.bytes_at_hand
+                ", {} ({} bytes) verified earlier and reused",
+                llmgw_shared::plural(r.blobs_at_hand, "blob", "blobs"),
+                r.bytes_at_hand
             )
         } else {
             String::new()
