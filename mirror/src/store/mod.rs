@@ -22,12 +22,14 @@
 //! [`backend::BlobStore`] trait, so no caller asks which backend it is
 //! (but serving, whose ways of sending a blob differ, see
 //! [`Store::bucket`]). Where it is and the transaction a command runs on
-//! it are [`session`]'s.
+//! it are [`session`]'s; the transaction that makes a bundle held is
+//! [`Store::commit`].
 
 pub mod backend;
 mod cache_lru;
 mod checked_file;
 pub mod claims;
+pub mod commit;
 #[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 pub(crate) mod error;
