@@ -19,9 +19,9 @@
 //! [`Store`] is the one object the rest of the mirror works on, whatever
 //! keeps its blobs: it answers "is this blob held", "read this small
 //! blob", "list every blob" and "which blobs are published" through the
-//! [`backend::BlobStore`] trait, so no caller asks which backend it is
-//! (but serving, whose ways of sending a blob differ, see
-//! [`Store::bucket`]). Where it is and the transaction a command runs on
+//! [`backend::BlobStore`] trait, so no caller asks which backend it is:
+//! serving, whose ways of sending a blob differ, asks
+//! [`Store::open_blob`]. Where it is and the transaction a command runs on
 //! it are [`session`]'s; the transaction that makes a bundle held is
 //! [`Store::commit`].
 
@@ -41,6 +41,7 @@ pub mod layout;
 pub mod leftovers;
 pub mod model_files;
 pub mod new_store;
+pub mod open_blob;
 mod own_release;
 pub mod remote;
 pub mod s3;
@@ -116,14 +117,6 @@ impl Store {
             bucket: Some(s3),
             ..Self::at(work)
         }
-    }
-
-    /// The bucket a store in object storage keeps its blobs in, for what
-    /// only serving does differently (a GET proxied, presigned or cached,
-    /// since a bucket's blob is no file to send); everything else goes
-    /// through [`Store::published`] and [`Store::has_blob`].
-    pub(crate) fn bucket(&self) -> Option<&s3::S3Blobs> {
-        self.bucket.as_ref()
     }
 
     /// Where the store's published blobs are: the bucket, else the folder.
