@@ -36,6 +36,17 @@ pub struct OwnFile {
     pub merge: Option<Merge>,
 }
 
+impl OwnFile {
+    /// The state file `name` (`state/NAME`), merged with the bucket's
+    /// copy by `merge` if it has one.
+    pub fn state(name: &str, merge: Option<Merge>) -> Self {
+        Self {
+            key: format!("{}/{name}", crate::store::layout::STATE),
+            merge,
+        }
+    }
+}
+
 impl Remote {
     /// From now on, `files` are this process's own: pulls leave them be,
     /// [`Remote::push_own`] sends them up.
