@@ -48,7 +48,7 @@ use axum::Router;
 
 use crate::store::Store;
 use crate::store::remote::OwnFile;
-use crate::store::session::{BucketServing, Followed, SessionError, StoreLocation};
+use crate::store::session::{BucketServing, Served, SessionError, StoreLocation};
 pub use error::ServeError;
 use state::AppState;
 
@@ -147,7 +147,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 }
 
 /// A failed copy to or from the bucket counts as a failed reload.
-impl Followed for AppState {
+impl Served for AppState {
     fn failed(&self) {
         self.metrics.reload_errors.inc();
     }

@@ -374,7 +374,7 @@ impl StoreLocation {
 
 /// What a [`Follower`] follows for: the server's state, which it reports
 /// a failed copy to, and whose going stops it.
-pub trait Followed: Send + Sync + 'static {
+pub trait Served: Send + Sync + 'static {
     /// A copy to or from the bucket failed (the index serves what it had).
     fn failed(&self);
 }
@@ -390,7 +390,7 @@ impl Follower {
     /// Follows the bucket on a thread of its own, every `poll`, until
     /// `state` is gone; `own` are the state files this replica writes
     /// itself ([`OwnFile`]).
-    pub fn start<F: Followed>(
+    pub fn start<F: Served>(
         mut self,
         own: Vec<OwnFile>,
         poll: std::time::Duration,
@@ -409,7 +409,7 @@ impl Follower {
     /// copy, what this replica wrote into its state (its miss log, the
     /// layer digests it learned) goes up, so another replica and a
     /// restart read it.
-    fn follow<F: Followed>(mut self, state: &std::sync::Weak<F>, poll: std::time::Duration) {
+    fn follow<F: Served>(mut self, state: &std::sync::Weak<F>, poll: std::time::Duration) {
         let remote = &mut self.remote;
         loop {
             std::thread::sleep(poll);
