@@ -2,7 +2,6 @@
 //! checking bundles into it, and serving it to nodes over HTTP.
 
 mod bundle;
-mod fsutil;
 mod import;
 mod serve;
 mod store;
@@ -15,8 +14,8 @@ mod test_ids;
 
 // The store: one object whatever keeps its blobs, where it is, and the one
 // transaction every command runs on it (lock, pull, work, publish).
-pub use fsutil::{StoreLock, read_bounded, write_durable};
 pub use store::Store;
+pub use store::fsutil::{StoreLock, read_bounded, write_durable};
 pub use store::new_store::NewStore;
 pub use store::session::{
     BucketAccess, BucketLocation, BucketServing, Session, SessionError, StoreLocation,

@@ -61,10 +61,10 @@ use llmgw_shared::manifest::Manifest;
 use llmgw_shared::{BundleId, Sha256};
 
 use crate::bundle::verify::{self, Outcome, Proved};
-use crate::fsutil::StoreLock;
 use crate::store::Store;
 use crate::store::claims;
 use crate::store::commit::Staged;
+use crate::store::fsutil::StoreLock;
 use crate::store::series::{SignedBy, Step};
 use crate::store::trust;
 use llmgw_shared::progress::Progress;

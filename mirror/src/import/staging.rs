@@ -19,8 +19,8 @@ use llmgw_shared::{BundleId, Sha256};
 use super::ImportError;
 use super::layers::{Hashers, Layers};
 use crate::bundle::verify::{BlobSink, Target};
-use crate::fsutil;
 use crate::store::Store;
+use crate::store::fsutil;
 
 /// The import's private staging folder, and its view of what is at hand.
 pub(super) struct Staging<'a> {

@@ -362,9 +362,9 @@ pub enum BlobError {
 }
 
 impl BlobError {
-    /// Why the store could not open `blob`, said of it.
-    pub(crate) fn opening(blob: &super::index::Blob, e: OpenBlobError) -> Self {
-        let sha256 = blob.sha256.clone();
+    /// Why the store could not open blob `sha256`, said of it.
+    pub(crate) fn opening(sha256: &Sha256, e: OpenBlobError) -> Self {
+        let sha256 = sha256.clone();
         match e {
             OpenBlobError::NoPresign => BlobError::NoPresign,
             OpenBlobError::Presign(source) => BlobError::Presign { sha256, source },

@@ -228,7 +228,7 @@ async fn opened(
 ) -> Result<OpenedBlob, BlobError> {
     match store.open_blob(&blob.sha256, blob.size, ask).await {
         Ok(o) => Ok(o),
-        Err(e) => Err(removed_since(store, index, BlobError::opening(blob, e)).await),
+        Err(e) => Err(removed_since(store, index, BlobError::opening(&blob.sha256, e)).await),
     }
 }
 
@@ -247,7 +247,7 @@ pub async fn blob_body(
     match store.blob_bytes(&blob.sha256, blob.size, true).await {
         Ok(BlobBytes::File(f)) => Ok(Body::new(FileBody::new(f, start, len))),
         Ok(BlobBytes::Remote(r)) => remote_body(&r, blob, start, len).await,
-        Err(e) => Err(removed_since(store, index, BlobError::opening(blob, e)).await),
+        Err(e) => Err(removed_since(store, index, BlobError::opening(&blob.sha256, e)).await),
     }
 }
 

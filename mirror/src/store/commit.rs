@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::BundleId;
 use llmgw_shared::manifest::Manifest;
 
-use crate::fsutil;
 use crate::store::claims::{self, Unrecorded};
+use crate::store::fsutil;
 use crate::store::series::{self, Policy, Series};
 use crate::store::state::{self, ImportOrder};
 use crate::store::{Store, StoreError};

@@ -34,6 +34,7 @@ pub mod commit;
 pub mod conformance;
 pub(crate) mod error;
 pub mod fs;
+pub mod fsutil;
 pub mod gc;
 pub mod have;
 pub mod inspect;
@@ -260,7 +261,7 @@ impl Store {
     }
 
     /// The lock file writers (import, gc, remove, trust) hold; see
-    /// [`crate::fsutil::StoreLock`].
+    /// [`crate::store::fsutil::StoreLock`].
     pub fn lock_path(&self) -> PathBuf {
         self.root.join("lock")
     }

@@ -34,7 +34,7 @@ use std::time::SystemTime;
 use llmgw_shared::BundleId;
 use serde::{Deserialize, Serialize};
 
-use crate::fsutil;
+use crate::store::fsutil;
 use crate::store::{HeldManifest, StateFault, StateFile, Store, StoreError};
 
 /// The version of `imports.json` this llmgw writes and reads.

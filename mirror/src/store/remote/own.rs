@@ -20,8 +20,8 @@
 use llmgw_shared::Sha256;
 
 use super::{MAX_SMALL, Remote};
-use crate::fsutil;
 use crate::store::StoreError;
+use crate::store::fsutil;
 
 /// How an own file's bytes meet the bucket's copy when it goes up:
 /// `merge(ours, theirs)` gives what to send.
