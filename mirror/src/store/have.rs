@@ -70,8 +70,8 @@ pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
     // not a look-up per blob: a bucket answers a listing a thousand keys a
     // request.
     let held = store.held_blobs()?;
-    for (sha, m) in crate::store::state::held_in_order(store)? {
-        let m = m?;
+    for held_manifest in crate::store::state::held_in_order(store)? {
+        let (sha, m) = (held_manifest.id, held_manifest.manifest?);
         for (b, size) in m.blobs() {
             if held.get(b.as_str()) == Some(&size) {
                 blobs.insert(b, size);

@@ -84,8 +84,15 @@ pub struct BlobFile {
     pub sha256: Option<Sha256>,
 }
 
-/// A held bundle's sha256 and its manifest, or why it cannot be read.
-pub type HeldManifest = (BundleId, Result<Manifest, StoreError>);
+/// A held bundle's id and its manifest, or why it cannot be read (one
+/// damaged manifest does not hide the others of a listing).
+#[derive(Debug)]
+pub struct HeldManifest {
+    /// The bundle's id: its manifest's sha256, the name of its file.
+    pub id: BundleId,
+    /// Its manifest, or why it cannot be read.
+    pub manifest: Result<Manifest, StoreError>,
+}
 
 /// A mirror store rooted at a directory; or, for a store in object
 /// storage, the local work folder its small files are copied into

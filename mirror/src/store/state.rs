@@ -205,8 +205,8 @@ pub fn held_in_order(store: &Store) -> Result<Vec<HeldManifest>, StoreError> {
     Ok(ids_in_order(store)?
         .into_iter()
         .map(|id| {
-            let m = store.read_bundle(&id);
-            (id, m)
+            let manifest = store.read_bundle(&id);
+            HeldManifest { id, manifest }
         })
         .collect())
 }

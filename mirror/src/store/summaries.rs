@@ -155,9 +155,9 @@ mod tests {
         crate::store::state::held_in_order(store)
             .unwrap()
             .into_iter()
-            .map(|(id, m)| {
-                let s = Summary::of(&id, &m.unwrap());
-                (id, s)
+            .map(|h| {
+                let s = Summary::of(&h.id, &h.manifest.unwrap());
+                (h.id, s)
             })
             .collect()
     }
