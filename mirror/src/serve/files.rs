@@ -285,8 +285,7 @@ async fn removed_since(store: &Store, index: &Index, e: BlobError) -> BlobError 
     let manifests: Vec<std::path::PathBuf> = index
         .bundles
         .iter()
-        .filter_map(|b| llmgw_shared::BundleId::parse("bundle id", &b.id).ok())
-        .map(|id| store.bundle_file(&id))
+        .map(|b| store.bundle_file(&b.id))
         .collect();
     let stale = tokio::task::spawn_blocking(move || {
         manifests
