@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Checks the rules of docs/ARCHITECTURE.md that no compiler checks:
 
-- no import cycle of any length inside a crate: between files (a module and
-  its own submodules aside: a parent declares its children, and they use its
-  types), and between folders, each answering for everything inside it (a
-  folder and the folders inside it aside);
+- no import cycle of any length inside a crate: between files (a child's
+  use of its parent aside: a parent declares its children, and they use its
+  types; a parent's use of a child counts), and between rooms, a room being
+  a folder, which answers for everything inside it, or a file beside
+  folders (`fsutil.rs` is a room beside `store/`; an edge between a folder
+  and what it holds is no edge between rooms);
 - no error's message repeats its source: a `thiserror` variant whose
   `#[source]`/`#[from]` field (or field named `source`) is interpolated in
   its own `#[error(...)]` message, since the chain prints the source after
@@ -15,11 +17,13 @@
   why it is still long).
 
 A module is a file: `a/b.rs` or `a/b/mod.rs` is `a::b`. A reference is any
-`crate::…`, `super::…` or `self::…` path outside comments and outside an
-inline `#[cfg(test)] mod tests { … }`, brace groups of `use` expanded
-(`use super::{a, b::c}` refers to `a` and `b::c`); it counts for the longest
-prefix of it that is a module. Prints each broken rule and exits 1; prints
-one line and exits 0 when all hold.
+`crate::…`, `super::…` or `self::…` path, or a path starting at one of the
+module's own children by its bare name (`plan::…`), outside comments and
+outside an inline `#[cfg(test)] mod tests { … }`, brace groups of `use`
+expanded (`use super::{a, b::c}` refers to `a` and `b::c`); it counts for
+the longest prefix of it that is a module. Every run prints the ten longest
+files and functions (and how many functions sit within ten lines of the
+limit), then each broken rule, and exits 1 on any; else one line, exit 0.
 """
 
 import os
@@ -36,12 +40,40 @@ TABLES = {"fixture/src/packages/table.rs"}
 # on a listed one that became short, so this list only shrinks.
 LONG_FNS: set[str] = set()
 
-# Folder cycles still to untangle, each with its way out; the check fails on
-# any other cycle, and on a listed one that is gone (so this only shrinks).
-# None is left: the request types (`spec::oci`, `spec::python`,
-# `spec::extras`) live in `spec/`, which no source's folder is imported by
-# (#27 item 8).
-KNOWN_FOLDER_CYCLES = set()
+# Cycles still to untangle, each with its way out, as (crate, the rooms of
+# the cycle sorted, as printed); the check fails on any other cycle, and on
+# a listed one that is gone (so these lists only shrink).
+KNOWN_FOLDER_CYCLES: set[tuple[str, tuple[str, ...]]] = {
+    # The bundler's one circle: `create::Options` is read by `request.rs`,
+    # which `create/plan.rs` calls. Way out: `request.rs` into `create/`
+    # (#46 item 3).
+    ("bundler/src", ("create/", "request.rs")),
+    # serve/'s back-up arrows: the data folder `index/` reaches back to the
+    # server's `state.rs` (its `/v1/index` handler, `index/route.rs`),
+    # `request.rs` and `freshness.rs`, and so every protocol folder that
+    # reads a request (`hub/`, and `xet/` through it) is in the loop. Way out: serve/'s second floor, the
+    # handler into `ops/` (#46 item 2).
+    (
+        "mirror/src",
+        (
+            "serve/cache.rs",
+            "serve/files.rs",
+            "serve/freshness.rs",
+            "serve/hub/",
+            "serve/index/",
+            "serve/metrics.rs",
+            "serve/request.rs",
+            "serve/state.rs",
+            "serve/xet/",
+        ),
+    ),
+}
+
+# Cycles between files still to untangle, as above.
+KNOWN_FILE_CYCLES: set[tuple[str, tuple[str, ...]]] = {
+    # The same circle of the bundler, file by file (#46 item 3).
+    ("bundler/src", ("create/", "create/plan.rs", "request.rs")),
+}
 
 HEAD = re.compile(r"\b(crate|super|self)::")
 # A line comment, found past the literals that may hold `//` (a URL in a
@@ -76,7 +108,21 @@ def modules(root):
             if parts[-1] in ("mod", "lib", "main"):
                 parts = parts[:-1]
             found[tuple(parts)] = os.path.join(folder, name)
+    # A module declared with `#[path = "x.rs"]` (a path relative to the
+    # declaring file's folder) is its declarer's child, whatever its name.
+    for module, path in list(found.items()):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for m in PATH_MOD.finditer(text):
+            target = os.path.normpath(os.path.join(os.path.dirname(path), m.group(1)))
+            for other, p in list(found.items()):
+                if os.path.normpath(p) == target and other != module + (m.group(2),):
+                    del found[other]
+                    found[module + (m.group(2),)] = p
     return found
+
+
+PATH_MOD = re.compile(r'#\[path\s*=\s*"([^"]+)"\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;')
 
 
 def use_paths(text, start):
@@ -115,19 +161,33 @@ def use_paths(text, start):
     return out
 
 
-def references(module, is_mod_file, text, known):
-    """The modules `module`'s text refers to, parents and children aside."""
+def references(module, text, known):
+    """The modules `module`'s text refers to, its ancestors aside: a child
+    uses its parent's types, and a parent declares its children, but what a
+    parent uses of a child is an edge like any other (`plan::plan(..)` in
+    `create/mod.rs` leads to `create/plan.rs`), so a circle that leaves a
+    folder through a child and comes back to the parent is seen."""
     inline_tests = text.find("#[cfg(test)]\nmod tests {")
     if inline_tests >= 0:
         text = text[:inline_tests]
     text = COMMENT.sub("", BLOCK_COMMENT.sub("", text))
+    # A path starting at one of the module's own children, by its bare
+    # name (`plan::x`, `use plan::{..}`), as the 2018 edition allows; the
+    # name must not follow `::` (then it is part of another path).
+    children = sorted(m[-1] for m in known if len(m) == len(module) + 1 and m[:-1] == module)
+    starts = [(m.start(), m.end(), m.group(1)) for m in HEAD.finditer(text)]
+    if children:
+        bare = re.compile(r"(?<![\w:])(" + "|".join(map(re.escape, children)) + r")::")
+        starts += [(m.start(), m.start(), "child") for m in bare.finditer(text)]
     out = set()
-    for m in HEAD.finditer(text):
-        for parts in use_paths(text, m.end()):
-            if m.group(1) == "crate":
+    for _, at, head in starts:
+        for parts in use_paths(text, at):
+            if head == "crate":
                 base = []
-            elif m.group(1) == "self":
-                base = list(module) if is_mod_file else list(module[:-1])
+            elif head in ("self", "child"):
+                # `self` is the file's own module, whether `a/mod.rs` or
+                # `a.rs` (whose children are in `a/`).
+                base = list(module)
             else:
                 base = list(module[:-1])
             # `super::super::x`, `super::self`
@@ -142,7 +202,7 @@ def references(module, is_mod_file, text, known):
             )
             if target is None or target == module:
                 continue
-            if module[: len(target)] == target or target[: len(module)] == module:
+            if module[: len(target)] == target:
                 continue
             out.add(target)
     return out
@@ -284,12 +344,20 @@ def repeated_sources(path):
     return out
 
 
-def folder_of(module, is_mod_file):
-    return module if is_mod_file else module[:-1]
+def sides(a, b):
+    """The two rooms an edge between modules `a` and `b` runs between: the
+    folders or files just under the folder holding both, a file being a
+    sibling of the folders beside it (`fsutil.rs` of `store/` at a crate's
+    root); None when one holds the other (a folder answers for everything
+    inside it)."""
+    if a[: len(b)] == b or b[: len(a)] == a:
+        return None
+    k = next(i for i in range(min(len(a), len(b))) if a[i] != b[i])
+    return a[: k + 1], b[: k + 1]
 
 
-def long_functions(path):
-    """(name, lines) of each function in the file longer than MAX_FN_LINES."""
+def function_lengths(path):
+    """(name, lines) of each function in the file with a body."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     inline_tests = text.find("#[cfg(test)]\nmod tests {")
@@ -312,94 +380,147 @@ def long_functions(path):
                 if depth == 0:
                     break
             i += 1
-        lines = clean.count("\n", m.start(), i) + 1
-        if lines > MAX_FN_LINES:
-            out.append((m.group(1), lines))
+        out.append((m.group(1), clean.count("\n", m.start(), i) + 1))
     return out
+
+
+def rust_files(roots, product_only=False):
+    """Every .rs file under `roots` but the TABLES; with `product_only`,
+    test code (a `tests.rs` or `*_tests.rs`, anything under a `tests/`
+    folder) aside."""
+    for root in roots:
+        for folder, _, files in os.walk(root):
+            for fname in sorted(files):
+                path = os.path.join(folder, fname)
+                test_code = (
+                    fname == "tests.rs"
+                    or fname.endswith("_tests.rs")
+                    or "tests" in path.split(os.sep)[:-1]
+                )
+                if fname.endswith(".rs") and path not in TABLES:
+                    if not (product_only and test_code):
+                        yield path
+
+
+def room_name(crate, known, module):
+    """A module as the room it is: `store/` for a folder, `fsutil.rs` for a file."""
+    if not module:
+        return "(crate root)"
+    path = os.path.relpath(known[module], crate)
+    if os.path.basename(path) == "mod.rs":
+        return os.path.dirname(path) + "/"
+    return path
+
+
+def crate_cycles(crate):
+    """The cycles in one crate: (kind, its rooms sorted, one loop through
+    them as text) for each, kind "files" or "folders"."""
+    known = modules(crate)
+    edges, room_edges = set(), set()
+    for module, path in known.items():
+        if module and (module[-1] == "tests" or module[-1].endswith("_tests")):
+            continue
+        with open(path, encoding="utf-8") as f:
+            for target in references(module, f.read(), known):
+                edges.add((module, target))
+                rooms = sides(module, target)
+                if rooms is not None:
+                    room_edges.add(rooms)
+    out = []
+    for kind, graph in (("files", edges), ("folders", room_edges)):
+        for comp in cycles(graph):
+            rooms = tuple(sorted(room_name(crate, known, m) for m in comp))
+            loop = " -> ".join(room_name(crate, known, m) for m in a_cycle(comp, graph))
+            out.append((kind, rooms, loop))
+    return out
+
+
+def check_cycles(broken):
+    """Cycles between files and between rooms in each crate, but the known."""
+    listed = {"files": KNOWN_FILE_CYCLES, "folders": KNOWN_FOLDER_CYCLES}
+    seen = set()
+    for crate in CRATES:
+        for kind, rooms, loop in crate_cycles(crate):
+            if (crate, rooms) in listed[kind]:
+                seen.add((kind, (crate, rooms)))
+            else:
+                broken.append(f"{crate}: import cycle between {kind}: {loop}")
+    for kind, keys in listed.items():
+        for key in sorted(keys):
+            if (kind, key) not in seen:
+                broken.append(
+                    f"{key[0]}: {', '.join(key[1])} no longer form a cycle between {kind}: "
+                    f"take them off KNOWN_{kind.upper()[:-1]}_CYCLES"
+                )
+
+
+def check_lengths(broken):
+    """Files over MAX_LINES and functions over MAX_FN_LINES (but LONG_FNS);
+    the lengths of all, longest first, for the run's own report."""
+    files, fns = [], []
+    for path in rust_files(CRATES + ["tests"] + [c.replace("/src", "/tests") for c in CRATES[1:]]):
+        with open(path, encoding="utf-8") as f:
+            n = sum(1 for _ in f)
+        files.append((n, path))
+        if n > MAX_LINES:
+            broken.append(f"{path}: {n} lines, more than {MAX_LINES}; split it by idea")
+    seen_long = set()
+    for path in rust_files(CRATES, product_only=True):
+        for fn, n in function_lengths(path):
+            key = f"{path}:{fn}"
+            fns.append((n, key))
+            if n <= MAX_FN_LINES:
+                continue
+            seen_long.add(key)
+            if key not in LONG_FNS:
+                broken.append(f"{key}: {n} lines, more than {MAX_FN_LINES}; split it into named steps")
+    for key in sorted(LONG_FNS - seen_long):
+        broken.append(f"{key}: is listed in LONG_FNS but no longer long: take it off the list")
+    return sorted(files, reverse=True), sorted(fns, reverse=True)
+
+
+def check_error_sources(broken):
+    """Errors whose message repeats their source."""
+    for path in rust_files(CRATES):
+        for variant in repeated_sources(path):
+            broken.append(
+                f"{path}: {variant}'s message repeats its source, which the error chain "
+                "prints after it: say this layer only"
+            )
+
+
+def print_longest(files, fns, n=10):
+    """The `n` longest files and functions, so what creeps up on a limit
+    is seen on every run, not only once it passes it."""
+    bunched = sum(1 for lines, _ in fns if MAX_FN_LINES - 10 <= lines <= MAX_FN_LINES)
+    print(f"structure: the {n} longest files (limit {MAX_LINES}):")
+    for lines, path in files[:n]:
+        print(f"  {lines:5} {path}")
+    print(
+        f"structure: the {n} longest functions (limit {MAX_FN_LINES}; "
+        f"{bunched} at {MAX_FN_LINES - 10}-{MAX_FN_LINES}):"
+    )
+    for lines, key in fns[:n]:
+        print(f"  {lines:5} {key}")
 
 
 def main():
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     broken = []
-    known_seen = set()
-    for crate in CRATES:
-        known = modules(crate)
-        edges, folder_edges = set(), set()
-        for module, path in known.items():
-            if module and (module[-1] == "tests" or module[-1].endswith("_tests")):
-                continue
-            is_mod = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")
-            with open(path, encoding="utf-8") as f:
-                for target in references(module, is_mod, f.read(), known):
-                    edges.add((module, target))
-                    t_mod = os.path.basename(known[target]) in ("mod.rs", "lib.rs", "main.rs")
-                    fa, fb = folder_of(module, is_mod), folder_of(target, t_mod)
-                    if fa[: len(fb)] != fb and fb[: len(fa)] != fa:
-                        # Between the two sibling folders they sit under: a
-                        # folder answers for everything inside it.
-                        k = next(i for i in range(len(fa)) if fa[i] != fb[i])
-                        folder_edges.add((fa[: k + 1], fb[: k + 1]))
-        name = lambda m: "::".join(m) or "(crate root)"
-        for comp in cycles(edges):
-            loop = " -> ".join(name(m) for m in a_cycle(comp, edges))
-            broken.append(f"{crate}: import cycle between files: {loop}")
-        for comp in cycles(folder_edges):
-            key = (crate, tuple(sorted(name(m) for m in comp)))
-            if key in KNOWN_FOLDER_CYCLES:
-                known_seen.add(key)
-                continue
-            loop = " -> ".join(name(m) + "/" for m in a_cycle(comp, folder_edges))
-            broken.append(f"{crate}: import cycle between folders: {loop}")
-    for crate in CRATES + ["tests"] + [c.replace("/src", "/tests") for c in CRATES[1:]]:
-        for folder, _, files in os.walk(crate):
-            for fname in files:
-                path = os.path.join(folder, fname)
-                if not fname.endswith(".rs") or path in TABLES:
-                    continue
-                with open(path, encoding="utf-8") as f:
-                    n = sum(1 for _ in f)
-                if n > MAX_LINES:
-                    broken.append(f"{path}: {n} lines, more than {MAX_LINES}; split it by idea")
-    seen_long = set()
-    for crate in CRATES:
-        for folder, _, files in os.walk(crate):
-            for fname in files:
-                path = os.path.join(folder, fname)
-                test_code = fname == "tests.rs" or "tests" in path.split(os.sep)[:-1]
-                if not fname.endswith(".rs") or path in TABLES or test_code:
-                    continue
-                for fn, n in long_functions(path):
-                    key = f"{path}:{fn}"
-                    seen_long.add(key)
-                    if key not in LONG_FNS:
-                        broken.append(
-                            f"{key}: {n} lines, more than {MAX_FN_LINES}; split it into named steps"
-                        )
-    for crate in CRATES:
-        for folder, _, files in os.walk(crate):
-            for fname in files:
-                if fname.endswith(".rs"):
-                    path = os.path.join(folder, fname)
-                    for variant in repeated_sources(path):
-                        broken.append(
-                            f"{path}: {variant}'s message repeats its source, which the \
-error chain prints after it: say this layer only"
-                        )
-    for crate, folders in sorted(KNOWN_FOLDER_CYCLES - known_seen):
-        broken.append(
-            f"{crate}: folders {', '.join(folders)} no longer form a cycle: take them off "
-            "KNOWN_FOLDER_CYCLES"
-        )
-    for key in sorted(LONG_FNS - seen_long):
-        broken.append(f"{key}: is listed in LONG_FNS but no longer long: take it off the list")
+    check_cycles(broken)
+    files, fns = check_lengths(broken)
+    check_error_sources(broken)
+    print_longest(files, fns)
+    sys.stdout.flush()
     for line in broken:
         print(f"structure: {line}", file=sys.stderr)
     if broken:
         sys.exit(1)
     print(
-        "structure: no import cycle between files, none between folders but "
-        f"{len(KNOWN_FOLDER_CYCLES)} listed; no error message repeating its source; no file "
-        f"over the line limit; no function over {MAX_FN_LINES} lines but {len(LONG_FNS)} listed"
+        f"structure: no import cycle between files but {len(KNOWN_FILE_CYCLES)} listed, none "
+        f"between folders but {len(KNOWN_FOLDER_CYCLES)} listed; no error message repeating "
+        f"its source; no file over the line limit; no function over {MAX_FN_LINES} lines but "
+        f"{len(LONG_FNS)} listed"
     )
 
 

@@ -32,8 +32,10 @@ grep -q 'build garage' <<<"$tests_plan" || { echo "test.sh: 'setup.sh tests' no 
 echo "setup: the demo's setup builds no S3 server"
 
 # The rules of docs/ARCHITECTURE.md no compiler checks: no import cycle of any
-# length (files, folders), no error message repeating its source, no file or
-# function over its line limit but the tables and the listed ones.
+# length (files, rooms), no error message repeating its source, no file or
+# function over its line limit but the tables and the listed ones; the check's
+# own tests first, on small crates made for each rule.
+python3 scripts/structure_test.py
 python3 scripts/structure.py
 
 export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036" LLMGW_VENV_PY="$PWD/.venv-py" LLMGW_OCI_VENV="$PWD/.venv-oci" LLMGW_SBOM_VENV="$PWD/.venv-sbom" LLMGW_PICKLE_VENV="$PWD/.venv-pickle"

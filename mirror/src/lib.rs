@@ -2,7 +2,6 @@
 //! checking bundles into it, and serving it to nodes over HTTP.
 
 mod bundle;
-mod fsutil;
 mod import;
 mod serve;
 mod store;
@@ -15,8 +14,8 @@ mod test_ids;
 
 // The store: one object whatever keeps its blobs, where it is, and the one
 // transaction every command runs on it (lock, pull, work, publish).
-pub use fsutil::{StoreLock, read_bounded, write_durable};
 pub use store::Store;
+pub use store::fsutil::{StoreLock, read_bounded, write_durable};
 pub use store::new_store::NewStore;
 pub use store::session::{
     BucketAccess, BucketLocation, BucketServing, Session, SessionError, StoreLocation,
@@ -52,6 +51,7 @@ pub use import::volumes::verify::{
 pub use bundle::sbom::{SbomError, read_sbom as bundle_sbom};
 
 // What a store holds: listing, summaries, have-lists, checking, gc.
+pub use store::HeldManifest;
 pub use store::gc::{GcOptions, gc, remove as remove_bundle};
 pub use store::have::have_list;
 pub use store::inspect::{Summary, human_bytes, inspect};

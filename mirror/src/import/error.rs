@@ -12,9 +12,9 @@ use llmgw_shared::NeedList;
 use thiserror::Error;
 
 use crate::bundle::verify::VerifyError;
-use crate::fsutil;
 use crate::store::StoreError;
 use crate::store::claims::ClaimError;
+use crate::store::fsutil;
 use crate::store::series::SeriesError;
 use crate::store::trust::TrustError;
 

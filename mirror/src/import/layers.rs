@@ -22,7 +22,7 @@ use llmgw_shared::{BundleId, Sha256};
 use sha2::Digest;
 
 use crate::serve::index::models::{LayerDigests, imported_file, tar};
-use crate::store::{Store, StoreError, state};
+use crate::store::commit::Learned;
 
 /// Blob sha256 -> the digests of its layers, by tar path, once its sink is
 /// finished and before its hash verdict.
@@ -90,16 +90,20 @@ impl Layers {
         }
     }
 
-    /// Writes what was learned beside bundle `id` (nothing when nothing was).
-    pub(super) fn save(&self, store: &Store, id: &BundleId) -> Result<(), StoreError> {
-        if self.kept.is_empty() {
-            return Ok(());
+    /// What was learned, as the state file kept beside bundle `id` (no
+    /// bytes when nothing was), for the store's commit to write.
+    pub(super) fn learned(&self, id: &BundleId) -> Learned {
+        let bytes = (!self.kept.is_empty()).then(|| {
+            let mut d = LayerDigests::default();
+            for ((file, path), digest) in &self.kept {
+                d.insert(file.clone(), path.clone(), digest.clone());
+            }
+            d.to_bytes()
+        });
+        Learned {
+            name: imported_file(id),
+            bytes,
         }
-        let mut d = LayerDigests::default();
-        for ((file, path), digest) in &self.kept {
-            d.insert(file.clone(), path.clone(), digest.clone());
-        }
-        state::write_file(store, &imported_file(id), &d.to_bytes())
     }
 }
 

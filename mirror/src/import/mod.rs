@@ -41,10 +41,11 @@
 //! running the import again uses them.
 //!
 //! One module per step: `plan` (the look-ahead at a signed bundle's head),
-//! `staging` (the folder the check streams into), `commit` (step 4), and
-//! `error` (the import's own failures); this file runs them in order.
+//! `staging` (the folder the check streams into), and `error` (the
+//! import's own failures); the commit (step 4) is the store's own
+//! ([`crate::store::commit`]), handed what was staged. This file runs them
+//! in order.
 
-mod commit;
 mod error;
 pub(crate) mod layers;
 mod model_files;
@@ -61,9 +62,10 @@ use llmgw_shared::manifest::Manifest;
 use llmgw_shared::{BundleId, Sha256};
 
 use crate::bundle::verify::{self, Outcome, Proved};
-use crate::fsutil::StoreLock;
 use crate::store::Store;
 use crate::store::claims;
+use crate::store::commit::Staged;
+use crate::store::fsutil::StoreLock;
 use crate::store::series::{SignedBy, Step};
 use crate::store::trust;
 use llmgw_shared::progress::Progress;
@@ -225,30 +227,28 @@ pub fn import_with(
             // Under the lock, so no other import slips in between.
             let unrecorded =
                 claims::check(store, &v.manifest_sha256, &v.manifest, &v.proved.signed)?;
-            let (blobs_added, bytes_added) =
-                commit::commit(store, &staging, &v, &plan).map_err(ImportError::Commit)?;
-            let new_names = claims::names::Names::of(&v.manifest);
-            let mut recorded = Vec::with_capacity(unrecorded.len() + 1);
-            for u in unrecorded {
-                if !u.in_own_file {
-                    claims::names::record(store, &u.id, u.names.clone());
-                }
-                recorded.push((u.id, u.names));
-            }
-            claims::names::record(store, &v.manifest_sha256, new_names.clone());
-            recorded.push((v.manifest_sha256.clone(), new_names));
-            claims::names::record_all(store, &recorded);
-            let summary = crate::store::inspect::Summary::of(&v.manifest_sha256, &v.manifest);
-            let manifest_bytes = v.manifest_bytes.len() as u64;
-            crate::store::summaries::record(store, &v.manifest_sha256, &summary, manifest_bytes);
+            let added = store
+                .commit(Staged {
+                    dir: &staging.dir,
+                    id: &v.manifest_sha256,
+                    manifest: &v.manifest,
+                    manifest_bytes: &v.manifest_bytes,
+                    signature: plan.signature.as_deref(),
+                    series: plan.series.as_ref(),
+                    policy: plan.policy.as_ref(),
+                    learned: staging.layers.learned(&v.manifest_sha256),
+                    xet: staging.xet.staged(store, &staging.dir),
+                    unrecorded,
+                })
+                .map_err(ImportError::Commit)?;
             Ok(ImportOutcome::Imported(Box::new(ImportReport {
                 manifest_sha256: v.manifest_sha256,
                 manifest: v.manifest,
                 proved: v.proved,
                 blobs_at_hand: v.blobs_at_hand,
                 bytes_at_hand: v.bytes_at_hand,
-                blobs_added,
-                bytes_added,
+                blobs_added: added.blobs,
+                bytes_added: added.bytes,
                 bundles_held: store.bundle_ids()?.len(),
                 signed_by: plan.signed_by,
                 step: plan.step,

@@ -3,8 +3,8 @@
 //!
 //! Invariant: reads the bundle's head and the store, writes nothing; what
 //! it decides (the series as it is to be, the signature to keep) is only
-//! written by the commit ([`super::commit`]), so a refusal here leaves the
-//! store as it was.
+//! written by the commit ([`crate::store::Store::commit`]), so a refusal
+//! here leaves the store as it was.
 
 use std::path::Path;
 
@@ -43,17 +43,9 @@ pub(crate) fn plan_signed(
     expected: Option<&BundleId>,
     opts: &ImportOptions,
 ) -> Result<(BundleId, SignedPlan), ImportError> {
-    // A pipe can be read once: no look-ahead (a signed bundle is then
-    // refused by the full pass; an unsigned one needs --sha256).
     let regular = std::fs::metadata(bundle).is_ok_and(|m| m.is_file() || m.is_dir());
     if !regular {
-        let e = expected.ok_or(SeriesError::NoProof)?;
-        let mut plan = SignedPlan::default();
-        if opts.allow_unsigned_override {
-            let policy = Policy::load(store)?;
-            (plan.policy, plan.notes) = follow::plan_import(store, &policy, None, e, true)?;
-        }
-        return Ok((e.clone(), plan));
+        return piped(store, expected, opts);
     }
     let head = series::read_head(bundle)?;
     let sha = head.manifest_sha256.clone();
@@ -101,31 +93,62 @@ pub(crate) fn plan_signed(
         .extend(series::check_times(&manifest, opts.now, &policy)?);
     // A repair bundle names nothing to serve: it never moves a series.
     if let Some(by) = signed_by.as_ref().filter(|_| !manifest.is_repair()) {
-        let mut s = Series::load(store)?;
-        let step = s.decide(by, &sha, opts.allow_rollback)?;
-        match &step {
-            Step::Advance => {
-                s.advance(by, &sha);
-                plan.series = Some(s);
-            }
-            Step::Same => {}
-            Step::Rollback { held } => {
-                tracing::warn!(
-                    bundle = %sha, key = %by.key_id, channel = %by.channel,
-                    sequence = by.sequence, held = held, "rollback allowed by --allow-rollback"
-                );
-                plan.notes.push(format!(
-                    "rollback allowed (--allow-rollback): key {} channel {} is at sequence \
-                     {held}; this bundle (sequence {}) is held, but nodes keep being served \
-                     sequence {held}",
-                    by.key_id,
-                    llmgw_shared::shown(&by.channel),
-                    by.sequence
-                ));
-            }
-        }
-        plan.step = Some(step);
+        series_step(store, by, &sha, opts, &mut plan)?;
     }
     plan.signed_by = signed_by;
     Ok((sha, plan))
+}
+
+/// The plan for a bundle read from a pipe, which can be read once: no
+/// look-ahead (a signed bundle is then refused by the full pass; an
+/// unsigned one needs `expected`, its --sha256).
+fn piped(
+    store: &Store,
+    expected: Option<&BundleId>,
+    opts: &ImportOptions,
+) -> Result<(BundleId, SignedPlan), ImportError> {
+    let e = expected.ok_or(SeriesError::NoProof)?;
+    let mut plan = SignedPlan::default();
+    if opts.allow_unsigned_override {
+        let policy = Policy::load(store)?;
+        (plan.policy, plan.notes) = follow::plan_import(store, &policy, None, e, true)?;
+    }
+    Ok((e.clone(), plan))
+}
+
+/// The step bundle `sha` signed `by` makes in its series, into `plan`: the
+/// series as it is to be when it advances, a note when a rollback is
+/// allowed; refused when it would go back unasked.
+fn series_step(
+    store: &Store,
+    by: &SignedBy,
+    sha: &BundleId,
+    opts: &ImportOptions,
+    plan: &mut SignedPlan,
+) -> Result<(), ImportError> {
+    let mut s = Series::load(store)?;
+    let step = s.decide(by, sha, opts.allow_rollback)?;
+    match &step {
+        Step::Advance => {
+            s.advance(by, sha);
+            plan.series = Some(s);
+        }
+        Step::Same => {}
+        Step::Rollback { held } => {
+            tracing::warn!(
+                bundle = %sha, key = %by.key_id, channel = %by.channel,
+                sequence = by.sequence, held = held, "rollback allowed by --allow-rollback"
+            );
+            plan.notes.push(format!(
+                "rollback allowed (--allow-rollback): key {} channel {} is at sequence \
+                 {held}; this bundle (sequence {}) is held, but nodes keep being served \
+                 sequence {held}",
+                by.key_id,
+                llmgw_shared::shown(&by.channel),
+                by.sequence
+            ));
+        }
+    }
+    plan.step = Some(step);
+    Ok(())
 }

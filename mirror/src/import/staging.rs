@@ -20,8 +20,8 @@ use super::ImportError;
 use super::layers::{Hashers, Layers};
 use super::xet::{XetRecords, XetSink};
 use crate::bundle::verify::{BlobSink, Target};
-use crate::fsutil;
 use crate::store::Store;
+use crate::store::fsutil;
 
 /// The import's private staging folder, and its view of what is at hand.
 pub(super) struct Staging<'a> {

@@ -13,7 +13,7 @@
 //! when the check keeps the blob), from exactly those bytes. It waits in
 //! the staging folder beside its blob (`<sha256>.xet`, so a resumed import
 //! has it too) and enters the store with the commit, before the manifest
-//! and taken back with the rest if the commit fails: a refused import
+//! and taken back with the rest if the commit fails ([`crate::store::Store::commit`]): a refused import
 //! leaves no record behind, and a served bundle has its records from its
 //! first answer.
 
@@ -23,6 +23,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 use llmgw_shared::xet::{XetHasher, XetRecord};
 
@@ -83,40 +84,35 @@ impl XetRecords {
     pub(super) fn keep(&self, dir: &Path, sha256: &str) -> Result<(), StoreError> {
         let record = self.finished.lock().ok().and_then(|mut f| f.remove(sha256));
         match record {
-            Some(record) => crate::fsutil::write_durable(&staged(dir, sha256), &record.encode()),
+            Some(record) => {
+                crate::store::fsutil::write_durable(&staged(dir, sha256), &record.encode())
+            }
             None => Ok(()),
         }
     }
 
-    /// The commit's step: the staged records of the bundle's files the
-    /// store has none for, each name given to `before` (to be taken back)
-    /// just before it is written. A staged record that does not read back
-    /// for its blob (cut short by a crash) is left out: that file is
-    /// served over plain HTTP only.
-    pub(super) fn save(
-        &self,
-        store: &Store,
-        dir: &Path,
-        before: &mut dyn FnMut(&str) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    /// The records staged in `dir` of the bundle's files the store has
+    /// none for, for the commit to write ([`crate::store::Staged`]). A
+    /// staged record that does not read back for its blob (cut short by a
+    /// crash) is left out: that file is served over plain HTTP only.
+    pub(super) fn staged(&self, store: &Store, dir: &Path) -> Vec<(Sha256, XetRecord)> {
+        let mut out = Vec::new();
         for (sha256, size) in &self.wanted {
-            let Ok(sha) = llmgw_shared::Sha256::parse_exact("blob", sha256) else {
+            let Ok(sha) = Sha256::parse_exact("blob", sha256) else {
                 continue;
             };
             if crate::store::xet::path(store, &sha).exists() {
                 continue;
             }
             let max = crate::store::xet::max_len(*size);
-            let Ok(bytes) = crate::fsutil::read_bounded(&staged(dir, sha256), max) else {
+            let Ok(bytes) = crate::store::fsutil::read_bounded(&staged(dir, sha256), max) else {
                 continue;
             };
-            let Ok(record) = XetRecord::decode(&bytes, *size) else {
-                continue;
-            };
-            before(&crate::store::xet::state_name(&sha))?;
-            crate::store::xet::write(store, &sha, &record)?;
+            if let Ok(record) = XetRecord::decode(&bytes, *size) {
+                out.push((sha, record));
+            }
         }
-        Ok(())
+        out
     }
 }
 

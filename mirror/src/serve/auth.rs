@@ -77,7 +77,7 @@ pub fn signed(key: &[u8; 32], text: &str, sig: &str) -> bool {
 /// removed.
 pub fn read_token_file(path: &std::path::Path) -> Result<String, TokenError> {
     // A token is a line; 64 KiB is far more, and /dev/zero never ends.
-    let bytes = crate::fsutil::read_bounded(path, 64 * 1024).map_err(TokenError::Read)?;
+    let bytes = crate::store::fsutil::read_bounded(path, 64 * 1024).map_err(TokenError::Read)?;
     let path = path.to_path_buf();
     let text = String::from_utf8(bytes).map_err(|_| TokenError::NotText { path: path.clone() })?;
     let token = text.trim();

@@ -235,60 +235,16 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
         }
         ["-", "xet", rest @ ..] => super::xet::xet(r, rest).await,
         [] | [""] | ["-", ..] => super::front::answer(r, segs),
-        ["v1", "index"] => {
-            if r.method != Method::GET && r.method != Method::HEAD {
-                return (Route::Index, respond::method_not_allowed("GET, HEAD"));
-            }
-            let built = r.build_blocking(segs, |r, _| index_route::index(r)).await;
-            (Route::Index, built.unwrap_or_else(build_failed))
-        }
+        ["v1", "index"] => v1_index(r, segs).await,
         ["api", "agent-harnesses", ..] => (
             Route::AgentHarnesses,
             respond::hub_error(StatusCode::NOT_FOUND, None, "not served by a mirror", None),
         ),
-        ["api", "graphql"] | ["graphql"] => {
-            if r.method != Method::POST {
-                return graphql::not_post();
-            }
-            match axum::body::to_bytes(body, graphql_parse::MAX_QUERY_BYTES * 2).await {
-                Ok(b) => graphql::answer(r, &b),
-                Err(_) => (
-                    Route::GithubGraphql,
-                    respond::text(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "the GraphQL request is larger than 64 KiB\n",
-                    ),
-                ),
-            }
-        }
+        ["api", "graphql"] | ["graphql"] => graphql_post(r, body).await,
         ["api", "v3", "repos", rest @ ..] | ["repos", rest @ ..] => {
             github::api(r, rest, raw_path).await
         }
-        ["api", plural, ..] => {
-            let form = if *plural != "v3" && r.method == Method::POST {
-                match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
-                    Ok(b) => Some(b),
-                    Err(_) => {
-                        return (
-                            Route::HubPathsInfo,
-                            respond::text(
-                                StatusCode::PAYLOAD_TOO_LARGE,
-                                "the form is larger than 1 MiB\n",
-                            ),
-                        );
-                    }
-                }
-            } else {
-                None
-            };
-            let built = r
-                .build_blocking(segs, move |r, segs| match segs {
-                    ["api", plural, rest @ ..] => hub::api(r, plural, rest, form.as_deref()),
-                    _ => (Route::NotFound, build_failed()),
-                })
-                .await;
-            built.unwrap_or_else(|| (Route::NotFound, build_failed()))
-        }
+        ["api", plural, ..] => hub_api(r, segs, plural, body).await,
         ["v2", rest @ ..] if oci::is_hub_gguf(&r.index, rest, r.headers) => hub::manifests(r, rest),
         ["v2", rest @ ..] => oci::v2(r, rest, raw_path).await,
         ["charts", rest @ ..] => oci::charts(r, rest).await,
@@ -318,6 +274,60 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             respond::text(StatusCode::NOT_FOUND, "not found\n"),
         ),
     }
+}
+
+/// `/v1/index`: everything held, built on the blocking pool (GET, HEAD).
+async fn v1_index(r: &Req<'_>, segs: &[&str]) -> Routed {
+    if r.method != Method::GET && r.method != Method::HEAD {
+        return (Route::Index, respond::method_not_allowed("GET, HEAD"));
+    }
+    let built = r.build_blocking(segs, |r, _| index_route::index(r)).await;
+    (Route::Index, built.unwrap_or_else(build_failed))
+}
+
+/// GitHub's GraphQL endpoint: a POST whose body is read under its bound.
+async fn graphql_post(r: &Req<'_>, body: axum::body::Body) -> Routed {
+    if r.method != Method::POST {
+        return graphql::not_post();
+    }
+    match axum::body::to_bytes(body, graphql_parse::MAX_QUERY_BYTES * 2).await {
+        Ok(b) => graphql::answer(r, &b),
+        Err(_) => (
+            Route::GithubGraphql,
+            respond::text(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the GraphQL request is larger than 64 KiB\n",
+            ),
+        ),
+    }
+}
+
+/// The Hub's `/api/<plural>/…`, built on the blocking pool; a POST's form
+/// (paths-info) read first, under its bound.
+async fn hub_api(r: &Req<'_>, segs: &[&str], plural: &str, body: axum::body::Body) -> Routed {
+    let form = if plural != "v3" && r.method == Method::POST {
+        match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
+            Ok(b) => Some(b),
+            Err(_) => {
+                return (
+                    Route::HubPathsInfo,
+                    respond::text(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "the form is larger than 1 MiB\n",
+                    ),
+                );
+            }
+        }
+    } else {
+        None
+    };
+    let built = r
+        .build_blocking(segs, move |r, segs| match segs {
+            ["api", plural, rest @ ..] => hub::api(r, plural, rest, form.as_deref()),
+            _ => (Route::NotFound, build_failed()),
+        })
+        .await;
+    built.unwrap_or_else(|| (Route::NotFound, build_failed()))
 }
 
 /// The answer when a build on the blocking pool panicked (logged by the

@@ -14,6 +14,7 @@ use thiserror::Error;
 use super::paths::BadPath;
 use super::respond::{github_not_found, hub_error, method_not_allowed, oci_error, text};
 use crate::store::StoreError;
+use crate::store::open_blob::OpenBlobError;
 
 #[derive(Debug, Error)]
 pub enum ServeError {
@@ -358,6 +359,23 @@ pub enum BlobError {
         #[source]
         source: StoreError,
     },
+}
+
+impl BlobError {
+    /// Why the store could not open blob `sha256`, said of it.
+    pub(crate) fn opening(sha256: &Sha256, e: OpenBlobError) -> Self {
+        let sha256 = sha256.clone();
+        match e {
+            OpenBlobError::NoPresign => BlobError::NoPresign,
+            OpenBlobError::Presign(source) => BlobError::Presign { sha256, source },
+            OpenBlobError::WrongSize { expected, actual } => BlobError::WrongSize {
+                sha256,
+                expected,
+                actual,
+            },
+            OpenBlobError::Unreadable(source) => BlobError::Unreadable { sha256, source },
+        }
+    }
 }
 
 impl IntoResponse for BlobError {

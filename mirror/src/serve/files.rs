@@ -30,6 +30,7 @@ use super::index::{Blob, Index};
 use super::range::RangeAsk;
 use super::respond::{empty, etag_matches, header_text};
 use crate::store::Store;
+use crate::store::open_blob::{Ask, BlobBytes, OpenedBlob, RemoteBlob};
 
 /// Bytes read per chunk: large enough that a 1 GiB file is 4 096 reads
 /// (each one a hop to the blocking pool, and one client waits on each, so
@@ -127,31 +128,22 @@ pub async fn serve_blob(
         extra,
     } = reply;
     let finish = |r: Response| with_byte_headers(r, &etag, &extra);
-    // A Sha256 by type: its path is never refused.
-    let path = store.blob_file(&blob.sha256);
     // A store in a bucket: HEAD is answered from the index, GET streams
     // the object (see `remote_body`) or, with `--blob-delivery presigned`,
-    // is redirected to a short-lived presigned URL (GET only: clients read
-    // metadata from HEAD, and one that follows a redirect keeping HEAD
-    // would be refused by a GET signature).
-    if method == Method::GET
-        && let Some(s3) = store.bucket().filter(|s| s.presigns())
-    {
-        return finish(
-            presigned(s3, blob)
-                .await
-                .unwrap_or_else(IntoResponse::into_response),
-        );
-    }
-    let file = match store.bucket() {
-        Some(s3) => match cached(s3, blob, method == Method::GET).await {
-            Some(f) => Source::File(f),
-            None => Source::Remote(s3.clone()),
-        },
-        None => match open_checked(path, blob).await {
-            Ok(f) => Source::File(f),
-            Err(e) => return removed_since(store, index, e).await.into_response(),
-        },
+    // is redirected to a short-lived presigned URL.
+    let ask = if method == Method::GET {
+        Ask::Get
+    } else {
+        Ask::Head
+    };
+    let file = match opened(store, index, blob, ask).await {
+        Ok(OpenedBlob::Redirect(url)) => return finish(redirect(&url)),
+        Ok(OpenedBlob::Bytes(b)) => b,
+        // Answered with the blob's headers, as its redirect would be.
+        Err(e @ (BlobError::Presign { .. } | BlobError::NoPresign)) => {
+            return finish(e.into_response());
+        }
+        Err(e) => return e.into_response(),
     };
 
     let size = blob.size;
@@ -160,8 +152,8 @@ pub async fn serve_blob(
     };
     let body = match (method == Method::HEAD, file) {
         (true, _) => Body::empty(),
-        (false, Source::File(f)) => Body::new(FileBody::new(f, start, len)),
-        (false, Source::Remote(s3)) => match remote_body(&s3, blob, start, len).await {
+        (false, BlobBytes::File(f)) => Body::new(FileBody::new(f, start, len)),
+        (false, BlobBytes::Remote(r)) => match remote_body(&r, blob, start, len).await {
             Ok(b) => b,
             Err(e) => return e.into_response(),
         },
@@ -217,39 +209,27 @@ pub(super) fn sized(
 /// header on to the object store, which answers it; a client's
 /// Authorization header must not follow (the URL carries its own), which
 /// HTTP clients ensure for a redirect to another host.
-async fn presigned(s3: &crate::store::s3::S3Blobs, blob: &Blob) -> Result<Response, BlobError> {
-    let signed = s3
-        .presigned_get(&blob.sha256)
-        .await
-        .map_err(|source| BlobError::Presign {
-            sha256: blob.sha256.clone(),
-            source,
-        })?;
-    let url = signed.ok_or(BlobError::NoPresign)?;
+fn redirect(url: &str) -> Response {
     let mut r = empty(StatusCode::TEMPORARY_REDIRECT);
     let h = r.headers_mut();
-    h.insert(header::LOCATION, header_text(&url));
+    h.insert(header::LOCATION, header_text(url));
     // The URL expires: no cache may keep the redirect.
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(r)
+    r
 }
 
-/// The replica's cached copy of a blob, opened on the blocking pool; on a
-/// miss, a GET starts filling the cache (once per blob) and is streamed
-/// from the bucket meanwhile.
-async fn cached(s3: &crate::store::s3::S3Blobs, blob: &Blob, fill: bool) -> Option<File> {
-    let cache = s3.cache()?.clone();
-    let sha = blob.sha256.clone();
-    let size = blob.size;
-    let (c, h) = (cache.clone(), sha.clone());
-    let hit = tokio::task::spawn_blocking(move || c.open(&h, size))
-        .await
-        .ok()
-        .flatten();
-    if hit.is_none() && fill {
-        cache.fill(s3, &sha, size);
+/// The store's [`Store::open_blob`], its refusal said as the server says
+/// it: a missing file of a stale index is a blob no longer held.
+async fn opened(
+    store: &Store,
+    index: &Index,
+    blob: &Blob,
+    ask: Ask,
+) -> Result<OpenedBlob, BlobError> {
+    match store.open_blob(&blob.sha256, blob.size, ask).await {
+        Ok(o) => Ok(o),
+        Err(e) => Err(removed_since(store, index, BlobError::opening(&blob.sha256, e)).await),
     }
-    hit
 }
 
 /// The bytes `start..start + len` of a held blob as a body: its file, the
@@ -264,34 +244,23 @@ pub async fn blob_body(
     start: u64,
     len: u64,
 ) -> Result<Body, BlobError> {
-    match store.bucket() {
-        Some(s3) => match cached(s3, blob, true).await {
-            Some(f) => Ok(Body::new(FileBody::new(f, start, len))),
-            None => remote_body(s3, blob, start, len).await,
-        },
-        None => match open_checked(store.blob_file(&blob.sha256), blob).await {
-            Ok(f) => Ok(Body::new(FileBody::new(f, start, len))),
-            Err(e) => Err(removed_since(store, index, e).await),
-        },
+    match store.blob_bytes(&blob.sha256, blob.size, true).await {
+        Ok(BlobBytes::File(f)) => Ok(Body::new(FileBody::new(f, start, len))),
+        Ok(BlobBytes::Remote(r)) => remote_body(&r, blob, start, len).await,
+        Err(e) => Err(removed_since(store, index, BlobError::opening(&blob.sha256, e)).await),
     }
-}
-
-/// Where a blob's bytes come from.
-enum Source {
-    File(File),
-    Remote(crate::store::s3::S3Blobs),
 }
 
 /// The bytes `start..start + len` of a blob in a bucket, as a body: the
 /// request is made before the answer's status is sent, so a missing object
 /// is a 500 naming it, not a 200 cut short.
 async fn remote_body(
-    s3: &crate::store::s3::S3Blobs,
+    remote: &RemoteBlob,
     blob: &Blob,
     start: u64,
     len: u64,
 ) -> Result<Body, BlobError> {
-    let stream = s3
+    let stream = remote
         .stream(&blob.sha256, start..start + len)
         .await
         .map_err(|source| BlobError::Remote {
@@ -299,28 +268,6 @@ async fn remote_body(
             source,
         })?;
     Ok(Body::from_stream(stream))
-}
-
-/// Opens a blob's file on the blocking pool and checks its size against
-/// the index's, or says why it cannot be served.
-async fn open_checked(path: std::path::PathBuf, blob: &Blob) -> Result<File, BlobError> {
-    let opened = tokio::task::spawn_blocking(move || {
-        File::open(&path).and_then(|f| f.metadata().map(|m| (f, m.len())))
-    })
-    .await
-    .unwrap_or_else(|e| Err(io::Error::other(e)));
-    match opened {
-        Ok((f, len)) if len == blob.size => Ok(f),
-        Ok((_, len)) => Err(BlobError::WrongSize {
-            sha256: blob.sha256.clone(),
-            expected: blob.size,
-            actual: len,
-        }),
-        Err(source) => Err(BlobError::Unreadable {
-            sha256: blob.sha256.clone(),
-            source,
-        }),
-    }
 }
 
 /// `e`, or [`BlobError::NoLongerHeld`] when `e` is a missing file and the
@@ -338,8 +285,7 @@ async fn removed_since(store: &Store, index: &Index, e: BlobError) -> BlobError 
     let manifests: Vec<std::path::PathBuf> = index
         .bundles
         .iter()
-        .filter_map(|b| llmgw_shared::BundleId::parse("bundle id", &b.id).ok())
-        .map(|id| store.bundle_file(&id))
+        .map(|b| store.bundle_file(&b.id))
         .collect();
     let stale = tokio::task::spawn_blocking(move || {
         manifests

@@ -193,7 +193,7 @@ pub fn read_all_but(state_dir: &std::path::Path, skip: &str) -> WantList {
 /// One replica's misses, or none when the file cannot be read as a
 /// want-list (it is rewritten within seconds by its server).
 pub fn read_one(path: &std::path::Path) -> Option<Vec<Miss>> {
-    let bytes = crate::fsutil::read_bounded(path, MAX_FILE_BYTES).ok()?;
+    let bytes = crate::store::fsutil::read_bounded(path, MAX_FILE_BYTES).ok()?;
     serde_json::from_slice::<WantList>(&bytes)
         .ok()
         .filter(|w| w.format == WANT_LIST_FORMAT)

@@ -48,7 +48,8 @@ use std::time::Duration;
 use axum::Router;
 
 use crate::store::Store;
-use crate::store::session::{BucketServing, SessionError, StoreLocation};
+use crate::store::remote::OwnFile;
+use crate::store::session::{BucketServing, Served, SessionError, StoreLocation};
 pub use error::ServeError;
 use state::AppState;
 
@@ -137,61 +138,31 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             other => ServeError::Open(Box::new(other)),
         })?;
     let running = start_with(&cfg, store).await?;
-    if let Some(remote) = follow {
-        let weak = Arc::downgrade(&running.state);
-        let poll = cfg.bucket.poll;
-        std::thread::Builder::new()
-            .name("llmgw-s3-poll".into())
-            .spawn(move || poll_bucket(remote, &weak, poll))
+    if let Some(follower) = follow {
+        let own = own_state_files(&running.state.instance);
+        follower
+            .start(own, cfg.bucket.poll, Arc::downgrade(&running.state))
             .map_err(|e| ServeError::Serve(std::io::Error::other(e)))?;
     }
     Ok(running)
 }
 
-/// Copies the bucket's small files into the work folder every `poll`
-/// until the server's state is gone; a failed copy is logged and tried
-/// again at the next tick, the index serving what it had. Before each
-/// copy, what this replica wrote into its state (its miss log, the layer
-/// digests it learned) goes up, so another replica and a restart read it.
-fn poll_bucket(
-    mut remote: crate::store::remote::Remote,
-    state: &std::sync::Weak<AppState>,
-    poll: Duration,
-) {
-    if let Some(s) = state.upgrade() {
-        remote.keep_own(own_state_files(&s.instance));
-    }
-    loop {
-        std::thread::sleep(poll);
-        let Some(s) = state.upgrade() else { return };
-        if let Err(e) = remote.push_own() {
-            s.metrics.reload_errors.inc();
-            tracing::error!(error = %llmgw_shared::chain(&e), "cannot send this replica's state (miss log, layer digests) to the bucket; trying again");
-        }
-        match remote.pull() {
-            Ok(true) => tracing::info!(store = %remote.s3().url(), "bucket changed; copied"),
-            Ok(false) => {}
-            Err(e) => {
-                s.metrics.reload_errors.inc();
-                tracing::error!(error = %llmgw_shared::chain(&e), "cannot read the bucket; serving the previous index");
-            }
-        }
+/// A failed copy to or from the bucket counts as a failed reload.
+impl Served for AppState {
+    fn failed(&self) {
+        self.metrics.reload_errors.inc();
     }
 }
 
 /// The state files a replica writes: its own miss log, and the layer
 /// digests every replica learns (merged with the bucket's copy).
-fn own_state_files(instance: &str) -> Vec<crate::store::remote::OwnFile> {
-    use crate::store::{layout::STATE, remote::OwnFile};
+fn own_state_files(instance: &str) -> Vec<OwnFile> {
     vec![
-        OwnFile {
-            key: format!("{STATE}/{}", misses::file_name(instance)),
-            merge: None,
-        },
-        OwnFile {
-            key: format!("{STATE}/{}", index::models::FILE),
-            merge: Some(index::models::merge_layer_digests),
-        },
+        OwnFile::state(&misses::file_name(instance), None),
+        OwnFile::state(
+            index::models::FILE,
+            Some(index::models::merge_layer_digests),
+        ),
     ]
 }
 

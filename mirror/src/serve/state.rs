@@ -24,15 +24,15 @@ use arc_swap::ArcSwap;
 use llmgw_shared::{BundleId, Chain, chain};
 use prometheus_client::registry::Registry;
 
+use super::index::Index;
 use super::index::heads::{FileStamp, HeadCache, file_id};
 use super::index::models::{LayerDigests, Pending};
-use super::index::xet::XetTable;
-use super::index::{Index, Unreadable};
 use super::metrics::Metrics;
 use crate::store::Store;
-use crate::store::series::follow::Authority;
-use crate::store::state::{self, ImportOrder};
+use crate::store::state;
 
+#[path = "state_build.rs"]
+mod build;
 #[path = "state_layers.rs"]
 mod layers;
 use layers::hash_pending;
@@ -308,113 +308,6 @@ impl AppState {
             return None;
         }
         Some((ids, files))
-    }
-
-    /// A new index of the bundles `ids` (whose files are as `files` says),
-    /// in import order, and the tar layers it left out (their digests not
-    /// known yet).
-    fn build(
-        &self,
-        mut ids: Vec<BundleId>,
-        files: &[WatchedFile],
-        watch: &mut Watch,
-    ) -> (Index, Vec<Pending>) {
-        let order = ImportOrder::load(&self.store).unwrap_or_else(|e| {
-            tracing::error!(error = %Chain(&e), "import order unreadable; ordering bundles by their manifests' file times");
-            ImportOrder::default()
-        });
-        order.sort(&self.store, &mut ids);
-        let stamps: std::collections::HashMap<&str, &FileStamp> =
-            files.iter().map(|(id, f)| (id.as_str(), f)).collect();
-        let listed: Vec<(BundleId, FileStamp)> = ids
-            .into_iter()
-            .map(|id| {
-                let stamp = stamps.get(id.as_str()).and_then(|f| (*f).clone());
-                (id, stamp)
-            })
-            .collect();
-        let (mut manifests, unread) = watch.heads.read(&self.store, &listed);
-        for (id, e) in unread {
-            self.not_served(&id, &e);
-        }
-        crate::store::series::order_by_sequence(&self.store, &mut manifests);
-        let policy = crate::store::series::Policy::load(&self.store).unwrap_or_else(|e| {
-            tracing::error!(error = %Chain(&e), "policy unreadable; following the first signed series");
-            Default::default()
-        });
-        // The index served now lends the new one every Hub repository an
-        // import left unchanged (the same `Arc`), so only what changed is
-        // built and held twice while both exist; the manifests are heads
-        // but for new bundles, and those carrying a repository built again
-        // are read whole again. One that cannot be is left out, as it
-        // would have been had it been unreadable from the start.
-        let old = self.index();
-        let (mut index, authority) = loop {
-            let authority = Authority::of(&self.store, &manifests, &policy);
-            let heads = watch.heads.with(&self.store);
-            match Index::build_from(&manifests, &authority, Some(&old), &heads) {
-                Ok(index) => break (index, authority),
-                Err(Unreadable { id, error }) => {
-                    self.not_served(&id, &error);
-                    watch.heads.forget(&id);
-                    manifests.retain(|h| h.id != id);
-                }
-            }
-        };
-        // The large answers of what changed, made before it is served.
-        super::hub::ahead::make(&index, super::index::ahead::AHEAD_FROM_FILES);
-        let store = &self.store;
-        let read = |sha: &llmgw_shared::Sha256, max: u64| match store.read_small_blob(sha, max) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                tracing::warn!(blob = %sha, error = %Chain(&e), "carried manifest unreadable");
-                None
-            }
-        };
-        index.oci =
-            super::index::oci::OciIndex::build(&manifests, &authority, &read, &mut watch.parsed);
-        index.xet = Arc::new(XetTable::build(store, &index, Some(&old.xet)));
-        // Read under the lock, not copied: the layer thread waits one build.
-        if let Ok(mut digests) = self.layer_digests.lock() {
-            let held = manifests.iter().map(|h| &h.id);
-            super::index::models::learn_imported(
-                &self.store,
-                &mut digests,
-                held,
-                &mut watch.layers_read,
-            );
-        }
-        let pending = match self.layer_digests.lock() {
-            Ok(digests) => super::index::models::add(
-                &mut index.oci,
-                &index.repos,
-                &digests,
-                &read,
-                Some(&old.oci),
-            ),
-            Err(p) => super::index::models::add(
-                &mut index.oci,
-                &index.repos,
-                &p.into_inner(),
-                &read,
-                Some(&old.oci),
-            ),
-        };
-        let signers = super::freshness::signers(&self.store, &manifests);
-        index.latest = super::freshness::latest(&manifests, &authority);
-        if let Ok(mut f) = self.metrics.freshness.lock() {
-            *f = super::freshness::of(&self.store, &manifests, &signers);
-        }
-        index.signers = signers;
-        drop(authority);
-        watch.heads.keep(manifests);
-        (index, pending)
-    }
-
-    /// Says that a held bundle cannot be read, so is not served.
-    fn not_served(&self, id: &BundleId, e: &crate::store::StoreError) {
-        self.metrics.reload_errors.inc();
-        tracing::error!(bundle = %id, error = %Chain(e), "bundle not served");
     }
 
     /// Swaps `index` in under the next generation number, with its metrics,

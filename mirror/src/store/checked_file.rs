@@ -14,7 +14,7 @@ use sha2::Digest as _;
 
 use super::StoreError;
 use super::backend::hex_of;
-use crate::fsutil;
+use crate::store::fsutil;
 
 /// Copies `reader` to `tmp`, checks it against `sha256` and `size`, and
 /// renames it onto `dest` (folders made, synced). `key` names the blob in a

@@ -19,40 +19,55 @@ pub fn exercise(store: &dyn BlobStore) {
     let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
     let sha = Sha256::of(&bytes);
     let size = bytes.len() as u64;
-    assert_eq!(store.head(&sha).expect("head"), None, "an empty store");
+    put_and_read(store, &sha, &bytes);
+    wrong_bytes_refused(store);
+    listed_and_aged(store, &sha, size);
+    manifests(store);
+    store.delete_blob(&sha).expect("delete");
+    assert_eq!(store.head(&sha).expect("head"), None);
+    store.delete_blob(&sha).expect("delete what is gone");
+}
+
+/// A blob put is held, read by range and whole, at its key; put again,
+/// nothing is read.
+fn put_and_read(store: &dyn BlobStore, sha: &Sha256, bytes: &[u8]) {
+    let size = bytes.len() as u64;
+    assert_eq!(store.head(sha).expect("head"), None, "an empty store");
     assert_eq!(
-        store.put_blob(&sha, size, &mut &bytes[..]).expect("put"),
+        store.put_blob(sha, size, &mut &bytes[..]).expect("put"),
         Put::Added
     );
-    assert_eq!(store.head(&sha).expect("head").map(|m| m.size), Some(size));
+    assert_eq!(store.head(sha).expect("head").map(|m| m.size), Some(size));
     let mut part = Vec::new();
     store
-        .read(&sha, 1000..1010)
+        .read(sha, 1000..1010)
         .expect("read")
         .read_to_end(&mut part)
         .expect("read range");
     assert_eq!(part, &bytes[1000..1010], "a range reads those bytes");
     let mut whole = Vec::new();
     store
-        .read_whole(&sha)
+        .read_whole(sha)
         .expect("read whole")
         .read_to_end(&mut whole)
         .expect("read whole");
     assert!(whole == bytes, "read_whole reads every byte");
     assert!(
         store
-            .blob_location(&sha)
-            .ends_with(&crate::store::layout::blob_key(&sha)),
+            .blob_location(sha)
+            .ends_with(&crate::store::layout::blob_key(sha)),
         "{}",
-        store.blob_location(&sha)
+        store.blob_location(sha)
     );
     // Held: nothing is read (an empty reader would not hash to it).
     assert_eq!(
-        store.put_blob(&sha, size, &mut &[][..]).expect("put again"),
+        store.put_blob(sha, size, &mut &[][..]).expect("put again"),
         Put::Held
     );
+}
 
-    // Wrong bytes, too few, too many: refused, and nothing is visible.
+/// Wrong bytes, too few, too many: refused, and nothing is visible.
+fn wrong_bytes_refused(store: &dyn BlobStore) {
     let other = Sha256::of(b"the bytes promised");
     for (given, what) in [
         (&b"other bytes entirely"[..], "other bytes"),
@@ -70,7 +85,10 @@ pub fn exercise(store: &dyn BlobStore) {
             "{what} left a blob"
         );
     }
+}
 
+/// The one blob held is listed as a blob (no stray), with its size and age.
+fn listed_and_aged(store: &dyn BlobStore, sha: &Sha256, size: u64) {
     assert!(
         store.list_strays().expect("list strays").is_empty(),
         "blobs put through the trait are filed as blobs"
@@ -84,11 +102,14 @@ pub fn exercise(store: &dyn BlobStore) {
         vec![(sha.clone(), size)]
     );
     let age = store
-        .blob_age(&sha, SystemTime::now() + Duration::from_secs(3600))
+        .blob_age(sha, SystemTime::now() + Duration::from_secs(3600))
         .expect("age")
         .expect("a time");
     assert!(age > Duration::from_secs(3000), "{age:?}");
+}
 
+/// A manifest put is listed, at its key.
+fn manifests(store: &dyn BlobStore) {
     let manifest = b"{\"format_version\":1}";
     let msha = llmgw_shared::BundleId::of(manifest);
     assert!(
@@ -101,8 +122,4 @@ pub fn exercise(store: &dyn BlobStore) {
     assert!(store.list_bundles().expect("list bundles").is_empty());
     store.put_manifest(&msha, manifest).expect("put manifest");
     assert_eq!(store.list_bundles().expect("list bundles"), vec![msha]);
-
-    store.delete_blob(&sha).expect("delete");
-    assert_eq!(store.head(&sha).expect("head"), None);
-    store.delete_blob(&sha).expect("delete what is gone");
 }

@@ -1,5 +1,5 @@
 //! Why a store operation failed. The enum lives apart from the store so
-//! that the file helpers below the store ([`crate::fsutil`]) can answer
+//! that the file helpers below the store ([`crate::store::fsutil`]) can answer
 //! with it without importing the store that uses them.
 //!
 //! Invariant: each variant names the path or URL it is about and what to

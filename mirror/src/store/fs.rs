@@ -15,7 +15,7 @@ use llmgw_shared::{BundleId, Sha256};
 use super::backend::{BlobMeta, BlobStore};
 use super::checked_file::write_checked;
 use super::{StoreError, layout};
-use crate::fsutil;
+use crate::store::fsutil;
 
 /// Blobs and manifests in a store folder.
 #[derive(Debug, Clone)]

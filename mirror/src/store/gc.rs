@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use llmgw_shared::BundleId;
 use thiserror::Error;
 
-use crate::fsutil::{self, StoreLock};
+use crate::store::fsutil::{self, StoreLock};
 use crate::store::state::{self, ImportOrder};
 use crate::store::{Store, StoreError};
 

@@ -61,7 +61,8 @@ pub fn store_id_or_make(store: &Store) -> Result<String, StoreError> {
 /// make the next bundle carry its blobs for nothing, and hide the damage.
 /// Holds the store lock, since it may make the store's id.
 pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
-    let _lock = crate::fsutil::StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
+    let _lock =
+        crate::store::fsutil::StoreLock::acquire(&store.lock_path(), "`llmgw mirror have`")?;
     let id = store_id_or_make(store)?;
     let mut manifests = Vec::new();
     let mut blobs: BTreeMap<llmgw_shared::Sha256, u64> = BTreeMap::new();
@@ -69,8 +70,8 @@ pub fn have_list(store: &Store) -> Result<HaveList, StoreError> {
     // not a look-up per blob: a bucket answers a listing a thousand keys a
     // request.
     let held = store.held_blobs()?;
-    for (sha, m) in crate::store::state::held_in_order(store)? {
-        let m = m?;
+    for held_manifest in crate::store::state::held_in_order(store)? {
+        let (sha, m) = (held_manifest.id, held_manifest.manifest?);
         for (b, size) in m.blobs() {
             if held.get(b.as_str()) == Some(&size) {
                 blobs.insert(b, size);

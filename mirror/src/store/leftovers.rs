@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::fsutil::StoreLock;
+use crate::store::fsutil::StoreLock;
 use crate::store::{Store, StoreError};
 
 /// Who sweeps: what is kept differs.

@@ -19,19 +19,22 @@
 //! [`Store`] is the one object the rest of the mirror works on, whatever
 //! keeps its blobs: it answers "is this blob held", "read this small
 //! blob", "list every blob" and "which blobs are published" through the
-//! [`backend::BlobStore`] trait, so no caller asks which backend it is
-//! (but serving, whose ways of sending a blob differ, see
-//! [`Store::bucket`]). Where it is and the transaction a command runs on
-//! it are [`session`]'s.
+//! [`backend::BlobStore`] trait, so no caller asks which backend it is:
+//! serving, whose ways of sending a blob differ, asks
+//! [`Store::open_blob`]. Where it is and the transaction a command runs on
+//! it are [`session`]'s; the transaction that makes a bundle held is
+//! [`Store::commit`].
 
 pub mod backend;
 mod cache_lru;
 mod checked_file;
 pub mod claims;
+pub mod commit;
 #[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 pub(crate) mod error;
 pub mod fs;
+pub mod fsutil;
 pub mod gc;
 pub mod have;
 pub mod inspect;
@@ -39,6 +42,7 @@ pub mod layout;
 pub mod leftovers;
 pub mod model_files;
 pub mod new_store;
+pub mod open_blob;
 mod own_release;
 pub mod remote;
 pub mod s3;
@@ -81,8 +85,15 @@ pub struct BlobFile {
     pub sha256: Option<Sha256>,
 }
 
-/// A held bundle's sha256 and its manifest, or why it cannot be read.
-pub type HeldManifest = (BundleId, Result<Manifest, StoreError>);
+/// A held bundle's id and its manifest, or why it cannot be read (one
+/// damaged manifest does not hide the others of a listing).
+#[derive(Debug)]
+pub struct HeldManifest {
+    /// The bundle's id: its manifest's sha256, the name of its file.
+    pub id: BundleId,
+    /// Its manifest, or why it cannot be read.
+    pub manifest: Result<Manifest, StoreError>,
+}
 
 /// A mirror store rooted at a directory; or, for a store in object
 /// storage, the local work folder its small files are copied into
@@ -115,14 +126,6 @@ impl Store {
             bucket: Some(s3),
             ..Self::at(work)
         }
-    }
-
-    /// The bucket a store in object storage keeps its blobs in, for what
-    /// only serving does differently (a GET proxied, presigned or cached,
-    /// since a bucket's blob is no file to send); everything else goes
-    /// through [`Store::published`] and [`Store::has_blob`].
-    pub(crate) fn bucket(&self) -> Option<&s3::S3Blobs> {
-        self.bucket.as_ref()
     }
 
     /// Where the store's published blobs are: the bucket, else the folder.
@@ -266,7 +269,7 @@ impl Store {
     }
 
     /// The lock file writers (import, gc, remove, trust) hold; see
-    /// [`crate::fsutil::StoreLock`].
+    /// [`crate::store::fsutil::StoreLock`].
     pub fn lock_path(&self) -> PathBuf {
         self.root.join("lock")
     }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::remote::{Pushed, Remote, RemoteLock};
+use super::remote::{OwnFile, Pushed, Remote, RemoteLock};
 use super::s3::{S3Blobs, S3Config};
 use super::{Store, StoreError};
 
@@ -336,7 +336,7 @@ impl StoreLocation {
     pub(crate) async fn open_served(
         &self,
         serving: &BucketServing,
-    ) -> Result<(Store, Option<Remote>), SessionError> {
+    ) -> Result<(Store, Option<Follower>), SessionError> {
         let b = match self {
             StoreLocation::Folder(p) => return Ok((Store::at(p), None)),
             StoreLocation::Bucket(b) => b,
@@ -367,8 +367,66 @@ impl StoreLocation {
             })?;
         Ok((
             Store::in_bucket(remote.work(), remote.s3().clone()),
-            Some(remote),
+            Some(Follower { remote }),
         ))
+    }
+}
+
+/// What a [`Follower`] follows for: the server's state, which it reports
+/// a failed copy to, and whose going stops it.
+pub trait Served: Send + Sync + 'static {
+    /// A copy to or from the bucket failed (the index serves what it had).
+    fn failed(&self);
+}
+
+/// A served bucket store's follower: keeps the work folder a copy of the
+/// bucket's small files, so a replica learns of a bundle another one's
+/// import added, and sends up what this replica writes itself.
+pub struct Follower {
+    remote: Remote,
+}
+
+impl Follower {
+    /// Follows the bucket on a thread of its own, every `poll`, until
+    /// `state` is gone; `own` are the state files this replica writes
+    /// itself ([`OwnFile`]).
+    pub fn start<F: Served>(
+        mut self,
+        own: Vec<OwnFile>,
+        poll: std::time::Duration,
+        state: std::sync::Weak<F>,
+    ) -> std::io::Result<()> {
+        self.remote.keep_own(own);
+        std::thread::Builder::new()
+            .name("llmgw-s3-poll".into())
+            .spawn(move || self.follow(&state, poll))
+            .map(drop)
+    }
+
+    /// Copies the bucket's small files into the work folder every `poll`
+    /// until the server's state is gone; a failed copy is logged and tried
+    /// again at the next tick, the index serving what it had. Before each
+    /// copy, what this replica wrote into its state (its miss log, the
+    /// layer digests it learned) goes up, so another replica and a
+    /// restart read it.
+    fn follow<F: Served>(mut self, state: &std::sync::Weak<F>, poll: std::time::Duration) {
+        let remote = &mut self.remote;
+        loop {
+            std::thread::sleep(poll);
+            let Some(s) = state.upgrade() else { return };
+            if let Err(e) = remote.push_own() {
+                s.failed();
+                tracing::error!(error = %llmgw_shared::chain(&e), "cannot send this replica's state (miss log, layer digests) to the bucket; trying again");
+            }
+            match remote.pull() {
+                Ok(true) => tracing::info!(store = %remote.s3().url(), "bucket changed; copied"),
+                Ok(false) => {}
+                Err(e) => {
+                    s.failed();
+                    tracing::error!(error = %llmgw_shared::chain(&e), "cannot read the bucket; serving the previous index");
+                }
+            }
+        }
     }
 }
 

@@ -34,7 +34,7 @@ use std::time::SystemTime;
 use llmgw_shared::BundleId;
 use serde::{Deserialize, Serialize};
 
-use crate::fsutil;
+use crate::store::fsutil;
 use crate::store::{HeldManifest, StateFault, StateFile, Store, StoreError};
 
 /// The version of `imports.json` this llmgw writes and reads.
@@ -207,8 +207,8 @@ pub fn held_in_order(store: &Store) -> Result<Vec<HeldManifest>, StoreError> {
     Ok(ids_in_order(store)?
         .into_iter()
         .map(|id| {
-            let m = store.read_bundle(&id);
-            (id, m)
+            let manifest = store.read_bundle(&id);
+            HeldManifest { id, manifest }
         })
         .collect())
 }

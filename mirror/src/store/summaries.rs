@@ -45,7 +45,7 @@ pub fn file_name(id: &str) -> String {
 /// made from a manifest of another size than the one held now.
 pub fn load(store: &Store, id: &BundleId) -> Option<Summary> {
     let path = store.state_dir().join(file_name(id));
-    let bytes = crate::fsutil::read_bounded(&path, MAX_SUMMARY_BYTES).ok()?;
+    let bytes = crate::store::fsutil::read_bounded(&path, MAX_SUMMARY_BYTES).ok()?;
     let file: SummaryFile = serde_json::from_slice(&bytes).ok()?;
     let held = std::fs::metadata(store.bundle_file(id)).ok()?.len();
     let own = file.version == VERSION
@@ -155,9 +155,9 @@ mod tests {
         crate::store::state::held_in_order(store)
             .unwrap()
             .into_iter()
-            .map(|(id, m)| {
-                let s = Summary::of(&id, &m.unwrap());
-                (id, s)
+            .map(|h| {
+                let s = Summary::of(&h.id, &h.manifest.unwrap());
+                (h.id, s)
             })
             .collect()
     }

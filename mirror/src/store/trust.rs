@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use llmgw_shared::signing::{PublicKey, SigningError};
 use thiserror::Error;
 
-use crate::fsutil::{self, StoreLock};
+use crate::store::fsutil::{self, StoreLock};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, Error)]

@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use llmgw_shared::{BundleId, HashReader};
 use sha2::Digest as _;
 
-use crate::fsutil::StoreLock;
 use crate::store::backend::{BlobMeta, BlobStore};
+use crate::store::fsutil::StoreLock;
 use crate::store::{Store, StoreError, layout};
 use llmgw_shared::progress::Progress;
 

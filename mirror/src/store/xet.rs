@@ -47,11 +47,12 @@ pub fn peek(store: &Store, sha256: &Sha256) -> Option<(u64, llmgw_shared::XetHas
 /// Blob `sha256`'s record, read for a blob of `size` bytes and checked.
 pub fn read(store: &Store, sha256: &Sha256, size: u64) -> Result<XetRecord, XetReadError> {
     let path = path(store, sha256);
-    let bytes =
-        crate::fsutil::read_bounded(&path, max_len(size)).map_err(|source| XetReadError::Read {
+    let bytes = crate::store::fsutil::read_bounded(&path, max_len(size)).map_err(|source| {
+        XetReadError::Read {
             path: path.clone(),
             source: Box::new(source),
-        })?;
+        }
+    })?;
     XetRecord::decode(&bytes, size).map_err(|source| XetReadError::Damaged { path, source })
 }
 

@@ -8,18 +8,30 @@ use axum::Router;
 use axum::body::Body;
 use http::{Method, Request, StatusCode};
 use llmgw_mirror::Store;
-use llmgw_mirror::{AppState, router};
+use llmgw_mirror::{AppState, Readiness, router};
 use tower::ServiceExt;
 
 use crate::common::*;
 
-/// A router over `store`, once the store was read.
+/// A router over `store`, once the store was read and the models' layers
+/// it left out hashed: meanwhile `/readyz` is 503 (the store's model was
+/// put there by hand, so no import recorded its layer digests), and a test
+/// asking it at once raced the hashing thread. Ready twice, more than a
+/// refresh tick (100 ms) apart: the refresh thread starts the hashing
+/// right after it publishes the index, within the tick.
 fn app(store: &std::path::Path) -> (Router, Arc<AppState>) {
     let state = AppState::new(Store::at(store), None, None, false);
     let start = Instant::now();
-    while !state.is_ready() {
+    let mut ready_checks = 0;
+    while ready_checks < 2 {
         assert!(start.elapsed() < Duration::from_secs(10), "never ready");
-        std::thread::sleep(Duration::from_millis(10));
+        if matches!(state.readiness(), Readiness::Ready { .. }) {
+            ready_checks += 1;
+            std::thread::sleep(Duration::from_millis(150));
+        } else {
+            ready_checks = 0;
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     (router(state.clone()), state)
 }

@@ -45,7 +45,7 @@ pub fn run_env(a: EnvArgs) -> anyhow::Result<()> {
             anyhow::Ok(llmgw_mirror::held_in_order(store)?)
         })
         .with_context(|| format!("reading the store {}", a.store.path.display()))?;
-    let manifests = bundles.iter().filter_map(|(_, m)| m.as_ref().ok());
+    let manifests = bundles.iter().filter_map(|h| h.manifest.as_ref().ok());
     let env = llmgw_mirror::node_env(&llmgw_mirror::NodeHolds::of_manifests(manifests), url);
     if a.output.json {
         return print(&format!("{}\n", serde_json::to_string_pretty(&env)?));

@@ -13,7 +13,7 @@ use std::path::Path;
 use llmgw_shared::shown;
 
 use super::{EntryHead, EntryKind, Exact, ReadError};
-use crate::bundle::tar_headers::{ExtensionKind, Extensions};
+use crate::bundle::tar_headers::{ExtensionKind, Extensions, Overrides};
 
 /// Counts the bytes the tar reader consumed, to tell an archive that ended
 /// with its zero blocks from one cut off at an entry boundary.
@@ -75,36 +75,9 @@ pub(super) fn read_tar<R: Read, E: From<ReadError>>(
                 continue;
             }
             let given = extensions.take_for(entry.size()).map_err(header_err)?;
-            let raw = given
-                .path
-                .unwrap_or_else(|| entry.path_bytes().into_owned());
-            let name = std::str::from_utf8(&raw)
-                .map_err(|_| ReadError::NotUtf8 {
-                    path: path.to_path_buf(),
-                    name: String::from_utf8_lossy(&raw).into_owned(),
-                })?
-                .to_string();
-            let link = || {
-                given
-                    .link
-                    .clone()
-                    .or_else(|| entry.link_name_bytes().map(|b| b.into_owned()))
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default()
-            };
-            let kind = kind_of(t, link);
-            let path_name = if kind == EntryKind::Dir {
-                name.strip_suffix('/').unwrap_or(&name).to_string()
-            } else {
-                name
-            };
-            let size = entry.size();
+            let head = head_of(path, &entry, given)?;
+            let size = head.size;
             last_end = entry.raw_file_position() + size.div_ceil(512) * 512;
-            let head = EntryHead {
-                path: path_name,
-                kind,
-                size,
-            };
             let mut exact = Exact {
                 inner: &mut entry,
                 entry: &head.path,
@@ -122,6 +95,44 @@ pub(super) fn read_tar<R: Read, E: From<ReadError>>(
     })?;
     let consumed = archive.into_inner().count;
     ended(path, last, consumed, last_end).map_err(E::from)
+}
+
+/// A (not extension) entry's head: its name (the extension headers' path
+/// over the header's, UTF-8 or refused, a folder's without its trailing
+/// `/`), what it is, and its size.
+fn head_of<R: Read>(
+    path: &Path,
+    entry: &tar::Entry<'_, R>,
+    given: Overrides,
+) -> Result<EntryHead, ReadError> {
+    let raw = given
+        .path
+        .unwrap_or_else(|| entry.path_bytes().into_owned());
+    let name = std::str::from_utf8(&raw)
+        .map_err(|_| ReadError::NotUtf8 {
+            path: path.to_path_buf(),
+            name: String::from_utf8_lossy(&raw).into_owned(),
+        })?
+        .to_string();
+    let link = || {
+        given
+            .link
+            .clone()
+            .or_else(|| entry.link_name_bytes().map(|b| b.into_owned()))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    let kind = kind_of(entry.header().entry_type(), link);
+    let path_name = if kind == EntryKind::Dir {
+        name.strip_suffix('/').unwrap_or(&name).to_string()
+    } else {
+        name
+    };
+    Ok(EntryHead {
+        path: path_name,
+        kind,
+        size: entry.size(),
+    })
 }
 
 /// What an entry of tar type `t` is; `link` reads its target.

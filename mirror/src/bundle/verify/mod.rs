@@ -44,7 +44,7 @@ mod signature;
 mod stream;
 mod target;
 
-pub use check::{Outcome, Proved, Verified, check_bundle};
+pub use check::{Outcome, Proved, check_bundle};
 pub use error::VerifyError;
 pub use manifest::{blob_names, read_manifest_unverified};
 pub(crate) use stream::{stream_blob_hashed, stream_blob_onto};

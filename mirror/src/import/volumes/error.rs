@@ -15,7 +15,7 @@ use llmgw_shared::{shown, shown_message};
 use thiserror::Error;
 
 use crate::bundle::reader::ReadError;
-use crate::fsutil;
+use crate::store::fsutil;
 use crate::store::series::SeriesError;
 
 /// Why a file cannot be taken as a volume of this bundle at all.

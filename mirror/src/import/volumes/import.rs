@@ -19,9 +19,9 @@ use serde::Serialize;
 use super::index::{Slot, VolumeIndex, Which};
 use super::read::{self, SlotTarget as _, VolumeError, VolumeRead};
 use super::stage::{HEAD_NAME, Stage};
-use crate::fsutil::{self, StoreLock};
 use crate::import::{self, ImportError, ImportOptions, ImportOutcome};
 use crate::store::Store;
+use crate::store::fsutil::{self, StoreLock};
 use llmgw_shared::progress::Progress;
 
 /// Verified bytes between two saves of the state.

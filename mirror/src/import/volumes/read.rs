@@ -101,7 +101,7 @@ impl BlobSink for AtOffset {
         self.at += buf.len() as u64;
         self.unflushed += buf.len() as u64;
         if self.unflushed >= WRITEBACK_EVERY {
-            crate::fsutil::start_writeback(&self.file);
+            crate::store::fsutil::start_writeback(&self.file);
             self.unflushed = 0;
         }
         Ok(())

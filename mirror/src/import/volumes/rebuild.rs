@@ -150,7 +150,7 @@ fn open_outputs(
         }
         let pl = &stage.index.volumes.placements[r.placement];
         let path = stage.part(&pl.sha256);
-        let f = crate::fsutil::open_keeping(&path)
+        let f = crate::store::fsutil::open_keeping(&path)
             .and_then(|f| f.set_len(pl.size).map(|()| f))
             .map_err(|e| StageError::write(&path, e))?;
         files.insert(r.placement, (path, f));

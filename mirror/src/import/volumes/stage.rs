@@ -34,7 +34,7 @@ use super::read::{Running, SlotTarget, Verdict};
 use super::recheck::Earlier;
 use super::rehash::{Rehasher, hash_file, hash_range};
 use super::state::{self, Resume, STATE_NAME, VolState};
-use crate::fsutil;
+use crate::store::fsutil;
 use crate::store::{Store, StoreError};
 
 /// The manifest and signature, kept as a small tar for the final publish.

@@ -117,12 +117,12 @@ pub fn bundles(ix: &Index, view: View) -> String {
     let rows: Vec<Vec<String>> = view
         .window(ix.bundles.iter().rev())
         .map(|b| {
-            let signer = ix.signers.get(&b.id).map(|(key, _)| key.as_str());
+            let signer = ix.signers.get(b.id.as_str()).map(|(key, _)| key.as_str());
             vec![
                 format!(
                     "<code title=\"{0}\">{1}</code>",
-                    esc(&b.id),
-                    esc(&b.id[..12.min(b.id.len())])
+                    esc(b.id.as_str()),
+                    esc(&b.id.as_str()[..12])
                 ),
                 esc(&b.created),
                 esc(b.channel.as_deref().unwrap_or("default")),

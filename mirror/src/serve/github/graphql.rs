@@ -326,6 +326,32 @@ fn connection<T>(
     items: &[T],
     node: impl Fn(&Ctx<'_, '_>, &Field, &[String], &T) -> Result<Json, GqlError>,
 ) -> Result<Json, GqlError> {
+    let (start, first) = page_asked(ctx, f, path)?;
+    let page: Vec<(usize, &T)> = items.iter().enumerate().skip(start).take(first).collect();
+    let end = start + page.len();
+    let mut out = Map::new();
+    for s in &f.selection {
+        let p = child(path, s);
+        let v = match s.name.as_str() {
+            "__typename" => json!("Connection"),
+            "totalCount" => json!(items.len()),
+            "nodes" => Json::Array(
+                page.iter()
+                    .map(|(_, it)| node(ctx, s, &p, it))
+                    .collect::<Result<_, _>>()?,
+            ),
+            "edges" => edges(ctx, s, &p, &page, &node)?,
+            "pageInfo" => page_info(s, &p, start, end, items.len())?,
+            _ => return Err(undefined(s, &p, "Connection")),
+        };
+        out.insert(s.key().into(), v);
+    }
+    Ok(Json::Object(out))
+}
+
+/// The page a connection field asks for: where it starts (after its
+/// `after` cursor) and how many (its `first`, required and bounded).
+fn page_asked(ctx: &Ctx<'_, '_>, f: &Field, path: &[String]) -> Result<(usize, usize), GqlError> {
     let Some(first) = ctx.arg(f, "first").as_i64() else {
         return Err(error_at(
             f,
@@ -364,59 +390,55 @@ fn connection<T>(
             })?,
         _ => 0,
     };
-    let page: Vec<(usize, &T)> = items
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take(first as usize)
-        .collect();
-    let end = start + page.len();
-    let mut out = Map::new();
-    for s in &f.selection {
-        let p = child(path, s);
-        let v = match s.name.as_str() {
-            "__typename" => json!("Connection"),
-            "totalCount" => json!(items.len()),
-            "nodes" => Json::Array(
-                page.iter()
-                    .map(|(_, it)| node(ctx, s, &p, it))
-                    .collect::<Result<_, _>>()?,
-            ),
-            "edges" => {
-                let mut edges = Vec::new();
-                for (i, it) in &page {
-                    let mut e = Map::new();
-                    for x in &s.selection {
-                        let v = match x.name.as_str() {
-                            "cursor" => json!(format!("cursor:{}", i + 1)),
-                            "node" => node(ctx, x, &child(&p, x), it)?,
-                            _ => return Err(undefined(x, &child(&p, x), "Edge")),
-                        };
-                        e.insert(x.key().into(), v);
-                    }
-                    edges.push(Json::Object(e));
-                }
-                Json::Array(edges)
-            }
-            "pageInfo" => {
-                let mut pi = Map::new();
-                for x in &s.selection {
-                    let v = match x.name.as_str() {
-                        "hasNextPage" => json!(end < items.len()),
-                        "hasPreviousPage" => json!(start > 0),
-                        "endCursor" => json!(format!("cursor:{end}")),
-                        "startCursor" => json!(format!("cursor:{start}")),
-                        _ => return Err(undefined(x, &child(&p, x), "PageInfo")),
-                    };
-                    pi.insert(x.key().into(), v);
-                }
-                Json::Object(pi)
-            }
-            _ => return Err(undefined(s, &p, "Connection")),
-        };
-        out.insert(s.key().into(), v);
+    // In 0..=MAX_FIRST, checked above.
+    Ok((start, first as usize))
+}
+
+/// A connection's `edges`: each item of the page with its cursor, the
+/// fields `s` selects of it.
+fn edges<T>(
+    ctx: &Ctx<'_, '_>,
+    s: &Field,
+    p: &[String],
+    page: &[(usize, &T)],
+    node: &impl Fn(&Ctx<'_, '_>, &Field, &[String], &T) -> Result<Json, GqlError>,
+) -> Result<Json, GqlError> {
+    let mut edges = Vec::new();
+    for (i, it) in page {
+        let mut e = Map::new();
+        for x in &s.selection {
+            let v = match x.name.as_str() {
+                "cursor" => json!(format!("cursor:{}", i + 1)),
+                "node" => node(ctx, x, &child(p, x), it)?,
+                _ => return Err(undefined(x, &child(p, x), "Edge")),
+            };
+            e.insert(x.key().into(), v);
+        }
+        edges.push(Json::Object(e));
     }
-    Ok(Json::Object(out))
+    Ok(Json::Array(edges))
+}
+
+/// A connection's `pageInfo` for the page `start..end` of `total` items.
+fn page_info(
+    s: &Field,
+    p: &[String],
+    start: usize,
+    end: usize,
+    total: usize,
+) -> Result<Json, GqlError> {
+    let mut pi = Map::new();
+    for x in &s.selection {
+        let v = match x.name.as_str() {
+            "hasNextPage" => json!(end < total),
+            "hasPreviousPage" => json!(start > 0),
+            "endCursor" => json!(format!("cursor:{end}")),
+            "startCursor" => json!(format!("cursor:{start}")),
+            _ => return Err(undefined(x, &child(p, x), "PageInfo")),
+        };
+        pi.insert(x.key().into(), v);
+    }
+    Ok(Json::Object(pi))
 }
 
 /// The answer for another method on the GraphQL path.

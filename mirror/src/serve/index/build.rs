@@ -12,8 +12,7 @@
 //! bundle's to carry it at the standing that holds it: a later bundle of
 //! the same standing adds names, never changes the bytes a name serves.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::hash::BuildHasherDefault;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use llmgw_shared::BundleId;
@@ -165,16 +164,16 @@ impl Index {
             }
         }
         let mut index = b.finish(bundles, heads)?;
-        (index.blob_count, index.blob_bytes) = count_blobs(&index, bundles);
+        (index.blob_count, index.blob_bytes) = super::blob_count::count_blobs(&index, bundles);
         Ok(index)
     }
 }
 
 impl<'m> Builder<'m> {
     /// The bundle's line in `/-/bundles` and on the front page.
-    fn bundle_line(&mut self, id: &str, m: &Manifest, bytes: u64) {
+    fn bundle_line(&mut self, id: &BundleId, m: &Manifest, bytes: u64) {
         self.index.bundles.push(BundleInfo {
-            id: id.to_string(),
+            id: id.clone(),
             created: m.created.clone(),
             tool: m.tool.clone(),
             arches: m.arches.clone(),
@@ -388,55 +387,6 @@ impl Settled<'_> {
             version: self.version,
             ahead: Default::default(),
         })
-    }
-}
-
-/// How many distinct blobs the bundles name, and their bytes: the Hub
-/// files from the repositories' pools (a head has no file lists, and the
-/// pools hold every file the index serves), the rest from the manifests.
-/// The set is of borrowed digests, a pointer each while counting, not a
-/// copy of every digest held; it hashes a digest by its first hex digits
-/// ([`ByPrefix`]): a store of a million files is counted in tens of
-/// milliseconds, where hashing every digit through `str` took seconds.
-fn count_blobs(index: &Index, bundles: &[Held]) -> (usize, u64) {
-    let rest: Vec<BTreeMap<llmgw_shared::Sha256, u64>> = bundles
-        .iter()
-        .map(|h| h.manifest.blobs_but_hub_files())
-        .collect();
-    let hub = index
-        .repos
-        .values()
-        .flat_map(|r| r.blobs())
-        .map(|b| (&b.sha256, b.size));
-    let mut seen: HashSet<&[u8; 64], BuildHasherDefault<ByPrefix>> = HashSet::default();
-    let (mut count, mut bytes) = (0, 0);
-    for (sha, size) in rest.iter().flatten().map(|(s, n)| (s, *n)).chain(hub) {
-        if seen.insert(sha.digits()) {
-            count += 1;
-            bytes += size;
-        }
-    }
-    (count, bytes)
-}
-
-/// Hashes a sha256's hex digits by their first 16 (64 bits of a digest,
-/// uniformly spread whatever the bytes hashed); the set still compares
-/// whole digests, so the count is exact.
-#[derive(Default)]
-struct ByPrefix(u64);
-
-impl std::hash::Hasher for ByPrefix {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8).take(2) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(23) ^ u64::from_le_bytes(word))
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use llmgw_shared::Sha256;
+use llmgw_shared::{BundleId, Sha256};
 
 /// A bundle held, as `/v1/index` lists it.
 #[derive(Debug, Clone)]
 pub struct BundleInfo {
-    pub id: String,
+    pub id: BundleId,
     pub created: String,
     pub tool: String,
     pub arches: Vec<String>,

@@ -20,6 +20,7 @@
 //! and the Hub match them.
 
 pub mod ahead;
+mod blob_count;
 mod build;
 pub mod entries;
 pub mod heads;

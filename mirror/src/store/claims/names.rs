@@ -104,7 +104,7 @@ struct AllFile {
 /// is then looked up in its own file).
 pub fn load_all(store: &Store) -> HashMap<String, Names> {
     let path = store.state_dir().join(ALL_FILE);
-    let Ok(bytes) = crate::fsutil::read_bounded(&path, MAX_ALL_BYTES) else {
+    let Ok(bytes) = crate::store::fsutil::read_bounded(&path, MAX_ALL_BYTES) else {
         return HashMap::new();
     };
     match serde_json::from_slice::<AllFile>(&bytes) {
@@ -150,7 +150,7 @@ pub fn file_name(id: &str) -> String {
 /// own (the caller then reads the manifest).
 pub fn load(store: &Store, id: &str) -> Option<Names> {
     let path = store.state_dir().join(file_name(id));
-    let bytes = crate::fsutil::read_bounded(&path, MAX_NAMES_BYTES).ok()?;
+    let bytes = crate::store::fsutil::read_bounded(&path, MAX_NAMES_BYTES).ok()?;
     let file: NamesFile = serde_json::from_slice(&bytes).ok()?;
     (file.version == VERSION && file.bundle == id).then_some(file.names)
 }

@@ -21,7 +21,7 @@ use super::backend::{BlobMeta, BlobStore, Put};
 use super::fs::FsBlobs;
 use super::s3::S3Blobs;
 use super::{StoreError, layout};
-use crate::fsutil;
+use crate::store::fsutil;
 
 mod own;
 

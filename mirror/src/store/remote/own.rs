@@ -20,8 +20,8 @@
 use llmgw_shared::Sha256;
 
 use super::{MAX_SMALL, Remote};
-use crate::fsutil;
 use crate::store::StoreError;
+use crate::store::fsutil;
 
 /// How an own file's bytes meet the bucket's copy when it goes up:
 /// `merge(ours, theirs)` gives what to send.
@@ -34,6 +34,17 @@ pub struct OwnFile {
     pub key: String,
     /// `None` when this process alone writes it: ours replaces theirs.
     pub merge: Option<Merge>,
+}
+
+impl OwnFile {
+    /// The state file `name` (`state/NAME`), merged with the bucket's
+    /// copy by `merge` if it has one.
+    pub fn state(name: &str, merge: Option<Merge>) -> Self {
+        Self {
+            key: format!("{}/{name}", crate::store::layout::STATE),
+            merge,
+        }
+    }
 }
 
 impl Remote {

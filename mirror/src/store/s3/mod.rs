@@ -26,6 +26,7 @@ use tokio::runtime::Handle;
 use super::StoreError;
 
 pub use config::S3Config;
+pub use read::BlobStream;
 
 /// Blobs up to this size are checked in memory and put in one request;
 /// larger ones go up as a multipart upload of parts this size (S3 wants

@@ -219,7 +219,7 @@ pub fn held_signer(store: &Store, manifest_sha256: &BundleId) -> Option<String> 
     let path = store
         .bundles_dir()
         .join(signature_file_name(manifest_sha256));
-    let bytes = crate::fsutil::read_bounded(&path, MAX_SIGNATURE_BYTES).ok()?;
+    let bytes = crate::store::fsutil::read_bounded(&path, MAX_SIGNATURE_BYTES).ok()?;
     signing::Signature::parse(SIGNATURE_NAME, &String::from_utf8_lossy(&bytes))
         .ok()
         .map(|s| s.key_id())

@@ -97,79 +97,98 @@ pub fn add(
             oci.add_profiles(at.clone(), kept.clone());
             continue;
         }
-        let (kind, key) = at;
-        let base = match repo.kind {
-            RepoKind::Model => repo.id.to_ascii_lowercase(),
-            RepoKind::Dataset => format!("datasets/{}", repo.id.to_ascii_lowercase()),
-        };
-        let (pack_name, image_name) = (format!("modelpack/{base}"), format!("models/{base}"));
-        if !is_name(&pack_name) || !is_name(&image_name) {
-            tracing::warn!(repo = %shown(&repo.id), "repository id is not an OCI name: not served as OCI");
-            continue;
+        if let Some(profiles) = profiles_of(at, repo, digests, read, &mut pending) {
+            oci.add_profiles(at.clone(), profiles);
         }
-        let from = MadeFrom {
-            kind: *kind,
-            key: key.clone(),
-            tars: HashMap::new(),
-        };
-        let mut pack = generated(pack_name, from.clone());
-        let mut image = generated(image_name, from);
-        let (mut pack_top, mut image_top) = (BTreeMap::new(), BTreeMap::new());
-        let mut complete = true;
-        for (commit, snap) in &repo.snapshots {
-            let files = snap.file_count();
-            if files > MAX_FILES {
-                tracing::warn!(repo = %shown(&repo.id), commit, files, max = MAX_FILES, "too many files for a manifest of 4 MiB: not served as OCI");
-                continue;
-            }
-            let src = Source {
-                kind: repo.kind,
-                id: &repo.id,
-                commit,
-                architecture: read_architecture(snap, read).unwrap_or_else(|ConfigUnread| {
-                    complete = false;
-                    None
-                }),
-            };
-            let shared: Arc<str> = commit.as_str().into();
-            if let Some(d) = add_modelpack(&mut pack, &src, snap, &shared) {
-                pack_top.insert(commit.clone(), d);
-            }
-            match add_image(&mut image, &src, snap, digests, &shared) {
-                Ok(Some(d)) => {
-                    image_top.insert(commit.clone(), d);
-                }
-                Ok(None) => {}
-                Err(missing) => {
-                    complete = false;
-                    pending.extend(missing);
-                }
-            }
-        }
-        for (out, top) in [(&mut pack, &pack_top), (&mut image, &image_top)] {
-            for (name, commit) in &repo.refs {
-                if !is_tag(name) {
-                    tracing::debug!(repo = %shown(&repo.id), revision = %shown(name), "revision is not an OCI tag");
-                    continue;
-                }
-                if let Some(d) = top.get(commit) {
-                    out.tags.insert(name.clone(), d.clone());
-                }
-            }
-            // A commit names itself, whatever a ref of the same spelling says.
-            for (commit, d) in top {
-                out.tags.insert(commit.clone(), d.clone());
-            }
-        }
-        let profiles = Profiles {
-            version: repo.version,
-            complete,
-            pack: Arc::new(pack),
-            image: Arc::new(image),
-        };
-        oci.add_profiles(at.clone(), profiles);
     }
     pending.into_iter().collect()
+}
+
+/// Repository `repo`'s two profiles made afresh, each commit of it a
+/// manifest tagged by its refs; `None` when its id is no OCI name. The
+/// tar layers whose digests are not known yet go into `pending`, and
+/// leave the profiles incomplete (made again by the next build).
+fn profiles_of(
+    (kind, key): &(RepoKind, String),
+    repo: &HubRepo,
+    digests: &LayerDigests,
+    read: ReadBlob<'_>,
+    pending: &mut std::collections::BTreeSet<Pending>,
+) -> Option<Profiles> {
+    let base = match repo.kind {
+        RepoKind::Model => repo.id.to_ascii_lowercase(),
+        RepoKind::Dataset => format!("datasets/{}", repo.id.to_ascii_lowercase()),
+    };
+    let (pack_name, image_name) = (format!("modelpack/{base}"), format!("models/{base}"));
+    if !is_name(&pack_name) || !is_name(&image_name) {
+        tracing::warn!(repo = %shown(&repo.id), "repository id is not an OCI name: not served as OCI");
+        return None;
+    }
+    let from = MadeFrom {
+        kind: *kind,
+        key: key.clone(),
+        tars: HashMap::new(),
+    };
+    let mut pack = generated(pack_name, from.clone());
+    let mut image = generated(image_name, from);
+    let (mut pack_top, mut image_top) = (BTreeMap::new(), BTreeMap::new());
+    let mut complete = true;
+    for (commit, snap) in &repo.snapshots {
+        let files = snap.file_count();
+        if files > MAX_FILES {
+            tracing::warn!(repo = %shown(&repo.id), commit, files, max = MAX_FILES, "too many files for a manifest of 4 MiB: not served as OCI");
+            continue;
+        }
+        let src = Source {
+            kind: repo.kind,
+            id: &repo.id,
+            commit,
+            architecture: read_architecture(snap, read).unwrap_or_else(|ConfigUnread| {
+                complete = false;
+                None
+            }),
+        };
+        let shared: Arc<str> = commit.as_str().into();
+        if let Some(d) = add_modelpack(&mut pack, &src, snap, &shared) {
+            pack_top.insert(commit.clone(), d);
+        }
+        match add_image(&mut image, &src, snap, digests, &shared) {
+            Ok(Some(d)) => {
+                image_top.insert(commit.clone(), d);
+            }
+            Ok(None) => {}
+            Err(missing) => {
+                complete = false;
+                pending.extend(missing);
+            }
+        }
+    }
+    tag(&mut pack, &pack_top, repo);
+    tag(&mut image, &image_top, repo);
+    Some(Profiles {
+        version: repo.version,
+        complete,
+        pack: Arc::new(pack),
+        image: Arc::new(image),
+    })
+}
+
+/// Tags `out`'s manifests `top` (by commit) with the repository's refs
+/// that are OCI tags, and each with its own commit.
+fn tag(out: &mut OciRepo, top: &BTreeMap<String, Sha256>, repo: &HubRepo) {
+    for (name, commit) in &repo.refs {
+        if !is_tag(name) {
+            tracing::debug!(repo = %shown(&repo.id), revision = %shown(name), "revision is not an OCI tag");
+            continue;
+        }
+        if let Some(d) = top.get(commit) {
+            out.tags.insert(name.clone(), d.clone());
+        }
+    }
+    // A commit names itself, whatever a ref of the same spelling says.
+    for (commit, d) in top {
+        out.tags.insert(commit.clone(), d.clone());
+    }
 }
 
 fn generated(name: String, from: MadeFrom) -> OciRepo {
