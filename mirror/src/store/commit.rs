@@ -186,6 +186,8 @@ impl Done {
         for b in self.undo.iter().rev() {
             b.restore(store);
         }
+        // The records' folder, if the commit made it and left it empty.
+        let _ = std::fs::remove_dir(super::xet::dir(store));
         if !state_dir_existed {
             let _ = std::fs::remove_dir(store.state_dir());
         }

@@ -20,9 +20,14 @@ use super::{Store, StoreError, state};
 /// The folder of records, under `STORE/state/`.
 const DIR: &str = "xet";
 
+/// The folder of records.
+pub fn dir(store: &Store) -> PathBuf {
+    store.state_dir().join(DIR)
+}
+
 /// The record of blob `sha256`'s path (its name is a digest by type).
 pub fn path(store: &Store, sha256: &Sha256) -> PathBuf {
-    store.state_dir().join(DIR).join(sha256.as_str())
+    dir(store).join(sha256.as_str())
 }
 
 /// The record's name under `STORE/state/`.
