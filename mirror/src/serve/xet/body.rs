@@ -8,7 +8,7 @@
 //! gives fewer bytes than the record says its chunks hold.
 
 use axum::body::{Body, BodyDataStream};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use llmgw_shared::xet::chunk_header;
 
@@ -30,6 +30,9 @@ pub fn packed(blob: Body, lens: Vec<u32>, skip: u64, len: u64) -> Body {
     }))
 }
 
+/// About how many bytes the body hands the connection at a time.
+const PIECE: usize = 256 << 10;
+
 struct Packer {
     inner: BodyDataStream,
     lens: Vec<u32>,
@@ -46,11 +49,17 @@ struct Packer {
 }
 
 impl Packer {
-    /// The next piece of the range; `None` once it is all sent.
+    /// The next piece of the range, about [`PIECE`] bytes (headers and
+    /// chunk bytes copied together, so the connection is written in few
+    /// large frames, not one for every 8-byte header); `None` once it is
+    /// all sent.
     async fn next_piece(&mut self) -> Option<Result<Bytes, std::io::Error>> {
-        while self.remaining > 0 {
-            let piece = match self.packed_piece().await {
+        let mut out = BytesMut::new();
+        while self.remaining > 0 && out.len() < PIECE {
+            let mut piece = match self.packed_piece().await {
                 Ok(Some(p)) => p,
+                // What was gathered goes first; the next call fails.
+                Ok(None) if !out.is_empty() => break,
                 Ok(None) => {
                     self.remaining = 0;
                     return Some(Err(std::io::Error::new(
@@ -60,18 +69,14 @@ impl Packer {
                 }
                 Err(e) => return Some(Err(e)),
             };
-            let mut piece = piece;
             let drop = self.skip.min(piece.len() as u64) as usize;
             self.skip -= drop as u64;
             let _ = piece.split_to(drop);
             let keep = self.remaining.min(piece.len() as u64) as usize;
-            piece.truncate(keep);
             self.remaining -= keep as u64;
-            if !piece.is_empty() {
-                return Some(Ok(piece));
-            }
+            out.extend_from_slice(&piece[..keep]);
         }
-        None
+        (!out.is_empty()).then(|| Ok(out.freeze()))
     }
 
     /// The next piece of the packed stream, range aside: a header or blob
