@@ -181,6 +181,15 @@ fn reconstructions_answer_ranges_and_refuse_what_is_not_held() {
     assert_eq!(curl("/-/xet/v2/reconstructions/NOT-HEX", None).0, "400");
     let xorb = format!("/-/xet/xorbs/{big}/{}", "1".repeat(64));
     assert_eq!(curl(&xorb, None).0, "404");
+    // In the Hub's error shape.
+    let unknown = Command::new("curl")
+        .args(["-s", "-D", "-", "-o", "/dev/null"])
+        .arg(format!("{}{xorb}", server.url))
+        .output()
+        .unwrap();
+    let headers = String::from_utf8_lossy(&unknown.stdout).to_ascii_lowercase();
+    assert!(headers.contains("x-error-code: entrynotfound"), "{headers}");
+    assert!(headers.contains("x-error-message: file "), "{headers}");
 }
 
 /// With `--token-file`, the client's token reaches the content routes and

@@ -1,6 +1,6 @@
 //! The refusals of the Xet routes, as a content server answers them: a
 //! status `hf_xet` acts on (404: fall back or fail naming the file; 416:
-//! nothing in that range) and one line of text for a person.
+//! nothing in that range), with the Hub's `X-Error-Code` and message.
 //!
 //! Invariant: every text names what was asked as the mirror read it
 //! (hashes are hex by type, so nothing a client sent is echoed raw).
@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
 use crate::serve::error::BlobError;
-use crate::serve::respond::text;
+use crate::serve::respond::hub_error;
 use crate::store::xet::XetReadError;
 
 #[derive(Debug, thiserror::Error)]
@@ -39,21 +39,31 @@ pub enum XetError {
 }
 
 impl IntoResponse for XetError {
+    /// In the Hub's error shape (`X-Error-Code`, `X-Error-Message`, a JSON
+    /// `error`), as the Hub's own content routes answer.
     fn into_response(self) -> Response {
-        let status = match &self {
-            XetError::BadHash => StatusCode::BAD_REQUEST,
-            XetError::FileUnknown(_) | XetError::XorbUnknown { .. } | XetError::NoRoute => {
-                StatusCode::NOT_FOUND
+        let (status, code) = match &self {
+            XetError::BadHash => (StatusCode::BAD_REQUEST, "BadRequest"),
+            XetError::FileUnknown(_) | XetError::XorbUnknown { .. } => {
+                (StatusCode::NOT_FOUND, "EntryNotFound")
             }
-            XetError::Unsatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
-            XetError::Method => StatusCode::METHOD_NOT_ALLOWED,
+            XetError::NoRoute => (StatusCode::NOT_FOUND, "NotFound"),
+            XetError::Unsatisfiable { .. } => {
+                (StatusCode::RANGE_NOT_SATISFIABLE, "RangeNotSatisfiable")
+            }
+            XetError::Method => (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed"),
             XetError::Blob(_) => return self.into_blob_response(),
             XetError::Record(e) => {
                 tracing::error!(error = %llmgw_shared::chain(e), "Xet record unusable");
-                StatusCode::INTERNAL_SERVER_ERROR
+                (StatusCode::INTERNAL_SERVER_ERROR, "InternalError")
             }
         };
-        let mut resp = text(status, format!("{}\n", llmgw_shared::chain(&self)));
+        let mut resp = hub_error(
+            status,
+            Some(code),
+            &llmgw_shared::chain(&self).to_string(),
+            None,
+        );
         if status == StatusCode::METHOD_NOT_ALLOWED {
             resp.headers_mut().insert(
                 http::header::ALLOW,
