@@ -250,3 +250,106 @@ fn a_mirror_with_a_token_signs_its_xorb_urls() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// `curl` with `args` against `url`: (headers in lower case, body).
+fn curl_full(args: &[&str], url: &str) -> (String, String) {
+    // `-I` prints the headers itself.
+    let dump: &[&str] = if args.contains(&"-I") {
+        &[]
+    } else {
+        &["-D", "-"]
+    };
+    let o = Command::new("curl")
+        .arg("-s")
+        .args(dump)
+        .args(args)
+        .arg(url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.to_ascii_lowercase(), body.to_string())
+}
+
+/// The refusals not met above, HEAD answered with GET's headers, and a
+/// damaged record on disk: each said, never a panic or a short body.
+#[test]
+fn xorbs_answer_head_like_get_and_refusals_and_damage_are_said() {
+    let d = tempfile::tempdir().unwrap();
+    let store = store_with_files(d.path());
+    let server = Server::start(&store);
+    server.wait_for("/readyz", 200);
+    let (_, v2) = server.get("/api/models/acme/xet/tree/main");
+    let tree: serde_json::Value = serde_json::from_slice(&v2).unwrap();
+    let hash_of = |name: &str| {
+        tree.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"] == name)
+            .unwrap()["xetHash"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let small = hash_of("small.bin");
+    let (_, body) = curl_full(
+        &[],
+        &format!("{}/-/xet/v2/reconstructions/{small}", server.url),
+    );
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let url = v["xorbs"].as_object().unwrap().values().next().unwrap()[0]["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // HEAD: GET's headers, no body.
+    let strip = |h: &str| -> Vec<String> {
+        h.lines()
+            .filter(|l| !l.starts_with("date:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (get_h, get_body) = curl_full(&["-r", "5-20"], &url);
+    let (head_h, head_body) = curl_full(&["-I", "-r", "5-20"], &url);
+    assert_eq!(strip(&get_h), strip(&head_h));
+    assert!(get_h.contains("content-length: 16"), "{get_h}");
+    assert!(!get_body.is_empty());
+    assert!(head_body.is_empty());
+
+    // A range past the xorb's end, a method, a path no route takes.
+    let (h, _) = curl_full(&["-r", "9999999-"], &url);
+    assert!(h.starts_with("http/1.1 416"), "{h}");
+    assert!(
+        h.contains("x-error-message: the range asked is past the end"),
+        "{h}"
+    );
+    let (h, _) = curl_full(&["-X", "POST"], &url);
+    assert!(
+        h.starts_with("http/1.1 405") && h.contains("allow: get, head"),
+        "{h}"
+    );
+    let (h, _) = curl_full(&[], &format!("{}/-/xet/v3/anything", server.url));
+    assert!(
+        h.starts_with("http/1.1 404") && h.contains("x-error-code: notfound"),
+        "{h}"
+    );
+
+    // A record damaged after its head (a disk's fault, a hostile hand),
+    // before the server first read it whole: the file's reconstruction is a 500 naming the record and what to
+    // do, never a plan from bad numbers.
+    let one = hash_of("one.bin");
+    let sha = Kit::new().model_file("x/y", "s", &files()[1].1);
+    let record = store.join("state/xet").join(&sha);
+    let mut bytes = std::fs::read(&record).unwrap();
+    bytes.truncate(bytes.len() - 3);
+    std::fs::write(&record, &bytes).unwrap();
+    let (h, body) = curl_full(
+        &[],
+        &format!("{}/-/xet/v2/reconstructions/{one}", server.url),
+    );
+    assert!(h.starts_with("http/1.1 500"), "{h}");
+    assert!(
+        body.contains("is damaged") && body.contains("import the bundle again"),
+        "{body}"
+    );
+}
