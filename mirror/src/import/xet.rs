@@ -104,11 +104,7 @@ impl XetRecords {
             if crate::store::xet::path(store, &sha).exists() {
                 continue;
             }
-            let max = crate::store::xet::max_len(*size);
-            let Ok(bytes) = crate::store::fsutil::read_bounded(&staged(dir, sha256), max) else {
-                continue;
-            };
-            if let Ok(record) = XetRecord::decode(&bytes, *size) {
+            if let Ok(record) = crate::store::xet::read_at(staged(dir, sha256), *size) {
                 out.push((sha, record));
             }
         }

@@ -51,20 +51,24 @@ pub fn peek(store: &Store, sha256: &Sha256) -> Option<(u64, llmgw_shared::XetHas
 
 /// Blob `sha256`'s record, read for a blob of `size` bytes and checked.
 pub fn read(store: &Store, sha256: &Sha256, size: u64) -> Result<XetRecord, XetReadError> {
-    let path = path(store, sha256);
-    let bytes = crate::store::fsutil::read_bounded(&path, max_len(size)).map_err(|source| {
-        XetReadError::Read {
+    read_at(path(store, sha256), size)
+}
+
+/// The record at `path` (in the store, or staged beside its blob), read
+/// for a blob of `size` bytes with a bound and checked whole.
+pub fn read_at(path: PathBuf, size: u64) -> Result<XetRecord, XetReadError> {
+    let bytes =
+        super::fsutil::read_bounded(&path, max_len(size)).map_err(|source| XetReadError::Read {
             path: path.clone(),
             source: Box::new(source),
-        }
-    })?;
+        })?;
     XetRecord::decode(&bytes, size).map_err(|source| XetReadError::Damaged { path, source })
 }
 
 /// The most bytes a record of a `size`-byte file can take: four a chunk
 /// of at least the chunker's smallest (the last may be shorter), 36 a
 /// xorb of at least one chunk, and the head.
-pub fn max_len(size: u64) -> u64 {
+fn max_len(size: u64) -> u64 {
     let min_chunk = llmgw_shared::xet::min_chunk_len().max(1);
     (size / min_chunk + 2) * 40 + 64
 }
