@@ -73,7 +73,9 @@ pub use serve::cache::MAX_BYTES as CACHE_MAX_BYTES;
 pub use serve::conn::{ConnLimits, default_max_connections};
 pub use serve::files::MMAP_THRESHOLD;
 pub use serve::misses::{Miss, WantList, read_all as read_misses, to_bytes as want_list_bytes};
-pub use serve::node::{EnvSettings, Holds as NodeHolds, NodeEnv, node_env};
+pub use serve::node::{
+    EnvSettings, Holds as NodeHolds, LeftOut as ExtraLeftOut, NodeEnv, node_env,
+};
 pub use serve::state::{AppState, Readiness};
 pub use serve::store_check::Held;
 pub use serve::{Running, ServeConfig, TlsFiles, router, start};

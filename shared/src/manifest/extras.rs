@@ -51,6 +51,15 @@ pub fn extra_gap_file(what: &str) -> Option<(&str, &str)> {
     what.strip_prefix(EXTRA_GAP_PREFIX)?.split_once('/')
 }
 
+impl super::Gap {
+    /// Whether this gap is a runtime extra left out: one file
+    /// ([`EXTRA_GAP_PREFIX`]) or the DSL kernels of a FlashInfer release
+    /// ([`DSL_GAP_SUFFIX`]).
+    pub fn is_runtime_extra(&self) -> bool {
+        self.what.starts_with(EXTRA_GAP_PREFIX) || self.what.ends_with(DSL_GAP_SUFFIX)
+    }
+}
+
 /// Whether `host` is a DNS name as URLs spell it: lower-case letters,
 /// digits, `-` and `.`, at most 253 characters, no empty label.
 pub fn is_extra_host(host: &str) -> bool {

@@ -189,7 +189,7 @@ impl<'m> Builder<'m> {
     }
 
     /// Runtime extras: the first bundle to carry one keeps it (the recipe
-    /// table pins its bytes, so all agree).
+    /// table pins its bytes, so all agree); and those left out as gaps.
     fn extras(&mut self, m: &Manifest) {
         for e in &m.extras {
             self.index
@@ -202,6 +202,12 @@ impl<'m> Builder<'m> {
                     };
                     (blob, e.engines.clone())
                 });
+        }
+        for g in m.gaps.iter().filter(|g| g.is_runtime_extra()) {
+            self.index
+                .extras_left_out
+                .entry(g.what.clone())
+                .or_insert_with(|| g.reason.clone());
         }
     }
 

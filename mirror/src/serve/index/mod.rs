@@ -83,6 +83,10 @@ pub struct Index {
     /// The Hub files served over Xet (built with the store at hand:
     /// [`xet::XetTable::build`] reads the records' heads).
     pub xet: Arc<xet::XetTable>,
+    /// The held bundles' gaps that are runtime extras left out, by what
+    /// (`runtime extra <host>/<path>`) with the first bundle's reason: what
+    /// `/-/env` tells a node it will not find here.
+    pub extras_left_out: BTreeMap<String, String>,
 }
 
 /// A number for GitHub's `id` fields that stays the same across restarts

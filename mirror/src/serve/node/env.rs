@@ -96,6 +96,19 @@ pub struct NodeEnv {
     /// The runtime extras held: each client's variable and the files it
     /// wants where it looks (`super::extras_env`).
     pub extras: Vec<super::extras_env::ExtrasSetting>,
+    /// The runtime extras the held bundles left out (and none carries): a
+    /// node's engine that needs one fetches it upstream, which an
+    /// air-gapped node cannot (`mirror list` shows the same gaps).
+    pub extras_left_out: Vec<LeftOut>,
+}
+
+/// A runtime extra no held bundle carries, as its bundle's gap says.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LeftOut {
+    /// What is missing (`runtime extra <host>/<path>`).
+    pub what: String,
+    /// Why, and what a node does without it: the gap's reason, whole.
+    pub reason: String,
 }
 
 fn var(name: &str, value: String, read_by: &str) -> Var {
@@ -160,8 +173,16 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
         })
         .collect();
     let extras = super::extras_env::settings(&h.extras, &url);
+    let extras_left_out = h
+        .left_out()
+        .map(|(what, reason)| LeftOut {
+            what: what.clone(),
+            reason: reason.clone(),
+        })
+        .collect();
     NodeEnv {
         extras,
+        extras_left_out,
         github_api: (!releases.is_empty()).then(|| format!("{url}/api/v3")),
         helm_repo: h.charts.then(|| format!("{url}/charts")),
         url,

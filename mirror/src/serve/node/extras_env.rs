@@ -73,6 +73,26 @@ pub fn settings(held: &BTreeSet<(String, String)>, url: &str) -> Vec<ExtrasSetti
     by_var.into_values().collect()
 }
 
+/// The runtime extras left out, as shell comments a node's operator reads:
+/// each what and its gap's reason (untrusted text from a bundle, escaped).
+pub fn left_out_to_shell(left_out: &[super::env::LeftOut], out: &mut String) {
+    if left_out.is_empty() {
+        return;
+    }
+    let n = left_out.len();
+    out.push_str(&format!(
+        "# not on this mirror: {} a node's engine fetches at run time\n",
+        llmgw_shared::plural(n, "runtime extra", "runtime extras")
+    ));
+    for l in left_out {
+        out.push_str(&format!(
+            "#   {}: {}\n",
+            llmgw_shared::shown(&l.what),
+            llmgw_shared::shown_message(&l.reason)
+        ));
+    }
+}
+
 /// The extras as shell comments: per variable, the commands that fill a
 /// directory from the mirror and export it (commented: a node that runs
 /// no such engine needs none of it).

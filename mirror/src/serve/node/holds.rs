@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use llmgw_shared::manifest::{Manifest, SiteLockFormat};
+use llmgw_shared::manifest::{Manifest, SiteLockFormat, extra_gap_file};
 
 /// What a store holds, as far as a node's settings depend on it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,6 +32,9 @@ pub struct Holds {
     pub charts: bool,
     /// `(host, path)` of each runtime extra held.
     pub extras: BTreeSet<(String, String)>,
+    /// The runtime extras a held bundle left out (its gaps), by what, with
+    /// the reason; [`Holds::left_out`] drops those another bundle holds.
+    pub extras_left_out: std::collections::BTreeMap<String, String>,
     /// By environment, `(project, version)` of each companion wheel it
     /// holds (`flashinfer-cubin`): its node variables and notes.
     pub companions: std::collections::BTreeMap<String, BTreeSet<(String, String)>>,
@@ -117,8 +120,29 @@ impl Holds {
             for e in &m.extras {
                 h.extras.insert((e.host.clone(), e.path.clone()));
             }
+            for g in m.gaps.iter().filter(|g| g.is_runtime_extra()) {
+                h.extras_left_out
+                    .entry(g.what.clone())
+                    .or_insert_with(|| g.reason.clone());
+            }
         }
         h
+    }
+
+    /// The runtime extras left out that no held bundle carries, `(what,
+    /// reason)`: a file is carried when its `(host, path)` is held; the
+    /// DSL kernels of a release when any DSL kernel file is held.
+    pub fn left_out(&self) -> impl Iterator<Item = (&String, &String)> {
+        let dsl_held = self
+            .extras
+            .iter()
+            .any(|(host, path)| llmgw_shared::recipe::is_dsl_fmha_extra(host, path));
+        self.extras_left_out
+            .iter()
+            .filter(move |(what, _)| match extra_gap_file(what) {
+                Some((host, path)) => !self.extras.contains(&(host.into(), path.into())),
+                None => !dsl_held,
+            })
     }
 
     /// From the serving index (what `GET /-/env` answers from).
@@ -151,6 +175,7 @@ impl Holds {
                 .collect(),
             charts: !index.oci.charts().is_empty(),
             extras: index.extras.keys().cloned().collect(),
+            extras_left_out: index.extras_left_out.clone(),
             companions: index
                 .pypi
                 .envs()

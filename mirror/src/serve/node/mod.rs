@@ -17,7 +17,7 @@ pub mod extras_env;
 mod holds;
 mod shell;
 
-pub use env::{EnvSettings, NodeEnv, node_env};
+pub use env::{EnvSettings, LeftOut, NodeEnv, node_env};
 pub use holds::Holds;
 
 #[cfg(test)]

@@ -80,6 +80,7 @@ impl NodeEnv {
             out.push_str(&format!("# Helm: helm repo add llmgw {helm}\n"));
         }
         super::extras_env::to_shell(&self.extras, &mut out);
+        super::extras_env::left_out_to_shell(&self.extras_left_out, &mut out);
         out
     }
 }

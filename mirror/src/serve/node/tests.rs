@@ -19,6 +19,7 @@ fn only_what_is_held_is_named_and_never_both_uv_python_variables() {
         registries: ["docker.io".to_string()].into(),
         charts: false,
         extras: Default::default(),
+        extras_left_out: Default::default(),
         companions: [(
             "tools-amd64".to_string(),
             [("flashinfer-cubin".to_string(), "0.6.13".to_string())].into(),
@@ -135,4 +136,70 @@ fn overrides_install_from_the_lock_and_a_site_lock_skips_its_project() {
     assert!(!shell.contains("pypi/vllm-0-34-0-amd64/simple"), "{shell}");
     assert!(!shell.contains("UV_PYTHON_DOWNLOADS=never"), "{shell}");
     assert_eq!(vllm.glibc.as_deref(), Some("2.35"));
+}
+
+/// #47 item 4: the runtime extras a bundle left out are said (what `mirror
+/// list` shows as gaps), unless another held bundle carries them; a
+/// reason from a bundle is escaped.
+#[test]
+fn extras_left_out_are_named_unless_another_bundle_carries_them() {
+    let host = "openaipublic.blob.core.windows.net";
+    let cl100k = format!("runtime extra {host}/encodings/cl100k_base.tiktoken");
+    let o200k = format!("runtime extra {host}/encodings/o200k_base.tiktoken");
+    let dsl = "vllm-amd64: FlashInfer 0.6.13 CuTe DSL FMHA kernels".to_string();
+    let h = Holds {
+        extras: [(
+            host.to_string(),
+            "encodings/o200k_base.tiktoken".to_string(),
+        )]
+        .into(),
+        extras_left_out: [
+            (
+                cl100k.clone(),
+                "--no-extras: left out\x1b[2J; vllm fetch it".to_string(),
+            ),
+            (o200k.clone(), "--no-extras: left out".to_string()),
+            (dsl.clone(), "--no-extras: left out".to_string()),
+        ]
+        .into(),
+        ..Holds::default()
+    };
+    let e = node_env(&h, "http://m:8080");
+    let whats: Vec<&str> = e.extras_left_out.iter().map(|l| l.what.as_str()).collect();
+    assert_eq!(whats, [cl100k.as_str(), dsl.as_str()]);
+    let shell = e.to_shell();
+    assert!(
+        shell.contains("# not on this mirror: 2 runtime extras a node's engine fetches"),
+        "{shell}"
+    );
+    assert!(
+        shell.contains(&format!("#   {cl100k}: --no-extras: left out\\u{{1b}}[2J")),
+        "{shell}"
+    );
+    assert!(!shell.contains('\x1b'), "{shell}");
+    let json = serde_json::to_value(&e).expect("serializes");
+    assert_eq!(json["extras_left_out"][1]["what"], dsl.as_str());
+    // Held DSL kernels answer the DSL gap; nothing left out, no line.
+    let kernel = format!(
+        "{}x/fmha/cute-dsl/x86_64/sm_100a/a.so",
+        llmgw_shared::recipe::FLASHINFER_CUBINS_PATH
+    );
+    let all = Holds {
+        extras: [
+            (
+                host.to_string(),
+                "encodings/o200k_base.tiktoken".to_string(),
+            ),
+            (
+                host.to_string(),
+                "encodings/cl100k_base.tiktoken".to_string(),
+            ),
+            ("edge.urm.nvidia.com".to_string(), kernel),
+        ]
+        .into(),
+        ..h
+    };
+    let e = node_env(&all, "http://m:8080");
+    assert!(e.extras_left_out.is_empty(), "{:?}", e.extras_left_out);
+    assert!(!e.to_shell().contains("not on this mirror"));
 }
