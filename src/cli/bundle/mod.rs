@@ -8,6 +8,7 @@ use super::help;
 pub mod create;
 pub mod import;
 pub mod inspect;
+mod namespace;
 pub mod rehearse;
 pub mod sbom;
 pub mod sign;

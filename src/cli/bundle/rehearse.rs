@@ -1,12 +1,11 @@
 //! `llmgw bundle rehearse`: plays a node against a bundle before it leaves
-//! (`llmgw_rehearse`). The command runs itself again inside a private user
-//! and network namespace (`unshare -rn`, loopback up), so a node line that
-//! reaches for the internet fails here as it would on the far side; where
-//! the machine allows no namespace it says why and rehearses on the host's
-//! loopback.
+//! (`llmgw_rehearse`). The command enters a private user and network
+//! namespace first (as `unshare -rn` makes one, loopback up: `namespace`),
+//! so a node line that reaches for the internet fails here as it would on
+//! the far side; where the machine allows no namespace it says why and
+//! rehearses on the host's loopback.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -21,10 +20,6 @@ use crate::cli::{OutputArg, print};
 const EXIT: &str = "Exit codes: 0 every check passed (notes are not failures), 1 a check \
                     failed (each with its fix) or the bundle was refused as import would refuse \
                     it, 2 usage error.";
-
-/// The flag the command gives itself when it runs again inside the
-/// namespace (hidden).
-const INSIDE: &str = "--inside-namespace";
 
 #[derive(Args, Debug)]
 #[command(
@@ -52,22 +47,18 @@ pub struct RehearseArgs {
     /// Run on the host's loopback without trying a private network namespace.
     #[arg(long)]
     pub no_namespace: bool,
-    /// Set when the command runs itself again inside the namespace.
-    #[arg(long = "inside-namespace", hide = true)]
-    pub inside_namespace: bool,
     #[command(flatten)]
     pub output: OutputArg,
 }
 
 pub fn run(a: RehearseArgs) -> anyhow::Result<()> {
-    let isolation = if a.inside_namespace {
-        Isolation::Namespace
-    } else if a.no_namespace {
+    // Before any thread starts: the namespace is entered in place.
+    let isolation = if a.no_namespace {
         Isolation::LoopbackOnly("--no-namespace was given".into())
     } else {
-        match namespace_usable() {
-            Ok(()) => return again_inside(),
-            Err(why) => {
+        match super::namespace::enter() {
+            Ok(()) => Isolation::Namespace,
+            Err(super::namespace::NoNamespace::Refused(why)) => {
                 eprintln!(
                     "llmgw: no private network namespace here ({why}); rehearsing on this \
                      host's loopback instead, where a node line that reaches the internet is \
@@ -75,6 +66,10 @@ pub fn run(a: RehearseArgs) -> anyhow::Result<()> {
                 );
                 Isolation::LoopbackOnly(why)
             }
+            Err(super::namespace::NoNamespace::Broken(why)) => anyhow::bail!(
+                "the private network namespace was made but cannot be used ({why}); pass \
+                 --no-namespace to rehearse on this host's loopback"
+            ),
         }
     };
     let opts = RehearseOptions {
@@ -99,39 +94,4 @@ pub fn run(a: RehearseArgs) -> anyhow::Result<()> {
         anyhow::bail!("the rehearsal failed: a node would fail where the report says FAIL");
     }
     Ok(())
-}
-
-/// Whether `unshare -rn` makes a namespace here and its loopback comes up;
-/// why not, in words.
-fn namespace_usable() -> Result<(), String> {
-    let o = Command::new("unshare")
-        .args(["-rn", "ip", "link", "set", "lo", "up"])
-        .output()
-        .map_err(|e| format!("cannot run unshare (util-linux): {e}"))?;
-    if o.status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "`unshare -rn ip link set lo up` failed: {}",
-        String::from_utf8_lossy(&o.stderr).trim()
-    ))
-}
-
-/// Runs this same command again inside a new user and network namespace
-/// with its loopback up; exits with its code.
-fn again_inside() -> anyhow::Result<()> {
-    let exe = std::env::current_exe().context("finding llmgw's own path")?;
-    let status = Command::new("unshare")
-        .args([
-            "-rn",
-            "bash",
-            "-c",
-            r#"ip link set lo up && exec "$0" "$@""#,
-        ])
-        .arg(exe)
-        .args(std::env::args_os().skip(1))
-        .arg(INSIDE)
-        .status()
-        .context("running unshare")?;
-    std::process::exit(status.code().unwrap_or(1));
 }
