@@ -186,13 +186,7 @@ async fn one(e: &PythonEnv, s: &llmgw_mirror::EnvSettings, node: &Node) -> Vec<C
         let cmd = format!("uv pip install --dry-run {}", reqs.join(" "));
         out.push(match node.run(&cmd, &node.dir).await {
             Ok(()) => Check::pass(AREA, format!("{name}: {cmd}")),
-            Err(detail) => Check::fail(
-                AREA,
-                format!("{name}: {cmd}"),
-                detail,
-                "the index cannot resolve what the environment asks for: if it was made with \
-                 --override, `mirror env` must name its lock only; else make the bundle again",
-            ),
+            Err(detail) => Check::fail(AREA, format!("{name}: {cmd}"), detail, index_fix(e)),
         });
     }
     for line in &s.install {
@@ -210,6 +204,27 @@ async fn one(e: &PythonEnv, s: &llmgw_mirror::EnvSettings, node: &Node) -> Vec<C
         });
     }
     out
+}
+
+/// The fix on the connected side when the index cannot resolve what an
+/// environment asks for, though its node lines name the index.
+fn index_fix(e: &PythonEnv) -> String {
+    if e.overrides.is_empty() {
+        // The index holds what the lock resolved: an override the manifest
+        // does not record (a bundle made before llmgw recorded them) is
+        // what makes the two disagree.
+        format!(
+            "make the bundle again with this llmgw and the same flags: the index holds what \
+             the lock resolved, which does not meet {}; a bundle made with --override by an \
+             llmgw that did not record it says nothing of it, so its node lines name the \
+             index instead of the lock alone",
+            e.requirements.join(", ")
+        )
+    } else {
+        "the environment was made with --override, so the node lines must name its lock \
+         only: report it, with this line, as a fault of llmgw"
+            .to_string()
+    }
 }
 
 /// A node's install line as a dry run: `--dry-run` after `uv pip install`
