@@ -99,16 +99,7 @@ pub struct NodeEnv {
     /// The runtime extras the held bundles left out (and none carries): a
     /// node's engine that needs one fetches it upstream, which an
     /// air-gapped node cannot (`mirror list` shows the same gaps).
-    pub extras_left_out: Vec<LeftOut>,
-}
-
-/// A runtime extra no held bundle carries, as its bundle's gap says.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct LeftOut {
-    /// What is missing (`runtime extra <host>/<path>`).
-    pub what: String,
-    /// Why, and what a node does without it: the gap's reason, whole.
-    pub reason: String,
+    pub extras_left_out: Vec<super::extras_env::LeftOut>,
 }
 
 fn var(name: &str, value: String, read_by: &str) -> Var {
@@ -175,7 +166,7 @@ pub fn node_env(h: &Holds, url: &str) -> NodeEnv {
     let extras = super::extras_env::settings(&h.extras, &url);
     let extras_left_out = h
         .left_out()
-        .map(|(what, reason)| LeftOut {
+        .map(|(what, reason)| super::extras_env::LeftOut {
             what: what.clone(),
             reason: reason.clone(),
         })

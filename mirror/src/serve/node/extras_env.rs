@@ -73,9 +73,18 @@ pub fn settings(held: &BTreeSet<(String, String)>, url: &str) -> Vec<ExtrasSetti
     by_var.into_values().collect()
 }
 
+/// A runtime extra no held bundle carries, as its bundle's gap says.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LeftOut {
+    /// What is missing (`runtime extra <host>/<path>`).
+    pub what: String,
+    /// Why, and what a node does without it: the gap's reason, whole.
+    pub reason: String,
+}
+
 /// The runtime extras left out, as shell comments a node's operator reads:
 /// each what and its gap's reason (untrusted text from a bundle, escaped).
-pub fn left_out_to_shell(left_out: &[super::env::LeftOut], out: &mut String) {
+pub fn left_out_to_shell(left_out: &[LeftOut], out: &mut String) {
     if left_out.is_empty() {
         return;
     }

@@ -17,7 +17,8 @@ pub mod extras_env;
 mod holds;
 mod shell;
 
-pub use env::{EnvSettings, LeftOut, NodeEnv, node_env};
+pub use env::{EnvSettings, NodeEnv, node_env};
+pub use extras_env::LeftOut;
 pub use holds::Holds;
 
 #[cfg(test)]
