@@ -28,7 +28,12 @@ cargo build "${flag[@]}" --locked --quiet -p llmgw -p llmgw-fixture
 target=${CARGO_TARGET_DIR:-$PWD/target}/$profile
 venv_py=${LLMGW_VENV_PY:-$PWD/.venv-py}
 uv_dir="$venv_py/bin"
-py312=$(dirname "$(python3.12 -c 'import sys; print(sys.executable)')")
+# CPython 3.12 for the nodes' own interpreter: pyenv's when there is one (its shim answers
+# only for the version selected), else python3.12 on PATH.
+py312_exe=$(PYENV_VERSION=3.12 python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null ||
+  python3.12 -c 'import sys; print(sys.executable)') ||
+  { echo "bench/rehearse.sh: the vllm case needs CPython 3.12 (python3.12)" >&2; exit 1; }
+py312=$(dirname "$py312_exe")
 bench_start rehearse
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

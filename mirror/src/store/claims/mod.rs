@@ -44,34 +44,44 @@ use crate::store::{Held, Store, StoreError};
 pub enum ClaimError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(
-        "{what}: bundle {new} says sha256 {new_sha256}, but bundle {held} (held) says sha256 \
-         {held_sha256}; the mirror serves one file per name, so it refuses a second version \
-         of it. If bundle {new} is meant to replace it, remove the held bundle first \
-         (`llmgw mirror remove {held}`) and import again"
-    )]
-    Disagree {
-        what: String,
-        new: String,
-        new_sha256: String,
-        held: String,
-        held_sha256: String,
-    },
-    #[error(
-        "held bundle {bundle} names a signed SHA256SUMS that cannot be read from the store \
-         (run `llmgw mirror verify`, and import that bundle again to repair it)"
-    )]
-    HeldSums {
-        bundle: String,
-        /// Said in the message; the store's or the parser's words follow
-        /// in the chain.
-        #[source]
-        reason: HeldSumsFault,
-    },
+    #[error(transparent)]
+    Disagree(Box<Disagreement>),
+    #[error(transparent)]
+    HeldSums(Box<HeldSums>),
     #[error(transparent)]
     NotSigned(Box<NotSigned>),
     #[error(transparent)]
     UnsignedOwnRelease(#[from] Box<crate::store::own_release::UnsignedOwnRelease>),
+}
+
+/// A bundle names a file a held bundle names, with other bytes.
+#[derive(Debug, Error)]
+#[error(
+    "{what}: bundle {new} says sha256 {new_sha256}, but bundle {held} (held) says sha256 \
+     {held_sha256}; the mirror serves one file per name, so it refuses a second version \
+     of it. If bundle {new} is meant to replace it, remove the held bundle first \
+     (`llmgw mirror remove {held}`) and import again"
+)]
+pub struct Disagreement {
+    what: String,
+    new: BundleId,
+    new_sha256: String,
+    held: BundleId,
+    held_sha256: String,
+}
+
+/// A held bundle's signed `SHA256SUMS` could not be used.
+#[derive(Debug, Error)]
+#[error(
+    "held bundle {bundle} names a signed SHA256SUMS that cannot be read from the store \
+     (run `llmgw mirror verify`, and import that bundle again to repair it)"
+)]
+pub struct HeldSums {
+    bundle: BundleId,
+    /// Said in the message; the store's or the parser's words follow in
+    /// the chain.
+    #[source]
+    reason: HeldSumsFault,
 }
 
 /// Why a held release's `SHA256SUMS` could not be used.
@@ -94,10 +104,10 @@ pub enum HeldSumsFault {
 )]
 pub struct NotSigned {
     release: String,
-    signed_in: String,
+    signed_in: BundleId,
     key_id: String,
     listed: String,
-    carrier: String,
+    carrier: BundleId,
     asset: String,
     sha256: String,
     advice: String,
@@ -107,7 +117,7 @@ pub struct NotSigned {
 #[derive(Default)]
 struct Claims {
     /// `(repo key, tag, asset)` or `(kind, repo key, commit, path)` -> (sha256, bundle).
-    files: BTreeMap<String, (String, String)>,
+    files: BTreeMap<String, (String, BundleId)>,
 }
 
 impl Claims {
@@ -119,26 +129,25 @@ impl Claims {
         key: String,
         what: impl FnOnce() -> String,
         sha256: &str,
-        bundle: &str,
-        new: &str,
+        bundle: &BundleId,
+        new: &BundleId,
     ) -> Result<(), ClaimError> {
         // One bundle never names a file twice (Manifest::validate refuses
         // it, repository ids compared case-insensitively), so the first
         // claim of a key is a held bundle's whenever the new one disagrees.
         match self.files.get(&key) {
             Some((held_sha256, held)) if held_sha256 != sha256 && bundle == new => {
-                Err(ClaimError::Disagree {
+                Err(ClaimError::Disagree(Box::new(Disagreement {
                     what: what(),
-                    new: new.to_string(),
+                    new: new.clone(),
                     new_sha256: sha256.to_string(),
                     held: held.clone(),
                     held_sha256: held_sha256.clone(),
-                })
+                })))
             }
             Some(_) => Ok(()),
             None => {
-                self.files
-                    .insert(key, (sha256.to_string(), bundle.to_string()));
+                self.files.insert(key, (sha256.to_string(), bundle.clone()));
                 Ok(())
             }
         }
@@ -213,17 +222,17 @@ pub fn check(
     let (bundles, unrecorded) = meeting(store, new_id, &names::Names::of(new))?;
     // The signed releases: each (repo key, tag) with its file list and the
     // bundle that proved it.
-    let mut signed: BTreeMap<(String, String), (SignedRelease, String)> = BTreeMap::new();
+    let mut signed: BTreeMap<(String, String), (SignedRelease, BundleId)> = BTreeMap::new();
     for s in new_signed {
         signed
             .entry((repo_key(&s.repo), s.tag.clone()))
-            .or_insert_with(|| (s.clone(), new_id.to_string()));
+            .or_insert_with(|| (s.clone(), new_id.clone()));
     }
     for Held { id, manifest: m } in &bundles {
         for r in &m.releases {
             let key = (repo_key(&r.repo), r.tag.clone());
             if r.signature.is_some() && !signed.contains_key(&key) {
-                signed.insert(key, (held_signed(store, id, r)?, id.to_string()));
+                signed.insert(key, (held_signed(store, id, r)?, id.clone()));
             }
         }
     }
@@ -231,8 +240,8 @@ pub fn check(
     let mut claims = Claims::default();
     let order = bundles
         .iter()
-        .map(|Held { id, manifest: m }| (id.as_str(), m))
-        .chain(std::iter::once((new_id.as_str(), new)));
+        .map(|Held { id, manifest: m }| (id, m))
+        .chain(std::iter::once((new_id, new)));
     for (id, m) in order {
         for r in &m.releases {
             let rk = repo_key(&r.repo);
@@ -294,16 +303,18 @@ pub fn check(
 /// where import put it after verifying its signature.
 fn held_signed(
     store: &Store,
-    id: &str,
+    id: &BundleId,
     r: &llmgw_shared::manifest::Release,
 ) -> Result<SignedRelease, ClaimError> {
     let mut listed = BTreeMap::new();
     let mut key_id = String::new();
     if let Some(sig) = &r.signature {
         key_id = sig.key_id.clone();
-        let held = |reason: HeldSumsFault| ClaimError::HeldSums {
-            bundle: id.to_string(),
-            reason,
+        let held = |reason: HeldSumsFault| {
+            ClaimError::HeldSums(Box::new(HeldSums {
+                bundle: id.clone(),
+                reason,
+            }))
         };
         for a in &r.assets {
             if a.name != sig.sums && a.name != sig.minisig {
@@ -333,9 +344,9 @@ fn held_signed(
 
 fn not_signed(
     s: &SignedRelease,
-    signed_in: &str,
-    carrier: &str,
-    new_id: &str,
+    signed_in: &BundleId,
+    carrier: &BundleId,
+    new_id: &BundleId,
     repo: &str,
     asset: &str,
     sha256: &str,
@@ -354,10 +365,10 @@ fn not_signed(
     };
     ClaimError::NotSigned(Box::new(NotSigned {
         release: s.name(),
-        signed_in: signed_in.to_string(),
+        signed_in: signed_in.clone(),
         key_id: s.key_id.clone(),
         listed,
-        carrier: carrier.to_string(),
+        carrier: carrier.clone(),
         asset: format!("{repo} {} {}", s.tag, shown(asset)),
         sha256: sha256.to_string(),
         advice,
