@@ -15,7 +15,7 @@ mod test_ids;
 // The store: one object whatever keeps its blobs, where it is, and the one
 // transaction every command runs on it (lock, pull, work, publish).
 pub use store::Store;
-pub use store::fsutil::{StoreLock, read_bounded, write_durable};
+pub use store::fsutil::{StoreLock, read_bounded, throwaway_stores_only, write_durable};
 pub use store::new_store::NewStore;
 pub use store::session::{
     BucketAccess, BucketLocation, BucketServing, Session, SessionError, StoreLocation,

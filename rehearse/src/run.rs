@@ -152,7 +152,10 @@ async fn ready(mirror: &Mirror, wait: Duration) -> Result<(), RehearseError> {
     })
 }
 
-/// Every check, in the order a node meets them.
+/// Every check, reported in the order a node meets them. The areas run at
+/// once (a node's clients do not wait for each other either; each area
+/// writes only under its own folder of `work`), so the rehearsal takes as
+/// long as its slowest area, not their sum.
 async fn run_checks(
     mirror: &Mirror,
     store: &Store,
@@ -160,14 +163,21 @@ async fn run_checks(
     work: &Path,
 ) -> Result<Vec<Check>, RehearseError> {
     let env = node_env(&NodeHolds::of_manifests([m]), &mirror.base);
-    let mut out = vec![checks::env_block::check(&env).await];
     let uv = crate::uv::find(store, m, work);
+    let (env_block, python, hub, oci, releases) = tokio::join!(
+        checks::env_block::check(&env),
+        checks::python::check(m, &env, uv.as_ref(), work),
+        checks::hub::check(mirror, m),
+        checks::oci::check(mirror, m),
+        checks::releases::check(mirror, m),
+    );
+    let mut out = vec![env_block];
     if let Some(uv) = &uv {
         out.push(Check::note("python", "the uv used", uv.from.clone()));
     }
-    out.extend(checks::python::check(m, &env, uv.as_ref(), work).await);
-    out.extend(checks::hub::check(mirror, m).await);
-    out.extend(checks::oci::check(mirror, m).await);
-    out.extend(checks::releases::check(mirror, m).await);
+    out.extend(python);
+    out.extend(hub);
+    out.extend(oci);
+    out.extend(releases);
     Ok(out)
 }

@@ -67,8 +67,7 @@ impl Syncer {
                 if result.is_err() {
                     continue;
                 }
-                result = file
-                    .sync_all()
+                result = crate::store::fsutil::sync_file(&file)
                     .and_then(|()| std::fs::rename(&part, &staged))
                     .map_err(|source| ImportError::Stage { path: part, source });
             }

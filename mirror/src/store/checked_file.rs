@@ -53,7 +53,7 @@ pub(super) fn write_checked(
                 actual_size: n,
             });
         }
-        out.sync_all().map_err(|e| StoreError::io(tmp, e))
+        crate::store::fsutil::sync_file(&out).map_err(|e| StoreError::io(tmp, e))
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(tmp);

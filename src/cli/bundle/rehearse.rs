@@ -80,6 +80,9 @@ pub fn run(a: RehearseArgs) -> anyhow::Result<()> {
         ready: Duration::from_secs(a.ready_seconds),
         isolation,
     };
+    // This process opens no store but the rehearsal's own, removed when
+    // it ends: nothing it writes needs to survive a power cut.
+    llmgw_mirror::throwaway_stores_only();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -124,7 +124,7 @@ impl<'a> Stage<'a> {
     pub fn save(&mut self) -> Result<(), StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
         for p in std::mem::take(&mut self.unsynced) {
-            match File::open(&p).and_then(|f| f.sync_data()) {
+            match File::open(&p).and_then(|f| crate::store::fsutil::sync_file(&f)) {
                 // Finished since: sealing it synced it.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 r => r.map_err(|e| StoreError::io(&p, e))?,
@@ -330,7 +330,7 @@ impl<'a> Stage<'a> {
 fn seal(from: &Path, to: &Path) -> std::io::Result<()> {
     let f = File::open(from)?;
     f.set_permissions(std::fs::Permissions::from_mode(0o444))?;
-    f.sync_all()?;
+    crate::store::fsutil::sync_file(&f)?;
     std::fs::rename(from, to)
 }
 
