@@ -84,6 +84,9 @@ pub struct PlannedFile {
     /// For an LFS file, the sha256 the Hub gives; for another file none:
     /// its sha256 is learnt by fetching it.
     pub lfs_sha256: Option<Sha256>,
+    /// For an LFS file the Hub stores in Xet, the Xet hash its tree lists
+    /// (recorded; import checks it against the bytes).
+    pub xet_hash: Option<llmgw_shared::XetHash>,
 }
 
 impl PlannedRepo {
@@ -144,6 +147,7 @@ impl PlannedFile {
             git_oid: self.git_oid,
             lfs,
             publisher_digests: vec![digest],
+            xet_hash: self.xet_hash,
         })
     }
 }

@@ -13,5 +13,6 @@ mod refusals;
 mod rehearsal;
 mod revisions;
 mod terminal;
+mod xet_hashes;
 
 mod deltas;

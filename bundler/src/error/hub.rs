@@ -132,6 +132,18 @@ pub enum HubError {
         oid: String,
     },
 
+    /// A file's `xetHash` is not a Xet hash (64 hex digits).
+    #[error(
+        "{what}: {path}: the tree lists its xetHash as {found:?}, not 64 hex digits; the \
+         Hub's answer is damaged or not the Hub's: try again, or point --hf-endpoint at the Hub"
+    )]
+    XetHash {
+        what: String,
+        path: String,
+        /// At most its first 80 characters.
+        found: String,
+    },
+
     /// A file's size in the tree and in its LFS pointer differ.
     #[error("{what}: {path}: the tree lists size {tree} but LFS size {lfs}")]
     LfsSize {

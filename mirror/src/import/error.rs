@@ -112,6 +112,34 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
+    /// A Hub file's Xet hash recorded in the manifest (the Hub's listing)
+    /// is not the hash of its bytes.
+    #[error(
+        "{file}: the bundle records the Hub's Xet hash {hub}, but its bytes (sha256 {sha256}, \
+         which matched) hash to {computed}: the Hub's listing and the file disagree, and the \
+         mirror would serve it over Xet under a hash no client asks for. Nothing was added to \
+         the store; make the bundle again (if the Hub still lists that hash, report it to the \
+         repository's owner)"
+    )]
+    XetHash {
+        /// `model acme/tiny at commit … file …`, escaped.
+        file: String,
+        /// The file's sha256 (checked).
+        sha256: String,
+        /// The Xet hash the Hub listed.
+        hub: String,
+        /// The Xet hash of the bytes.
+        computed: String,
+    },
+    /// A held blob could not be read to compute its Xet hash.
+    #[error("reading held blob {path} to compute its Xet hash")]
+    XetRead {
+        /// The held blob.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// `bundle import` of volumes was given none.
     #[error("no volume given")]
     NoVolume,

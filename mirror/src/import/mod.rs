@@ -224,6 +224,7 @@ pub fn import_with(
         }
         Ok(Outcome::Verified(v)) => {
             check_model_files(store, &staging, &v.manifest)?;
+            xet::check_hub_hashes(store, &staging.dir, &v.manifest)?;
             // Under the lock, so no other import slips in between.
             let unrecorded =
                 claims::check(store, &v.manifest_sha256, &v.manifest, &v.proved.signed)?;

@@ -23,10 +23,11 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use llmgw_shared::Sha256;
 use llmgw_shared::manifest::Manifest;
 use llmgw_shared::xet::{XetHasher, XetRecord};
+use llmgw_shared::{Sha256, XetHash};
 
+use super::error::ImportError;
 use crate::store::{Store, StoreError};
 
 /// How many buffers may wait for a blob's chunker: the check never waits
@@ -110,6 +111,68 @@ impl XetRecords {
         }
         out
     }
+}
+
+/// Each Hub file whose Xet hash the manifest records (format 6, the Hub's
+/// listing) against the hash of its bytes: the record made in this pass,
+/// one staged by an earlier run, or the store's. A blob held from before
+/// records existed is hashed now (a folder store's; its record is staged
+/// for the commit too). A bucket store's blob held without a record is
+/// not read back from the bucket: its sha256 was checked when it came.
+pub(super) fn check_hub_hashes(store: &Store, dir: &Path, m: &Manifest) -> Result<(), ImportError> {
+    for r in &m.repos {
+        for f in &r.files {
+            let Some(hub) = &f.xet_hash else { continue };
+            let Some(computed) = file_hash(store, dir, &f.sha256, f.size)? else {
+                continue;
+            };
+            if computed != *hub {
+                return Err(ImportError::XetHash {
+                    file: format!(
+                        "{} {} at commit {} file {}",
+                        r.kind.api_plural(),
+                        r.id,
+                        r.commit,
+                        llmgw_shared::shown(&f.path)
+                    ),
+                    sha256: f.sha256.to_string(),
+                    hub: hub.to_string(),
+                    computed: computed.to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The Xet hash of blob `sha256`'s bytes, from its record where one is at
+/// hand, else from the held blob's bytes (its record then staged).
+fn file_hash(
+    store: &Store,
+    dir: &Path,
+    sha256: &Sha256,
+    size: u64,
+) -> Result<Option<XetHash>, ImportError> {
+    let at = staged(dir, sha256.as_str());
+    if let Ok(record) = crate::store::xet::read_at(at.clone(), size) {
+        return Ok(Some(record.file_hash));
+    }
+    if let Some((_, hash)) = crate::store::xet::peek(store, sha256) {
+        return Ok(Some(hash));
+    }
+    let blob = store.blob_file(sha256);
+    let read = |source| ImportError::XetRead {
+        path: blob.clone(),
+        source,
+    };
+    let file = match std::fs::File::open(&blob) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read(e)),
+    };
+    let record = XetHasher::of_reader(file).map_err(read)?;
+    crate::store::fsutil::write_durable(&at, &record.encode())?;
+    Ok(Some(record.file_hash))
 }
 
 /// Where blob `sha256`'s record waits in the staging folder `dir`.

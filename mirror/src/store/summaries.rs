@@ -131,6 +131,7 @@ mod tests {
                         source: llmgw_shared::manifest::DigestSource::HfLfsSha256,
                         value: sha.clone(),
                     }],
+                    xet_hash: None,
                 }
             })
             .collect();

@@ -234,6 +234,13 @@ pub struct HfFile {
     pub lfs: bool,
     /// The Hub's own digests of the file (the LFS sha256 or the git blob sha1), each checked against the bytes.
     pub publisher_digests: Vec<PublisherDigest>,
+    /// Format 6. The file's Xet hash as the Hub lists it (`xetHash` in the
+    /// tree), for an LFS file the Hub stores in Xet. Import computes the
+    /// hash of the bytes in its one pass and refuses the bundle when the
+    /// two differ: the mirror then serves the file over Xet under the
+    /// hash the Hub's clients already know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xet_hash: Option<crate::XetHash>,
 }
 
 impl HfFile {
@@ -269,6 +276,7 @@ impl HfFile {
             git_oid,
             lfs,
             publisher_digests: vec![digest],
+            xet_hash: None,
         }
     }
 }

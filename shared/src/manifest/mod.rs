@@ -89,9 +89,16 @@ pub const FORMAT_EVIDENCE: u32 = 4;
 /// to upgrade instead.
 pub const FORMAT_SHARED_BLOBS: u32 = 5;
 
+/// The format of a bundle that records the Hub's Xet hash of a file
+/// (`HfFile::xet_hash`): a format 5 reader refuses fields it does not
+/// know, so the version tells it to upgrade first.
+pub const FORMAT_XET: u32 = 6;
+
 /// The formats this version of llmgw reads: bundles made by earlier
-/// releases (formats 1 to 4) still import; 5 is what this version writes when one blob is named under two media types.
-pub const READABLE_FORMATS: [u32; 5] = [1, 2, 3, 4, 5];
+/// releases (formats 1 to 5) still import; 5 and 6 are what this version
+/// writes when one blob is named under two media types, or a Hub file's
+/// Xet hash is recorded.
+pub const READABLE_FORMATS: [u32; 6] = [1, 2, 3, 4, 5, 6];
 
 /// A manifest larger than this is refused unread: even a bundle of every
 /// llama.cpp build, two vLLM environments per arch and a thousand model
@@ -414,11 +421,14 @@ impl Manifest {
         out
     }
 
-    /// The format a manifest with this content must declare: format 4
+    /// The format a manifest with this content must declare: format 6 when
+    /// it records a Xet hash, 5 when it names a blob twice, 4
     /// when it carries evidence (an SBOM) or runtime extras, else 3 when it carries images or
     /// charts, else format 2.
     pub fn needed_format(&self) -> u32 {
-        if self.names_a_blob_twice() {
+        if self.records_xet_hashes() {
+            FORMAT_XET
+        } else if self.names_a_blob_twice() {
             FORMAT_SHARED_BLOBS
         } else if self.evidence.is_some() || !self.extras.is_empty() {
             FORMAT_EVIDENCE
@@ -427,6 +437,14 @@ impl Manifest {
         } else {
             FORMAT_OCI
         }
+    }
+
+    /// Whether a Hub file's Xet hash is recorded ([`FORMAT_XET`]).
+    pub fn records_xet_hashes(&self) -> bool {
+        self.repos
+            .iter()
+            .flat_map(|r| &r.files)
+            .any(|f| f.xet_hash.is_some())
     }
 
     /// Whether an image or chart names one blob under two media types

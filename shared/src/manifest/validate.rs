@@ -46,6 +46,14 @@ impl Manifest {
                 super::FORMAT_EVIDENCE
             )));
         }
+        if self.format_version < super::FORMAT_XET && self.records_xet_hashes() {
+            // A format 5 reader would refuse the field unnamed.
+            return Err(ManifestError::Inconsistent(format!(
+                "it says format {} but records the Hub's Xet hashes, which need format {}",
+                self.format_version,
+                super::FORMAT_XET
+            )));
+        }
         let mut claims = Claims::default();
         for arch in &self.arches {
             names::check_file_name("architecture", arch)?;

@@ -39,6 +39,20 @@ impl XetHasher {
         }
     }
 
+    /// The record of everything `r` reads, to its end (a file at hand).
+    pub fn of_reader(mut r: impl std::io::Read) -> std::io::Result<XetRecord> {
+        let mut h = Self::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => return Ok(h.finish()),
+                Ok(n) => h.update(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// The next bytes of the file.
     pub fn update(&mut self, buf: &[u8]) {
         if buf.is_empty() {

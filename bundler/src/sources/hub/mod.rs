@@ -63,6 +63,9 @@ struct TreeEntry {
     oid: Option<String>,
     #[serde(default)]
     lfs: Option<LfsJson>,
+    /// The file's Xet hash, for a file the Hub stores in Xet.
+    #[serde(default, rename = "xetHash")]
+    xet_hash: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -323,6 +326,7 @@ fn planned_file(spec: &RepoSpec, e: &TreeEntry) -> Result<(PlannedFile, Expect),
             size: e.size,
             git_oid: oid,
             lfs_sha256: None,
+            xet_hash: None,
         };
         return Ok((file, expect));
     };
@@ -349,8 +353,25 @@ fn planned_file(spec: &RepoSpec, e: &TreeEntry) -> Result<(PlannedFile, Expect),
         size: lfs.size,
         git_oid: oid,
         lfs_sha256: Some(sha.clone()),
+        xet_hash: xet_hash(spec, e)?,
     };
     Ok((file, Expect::Sha256(sha)))
+}
+
+/// An LFS file's `xetHash` as the tree lists it: 64 hex digits, or the
+/// listing is refused (a hash import would compare with nothing sane).
+/// Only LFS files are recorded: the Hub stores no other file in Xet.
+fn xet_hash(spec: &RepoSpec, e: &TreeEntry) -> Result<Option<llmgw_shared::XetHash>, CreateError> {
+    let Some(found) = &e.xet_hash else {
+        return Ok(None);
+    };
+    let hash =
+        llmgw_shared::XetHash::parse_exact("Xet hash", found).map_err(|_| HubError::XetHash {
+            what: what(spec),
+            path: e.path.clone(),
+            found: found.chars().take(80).collect(),
+        })?;
+    Ok(Some(hash))
 }
 
 /// Why a repository gives no file: it has none, or none the globs match
@@ -477,34 +498,4 @@ fn glob_set(spec: &RepoSpec) -> Result<Option<GlobSet>, CreateError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn globs_match_like_fnmatch() {
-        let spec = RepoSpec {
-            kind: RepoKind::Model,
-            id: "org/m".into(),
-            revision: "main".into(),
-            patterns: vec!["*.Q4_K_M.gguf".into(), "config.json".into()],
-        };
-        let g = glob_set(&spec).unwrap().unwrap();
-        assert!(g.is_match("m.Q4_K_M.gguf"));
-        assert!(g.is_match("sub/m.Q4_K_M.gguf"));
-        assert!(g.is_match("config.json"));
-        assert!(!g.is_match("m.Q8_0.gguf"));
-        assert!(!g.is_match("sub/config.json.bak"));
-    }
-
-    #[test]
-    fn resolve_paths_keep_slashes() {
-        assert_eq!(
-            utf8_percent_encode("sub/dir/a b+c.txt", PATH).to_string(),
-            "sub/dir/a%20b%2Bc.txt"
-        );
-        assert_eq!(
-            utf8_percent_encode("refs/pr/1", SEGMENT).to_string(),
-            "refs%2Fpr%2F1"
-        );
-    }
-}
+mod tests;

@@ -71,6 +71,7 @@ mod tests {
                 git_oid: format!("{:040x}", i).parse().unwrap(),
                 lfs: false,
                 publisher_digests: vec![],
+                xet_hash: None,
             })
             .collect();
         let mut m = Manifest::new(vec!["amd64".into()], 0);

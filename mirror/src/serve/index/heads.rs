@@ -206,6 +206,7 @@ mod tests {
                         source: DigestSource::HfLfsSha256,
                         value: sha,
                     }],
+                    xet_hash: None,
                 }
             })
             .collect();

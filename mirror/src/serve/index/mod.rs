@@ -169,6 +169,7 @@ mod tests {
                     source: DigestSource::HfLfsSha256,
                     value: sha,
                 }],
+                xet_hash: None,
             }],
         });
         m

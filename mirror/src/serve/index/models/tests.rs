@@ -22,6 +22,7 @@ fn file(path: &str, body: &[u8]) -> HfFile {
             source: DigestSource::HfLfsSha256,
             value: sha.to_string(),
         }],
+        xet_hash: None,
     }
 }
 
