@@ -52,6 +52,7 @@ pub use bundle::sbom::{SbomError, read_sbom as bundle_sbom};
 
 // What a store holds: listing, summaries, have-lists, checking, gc.
 pub use store::HeldManifest;
+pub use store::export::{ExportError, Exportable, exportable};
 pub use store::gc::{GcOptions, gc, remove as remove_bundle};
 pub use store::have::have_list;
 pub use store::inspect::{Summary, human_bytes, inspect};

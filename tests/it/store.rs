@@ -1,3 +1,4 @@
 //! The mirror store under damage and interruption.
 
 mod damage;
+mod export;

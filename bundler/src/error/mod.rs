@@ -313,6 +313,20 @@ pub enum CreateError {
         detail: String,
     },
 
+    /// A blob given to `mirror export` is not what its name says.
+    #[error(
+        "{path}: blob {sha256} is damaged ({actual}); nothing was exported. Run `llmgw mirror \
+         verify` on the store, and import again a bundle that carries the blob to repair it"
+    )]
+    HeldBlobDamaged {
+        /// Where its bytes are.
+        path: std::path::PathBuf,
+        /// Its name.
+        sha256: String,
+        /// What its bytes are instead (`N bytes, not M`, `sha256 X`).
+        actual: String,
+    },
+
     /// The bytes downloaded are not the bytes the publisher vouched for.
     #[error(
         "{what}: the downloaded bytes do not match its publisher's {algorithm}: expected {expected}, \

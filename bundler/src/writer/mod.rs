@@ -75,8 +75,11 @@ impl Format {
 /// One blob to write.
 #[derive(Debug, Clone)]
 pub struct Blob {
+    /// Its name: the sha256 of its bytes.
     pub sha256: Sha256,
+    /// Its length in bytes.
     pub size: u64,
+    /// Where its bytes are.
     pub path: PathBuf,
 }
 

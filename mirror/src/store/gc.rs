@@ -179,35 +179,36 @@ fn sweep_folder(
     Ok(())
 }
 
-/// Forgets a bundle, given its sha256 or a unique prefix of it. Its blobs
-/// stay until `gc`. Returns the full sha256.
-pub fn remove(store: &Store, given: &str) -> Result<BundleId, GcError> {
-    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror remove`")?;
+/// The held bundle `given` names: its sha256 or a unique prefix of it.
+pub fn find(store: &Store, given: &str) -> Result<BundleId, GcError> {
     let given_lc = given.trim().to_ascii_lowercase();
     let ids = store.bundle_ids()?;
     let matches: Vec<&BundleId> = ids
         .iter()
         .filter(|id| !given_lc.is_empty() && id.starts_with(&given_lc))
         .collect();
-    let id = match matches.as_slice() {
-        [one] => (*one).clone(),
-        [] => {
-            return Err(GcError::NoSuchBundle {
-                given: given.to_string(),
-                held: if ids.is_empty() {
-                    "none".into()
-                } else {
-                    ids.join(", ")
-                },
-            });
-        }
-        many => {
-            return Err(GcError::Ambiguous {
-                given: given.to_string(),
-                count: many.len(),
-            });
-        }
-    };
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(GcError::NoSuchBundle {
+            given: given.to_string(),
+            held: if ids.is_empty() {
+                "none".into()
+            } else {
+                ids.join(", ")
+            },
+        }),
+        many => Err(GcError::Ambiguous {
+            given: given.to_string(),
+            count: many.len(),
+        }),
+    }
+}
+
+/// Forgets a bundle, given its sha256 or a unique prefix of it. Its blobs
+/// stay until `gc`. Returns the full sha256.
+pub fn remove(store: &Store, given: &str) -> Result<BundleId, GcError> {
+    let _lock = StoreLock::acquire(&store.lock_path(), "`llmgw mirror remove`")?;
+    let id = find(store, given)?;
     let path = store.bundle_file(&id);
     std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
     // Its signature, once the manifest is gone (a signature alone is inert).

@@ -33,6 +33,7 @@ pub mod commit;
 #[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 pub(crate) mod error;
+pub mod export;
 pub mod fs;
 pub mod fsutil;
 pub mod gc;
@@ -109,6 +110,11 @@ pub struct Store {
 }
 
 impl Store {
+    /// Whether its blobs are published in a bucket (not files at hand).
+    pub fn is_bucket(&self) -> bool {
+        self.bucket.is_some()
+    }
+
     /// A store at `root`; nothing is read or created yet.
     pub fn at(root: impl Into<PathBuf>) -> Self {
         let root = root.into();

@@ -4,6 +4,7 @@
 use clap::Subcommand;
 
 pub mod env;
+pub mod export;
 pub mod gc;
 pub mod have;
 pub mod list;
@@ -17,6 +18,8 @@ pub mod verify;
 pub enum MirrorCommand {
     /// The bundles the store holds.
     List(list::ListArgs),
+    /// Write a held bundle again (same manifest, signature and sequence) for the next enclave.
+    Export(export::ExportArgs),
     /// Delete blobs no held bundle names (and stale staging).
     Gc(gc::GcArgs),
     /// Forget a bundle; its blobs go at the next gc.
@@ -39,6 +42,7 @@ pub enum MirrorCommand {
 pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
     match cmd {
         MirrorCommand::List(a) => list::run_list(a),
+        MirrorCommand::Export(a) => export::run_export(a),
         MirrorCommand::Gc(a) => gc::run_gc(a),
         MirrorCommand::Remove(a) => remove::run_remove(a),
         MirrorCommand::Verify(a) => verify::run_verify(a),

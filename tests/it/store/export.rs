@@ -1,0 +1,145 @@
+//! `llmgw mirror export` (#50): a held bundle written again for the next
+//! enclave. The manifest's bytes, signature, channel and sequence are the
+//! ones carried, so a second store that trusts the same site key imports
+//! the export exactly as the first store imported the original (its series
+//! at the same sequence). A bundle whose blobs the store lacks or holds
+//! damaged is refused by name, and nothing is left at `--out`.
+
+use std::process::{Command, Stdio};
+
+use crate::signed_store::*;
+
+/// A site key made by the real minisign CLI in `env`'s folder, trusted for
+/// bundles by `store`.
+fn trust_site_key(env: &Env, store: &std::path::Path) {
+    if !env.path("site.key").exists() {
+        let o = Command::new("minisign")
+            .args(["-G", "-W", "-p", "site.pub", "-s", "site.key"])
+            .current_dir(&env.root)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("minisign not runnable ({e}): run scripts/setup.sh"));
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    ok(&llmgw()
+        .args(["bundle", "trust", "add", s(&env.path("site.pub"))])
+        .args(["--role", "bundle", "--store", s(store)])
+        .output()
+        .unwrap());
+}
+
+fn export(store: &std::path::Path, id: &str, out: &std::path::Path) -> std::process::Output {
+    llmgw()
+        .args(["mirror", "export", id, "--store", s(store), "--out", s(out)])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_exported_bundle_imports_elsewhere_as_the_original_did() {
+    let env = Env::new();
+    trust_site_key(&env, &env.store);
+    let mut kit = Kit::new();
+    kit.model_file("acme/tiny", "w.bin", b"weights of the model");
+    kit.manifest.channel = Some("stable".into());
+    kit.manifest.sequence = Some(7);
+    let original = env.path("original.tar");
+    write_tar(&original, &kit.entries());
+    ok(&llmgw()
+        .args([
+            "bundle",
+            "sign",
+            s(&original),
+            "--key",
+            s(&env.path("site.key")),
+        ])
+        .env_remove("LLMGW_SIGN_PASSWORD")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap());
+    let id = kit.sha256();
+    ok(&env.import(&original, &id));
+    let series = |store: &std::path::Path| -> String {
+        std::fs::read_to_string(store.join("state/series.json")).unwrap()
+    };
+    assert!(
+        series(&env.store).contains("\"stable\""),
+        "{}",
+        series(&env.store)
+    );
+
+    for name in ["next.tar.zst", "next.tar", "next-dir"] {
+        let out = env.path(name);
+        let text = ok(&export(&env.store, &id[..12], &out));
+        assert!(text.contains(&format!("exported bundle {id}")), "{text}");
+        let carried = std::fs::read_to_string(env.path(&format!("{name}.sha256"))).unwrap();
+        assert_eq!(carried.trim(), id);
+        // The next enclave: a store trusting the same keys and requiring
+        // signed bundles.
+        let next = env.path(&format!("store-{name}"));
+        ok(&run(&[
+            "bundle",
+            "trust",
+            "add",
+            s(&env.key.write_pub(&env.root)),
+            "--store",
+            s(&next),
+        ]));
+        trust_site_key(&env, &next);
+        ok(&run(&[
+            "mirror",
+            "policy",
+            "require-signature",
+            "on",
+            "--store",
+            s(&next),
+        ]));
+        ok(&import_bundle(&out, &id, &next, &[]));
+        assert!(next.join(format!("bundles/{id}.json")).exists());
+        assert!(next.join(format!("bundles/{id}.json.minisig")).exists());
+        assert_eq!(series(&next), series(&env.store), "{name}");
+    }
+
+    // Nothing replaced; an unknown bundle named.
+    let err = fails(&export(&env.store, &id, &env.path("next.tar")), 1);
+    assert!(
+        err.contains("exists; export never replaces a file"),
+        "{err}"
+    );
+    let err = fails(&export(&env.store, "ffff", &env.path("x.tar")), 1);
+    assert!(
+        err.contains("no bundle in the store matches \"ffff\""),
+        "{err}"
+    );
+
+    // A held blob damaged (same size, other bytes): refused by name,
+    // nothing at --out.
+    let sha = llmgw_shared::Sha256::of(b"weights of the model").to_string();
+    let blob = env.store.join(format!("blobs/sha256/{}/{sha}", &sha[..2]));
+    std::fs::write(&blob, b"WEIGHTS of the model").unwrap();
+    for name in ["damaged.tar", "damaged-dir"] {
+        let out = env.path(name);
+        let err = fails(&export(&env.store, &id, &out), 1);
+        assert!(
+            err.contains(&format!("blob {sha} is damaged")) && err.contains("llmgw mirror verify"),
+            "{name}: {err}"
+        );
+        assert!(!out.exists(), "{name}");
+        let partial = format!(".{name}.partial-");
+        let left: Vec<_> = std::fs::read_dir(&env.root)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&partial))
+            .collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+    }
+    let out = env.path("damaged.tar");
+    // Gone (as after a gc): refused naming what is missing.
+    std::fs::remove_file(&blob).unwrap();
+    let err = fails(&export(&env.store, &id, &out), 1);
+    assert!(
+        err.contains("the store lacks 1 of its blobs") && err.contains(&sha),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
