@@ -191,6 +191,27 @@ mod tests {
         assert_eq!(index.bundles[0].id, id("y").as_str());
     }
 
+    /// #51: a full ref names what its short name names, a branch only as
+    /// `refs/heads/`, a tag only as `refs/tags/`.
+    #[test]
+    fn full_refs_name_branches_and_tags_as_on_the_hub() {
+        use llmgw_shared::manifest::RefKind;
+        let main = at_commit("acme/k", &"1".repeat(40), "2020-01-01T00:00:00Z");
+        let mut tagged = at_commit("acme/k", &"2".repeat(40), "2020-01-01T00:00:00Z");
+        tagged.repos[0].revision = "v1.0".into();
+        tagged.repos[0].ref_kind = Some(RefKind::Tag);
+        let all = Authority::default();
+        let index = Index::build(&[held("x", main), held("y", tagged)], &all);
+        let repo = index.repo(RepoKind::Model, "acme/k").unwrap();
+        let commit = |rev: &str| repo.resolve(rev).map(|s| s.commit.clone());
+        assert_eq!(commit("refs/heads/main"), commit("main"));
+        assert_eq!(commit("main"), Some("1".repeat(40)));
+        assert_eq!(commit("refs/tags/v1.0"), Some("2".repeat(40)));
+        assert_eq!(commit("refs/heads/v1.0"), None);
+        assert_eq!(commit("refs/tags/main"), None);
+        assert_eq!(commit("refs/pr/1"), None);
+    }
+
     #[test]
     fn an_import_changes_the_version_of_the_repositories_it_carries_only() {
         let a = at_commit("acme/a", &"1".repeat(40), "2020-01-01T00:00:00Z");

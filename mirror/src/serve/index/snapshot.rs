@@ -320,12 +320,22 @@ pub struct HubRepo {
 
 impl HubRepo {
     /// The snapshot a revision names: a held commit, or a branch or tag
-    /// name that was imported.
+    /// name that was imported — by its short name (`main`, `v1.0`) or its
+    /// full ref as the Hub also takes it (`refs/heads/main` names a branch
+    /// only, `refs/tags/v1.0` a tag only; the `kernels` client asks so).
     pub fn resolve(&self, rev: &str) -> Option<&Snapshot> {
         if let Some(s) = self.snapshots.get(rev) {
             return Some(s);
         }
-        self.refs.get(rev).and_then(|c| self.snapshots.get(c))
+        let name = if let Some(branch) = rev.strip_prefix("refs/heads/") {
+            Some(branch).filter(|b| !self.tags.contains(*b))
+        } else if let Some(tag) = rev.strip_prefix("refs/tags/") {
+            Some(tag).filter(|t| self.tags.contains(*t))
+        } else {
+            Some(rev)
+        };
+        name.and_then(|n| self.refs.get(n))
+            .and_then(|c| self.snapshots.get(c))
     }
 
     pub fn default_snapshot(&self) -> Option<&Snapshot> {
