@@ -46,4 +46,14 @@ pub trait CheckWritten: Send + Sync {
         path: &Path,
         sha256: &BundleId,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+    /// Checks a set of volumes just written (`paths`: data volumes, then
+    /// parity) as `bundle verify` checks a set: each volume's manifest is
+    /// the bundle's and each piece it holds hashes as placed, and the set
+    /// is whole.
+    fn check_volumes(
+        &self,
+        paths: &[std::path::PathBuf],
+        sha256: &BundleId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
 }

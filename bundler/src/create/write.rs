@@ -130,11 +130,40 @@ impl WriteCtx<'_> {
                 &progress,
             )
         })?;
+        self.check_volumes(&written)?;
         Ok(Written {
             manifest: written.manifest.clone(),
             downloaded: fetched.iter().map(|f| f.downloaded).sum(),
             reused: fetched.iter().map(Fetched::bytes_reused).sum(),
             volumes: Some(written),
+        })
+    }
+
+    /// [`super::Options::check`] for a set of volumes: as `bundle verify`
+    /// checks them. A refused set is moved aside, each volume to
+    /// `NAME.refused`, so nothing that looks like a bundle stays.
+    fn check_volumes(&self, written: &crate::volumes::Written) -> Result<(), CreateError> {
+        let Some(check) = &self.opts.check else {
+            return Ok(());
+        };
+        self.opts
+            .progress
+            .message("checking the volumes written as bundle verify will");
+        let sha = llmgw_shared::BundleId::of(&written.manifest.to_canonical_json());
+        let Err(source) = check.check_volumes(&written.files, &sha) else {
+            return Ok(());
+        };
+        let mut kept = Vec::new();
+        for f in written.files.iter().chain([&written.sha256_file]) {
+            let mut to = f.as_os_str().to_owned();
+            to.push(".refused");
+            let to = std::path::PathBuf::from(to);
+            std::fs::rename(f, &to).map_err(|e| CreateError::io(&to, e))?;
+            kept.push(to);
+        }
+        Err(CreateError::RefusedAsWritten {
+            kept: kept.into_iter().next().unwrap_or_default(),
+            source,
         })
     }
 

@@ -2,3 +2,4 @@
 //! llmgw-bundler --test it`), one module per feature.
 
 mod cache;
+mod refused;

@@ -361,6 +361,31 @@ impl llmgw_bundler::CheckWritten for AsImportWould {
         llmgw_mirror::check_bundle(path, sha256, &self.trusted, &mut target, &quiet)?;
         Ok(())
     }
+
+    fn check_volumes(
+        &self,
+        paths: &[std::path::PathBuf],
+        sha256: &llmgw_shared::BundleId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let quiet = llmgw_shared::progress::Quiet;
+        let set = llmgw_mirror::verify_volumes(paths, sha256, &quiet)?;
+        let damaged: Vec<String> = set
+            .volumes
+            .iter()
+            .filter(|v| !matches!(&v.result, Ok(r) if r.whole()))
+            .map(|v| v.path.display().to_string())
+            .collect();
+        if !damaged.is_empty() || !set.missing().is_empty() {
+            return Err(format!(
+                "bundle verify of the volumes written refuses them: damaged or unreadable: \
+                 [{}]; data volumes missing: {:?}",
+                damaged.join(", "),
+                set.missing()
+            )
+            .into());
+        }
+        Ok(())
+    }
 }
 
 /// What the run did, on stderr: what it left out, the delta or repair,
