@@ -56,12 +56,16 @@ KNOWN_FOLDER_CYCLES: set[tuple[str, tuple[str, ...]]] = {
     (
         "mirror/src",
         (
+            "serve/auth.rs",
             "serve/cache.rs",
-            "serve/files.rs",
+            "serve/cache_key.rs",
+            "serve/error.rs",
             "serve/freshness.rs",
+            "serve/http/",
             "serve/hub/",
             "serve/index/",
             "serve/metrics.rs",
+            "serve/misses.rs",
             "serve/request.rs",
             "serve/state.rs",
             "serve/xet/",

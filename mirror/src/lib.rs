@@ -72,7 +72,7 @@ pub use store::trust::{
 // `llmgw mirror serve`.
 pub use serve::cache::MAX_BYTES as CACHE_MAX_BYTES;
 pub use serve::conn::{ConnLimits, default_max_connections};
-pub use serve::files::MMAP_THRESHOLD;
+pub use serve::http::files::MMAP_THRESHOLD;
 pub use serve::misses::{Miss, WantList, read_all as read_misses, to_bytes as want_list_bytes};
 pub use serve::node::{
     EnvSettings, Holds as NodeHolds, LeftOut as ExtraLeftOut, NodeEnv, node_env,

@@ -26,8 +26,8 @@ use llmgw_shared::manifest::RepoKind;
 
 use super::cache_key::{ByHash, Key, hash_text};
 use super::index::Index;
-use super::respond::{CachedJson, Source};
 use super::route::Route;
+use crate::serve::http::respond::{CachedJson, Source};
 
 /// Bytes of answers kept at most: a few copies of a large store's
 /// `/v1/index` and every small answer many clients ask for.
@@ -304,7 +304,7 @@ impl JsonCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::paths::query_pairs;
+    use crate::serve::http::paths::query_pairs;
     use http::{HeaderMap, header};
 
     use bytes::Bytes;

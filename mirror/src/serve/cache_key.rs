@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use http::{HeaderMap, header};
 
-use super::paths::{query_bool, query_get};
+use crate::serve::http::paths::{query_bool, query_get};
 
 /// The query parameters some route reads; every other one is ignored by
 /// every route, so it is left out of the key.
@@ -173,7 +173,7 @@ pub(super) type ByHash<V> = HashMap<u64, V, std::hash::BuildHasherDefault<Prehas
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::paths::query_pairs;
+    use crate::serve::http::paths::query_pairs;
 
     fn key(
         raw_path: &str,

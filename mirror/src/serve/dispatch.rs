@@ -14,12 +14,13 @@ use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
 use super::github::{self, graphql, graphql_parse};
+use super::http::{paths, respond};
 use super::index::route as index_route;
 use super::metrics::RouteLabel;
 use super::request::Req;
 use super::route::{Route, Routed};
 use super::state::{AppState, CHECK_EVERY, Readiness};
-use super::{auth, cache_key, hub, oci, paths, pypi, respond, track};
+use super::{auth, cache_key, hub, oci, pypi, track};
 
 /// Largest `paths-info` form accepted.
 const MAX_FORM_BYTES: usize = 1024 * 1024;

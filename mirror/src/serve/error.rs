@@ -11,8 +11,10 @@ use http::StatusCode;
 use llmgw_shared::Sha256;
 use thiserror::Error;
 
-use super::paths::BadPath;
-use super::respond::{github_not_found, hub_error, method_not_allowed, oci_error, text};
+use crate::serve::http::paths::BadPath;
+use crate::serve::http::respond::{
+    github_not_found, hub_error, method_not_allowed, oci_error, text,
+};
 use crate::store::StoreError;
 use crate::store::open_blob::OpenBlobError;
 

@@ -117,7 +117,7 @@ impl MissLog {
 /// The registry a containerd mirror request names (`?ns=ghcr.io`), when
 /// it is a host name (with a port): the only part of a query a miss keeps.
 pub fn registry_of(query: Option<&str>) -> Option<String> {
-    let ns = crate::serve::paths::query_pairs(query)
+    let ns = crate::serve::http::paths::query_pairs(query)
         .into_iter()
         .find(|(k, _)| k == "ns")?
         .1;

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use axum::response::Response;
 use http::{HeaderMap, HeaderName, Method, header};
 
-use super::files::{BlobReply, serve_blob};
 use super::index::{Blob, Index};
 use super::state::AppState;
+use crate::serve::http::files::{BlobReply, serve_blob};
 
 /// What a route needs to know about the request.
 pub struct Req<'a> {

@@ -12,7 +12,7 @@ use llmgw_shared::manifest::SBOM_MEDIA_TYPE;
 use llmgw_shared::shown;
 
 use super::request::Req;
-use super::respond;
+use crate::serve::http::respond;
 
 /// The SBOM of bundle `id`, or a 404 saying why there is none.
 pub async fn sbom(r: &Req<'_>, id: &str) -> Response {

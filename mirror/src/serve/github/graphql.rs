@@ -16,10 +16,10 @@ use llmgw_shared::check_repo_id;
 use serde_json::{Map, Value as Json, json};
 
 use crate::serve::github::graphql_parse::{self, Field, Value};
+use crate::serve::http::paths::quote_path;
+use crate::serve::http::respond;
 use crate::serve::index::{AssetEntry, ReleaseEntry};
-use crate::serve::paths::quote_path;
 use crate::serve::request::Req;
-use crate::serve::respond;
 use crate::serve::route::{Route, Routed};
 
 /// Most items one connection page gives, as GitHub.

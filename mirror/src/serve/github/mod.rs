@@ -19,10 +19,10 @@ use serde_json::{Value, json};
 
 use super::error::GithubError;
 use super::index::{AssetEntry, ReleaseEntry};
-use super::paths::{self, BadPath, quote_path};
 use super::request::Req;
-use super::respond::{self, header_text};
 use super::route::{Route, Routed, routed};
+use crate::serve::http::paths::{self, BadPath, quote_path};
+use crate::serve::http::respond::{self, header_text};
 
 fn tag_of(raw: &[&str]) -> Result<String, BadPath> {
     let tag = paths::decode_join(raw)?;

@@ -8,9 +8,9 @@
 //! is kept in, so a made answer and a built one never differ; a part kept
 //! from the last index keeps what was made for it, and is not made again.
 
+use crate::serve::http::respond;
 use crate::serve::index::ahead::{Ahead, Made};
 use crate::serve::index::{HubRepo, Index};
-use crate::serve::respond;
 
 use super::shapes;
 

@@ -14,11 +14,11 @@ use serde_json::json;
 use super::shapes::lfs_sibling;
 use super::{revision, revision_not_found};
 use crate::serve::error::HubError;
-use crate::serve::files::{BlobReply, serve_blob};
+use crate::serve::http::files::{BlobReply, serve_blob};
+use crate::serve::http::paths;
+use crate::serve::http::respond::{self, header_text};
 use crate::serve::index::HubFile;
-use crate::serve::paths;
 use crate::serve::request::Req;
-use crate::serve::respond::{self, header_text};
 use crate::serve::route::{Route, Routed, routed};
 
 /// `HEAD|GET /[datasets/]{owner}/{name}/resolve/{rev}/{path...}` — `segs`

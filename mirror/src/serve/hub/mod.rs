@@ -27,10 +27,10 @@ use serde_json::{Value, json};
 
 use super::error::HubError;
 use super::index::{HubRepo, Snapshot};
-use super::paths::{self, BadPath, query_bool};
 use super::request::Req;
-use super::respond::{self, header_text};
 use super::route::{Route, Routed, routed};
+use crate::serve::http::paths::{self, BadPath, query_bool};
+use crate::serve::http::respond::{self, header_text};
 use shapes::{info_json, tree_json};
 
 pub use files::{manifests, resolve};

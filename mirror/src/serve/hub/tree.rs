@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use super::shapes::tree_json;
 use crate::serve::error::HubError;
+use crate::serve::http::paths::{self, BadPath, query_bool, query_get};
 use crate::serve::index::{HubRepo, Snapshot, TreeEntry};
-use crate::serve::paths::{self, BadPath, query_bool, query_get};
 use crate::serve::request::Req;
 
 /// Entries on one page, as the Hub serves them.

@@ -6,9 +6,9 @@ use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
-use crate::serve::paths::quote_path;
+use crate::serve::http::paths::quote_path;
+use crate::serve::http::respond;
 use crate::serve::request::Req;
-use crate::serve::respond;
 
 pub fn index(req: &Req<'_>) -> Response {
     let base = req.base_url();
@@ -126,7 +126,7 @@ fn charts_json(base: &str, ix: &crate::serve::index::Index) -> Value {
 /// The environments held, for `/v1/index`: what each is, its size, what
 /// its nodes need, and where its index, lock and interpreter are.
 fn python_envs_json(base: &str, ix: &super::pypi::PypiIndex) -> serde_json::Value {
-    use crate::serve::paths::quote_path;
+    use crate::serve::http::paths::quote_path;
     let envs: Vec<serde_json::Value> = ix
         .envs()
         .map(|e| {

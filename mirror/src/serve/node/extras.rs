@@ -11,9 +11,9 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use llmgw_shared::shown;
 
-use crate::serve::paths;
+use crate::serve::http::paths;
+use crate::serve::http::respond;
 use crate::serve::request::Req;
-use crate::serve::respond;
 
 /// The extra at `host` and the raw `path` segments, or a 404 saying what
 /// is held instead.

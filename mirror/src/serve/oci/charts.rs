@@ -12,12 +12,12 @@
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::{Map, Value, json};
 
-use crate::serve::files::{BlobReply, serve_blob};
+use crate::serve::http::files::{BlobReply, serve_blob};
+use crate::serve::http::paths::{self, quote_path};
+use crate::serve::http::respond;
 use crate::serve::index::natural_cmp;
 use crate::serve::index::oci::OciIndex;
-use crate::serve::paths::{self, quote_path};
 use crate::serve::request::Req;
-use crate::serve::respond;
 use crate::serve::route::{Route, Routed};
 
 /// `/charts/…`; `segs` are the raw segments after `charts`.

@@ -13,12 +13,12 @@ use llmgw_shared::shown;
 
 use super::names::{self, Digest, is_name, is_tag};
 use crate::serve::error::OciError;
+use crate::serve::http::paths::query_get;
 use crate::serve::index::Blob;
 use crate::serve::index::made::Made;
 use crate::serve::index::oci::{
     Lookup, ManifestEntry, OciIndex, OciRepo, Referrer, registry_label,
 };
-use crate::serve::paths::query_get;
 
 /// What to answer.
 #[derive(Debug)]

@@ -36,7 +36,7 @@ fn index() -> OciIndex {
 
 fn ask<'a>(ix: &'a OciIndex, method: Method, path: &str, query: &str) -> Outcome<'a> {
     let segs: Vec<&str> = path.split('/').collect();
-    let query = crate::serve::paths::query_pairs(Some(query));
+    let query = crate::serve::http::paths::query_pairs(Some(query));
     decide(
         ix,
         &Ask {

@@ -15,12 +15,12 @@ use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use llmgw_shared::{Chain, Sha256, shown};
 
+use crate::serve::http::respond::{self, CachedJson, Source};
 use crate::serve::index::made::Doc;
 use crate::serve::index::models::make;
 use crate::serve::index::oci::OciRepo;
 use crate::serve::metrics::RouteLabel;
 use crate::serve::request::Req;
-use crate::serve::respond::{self, CachedJson, Source};
 use crate::serve::route::Route;
 
 /// The answer cache's key of the document of this digest: no request's key

@@ -15,15 +15,15 @@ use serde_json::{Map, Value, json};
 
 use super::decide::Outcome;
 use super::made_doc;
-use crate::serve::concat::{Part, PartsReply, serve_parts};
-use crate::serve::files::{BlobReply, serve_blob};
+use crate::serve::http::concat::{Part, PartsReply, serve_parts};
+use crate::serve::http::files::{BlobReply, serve_blob};
+use crate::serve::http::paths::query_get;
+use crate::serve::http::respond::{self, CachedJson, REGISTRY_API_VERSION, header_text};
 use crate::serve::index::Blob;
 use crate::serve::index::made::Made;
 use crate::serve::index::models::tar;
 use crate::serve::index::oci::{OciRepo, Referrer};
-use crate::serve::paths::query_get;
 use crate::serve::request::Req;
-use crate::serve::respond::{self, CachedJson, REGISTRY_API_VERSION, header_text};
 use llmgw_shared::Sha256;
 
 /// The media type of an OCI index (what the referrers API answers with).

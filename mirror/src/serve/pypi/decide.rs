@@ -13,9 +13,9 @@ use llmgw_shared::pep503_normalize;
 use llmgw_shared::shown;
 
 use super::accept::{self, Format};
+use crate::serve::http::paths::{self, quote_path};
 use crate::serve::index::Blob;
 use crate::serve::index::pypi::{PyEnv, PyFile, PypiIndex};
-use crate::serve::paths::{self, quote_path};
 
 /// What to answer.
 #[derive(Debug)]

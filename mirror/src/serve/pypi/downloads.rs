@@ -8,8 +8,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::serve::http::paths::quote_path;
 use crate::serve::index::pypi::Interpreter;
-use crate::serve::paths::quote_path;
 
 /// The download list, keyed as uv keys it.
 pub fn downloads_json<'a>(

@@ -14,9 +14,9 @@ use llmgw_shared::{Chain, Sha256, chain, shown};
 use thiserror::Error;
 use toml::{Table, Value};
 
+use crate::serve::http::paths::quote_path;
+use crate::serve::http::respond;
 use crate::serve::index::pypi::PyEnv;
-use crate::serve::paths::quote_path;
-use crate::serve::respond;
 use crate::store::Store;
 
 /// Largest lock read: a vLLM lock is tens of KiB.

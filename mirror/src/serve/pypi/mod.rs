@@ -27,8 +27,8 @@ use llmgw_shared::manifest::SiteLockFormat;
 
 use super::index::pypi::PyEnv;
 use super::request::Req;
-use super::respond;
 use super::route::{Route, Routed};
+use crate::serve::http::respond;
 use crate::store::Store;
 use decide::Outcome;
 

@@ -15,11 +15,11 @@ use sha2::{Digest, Sha256};
 
 use super::accept::Format;
 use super::decide::Outcome;
+use crate::serve::http::paths::quote_path;
+use crate::serve::http::respond::{self, CachedJson, header_text};
 use crate::serve::index::natural_cmp;
 use crate::serve::index::pypi::{PyEnv, PyFile};
-use crate::serve::paths::quote_path;
 use crate::serve::request::Req;
-use crate::serve::respond::{self, CachedJson, header_text};
 
 /// The simple API version these pages speak: 1.1 (PEP 700) has `size`,
 /// `upload-time` and `versions`.

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
 use crate::serve::error::BlobError;
-use crate::serve::respond::hub_error;
+use crate::serve::http::respond::hub_error;
 use crate::store::xet::XetReadError;
 
 #[derive(Debug, thiserror::Error)]

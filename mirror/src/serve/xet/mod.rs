@@ -28,12 +28,12 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use llmgw_shared::XetHash;
 use llmgw_shared::xet::XetRecord;
 
-use super::files::blob_body;
 use super::index::Blob;
-use super::range::{RangeAsk, parse_range};
 use super::request::Req;
-use super::respond;
 use super::route::{Route, Routed, routed};
+use crate::serve::http::files::blob_body;
+use crate::serve::http::range::{RangeAsk, parse_range};
+use crate::serve::http::respond;
 pub use error::XetError;
 
 /// Where this server's Xet routes are, under its base URL.
@@ -128,7 +128,7 @@ pub fn signed_xorb_url(key: &[u8; 32], path: &str, query: Option<&str>) -> bool 
     let (Ok(file), Ok(xorb)) = (parse(file), parse(xorb)) else {
         return false;
     };
-    let sig = super::paths::query_pairs(query)
+    let sig = crate::serve::http::paths::query_pairs(query)
         .into_iter()
         .find(|(k, _)| k == "sig")
         .map(|(_, v)| v);

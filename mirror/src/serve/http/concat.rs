@@ -20,7 +20,7 @@ use http::{HeaderMap, Method};
 use http_body::{Frame, SizeHint};
 
 use super::files::{blob_body, not_modified, sized, unsatisfiable, window, with_byte_headers};
-use super::index::{Blob, Index};
+use crate::serve::index::{Blob, Index};
 use crate::store::Store;
 
 /// One part of the bytes sent.
