@@ -56,10 +56,8 @@ KNOWN_FOLDER_CYCLES: set[tuple[str, tuple[str, ...]]] = {
     (
         "mirror/src",
         (
-            "serve/auth.rs",
             "serve/cache.rs",
             "serve/cache_key.rs",
-            "serve/error.rs",
             "serve/freshness.rs",
             "serve/http/",
             "serve/hub/",

@@ -9,6 +9,7 @@
 //!
 //! Every URL in the JSON points back at this mirror.
 
+pub mod error;
 pub mod graphql;
 pub mod graphql_parse;
 
@@ -17,12 +18,12 @@ use http::{HeaderMap, Method, header};
 use llmgw_shared::{check_file_name, check_ref_name};
 use serde_json::{Value, json};
 
-use super::error::GithubError;
 use super::index::{AssetEntry, ReleaseEntry};
 use super::request::Req;
 use super::route::{Route, Routed, routed};
 use crate::serve::http::paths::{self, BadPath, quote_path};
 use crate::serve::http::respond::{self, header_text};
+use error::GithubError;
 
 fn tag_of(raw: &[&str]) -> Result<String, BadPath> {
     let tag = paths::decode_join(raw)?;

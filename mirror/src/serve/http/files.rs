@@ -25,9 +25,9 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
 
+use super::error::BlobError;
 use super::range::RangeAsk;
 use super::respond::{empty, etag_matches, header_text};
-use crate::serve::error::BlobError;
 use crate::serve::index::{Blob, Index};
 use crate::store::Store;
 use crate::store::open_blob::{Ask, BlobBytes, OpenedBlob, RemoteBlob};

@@ -9,6 +9,7 @@
 //! folder may use it and it uses none of them.
 
 pub mod concat;
+pub mod error;
 pub mod files;
 pub mod paths;
 pub mod range;

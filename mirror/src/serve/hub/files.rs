@@ -11,9 +11,9 @@ use llmgw_shared::check_relative_path;
 use llmgw_shared::manifest::RepoKind;
 use serde_json::json;
 
+use super::error::HubError;
 use super::shapes::lfs_sibling;
 use super::{revision, revision_not_found};
-use crate::serve::error::HubError;
 use crate::serve::http::files::{BlobReply, serve_blob};
 use crate::serve::http::paths;
 use crate::serve::http::respond::{self, header_text};

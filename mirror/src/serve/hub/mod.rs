@@ -15,6 +15,7 @@
 //! [`HubError`], answered in the shape the Hub's clients read.
 
 pub mod ahead;
+pub mod error;
 mod files;
 mod shapes;
 mod tree;
@@ -25,12 +26,12 @@ use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::{check_ref_name, check_relative_path, is_sha1_hex};
 use serde_json::{Value, json};
 
-use super::error::HubError;
 use super::index::{HubRepo, Snapshot};
 use super::request::Req;
 use super::route::{Route, Routed, routed};
 use crate::serve::http::paths::{self, BadPath, query_bool};
 use crate::serve::http::respond::{self, header_text};
+use error::HubError;
 use shapes::{info_json, tree_json};
 
 pub use files::{manifests, resolve};

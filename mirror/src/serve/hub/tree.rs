@@ -15,8 +15,8 @@ use llmgw_shared::check_relative_path;
 use llmgw_shared::url::{encode_path, encode_segment};
 use serde_json::Value;
 
+use super::error::HubError;
 use super::shapes::tree_json;
-use crate::serve::error::HubError;
 use crate::serve::http::paths::{self, BadPath, query_bool, query_get};
 use crate::serve::index::{HubRepo, Snapshot, TreeEntry};
 use crate::serve::request::Req;

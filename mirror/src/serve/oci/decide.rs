@@ -11,8 +11,8 @@
 use http::Method;
 use llmgw_shared::shown;
 
+use super::error::OciError;
 use super::names::{self, Digest, is_name, is_tag};
-use crate::serve::error::OciError;
 use crate::serve::http::paths::query_get;
 use crate::serve::index::Blob;
 use crate::serve::index::made::Made;

@@ -1,7 +1,7 @@
 //! Tests of the `/v2/` decision: grammar, methods, negotiation, pages.
 
 use super::*;
-use crate::serve::error::OciCode;
+use crate::serve::oci::error::OciCode;
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{Manifest, OciDescriptor, OciImage};
 

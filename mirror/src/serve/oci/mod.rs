@@ -20,6 +20,7 @@
 
 mod charts;
 mod decide;
+pub mod error;
 mod made_doc;
 pub mod names;
 mod render;

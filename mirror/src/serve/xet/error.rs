@@ -8,7 +8,7 @@
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
-use crate::serve::error::BlobError;
+use crate::serve::http::error::BlobError;
 use crate::serve::http::respond::hub_error;
 use crate::store::xet::XetReadError;
 
