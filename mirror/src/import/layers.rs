@@ -11,7 +11,7 @@
 //! Invariant: a digest is recorded only for a blob whose bytes hashed to
 //! its name (its hashers are finished when the sink is, and kept only when
 //! the check keeps the blob), over exactly the bytes the layer is served as
-//! ([`crate::serve::index::models::tar`]); a blob not streamed (held
+//! ([`crate::serve::index::oci::models::tar`]); a blob not streamed (held
 //! already) gets none here, and the server hashes it as before.
 
 use std::collections::{BTreeMap, HashMap};
@@ -21,7 +21,7 @@ use llmgw_shared::manifest::Manifest;
 use llmgw_shared::{BundleId, Sha256};
 use sha2::Digest;
 
-use crate::serve::index::models::{LayerDigests, imported_file, tar};
+use crate::serve::index::oci::models::{LayerDigests, imported_file, tar};
 use crate::store::commit::Learned;
 
 /// Blob sha256 -> the digests of its layers, by tar path, once its sink is

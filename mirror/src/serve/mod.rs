@@ -156,8 +156,8 @@ fn own_state_files(instance: &str) -> Vec<OwnFile> {
     vec![
         OwnFile::state(&misses::file_name(instance), None),
         OwnFile::state(
-            index::models::FILE,
-            Some(index::models::merge_layer_digests),
+            index::oci::models::FILE,
+            Some(index::oci::models::merge_layer_digests),
         ),
     ]
 }

@@ -25,9 +25,9 @@ use llmgw_shared::{BundleId, Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
-use super::index::heads::{FileStamp, HeadCache, file_id};
-use super::index::models::{LayerDigests, Pending};
 use super::metrics::Metrics;
+use crate::serve::index::hub::heads::{FileStamp, HeadCache, file_id};
+use crate::serve::index::oci::models::{LayerDigests, Pending};
 use crate::store::Store;
 use crate::store::state;
 

@@ -10,8 +10,8 @@
 use llmgw_shared::{BundleId, Chain};
 
 use super::{AppState, Watch, WatchedFile};
-use crate::serve::index::heads::FileStamp;
-use crate::serve::index::models::Pending;
+use crate::serve::index::hub::heads::FileStamp;
+use crate::serve::index::oci::models::Pending;
 use crate::serve::index::xet::XetTable;
 use crate::serve::index::{Index, Unreadable};
 use crate::store::Held;
@@ -32,7 +32,7 @@ impl AppState {
         let old = self.index();
         let (mut index, authority) = self.index_of(&mut manifests, &old, watch);
         // The large answers of what changed, made before it is served.
-        crate::serve::hub::ahead::make(&index, crate::serve::index::ahead::AHEAD_FROM_FILES);
+        crate::serve::hub::ahead::make(&index, crate::serve::index::hub::ahead::AHEAD_FROM_FILES);
         let store = &self.store;
         let read = |sha: &llmgw_shared::Sha256, max: u64| match store.read_small_blob(sha, max) {
             Ok(b) => Some(b),
@@ -49,8 +49,8 @@ impl AppState {
         );
         index.xet = std::sync::Arc::new(XetTable::build(store, &index, Some(&old.xet)));
         let pending = self.add_models(&mut index, &manifests, &read, &old, watch);
-        let signers = crate::serve::freshness::signers(&self.store, &manifests);
-        index.latest = crate::serve::freshness::latest(&manifests, &authority);
+        let signers = crate::serve::index::latest::signers(&self.store, &manifests);
+        index.latest = crate::serve::index::latest::latest(&manifests, &authority);
         if let Ok(mut f) = self.metrics.freshness.lock() {
             *f = crate::serve::freshness::of(&self.store, &manifests, &signers);
         }
@@ -136,7 +136,7 @@ impl AppState {
         // Read under the lock, not copied: the layer thread waits one build.
         if let Ok(mut digests) = self.layer_digests.lock() {
             let held = manifests.iter().map(|h| &h.id);
-            crate::serve::index::models::learn_imported(
+            crate::serve::index::oci::models::learn_imported(
                 &self.store,
                 &mut digests,
                 held,
@@ -145,10 +145,14 @@ impl AppState {
         }
         let oci = &mut index.oci;
         match self.layer_digests.lock() {
-            Ok(digests) => {
-                crate::serve::index::models::add(oci, &index.repos, &digests, read, Some(&old.oci))
-            }
-            Err(p) => crate::serve::index::models::add(
+            Ok(digests) => crate::serve::index::oci::models::add(
+                oci,
+                &index.repos,
+                &digests,
+                read,
+                Some(&old.oci),
+            ),
+            Err(p) => crate::serve::index::oci::models::add(
                 oci,
                 &index.repos,
                 &p.into_inner(),

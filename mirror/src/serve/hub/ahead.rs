@@ -9,7 +9,7 @@
 //! from the last index keeps what was made for it, and is not made again.
 
 use crate::serve::http::respond;
-use crate::serve::index::ahead::{Ahead, Made};
+use crate::serve::index::hub::ahead::{Ahead, Made};
 use crate::serve::index::{HubRepo, Index};
 
 use super::shapes;

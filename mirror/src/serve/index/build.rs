@@ -3,7 +3,7 @@
 //! phase of its own — the bundle's line, its runtime extras, its releases,
 //! its Hub repositories — and each repository's snapshots are made once
 //! every bundle is read, from manifests read whole: a rebuild is given
-//! most bundles as heads (without their Hub file lists, [`super::heads`])
+//! most bundles as heads (without their Hub file lists, [`crate::serve::index::hub::heads`])
 //! and reads again only the bundles carrying a repository it builds again.
 //!
 //! Invariant: a name (a release tag's asset list, a branch, a tag, what a
@@ -21,9 +21,9 @@ use llmgw_shared::repo_key;
 use sha2::Digest;
 use sha2::Sha256;
 
-use super::heads::Heads;
-use super::snapshot::{self, FilePool, HubRepo};
 use super::{AssetEntry, Blob, BundleInfo, Index, ReleaseEntry, stable_id};
+use crate::serve::index::hub::heads::Heads;
+use crate::serve::index::hub::snapshot::{self, FilePool, HubRepo};
 use crate::store::series::follow::Authority;
 use crate::store::{Held, StoreError};
 
@@ -126,7 +126,7 @@ impl Index {
     /// version stands for the bundles carrying the repository, in order,
     /// and the names they serve ([`repo_version`]).
     ///
-    /// `bundles` may be heads ([`super::heads`]): a repository built again
+    /// `bundles` may be heads ([`crate::serve::index::hub::heads`]): a repository built again
     /// is made from its carriers' manifests read whole through `heads`, and
     /// each bundle's bytes are asked of it. A bundle that cannot be read
     /// again fails the build, naming it.

@@ -1,5 +1,5 @@
 //! The entries of the index: what one bundle's release and repository
-//! become once merged (a Hub repository's are in [`super::snapshot`]).
+//! become once merged (a Hub repository's are in [`crate::serve::index::hub::snapshot`]).
 //!
 //! Invariant: an entry names a blob only by its sha256 and size from a
 //! verified manifest; nothing here holds a path on disk.

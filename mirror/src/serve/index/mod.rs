@@ -19,18 +19,14 @@
 //! are merged case-insensitively ([`llmgw_shared::repo_key`]), as GitHub
 //! and the Hub match them.
 
-pub mod ahead;
 mod blob_count;
 mod build;
 pub mod entries;
-pub mod heads;
-pub mod made;
-pub mod models;
+pub mod hub;
+pub mod latest;
 pub mod oci;
 pub mod pypi;
-pub mod referrers;
 pub mod route;
-pub mod snapshot;
 pub mod xet;
 
 use std::collections::{BTreeMap, HashMap};
@@ -43,7 +39,7 @@ use sha2::Sha256;
 
 pub use build::{Unreadable, Whole};
 pub use entries::{AssetEntry, Blob, BundleInfo, ReleaseEntry, natural_cmp};
-pub use snapshot::{HubFile, HubRepo, Snapshot, TreeEntry};
+pub use hub::snapshot::{HubFile, HubRepo, Snapshot, TreeEntry};
 
 /// The Hub repositories by (kind, lower-case `org/name`).
 pub type HubRepos = HashMap<(RepoKind, String), Arc<HubRepo>>;
@@ -71,11 +67,11 @@ pub struct Index {
     /// [`oci::OciIndex::build`] reads carried manifests).
     pub oci: oci::OciIndex,
     /// By lower-case `owner/repo`: the tag `latest` names
-    /// ([`super::freshness::latest`], by [`Authority::moves`](crate::store::series::follow::Authority::moves)).
+    /// ([`latest::latest`], by [`Authority::moves`](crate::store::series::follow::Authority::moves)).
     pub latest: HashMap<String, String>,
     /// Who signed each held signed bundle (key id, channel), for the
     /// front page.
-    pub signers: super::freshness::Signers,
+    pub signers: latest::Signers,
     /// Runtime extras by (host, path) (`/extras/<host>/<path>`), with the
     /// engines that fetch each; the first bundle to carry one keeps it
     /// (its bytes are pinned by the recipe table, so all agree).

@@ -15,7 +15,7 @@ use super::error::OciError;
 use super::names::{self, Digest, is_name, is_tag};
 use crate::serve::http::paths::query_get;
 use crate::serve::index::Blob;
-use crate::serve::index::made::Made;
+use crate::serve::index::oci::made::Made;
 use crate::serve::index::oci::{
     Lookup, ManifestEntry, OciIndex, OciRepo, Referrer, registry_label,
 };

@@ -1,7 +1,7 @@
 //! The bytes of a model profile's JSON document (a manifest, an index, a
 //! config), which the index names by digest but does not keep: from the
 //! answer cache, else made again from the index
-//! ([`crate::serve::index::models::make`]) off the async workers, once per
+//! ([`crate::serve::index::oci::models::make`]) off the async workers, once per
 //! digest however many clients ask at once.
 //!
 //! Invariant: only bytes whose sha256 is the digest asked for are served;
@@ -16,9 +16,9 @@ use http::{HeaderMap, StatusCode};
 use llmgw_shared::{Chain, Sha256, shown};
 
 use crate::serve::http::respond::{self, CachedJson, Source};
-use crate::serve::index::made::Doc;
-use crate::serve::index::models::make;
 use crate::serve::index::oci::OciRepo;
+use crate::serve::index::oci::made::Doc;
+use crate::serve::index::oci::models::make;
 use crate::serve::metrics::RouteLabel;
 use crate::serve::request::Req;
 use crate::serve::route::Route;

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use llmgw_shared::Sha256;
 use serde::Deserialize;
 
-use super::entries::Blob;
+use crate::serve::index::entries::Blob;
 
 /// Largest carried manifest read to find its `subject`: the size the spec
 /// says registries should accept.

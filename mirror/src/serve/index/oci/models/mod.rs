@@ -15,7 +15,7 @@
 //! a path of the Hub, not an organization.
 //!
 //! Invariant: the tags are exactly the revisions the Hub routes serve for
-//! the repository (its `refs`, which [`super::Index::build`] decided by
+//! the repository (its `refs`, which [`crate::serve::index::Index::build`] decided by
 //! the store's trusted order, [`crate::store::series::follow::Authority`])
 //! and every held commit; no second rule decides what a name points at. A
 //! commit whose tar layers' digests are not all known yet has its
@@ -33,10 +33,12 @@ use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::{Sha256, shown};
 use serde_json::Value;
 
-use super::entries::Blob;
 use super::made::{Doc, Made, MadeFrom, TarLayer, Which};
-use super::oci::{MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, Profiles, ReadBlob};
-use super::snapshot::{HubRepo, Snapshot};
+use crate::serve::index::entries::Blob;
+use crate::serve::index::hub::snapshot::{HubRepo, Snapshot};
+use crate::serve::index::oci::{
+    MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, Profiles, ReadBlob,
+};
 pub use digests::{
     FILE, LayerDigests, imported_file, learn, learn_imported, merge_files as merge_layer_digests,
 };
@@ -80,7 +82,7 @@ pub struct Pending {
 /// seconds of every rebuild.
 pub fn add(
     oci: &mut OciIndex,
-    repos: &super::HubRepos,
+    repos: &crate::serve::index::HubRepos,
     digests: &LayerDigests,
     read: ReadBlob<'_>,
     old: Option<&OciIndex>,

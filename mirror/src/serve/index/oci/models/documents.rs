@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 /// `artifactType` of a ModelPack manifest.
 pub const MODEL_ARTIFACT: &str = "application/vnd.cncf.model.manifest.v1+json";
-pub use crate::serve::index::made::{MODEL_CONFIG, OCI_CONFIG, OCI_INDEX, OCI_MANIFEST};
+pub use crate::serve::index::oci::made::{MODEL_CONFIG, OCI_CONFIG, OCI_INDEX, OCI_MANIFEST};
 /// The layer annotation ModelPack names a file's path with.
 pub const FILEPATH: &str = "org.cncf.model.filepath";
 /// The OCI annotation a file's name goes in (ORAS writes a pulled layer

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::RepoKind;
 
-use super::entries::Blob;
+use crate::serve::index::entries::Blob;
 
 /// One made manifest, config or layer.
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ impl Which {
 #[derive(Debug, Clone)]
 pub struct MadeFrom {
     pub kind: RepoKind,
-    /// The repository's key in [`super::Index::repos`] (`repo_key`).
+    /// The repository's key in [`crate::serve::index::Index::repos`] (`repo_key`).
     pub key: String,
     /// The digest of each file's tar layer, by the file's number in the
     /// repository's pool (the image profile's; empty for ModelPack).

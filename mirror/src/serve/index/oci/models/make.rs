@@ -14,9 +14,9 @@ use thiserror::Error;
 use super::documents::{self, Layer, Source};
 use super::{architecture, tar};
 use crate::serve::index::Index;
-use crate::serve::index::made::{Doc, LAYER_TAR, MadeFrom, Which};
+use crate::serve::index::hub::snapshot::Snapshot;
+use crate::serve::index::oci::made::{Doc, LAYER_TAR, MadeFrom, Which};
 use crate::serve::index::oci::{MAX_MANIFEST_BYTES, ReadBlob};
-use crate::serve::index::snapshot::Snapshot;
 
 /// The ModelPack artifact of one commit.
 pub struct PackDocs {

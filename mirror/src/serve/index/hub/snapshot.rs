@@ -12,7 +12,7 @@ use llmgw_shared::lfs_pointer;
 use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::{GitOid, TreeItem};
 
-use super::entries::Blob;
+use crate::serve::index::entries::Blob;
 
 /// A file of a Hugging Face repository at one commit, as read from its
 /// repository's [`FilePool`].
@@ -63,7 +63,13 @@ struct Pooled {
 
 impl FilePool {
     /// Adds a file, giving its number.
-    pub(super) fn push(&mut self, path: &str, blob: Blob, git_oid: GitOid, lfs: bool) -> u32 {
+    pub(in crate::serve::index) fn push(
+        &mut self,
+        path: &str,
+        blob: Blob,
+        git_oid: GitOid,
+        lfs: bool,
+    ) -> u32 {
         let start = self.paths.len();
         self.paths.push_str(path);
         self.files.push(Pooled {
@@ -79,7 +85,7 @@ impl FilePool {
     }
 
     /// Gives back what growing left unused.
-    pub(super) fn shrink(&mut self) {
+    pub(in crate::serve::index) fn shrink(&mut self) {
         self.files.shrink_to_fit();
         self.paths.shrink_to_fit();
     }
@@ -157,7 +163,7 @@ impl Snapshot {
 
     /// Every file with its number in the repository's pool, in path order:
     /// what stands for the file in tables kept beside the index (the
-    /// models' tar layers, [`super::made::MadeFrom::tars`]).
+    /// models' tar layers, [`crate::serve::index::oci::made::MadeFrom::tars`]).
     pub fn numbered_files(&self) -> impl Iterator<Item = (u32, HubFile<'_>)> {
         self.files.iter().map(|&n| (n, self.pool.get(n)))
     }
@@ -311,7 +317,7 @@ pub struct HubRepo {
     /// bundles that carry it, in index order, and of the names above. Two
     /// builds of the index give it the same version only when every answer
     /// about it is the same, so the JSON cache keeps its answers across an
-    /// import that did not touch it ([`super::Index::build`] says why).
+    /// import that did not touch it ([`crate::serve::index::Index::build`] says why).
     pub version: [u8; 32],
     /// The large answers about it made before an index holding it is
     /// served (set once, by the index thread: [`super::ahead`]).
@@ -357,7 +363,7 @@ impl HubRepo {
 
 /// Builds a snapshot's folder tree, with git tree sha1s computed from what
 /// is held (so they match upstream when every file of the commit is held).
-pub(super) fn build(
+pub(in crate::serve::index) fn build(
     commit: String,
     last_modified: String,
     files: &BTreeMap<&str, u32>,

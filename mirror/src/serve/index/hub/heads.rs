@@ -10,7 +10,7 @@
 //! (a repair imported again, or a file damaged on disk) is read again: a
 //! head is kept with the identity (inode, size, mtime) of the file it was
 //! read from. The file lists a head leaves out are in the index already,
-//! in the pool of every repository part ([`super::HubRepo`]), and a part
+//! in the pool of every repository part ([`crate::serve::index::HubRepo`]), and a part
 //! is built again only from manifests read whole.
 //!
 //! What a head costs: a manifest without its Hub file lists is a few
@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use llmgw_shared::BundleId;
 use llmgw_shared::manifest::Manifest;
 
-use super::Whole;
+use crate::serve::index::Whole;
 use crate::store::{Held, Store, StoreError};
 
 /// Enough of a file's metadata to tell that it was replaced or changed.
@@ -59,7 +59,7 @@ pub trait Heads {
     fn whole(&self, id: &BundleId) -> Option<Result<Manifest, StoreError>>;
 }
 
-/// Manifests given whole, as [`super::Index::build`] takes them.
+/// Manifests given whole, as [`crate::serve::index::Index::build`] takes them.
 impl Heads for Whole {
     fn bytes(&self, held: &Held) -> u64 {
         held.manifest.total_bytes()

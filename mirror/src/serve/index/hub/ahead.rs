@@ -4,7 +4,7 @@
 //! milliseconds for a 100 000-file listing).
 //!
 //! Invariant: an answer here was made from the repository part that holds
-//! it ([`super::HubRepo::ahead`]), before any index holding that part was
+//! it ([`crate::serve::index::HubRepo::ahead`]), before any index holding that part was
 //! served, so it is served only with the file list it was made from: never
 //! an answer of an index gone, nor of files the store no longer holds. A
 //! part kept across a rebuild (its version unchanged) keeps its answers.

@@ -19,6 +19,9 @@
 //! - Carried manifest bytes are read (bounded) only here, off the request
 //!   path, to learn their `subject` (the referrers, kept by digest between
 //!   builds: [`ParsedManifests`]) and a chart's metadata.
+//!
+//! Beside it: the referrers ([`referrers`]), the documents the mirror
+//! makes itself ([`made`]) and the models' OCI profiles ([`models`]).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -29,12 +32,16 @@ use llmgw_shared::manifest::{HelmChart, OciImage, RepoKind};
 use llmgw_shared::shown;
 use serde_json::{Map, Value};
 
+pub mod made;
+pub mod models;
+pub mod referrers;
+
 use crate::serve::index::entries::Blob;
-use crate::serve::index::made::{Made, MadeFrom};
-pub use crate::serve::index::referrers::{MAX_MANIFEST_BYTES, ParsedManifests, Referrer};
 use crate::store::Held;
 use crate::store::series::follow::Authority;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag, registry_key};
+use made::{Made, MadeFrom};
+pub use referrers::{MAX_MANIFEST_BYTES, ParsedManifests, Referrer};
 
 /// Largest chart config (Chart.yaml as JSON) read for the classic index.
 pub const MAX_CHART_CONFIG_BYTES: u64 = 1 << 20;
@@ -77,12 +84,12 @@ pub struct OciIndex {
     /// `<name>-<version>.tgz` -> (name, version).
     chart_files: BTreeMap<String, (String, String)>,
     /// Repositories made rather than carried (the models' profiles,
-    /// [`crate::serve::index::models`]), by name; their names are the
+    /// [`crate::serve::index::oci::models`]), by name; their names are the
     /// mirror's own, so a carried image of the same name never answers.
     generated: BTreeMap<String, Arc<OciRepo>>,
     /// Each Hub repository's two profiles as they were made, by (kind,
     /// lower-case id): what the next build keeps while the repository is
-    /// unchanged ([`crate::serve::index::models::add`]).
+    /// unchanged ([`crate::serve::index::oci::models::add`]).
     pub profiles: HashMap<(RepoKind, String), Profiles>,
 }
 
@@ -449,5 +456,4 @@ impl OciIndex {
 }
 
 #[cfg(test)]
-#[path = "oci_tests.rs"]
 mod tests;
