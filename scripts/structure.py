@@ -56,14 +56,7 @@ KNOWN_FOLDER_CYCLES: set[tuple[str, tuple[str, ...]]] = {
     (
         "mirror/src",
         (
-            "serve/cache.rs",
-            "serve/cache_key.rs",
-            "serve/freshness.rs",
-            "serve/http/",
             "serve/hub/",
-            "serve/index/",
-            "serve/metrics.rs",
-            "serve/misses.rs",
             "serve/request.rs",
             "serve/state.rs",
             "serve/xet/",

@@ -77,6 +77,6 @@ pub use serve::misses::{Miss, WantList, read_all as read_misses, to_bytes as wan
 pub use serve::node::{
     EnvSettings, Holds as NodeHolds, LeftOut as ExtraLeftOut, NodeEnv, node_env,
 };
+pub use serve::ops::store_check::Held;
 pub use serve::state::{AppState, Readiness};
-pub use serve::store_check::Held;
 pub use serve::{Running, ServeConfig, TlsFiles, router, start};

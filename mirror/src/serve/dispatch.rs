@@ -15,12 +15,12 @@ use http::{HeaderValue, Method, StatusCode, header};
 
 use super::github::{self, graphql, graphql_parse};
 use super::http::{paths, respond};
-use super::index::route as index_route;
-use super::metrics::RouteLabel;
+use super::ops::metrics::RouteLabel;
+use super::ops::{metrics, track, v1_index};
 use super::request::Req;
 use super::route::{Route, Routed};
 use super::state::{AppState, CHECK_EVERY, Readiness};
-use super::{auth, cache_key, hub, oci, pypi, track};
+use super::{auth, cache_key, hub, oci, pypi};
 
 /// Largest `paths-info` form accepted.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -98,7 +98,7 @@ fn node_env(r: &Req<'_>) -> Response {
 }
 
 pub(super) async fn entry(state: Arc<AppState>, req: Request) -> Response {
-    let tracker = track::Tracker::start(&state, req.method(), req.uri());
+    let tracker = track::Tracker::start(&state.metrics, req.method(), req.uri());
     let ns = super::misses::registry_of(req.uri().query());
     let head = req.method() == Method::HEAD;
     let (route, resp) = dispatch(&state, req).await;
@@ -111,7 +111,7 @@ pub(super) async fn entry(state: Arc<AppState>, req: Request) -> Response {
         state
             .metrics
             .misses
-            .get_or_create(&super::metrics::RouteLabel { route })
+            .get_or_create(&RouteLabel { route })
             .inc();
     }
     tracker.finish(route, if head { headers_only(resp) } else { resp })
@@ -154,7 +154,12 @@ async fn dispatch(state: &Arc<AppState>, req: Request) -> Routed {
     match raw_path.strip_prefix('/').unwrap_or(raw_path) {
         "healthz" => return (Route::Healthz, respond::text(StatusCode::OK, "ok\n")),
         "readyz" => return (Route::Readyz, readyz(state)),
-        "metrics" => return (Route::Metrics, index_route::metrics(state)),
+        "metrics" => {
+            return (
+                Route::Metrics,
+                metrics::answer(&state.metrics, &state.registry),
+            );
+        }
         _ => {}
     }
     // Probes and metrics above stay open: the kubelet and Prometheus
@@ -282,7 +287,11 @@ async fn v1_index(r: &Req<'_>, segs: &[&str]) -> Routed {
     if r.method != Method::GET && r.method != Method::HEAD {
         return (Route::Index, respond::method_not_allowed("GET, HEAD"));
     }
-    let built = r.build_blocking(segs, |r, _| index_route::index(r)).await;
+    let built = r
+        .build_blocking(segs, |r, _| {
+            v1_index::answer(&r.index, &r.base_url(), r.method, r.headers)
+        })
+        .await;
     (Route::Index, built.unwrap_or_else(build_failed))
 }
 

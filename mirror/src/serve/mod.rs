@@ -8,32 +8,28 @@
 //! up in the [`index::Index`]; the one thing that reaches the filesystem is
 //! a blob's sha256 from that index.
 
-mod access;
 pub mod auth;
 pub mod cache;
 mod cache_key;
 pub mod conn;
 mod dispatch;
 pub mod error;
-pub mod freshness;
 pub mod front;
 pub mod github;
 mod heap;
 pub mod http;
 pub mod hub;
 pub mod index;
-pub mod metrics;
 pub mod misses;
 pub mod node;
 pub mod oci;
+pub mod ops;
 pub mod pypi;
 mod request;
 pub mod route;
 pub mod sbom;
 mod service;
 pub mod state;
-pub mod store_check;
-mod track;
 pub mod xet;
 
 use std::net::SocketAddr;
@@ -90,7 +86,7 @@ pub struct Running {
     /// What every request answers from, shared with the server.
     pub state: Arc<AppState>,
     /// What the store held when the server started.
-    pub held: store_check::Held,
+    pub held: ops::store_check::Held,
     /// The connections open and their limits.
     pub conns: Arc<conn::Conns>,
     handle: axum_server::Handle<conn::ConnAddr>,
@@ -109,7 +105,7 @@ impl Running {
         self.handle.graceful_shutdown(Some(grace));
         let done = self.task.await;
         self.reaper.abort();
-        access::flush(Duration::from_secs(2)).await;
+        ops::access::flush(Duration::from_secs(2)).await;
         match done {
             Ok(r) => r.map_err(ServeError::Serve),
             Err(e) => Err(ServeError::Serve(std::io::Error::other(e))),
@@ -164,7 +160,7 @@ fn own_state_files(instance: &str) -> Vec<OwnFile> {
 
 /// [`start`] with the store opened.
 async fn start_with(cfg: &ServeConfig, store: Store) -> Result<Running, ServeError> {
-    let held = store_check::check(store.root())?;
+    let held = ops::store_check::check(store.root())?;
     if let Some(u) = &cfg.public_url
         && !(u.starts_with("http://") || u.starts_with("https://"))
     {

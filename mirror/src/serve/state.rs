@@ -25,9 +25,9 @@ use llmgw_shared::{BundleId, Chain, chain};
 use prometheus_client::registry::Registry;
 
 use super::index::Index;
-use super::metrics::Metrics;
 use crate::serve::index::hub::heads::{FileStamp, HeadCache, file_id};
 use crate::serve::index::oci::models::{LayerDigests, Pending};
+use crate::serve::ops::metrics::Metrics;
 use crate::store::Store;
 use crate::store::state;
 
@@ -67,7 +67,7 @@ pub struct AppState {
     /// One permit a core: the JSON builds on the blocking pool at once.
     pub builders: tokio::sync::Semaphore,
     /// The counters every answer updates.
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
     /// What `/metrics` renders: the counters above, registered once.
     pub registry: Registry,
     /// sha256 of the bearer token, when one is required.
@@ -151,7 +151,7 @@ impl AppState {
             builders: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()),
             ),
-            metrics,
+            metrics: Arc::new(metrics),
             registry,
             token_sha256: token.map(super::auth::token_digest),
             public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),

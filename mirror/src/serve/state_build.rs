@@ -52,7 +52,7 @@ impl AppState {
         let signers = crate::serve::index::latest::signers(&self.store, &manifests);
         index.latest = crate::serve::index::latest::latest(&manifests, &authority);
         if let Ok(mut f) = self.metrics.freshness.lock() {
-            *f = crate::serve::freshness::of(&self.store, &manifests, &signers);
+            *f = crate::serve::ops::freshness::of(&self.store, &manifests, &signers);
         }
         index.signers = signers;
         drop(authority);

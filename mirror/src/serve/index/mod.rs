@@ -26,7 +26,6 @@ pub mod hub;
 pub mod latest;
 pub mod oci;
 pub mod pypi;
-pub mod route;
 pub mod xet;
 
 use std::collections::{BTreeMap, HashMap};

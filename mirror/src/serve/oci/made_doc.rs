@@ -19,7 +19,7 @@ use crate::serve::http::respond::{self, CachedJson, Source};
 use crate::serve::index::oci::OciRepo;
 use crate::serve::index::oci::made::Doc;
 use crate::serve::index::oci::models::make;
-use crate::serve::metrics::RouteLabel;
+use crate::serve::ops::metrics::RouteLabel;
 use crate::serve::request::Req;
 use crate::serve::route::Route;
 

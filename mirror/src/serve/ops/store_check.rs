@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use llmgw_shared::shown;
 
-use super::error::ServeError;
+use crate::serve::error::ServeError;
 use crate::store::{Store, StoreError};
 
 /// What the store held when the server started.

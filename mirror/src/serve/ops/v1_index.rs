@@ -1,18 +1,20 @@
 //! `GET /v1/index`: everything the store holds, with sha256s, sizes and
 //! the mirror URL of each file, for the control plane to hand checksums
-//! to nodes. Plus the probes and `/metrics`.
+//! to nodes.
+//!
+//! Invariant: answered from the one index the request loaded (and the base
+//! URL it was reached at), never from the server's state.
 
 use axum::response::Response;
-use http::{HeaderValue, StatusCode, header};
+use http::{HeaderMap, Method};
 use serde_json::{Value, json};
 
 use crate::serve::http::paths::quote_path;
 use crate::serve::http::respond;
-use crate::serve::request::Req;
+use crate::serve::index::Index;
 
-pub fn index(req: &Req<'_>) -> Response {
-    let base = req.base_url();
-    let ix = &req.index;
+/// The answer for `ix`, its URLs under `base` (the mirror's base URL).
+pub fn answer(ix: &Index, base: &str, method: &Method, headers: &HeaderMap) -> Response {
     let bundles: Vec<Value> = ix
         .bundles
         .iter()
@@ -77,16 +79,16 @@ pub fn index(req: &Req<'_>) -> Response {
         "bundles": bundles,
         "releases": releases,
         "repos": repos,
-        "python_envs": python_envs_json(&base, &ix.pypi),
+        "python_envs": python_envs_json(base, &ix.pypi),
         "images": images_json(ix),
-        "charts": charts_json(&base, ix),
+        "charts": charts_json(base, ix),
         "blobs": {"count": ix.blob_count, "bytes": ix.blob_bytes},
     });
-    respond::json(req.method, req.headers, &v)
+    respond::json(method, headers, &v)
 }
 
 /// The images held: each repository (with its registry) and its tags.
-fn images_json(ix: &crate::serve::index::Index) -> Value {
+fn images_json(ix: &Index) -> Value {
     let repos: Vec<Value> = ix
         .oci
         .repos()
@@ -103,7 +105,7 @@ fn images_json(ix: &crate::serve::index::Index) -> Value {
 }
 
 /// The charts held, with their package's sha256 and URL.
-fn charts_json(base: &str, ix: &crate::serve::index::Index) -> Value {
+fn charts_json(base: &str, ix: &Index) -> Value {
     let charts: Vec<Value> = ix
         .oci
         .charts()
@@ -125,7 +127,7 @@ fn charts_json(base: &str, ix: &crate::serve::index::Index) -> Value {
 
 /// The environments held, for `/v1/index`: what each is, its size, what
 /// its nodes need, and where its index, lock and interpreter are.
-fn python_envs_json(base: &str, ix: &super::pypi::PypiIndex) -> serde_json::Value {
+fn python_envs_json(base: &str, ix: &crate::serve::index::pypi::PypiIndex) -> serde_json::Value {
     use crate::serve::http::paths::quote_path;
     let envs: Vec<serde_json::Value> = ix
         .envs()
@@ -160,24 +162,4 @@ fn python_envs_json(base: &str, ix: &super::pypi::PypiIndex) -> serde_json::Valu
         })
         .collect();
     serde_json::Value::Array(envs)
-}
-
-/// Prometheus text format.
-pub fn metrics(state: &crate::serve::state::AppState) -> Response {
-    // Ages as of now; what the store holds is kept current by the state's
-    // refresh thread.
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    state.metrics.observe_freshness(now);
-    let mut out = String::new();
-    if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &state.registry) {
-        return respond::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n"));
-    }
-    let mut r = respond::text(StatusCode::OK, out);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
-    );
-    r
 }

@@ -1,13 +1,16 @@
 //! Prometheus metrics: requests by route and status, bytes sent, requests
 //! in flight, and what the store holds.
 
+use axum::response::Response;
+use http::{HeaderValue, StatusCode, header};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use super::route::Route;
+use crate::serve::http::respond::text;
+use crate::serve::route::Route;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -182,4 +185,24 @@ impl Metrics {
         );
         set(&self.expiry, f.nearest_expiry.map(|t| t as i64 - now));
     }
+}
+
+/// `/metrics`: the counters in Prometheus text format.
+pub fn answer(metrics: &Metrics, registry: &Registry) -> Response {
+    // Ages as of now; what the store holds is kept current by the state's
+    // refresh thread.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    metrics.observe_freshness(now);
+    let mut out = String::new();
+    if let Err(e) = prometheus_client::encoding::text::encode(&mut out, registry) {
+        return text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n"));
+    }
+    let mut r = text(StatusCode::OK, out);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    r
 }

@@ -16,27 +16,27 @@ use http::{Method, StatusCode, Uri};
 use http_body::{Frame, SizeHint};
 
 use super::access;
-use super::route::Route;
-use super::state::AppState;
+use super::metrics::Metrics;
+use crate::serve::route::Route;
 
 /// The longest part of a path the log and the miss log keep.
 const MAX_LOGGED_PATH: usize = 512;
 
 /// What a request's log line needs, taken when it arrives. Nothing here is
-/// copied per request: the state is one reference count, the URI shares
+/// copied per request: the metrics are one reference count, the URI shares
 /// the request's bytes.
 pub struct Tracker {
-    state: Arc<AppState>,
+    metrics: Arc<Metrics>,
     method: Method,
     uri: Uri,
     start: Instant,
 }
 
 impl Tracker {
-    pub fn start(state: &Arc<AppState>, method: &Method, uri: &Uri) -> Self {
-        state.metrics.in_flight.inc();
+    pub fn start(metrics: &Arc<Metrics>, method: &Method, uri: &Uri) -> Self {
+        metrics.in_flight.inc();
         Self {
-            state: state.clone(),
+            metrics: metrics.clone(),
             method: method.clone(),
             uri: uri.clone(),
             start: Instant::now(),
@@ -74,7 +74,7 @@ impl Tracker {
 /// that panics drops its tracker too).
 impl Drop for Tracker {
     fn drop(&mut self) {
-        self.state.metrics.in_flight.dec();
+        self.metrics.in_flight.dec();
     }
 }
 
@@ -120,8 +120,7 @@ impl Drop for TrackedBody {
     fn drop(&mut self) {
         let Some(d) = self.done.take() else { return };
         let t = &d.tracker;
-        t.state
-            .metrics
+        t.metrics
             .count_answer(d.route, d.status.as_u16(), self.bytes);
         if access::enabled() {
             let ms = t.start.elapsed().as_secs_f64() * 1000.0;

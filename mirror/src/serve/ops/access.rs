@@ -27,7 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use http::{Method, Uri};
 
-use super::route::Route;
+use crate::serve::route::Route;
 
 /// Lines queued at most (a few hundred bytes each, as fields).
 const QUEUE: usize = 16 * 1024;
