@@ -48,20 +48,6 @@ KNOWN_FOLDER_CYCLES: set[tuple[str, tuple[str, ...]]] = {
     # which `create/plan.rs` calls. Way out: `request.rs` into `create/`
     # (#46 item 3).
     ("bundler/src", ("create/", "request.rs")),
-    # serve/'s back-up arrows: the data folder `index/` reaches back to the
-    # server's `state.rs` (its `/v1/index` handler, `index/route.rs`),
-    # `request.rs` and `freshness.rs`, and so every protocol folder that
-    # reads a request (`hub/`, and `xet/` through it) is in the loop. Way out: serve/'s second floor, the
-    # handler into `ops/` (#46 item 2).
-    (
-        "mirror/src",
-        (
-            "serve/hub/",
-            "serve/request.rs",
-            "serve/state.rs",
-            "serve/xet/",
-        ),
-    ),
 }
 
 # Cycles between files still to untangle, as above.

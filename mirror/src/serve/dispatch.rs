@@ -17,9 +17,10 @@ use super::github::{self, graphql, graphql_parse};
 use super::http::{paths, respond};
 use super::ops::metrics::RouteLabel;
 use super::ops::{metrics, track, v1_index};
+use super::refresh::CHECK_EVERY;
 use super::request::Req;
 use super::route::{Route, Routed};
-use super::state::{AppState, CHECK_EVERY, Readiness};
+use super::state::{AppState, Readiness};
 use super::{auth, cache_key, hub, oci, pypi};
 
 /// Largest `paths-info` form accepted.

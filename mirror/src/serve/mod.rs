@@ -25,6 +25,7 @@ pub mod node;
 pub mod oci;
 pub mod ops;
 pub mod pypi;
+mod refresh;
 mod request;
 pub mod route;
 pub mod sbom;

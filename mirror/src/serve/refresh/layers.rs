@@ -10,8 +10,8 @@ use std::sync::Weak;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::AppState;
 use crate::serve::index::oci::models::learn;
+use crate::serve::state::AppState;
 
 /// Starts a thread hashing the tar layers the last index left out, unless
 /// one is at it: the index thread never waits for a file to be read, so

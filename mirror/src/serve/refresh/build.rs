@@ -9,11 +9,11 @@
 
 use llmgw_shared::{BundleId, Chain};
 
-use super::{AppState, Watch, WatchedFile};
 use crate::serve::index::hub::heads::FileStamp;
 use crate::serve::index::oci::models::Pending;
 use crate::serve::index::xet::XetTable;
 use crate::serve::index::{Index, Unreadable};
+use crate::serve::state::{AppState, Watch, WatchedFile};
 use crate::store::Held;
 use crate::store::series::follow::Authority;
 use crate::store::state::ImportOrder;
