@@ -43,18 +43,10 @@ LONG_FNS: set[str] = set()
 # Cycles still to untangle, each with its way out, as (crate, the rooms of
 # the cycle sorted, as printed); the check fails on any other cycle, and on
 # a listed one that is gone (so these lists only shrink).
-KNOWN_FOLDER_CYCLES: set[tuple[str, tuple[str, ...]]] = {
-    # The bundler's one circle: `create::Options` is read by `request.rs`,
-    # which `create/plan.rs` calls. Way out: `request.rs` into `create/`
-    # (#46 item 3).
-    ("bundler/src", ("create/", "request.rs")),
-}
+KNOWN_FOLDER_CYCLES: set[tuple[str, tuple[str, ...]]] = set()
 
 # Cycles between files still to untangle, as above.
-KNOWN_FILE_CYCLES: set[tuple[str, tuple[str, ...]]] = {
-    # The same circle of the bundler, file by file (#46 item 3).
-    ("bundler/src", ("create/", "create/plan.rs", "request.rs")),
-}
+KNOWN_FILE_CYCLES: set[tuple[str, tuple[str, ...]]] = set()
 
 HEAD = re.compile(r"\b(crate|super|self)::")
 # A line comment, found past the literals that may hold `//` (a URL in a

@@ -82,11 +82,11 @@ pub struct DryRun {
 /// what the bundle would carry and what it would leave out.
 pub async fn dry_run(spec: &CreateSpec, opts: &Options) -> Result<DryRun, CreateError> {
     let delivery = spec.delta.load()?;
-    let request = crate::request::Request::of(spec)?;
+    let request = crate::create::request::Request::of(spec)?;
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
-    let (http, auth) = crate::request::client(spec, opts)?;
+    let (http, auth) = crate::create::request::client(spec, opts)?;
     let planned =
-        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request).await?;
+        crate::create::request::plan_request(spec, opts, (&http, &auth), &cache, &request).await?;
     Ok(report(&planned.plan, &planned.envs, &delivery, &cache))
 }
 

@@ -26,7 +26,6 @@ mod plan;
 mod progress;
 mod reach;
 mod report;
-mod request;
 mod sbom;
 mod series;
 mod sign;

@@ -13,7 +13,9 @@
 mod manifest;
 mod options;
 mod plan;
+pub mod request;
 mod room;
+mod wants;
 mod write;
 
 use crate::error::CreateError;

@@ -33,7 +33,7 @@ pub(super) async fn plan(
 ) -> Result<Planned, CreateError> {
     let progress = &opts.progress;
     let out = room::check_out(spec)?;
-    let request = crate::request::Request::of(spec)?;
+    let request = super::request::Request::of(spec)?;
     // The lists are read (and a bad one refused) before the series
     // counter moves.
     let delivery = spec.delta.load()?;
@@ -44,7 +44,7 @@ pub(super) async fn plan(
         opts.password.clone(),
     )?;
     let cache = Cache::open(&spec.cache).map_err(|e| CreateError::io(&spec.cache, e))?;
-    let (http, auth) = crate::request::client(spec, opts)?;
+    let (http, auth) = super::request::client(spec, opts)?;
     writer::remove_stale_temps(&spec.out);
     if let (Some(key), Some(sequence)) = (&series.key, series.sequence) {
         delivery.check_series(
@@ -57,7 +57,7 @@ pub(super) async fn plan(
         )?;
     }
     let planned =
-        crate::request::plan_request(spec, opts, (&http, &auth), &cache, &request).await?;
+        super::request::plan_request(spec, opts, (&http, &auth), &cache, &request).await?;
     let mut plan = planned.plan;
     delivery.trim(&mut plan);
     room::check_room(spec, format, &cache, &out, &plan)?;

@@ -17,4 +17,3 @@ pub mod hub;
 pub mod llmgw_release;
 pub mod oci;
 pub mod python;
-pub mod want;

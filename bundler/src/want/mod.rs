@@ -13,7 +13,7 @@
 //! wants are checked against their publishers' digests like every file.
 //!
 //! This module reads and sorts the list (no network); planning the wants
-//! against their upstreams is `sources::want`.
+//! against their upstreams is `create::wants`.
 
 mod parse;
 mod sourced;

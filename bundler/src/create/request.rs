@@ -4,8 +4,8 @@
 //! builds, the Python environments, each Hub repository, and the container
 //! images and charts.
 
+use super::options::Options;
 use crate::cache::Cache;
-use crate::create::Options;
 use crate::error::CreateError;
 use crate::http::Http;
 use crate::plan::Plan;
@@ -94,8 +94,7 @@ pub async fn plan_request(
     // own repositories and engines, each a gap where its upstream lacks it.
     let wants = spec.wants.clone().unwrap_or_default();
     let python =
-        crate::sources::want::extend_envs(http, &spec.pypi, &request.python, &wants, &mut plan)
-            .await;
+        super::wants::extend_envs(http, &spec.pypi, &request.python, &wants, &mut plan).await;
     let envs =
         crate::sources::python::plan_for(spec, http, cache, progress, &python, &mut plan).await?;
     let envs_planned = plan.python_envs.clone();
@@ -121,10 +120,9 @@ pub async fn plan_request(
         ));
         let have_token = opts.hf_token.is_some();
         let hub = &spec.hf_endpoint;
-        crate::sources::want::plan_hub(http, hub, have_token, &spec.repos, &wants, &mut plan).await;
+        super::wants::plan_hub(http, hub, have_token, &spec.repos, &wants, &mut plan).await;
         let (api, arches) = (&spec.github_api, &spec.arches);
-        crate::sources::want::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan)
-            .await;
+        super::wants::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan).await;
     }
     oci::plan_all(
         http,
@@ -140,7 +138,7 @@ pub async fn plan_request(
     )
     .await?;
     if !wants.is_empty() {
-        let ctx = crate::sources::want::ImageCtx {
+        let ctx = super::wants::ImageCtx {
             http,
             auth,
             cache,
@@ -148,7 +146,7 @@ pub async fn plan_request(
             spec,
             created: opts.source_date_epoch,
         };
-        crate::sources::want::plan_images(&ctx, &wants, &mut plan).await;
+        super::wants::plan_images(&ctx, &wants, &mut plan).await;
         for (what, why) in wants.unplannable {
             plan.gap(what, why);
         }

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 
 use llmgw_shared::chain;
 
-use super::python::EnvRequest;
-use super::{engines, github};
 use crate::http::Http;
 use crate::plan::Plan;
+use crate::sources::python::EnvRequest;
+use crate::sources::{engines, github};
 use crate::spec::EngineSpec;
 use crate::want::{Want, Wants, what};
 
@@ -27,7 +27,7 @@ pub use hub_wants::plan_hub;
 /// sessions, cache and settings.
 pub struct ImageCtx<'a> {
     pub http: &'a Http,
-    pub auth: &'a super::oci::auth::RegistryAuth,
+    pub auth: &'a crate::sources::oci::auth::RegistryAuth,
     pub cache: &'a crate::cache::Cache,
     pub progress: &'a crate::progress::Events,
     pub spec: &'a crate::spec::CreateSpec,
@@ -61,7 +61,7 @@ pub async fn plan_images(ctx: &ImageCtx<'_>, wants: &Wants, plan: &mut Plan) {
             _ => continue,
         };
         let mut own = Plan::default();
-        let planned = super::oci::plan_all(
+        let planned = crate::sources::oci::plan_all(
             ctx.http,
             ctx.auth,
             ctx.cache,
@@ -312,7 +312,7 @@ pub async fn extend_envs(
         }
         let url = format!("{}/{project}/", pypi.trim_end_matches('/'));
         match http
-            .get_small(&url, Some(super::python::simple::ACCEPT), 64 << 20)
+            .get_small(&url, Some(crate::sources::python::simple::ACCEPT), 64 << 20)
             .await
         {
             Ok(_) => e.requirements.push(project.clone()),
