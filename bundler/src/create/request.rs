@@ -10,9 +10,10 @@ use crate::error::CreateError;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::sources::engines::{self, EngineBuilds};
+use crate::sources::hub::{self, HubClient};
+use crate::sources::llmgw_release;
 use crate::sources::oci::{self, auth::RegistryAuth};
 use crate::sources::python::{EnvRequest, PlannedEnv};
-use crate::sources::{hub, llmgw_release};
 use crate::spec::CreateSpec;
 
 /// What a run asks for, checked against the recipe table and the flags
@@ -101,16 +102,13 @@ pub async fn plan_request(
     crate::sources::extras::plan(&spec.extras, &envs_planned, &mut plan);
     let dsl = (spec.jobs, spec.allow_missing);
     crate::sources::extras::dsl::plan(http, cache, dsl, &spec.extras, &envs, &mut plan).await?;
+    let hub = HubClient {
+        http,
+        endpoint: &spec.hf_endpoint,
+        have_token: opts.hf_token.is_some(),
+    };
     for r in &spec.repos {
-        hub::plan(
-            http,
-            &spec.hf_endpoint,
-            opts.hf_token.is_some(),
-            r,
-            spec.allow_missing,
-            &mut plan,
-        )
-        .await?;
+        hub::plan(&hub, r, spec.allow_missing, &mut plan).await?;
     }
     if !wants.is_empty() {
         progress.message(&format!(
@@ -118,9 +116,7 @@ pub async fn plan_request(
             wants.wants.len(),
             wants.unplannable.len()
         ));
-        let have_token = opts.hf_token.is_some();
-        let hub = &spec.hf_endpoint;
-        super::wants::plan_hub(http, hub, have_token, &spec.repos, &wants, &mut plan).await;
+        super::wants::plan_hub(&hub, &spec.repos, &wants, &mut plan).await;
         let (api, arches) = (&spec.github_api, &spec.arches);
         super::wants::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan).await;
     }

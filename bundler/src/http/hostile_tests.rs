@@ -139,7 +139,12 @@ fn tree_path() -> String {
 async fn plan_tiny_fails(fx: &Fixture) -> String {
     let (h, endpoint, spec) = (http(fx), fx.hf_endpoint(), tiny());
     let mut plan = Plan::default();
-    let planned = hub::plan(&h, &endpoint, false, &spec, false, &mut plan).await;
+    let hub = hub::HubClient {
+        http: &h,
+        endpoint: &endpoint,
+        have_token: false,
+    };
+    let planned = hub::plan(&hub, &spec, false, &mut plan).await;
     planned.unwrap_err().to_string()
 }
 
@@ -199,9 +204,13 @@ async fn the_hubs_refs_say_whether_a_revision_is_a_branch_a_tag_or_a_commit() {
             ..tiny()
         };
         let mut plan = Plan::default();
-        hub::plan(&h, &fx.hf_endpoint(), false, &spec, false, &mut plan)
-            .await
-            .unwrap();
+        let endpoint = fx.hf_endpoint();
+        let hub = hub::HubClient {
+            http: &h,
+            endpoint: &endpoint,
+            have_token: false,
+        };
+        hub::plan(&hub, &spec, false, &mut plan).await.unwrap();
         assert_eq!(plan.repos[0].ref_kind, Some(kind), "{rev}");
     }
 }

@@ -12,9 +12,8 @@ use llmgw_shared::chain;
 use llmgw_shared::manifest::RepoKind;
 
 use super::absorb;
-use crate::http::Http;
 use crate::plan::Plan;
-use crate::sources::hub;
+use crate::sources::hub::{self, HubClient};
 use crate::spec::RepoSpec;
 use crate::want::{Want, Wants, what};
 
@@ -31,14 +30,7 @@ struct HubGroup {
 
 /// Plans the Hub files and repositories wanted; `asked` is the request's
 /// own repositories (a want they carry whole is met by them).
-pub async fn plan_hub(
-    http: &Http,
-    endpoint: &str,
-    have_token: bool,
-    asked: &[RepoSpec],
-    wants: &Wants,
-    plan: &mut Plan,
-) {
+pub async fn plan_hub(hub: &HubClient<'_>, asked: &[RepoSpec], wants: &Wants, plan: &mut Plan) {
     let groups = hub_groups(wants);
     for ((kind, id, revision), g) in groups {
         let carried_whole = asked.iter().any(|r| {
@@ -73,7 +65,7 @@ pub async fn plan_hub(
                 .chain(g.files.iter().map(|(_, o)| o))
                 .chain(g.quants.iter().map(|(_, o)| o))
         };
-        if let Err(e) = hub::plan(http, endpoint, have_token, &spec, true, &mut own).await {
+        if let Err(e) = hub::plan(hub, &spec, true, &mut own).await {
             let why = chain(&e);
             for o in origins() {
                 plan.gap(what(o), why.clone());

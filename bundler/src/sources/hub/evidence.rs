@@ -17,9 +17,9 @@
 use llmgw_shared::manifest::{FileScan, MAX_EVIDENCE_ITEMS, PickleImport, ScannerVerdict};
 use serde::Deserialize;
 
-use super::{MAX_PAGE, hub_error, what};
+use super::{HubClient, MAX_PAGE, what};
 use crate::error::CreateError;
-use crate::http::{Http, HttpError};
+use crate::http::HttpError;
 use crate::spec::RepoSpec;
 
 /// Paths per `paths-info` request: the Hub answers an expanded listing 50
@@ -106,15 +106,14 @@ struct ImportJson {
 /// The Hub's verdict on each of `paths` at `commit` (a file it gives none
 /// for is left out).
 pub(super) async fn scans(
-    http: &Http,
-    endpoint: &str,
-    have_token: bool,
+    hub: &HubClient<'_>,
     spec: &RepoSpec,
     commit: &str,
     paths: &[String],
 ) -> Result<Vec<FileScan>, CreateError> {
     let url = format!(
-        "{endpoint}/api/{}/{}/paths-info/{commit}",
+        "{}/api/{}/{}/paths-info/{commit}",
+        hub.endpoint,
         spec.kind.api_plural(),
         spec.id
     );
@@ -122,7 +121,7 @@ pub(super) async fn scans(
     for batch in paths.chunks(PATHS_PER_REQUEST) {
         let mut form: Vec<(&str, &str)> = batch.iter().map(|p| ("paths", p.as_str())).collect();
         form.push(("expand", "True"));
-        let body = match http.post_form_small(&url, &form, MAX_PAGE).await {
+        let body = match hub.http.post_form_small(&url, &form, MAX_PAGE).await {
             Ok(b) => b,
             Err(HttpError::Status {
                 status: 404 | 405 | 501,
@@ -136,7 +135,7 @@ pub(super) async fn scans(
                 );
                 return Ok(Vec::new());
             }
-            Err(e) => return Err(hub_error(spec, endpoint, have_token, e)),
+            Err(e) => return Err(hub.refusal(spec, e)),
         };
         let infos: Vec<PathInfo> = serde_json::from_slice(&body)
             .map_err(|e| CreateError::hub_answer(&what(spec), &url, "paths-info answer", e))?;

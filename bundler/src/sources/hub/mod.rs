@@ -10,12 +10,16 @@
 //! Globs follow `huggingface_hub`'s `allow_patterns` (fnmatch): `*` also
 //! matches `/`, so `*.gguf` finds GGUF files in sub-folders too.
 
+mod client;
 mod evidence;
+mod refs;
+
+pub use client::HubClient;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use llmgw_shared::manifest::{RefKind, RepoEvidence, RepoKind};
+use llmgw_shared::manifest::{RepoEvidence, RepoKind};
 use llmgw_shared::url::{PATH, SEGMENT};
-use llmgw_shared::{GitOid, RepoId, Sha256, check_relative_path, is_sha1_hex};
+use llmgw_shared::{GitOid, RepoId, Sha256, check_relative_path};
 use percent_encoding::utf8_percent_encode;
 use reqwest::Url;
 use serde::Deserialize;
@@ -23,7 +27,7 @@ use serde::Deserialize;
 use crate::cache::Expect;
 use crate::error::{CreateError, HubError};
 use crate::fetch::Download;
-use crate::http::{Http, HttpError, link_next};
+use crate::http::{HttpError, link_next};
 use crate::plan::{Plan, PlannedFile, PlannedRepo};
 use crate::spec::RepoSpec;
 
@@ -36,20 +40,6 @@ struct RevisionJson {
     sha: Option<String>,
     #[serde(flatten)]
     licence: evidence::LicenceJson,
-}
-
-/// `GET /api/{type}s/{repo}/refs`: the names are all that is read.
-#[derive(Deserialize)]
-struct RefsJson {
-    #[serde(default)]
-    branches: Vec<RefName>,
-    #[serde(default)]
-    tags: Vec<RefName>,
-}
-
-#[derive(Deserialize)]
-struct RefName {
-    name: String,
 }
 
 #[derive(Deserialize)]
@@ -82,57 +72,19 @@ fn what(spec: &RepoSpec) -> String {
     format!("{kind} {}@{}", spec.id, spec.revision)
 }
 
-/// Turns the Hub's refusal into words an operator can act on.
-fn hub_error(spec: &RepoSpec, endpoint: &str, have_token: bool, e: HttpError) -> CreateError {
-    let HttpError::Status {
-        status,
-        ref error_code,
-        ref message,
-        ..
-    } = e
-    else {
-        return e.into();
-    };
-    let (what, message) = (what(spec), message.clone());
-    let fault = match (error_code.as_deref(), status) {
-        (Some("GatedRepo"), _) | (_, 401) | (_, 403) => HubError::Gated {
-            what,
-            status,
-            message,
-            have_token,
-        },
-        (Some("RevisionNotFound"), _) => HubError::NoRevision {
-            what,
-            endpoint: endpoint.to_string(),
-            revision: spec.revision.clone(),
-            message,
-        },
-        (Some("RepoNotFound"), _) | (_, 404) => HubError::NoRepository {
-            what,
-            endpoint: endpoint.to_string(),
-            message,
-            have_token,
-        },
-        _ => return e.into(),
-    };
-    fault.into()
-}
-
 /// Resolves, lists and plans one repository: the revision resolved to its
 /// commit, the tree at the commit listed, the files the globs choose
 /// selected and planned, and what the Hub says of them asked for.
 pub async fn plan(
-    http: &Http,
-    endpoint: &str,
-    have_token: bool,
+    hub: &HubClient<'_>,
     spec: &RepoSpec,
     allow_missing: bool,
     plan: &mut Plan,
 ) -> Result<(), CreateError> {
-    let (commit, licence) = resolve(http, endpoint, have_token, spec).await?;
-    let ref_kind = ref_kind(http, endpoint, have_token, spec, &commit).await?;
-    let entries = list(http, endpoint, have_token, spec, &commit).await?;
-    let (files, all_paths) = select(endpoint, have_token, spec, &commit, entries, plan)?;
+    let (commit, licence) = resolve(hub, spec).await?;
+    let ref_kind = refs::ref_kind(hub, spec, &commit).await?;
+    let entries = list(hub, spec, &commit).await?;
+    let (files, all_paths) = select(hub, spec, &commit, entries, plan)?;
     if files.is_empty() {
         let reason = nothing_chosen(spec, &commit, all_paths);
         if allow_missing {
@@ -146,7 +98,7 @@ pub async fn plan(
         .into());
     }
     let chosen: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
-    let scans = evidence::scans(http, endpoint, have_token, spec, commit.as_str(), &chosen).await?;
+    let scans = evidence::scans(hub, spec, commit.as_str(), &chosen).await?;
     plan.add_evidence(RepoEvidence {
         kind: spec.kind,
         id: RepoId::parse("Hub repository id", &spec.id)?,
@@ -170,22 +122,22 @@ pub async fn plan(
 /// The revision asked for, resolved to its commit; with the card's
 /// licence the same answer carries.
 async fn resolve(
-    http: &Http,
-    endpoint: &str,
-    have_token: bool,
+    hub: &HubClient<'_>,
     spec: &RepoSpec,
 ) -> Result<(GitOid, Option<String>), CreateError> {
     let w = what(spec);
     let url = format!(
-        "{endpoint}/api/{}/{}/revision/{}",
+        "{}/api/{}/{}/revision/{}",
+        hub.endpoint,
         spec.kind.api_plural(),
         spec.id,
         utf8_percent_encode(&spec.revision, SEGMENT)
     );
-    let (body, _) = http
+    let (body, _) = hub
+        .http
         .get_small(&url, Some("application/json"), MAX_PAGE)
         .await
-        .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+        .map_err(|e| hub.refusal(spec, e))?;
     let rev: RevisionJson = serde_json::from_slice(&body)
         .map_err(|e| CreateError::hub_answer(&w, &url, "revision object", e))?;
     let commit = rev.sha.unwrap_or_default().to_ascii_lowercase();
@@ -203,16 +155,15 @@ async fn resolve(
 /// asked for twice is a listing that loops; more pages than the cap is
 /// one that does not end.
 async fn list(
-    http: &Http,
-    endpoint: &str,
-    have_token: bool,
+    hub: &HubClient<'_>,
     spec: &RepoSpec,
     commit: &GitOid,
 ) -> Result<Vec<TreeEntry>, CreateError> {
-    let w = what(spec);
+    let (http, w) = (hub.http, what(spec));
     let mut entries: Vec<TreeEntry> = Vec::new();
     let first = format!(
-        "{endpoint}/api/{}/{}/tree/{commit}?recursive=true&expand=false",
+        "{}/api/{}/{}/tree/{commit}?recursive=true&expand=false",
+        hub.endpoint,
         spec.kind.api_plural(),
         spec.id
     );
@@ -232,7 +183,7 @@ async fn list(
         let (body, headers) = http
             .get_small(&page_url, Some("application/json"), MAX_PAGE)
             .await
-            .map_err(|e| hub_error(spec, endpoint, have_token, e))?;
+            .map_err(|e| hub.refusal(spec, e))?;
         let mut page: Vec<TreeEntry> = serde_json::from_slice(&body)
             .map_err(|e| CreateError::hub_answer(&w, &page_url, "tree listing", e))?;
         entries.append(&mut page);
@@ -259,8 +210,7 @@ async fn list(
 /// The files of `entries` the globs choose, each planned for download by
 /// commit; with the path of every file (chosen or not).
 fn select(
-    endpoint: &str,
-    have_token: bool,
+    hub: &HubClient<'_>,
     spec: &RepoSpec,
     commit: &GitOid,
     entries: Vec<TreeEntry>,
@@ -269,7 +219,7 @@ fn select(
     let globs = glob_set(spec)?;
     let denied = format!(
         "the repository is gated or private; {}",
-        if have_token {
+        if hub.have_token {
             "HF_TOKEN is set, but the Hub refused it: check that its account has accepted the \
              repository's terms and the token can read it"
         } else {
@@ -291,7 +241,8 @@ fn select(
         plan.download(Download {
             label: format!("{} {}", spec.id, e.path),
             url: format!(
-                "{endpoint}/{}{}/resolve/{commit}/{}",
+                "{}/{}{}/resolve/{commit}/{}",
+                hub.endpoint,
                 spec.kind.url_prefix(),
                 spec.id,
                 utf8_percent_encode(&e.path, PATH)
@@ -400,68 +351,6 @@ fn nothing_chosen(spec: &RepoSpec, commit: &GitOid, mut all_paths: Vec<String>) 
             spec.patterns.join(",")
         )
     }
-}
-
-/// Whether the revision asked for is a branch, a tag or a commit, as the
-/// Hub's refs API says (a mirror lists each where it belongs). `refs/...`
-/// names (pull requests, conversions) count as branches. An endpoint
-/// without the refs listing (older mirrors, some proxies answer 404) has
-/// the revision served as a branch, with a warning.
-async fn ref_kind(
-    http: &Http,
-    endpoint: &str,
-    have_token: bool,
-    spec: &RepoSpec,
-    commit: &str,
-) -> Result<RefKind, CreateError> {
-    let rev = spec.revision.as_str();
-    if rev.eq_ignore_ascii_case(commit) {
-        return Ok(RefKind::Commit);
-    }
-    if rev.starts_with("refs/") {
-        return Ok(RefKind::Branch);
-    }
-    let url = format!("{endpoint}/api/{}/{}/refs", spec.kind.api_plural(), spec.id);
-    let body = match http
-        .get_small(&url, Some("application/json"), MAX_PAGE)
-        .await
-    {
-        Ok((body, _)) => body,
-        Err(HttpError::Status { status: 404, .. }) => {
-            return Ok(no_refs_listing(spec, &url));
-        }
-        Err(e) => {
-            return Err(HubError::Refs {
-                what: what(spec),
-                url,
-                error: Box::new(hub_error(spec, endpoint, have_token, e)),
-            }
-            .into());
-        }
-    };
-    let refs: RefsJson = serde_json::from_slice(&body)
-        .map_err(|e| CreateError::hub_answer(&what(spec), &url, "refs answer", e))?;
-    Ok(if refs.branches.iter().any(|b| b.name == rev) {
-        RefKind::Branch
-    } else if refs.tags.iter().any(|t| t.name == rev) {
-        RefKind::Tag
-    } else if is_sha1_hex(rev) || rev.len() < 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
-        RefKind::Commit
-    } else {
-        RefKind::Branch
-    })
-}
-
-/// The endpoint has no refs listing (404): the revision, which the
-/// revision call found, is served as a branch, and the operator is told.
-fn no_refs_listing(spec: &RepoSpec, url: &str) -> RefKind {
-    tracing::warn!(
-        "{}: {url} answered 404 (the endpoint has no refs listing); revision {} is served as a \
-         branch (a mirror that lists refs would say whether it is a tag)",
-        what(spec),
-        llmgw_shared::shown(&spec.revision)
-    );
-    RefKind::Branch
 }
 
 /// A URL a server chose, for a message: printable and at most 200
