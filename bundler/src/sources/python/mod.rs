@@ -13,12 +13,14 @@
 //! (comparing), [`resolve`] (one environment), [`companions`] (the wheels
 //! a resolved package brings, FlashInfer's cubins), [`per_cuda`] (one
 //! published per CUDA version on its publisher's index, FlashInfer's JIT
-//! cache), [`interpreter`] (uv's Python).
+//! cache), [`interpreter`] (uv's Python), `files` (each checked file
+//! planned, with its `.metadata`).
 
 pub mod check;
 pub mod choices;
 pub mod companions;
 pub mod dry_run;
+mod files;
 pub mod interpreter;
 pub mod lock;
 pub mod pep751;
@@ -33,13 +35,11 @@ pub mod uv;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use futures_util::StreamExt;
 use llmgw_shared::chain;
 
-use crate::cache::{Cache, Expect};
+use crate::cache::Cache;
 use crate::error::CreateError;
 pub use crate::error::PythonError;
-use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::progress::Events;
@@ -47,9 +47,6 @@ use crate::sources::github;
 use crate::spec::CreateSpec;
 use crate::spec::python::InterpreterChoice;
 pub use request::EnvRequest;
-
-/// A `.metadata` file larger than this is refused (they are a few KiB).
-const MAX_METADATA_FILE: usize = 16 << 20;
 
 /// What the Python side of a run works with.
 pub struct Ctx<'a> {
@@ -226,7 +223,7 @@ pub async fn plan_with(
         for (what, reason) in r.checked.gaps {
             plan.gap(what, reason);
         }
-        let files = plan_files(ctx, r.checked.files, plan).await?;
+        let files = files::plan_files(ctx, r.checked.files, plan).await?;
         let (sha, path) = ctx
             .cache
             .put_bytes(r.lock_text.as_bytes())
@@ -319,96 +316,6 @@ async fn interpreters_or_gaps(
 
 /// The interpreters found, by (arch, Python version).
 type Interpreters = BTreeMap<(String, String), interpreter::Interpreter>;
-
-/// Sizes the publisher did not give, asked of the server; the `.metadata`
-/// files fetched and checked; every file planned for download.
-async fn plan_files(
-    ctx: &Ctx<'_>,
-    files: Vec<check::CheckedFile>,
-    plan: &mut Plan,
-) -> Result<Vec<PlannedFile>, CreateError> {
-    let done: Vec<Result<PlannedFile, CreateError>> = futures_util::stream::iter(files)
-        .map(|f| async move {
-            let size = match f.size {
-                Some(s) => s,
-                None => content_length(ctx.http, &f.url).await?,
-            };
-            let metadata_blob = match &f.metadata {
-                Some((url, sha)) => Some(fetch_metadata(ctx, &f.filename, url, sha).await?),
-                None => None,
-            };
-            Ok(PlannedFile {
-                file: f,
-                size,
-                metadata_blob,
-            })
-        })
-        .buffered(ctx.jobs.max(1))
-        .collect()
-        .await;
-    let mut out = Vec::new();
-    for f in done {
-        let f = f?;
-        plan.download(Download {
-            label: f.file.filename.clone(),
-            url: f.file.url.clone(),
-            size: f.size,
-            expect: Expect::Sha256(f.file.sha256.clone()),
-            denied_hint: None,
-        });
-        if let Some((sha, size)) = &f.metadata_blob {
-            plan.store(sha.clone(), ctx.cache.blob_path(sha), *size);
-        }
-        out.push(f);
-    }
-    Ok(out)
-}
-
-/// The server's `Content-Length` for a file whose index lists no size
-/// (PyTorch's HTML pages); the body is not read. Read from the header:
-/// the response [`Http::get`] hands back wraps its body in a stream that
-/// knows no length.
-async fn content_length(http: &Http, url: &str) -> Result<u64, CreateError> {
-    let (resp, final_url) = http.get(url, None, None).await?;
-    let declared = resp
-        .headers()
-        .get(reqwest::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    declared.ok_or_else(|| {
-        CreateError::Http(crate::http::HttpError::Protocol {
-            url: crate::http::redact(&final_url),
-            detail: "the index lists no size for this file and the server sends no \
-                     Content-Length"
-                .into(),
-        })
-    })
-}
-
-/// Fetches a `.metadata` file, checks it against the index's
-/// `core-metadata` sha256, and keeps it in the cache.
-async fn fetch_metadata(
-    ctx: &Ctx<'_>,
-    filename: &str,
-    url: &str,
-    sha: &llmgw_shared::Sha256,
-) -> Result<(llmgw_shared::Sha256, u64), CreateError> {
-    let (body, _) = ctx.http.get_small(url, None, MAX_METADATA_FILE).await?;
-    let got = llmgw_shared::Sha256::of(&body);
-    if got != *sha {
-        return Err(CreateError::WrongBytes {
-            what: format!("{filename}.metadata"),
-            algorithm: "sha256 (core-metadata)",
-            expected: sha.to_string(),
-            actual: got.into(),
-        });
-    }
-    let (sha, _) = ctx
-        .cache
-        .put_bytes(&body)
-        .map_err(|e| CreateError::io(ctx.cache.root(), e))?;
-    Ok((sha, body.len() as u64))
-}
 
 /// For each arch and Python version the environments are for: the
 /// interpreter the carried uv expects, found in python-build-standalone's
