@@ -1,10 +1,10 @@
 //! `llmgw mirror serve`: the store over GitHub-release and Hugging Face Hub
 //! compatible HTTP, so nodes and stock clients need only a base URL.
 //!
-//! One entry handler splits the raw path itself (see [`paths`]) rather than
-//! using a router: the Hub's revisions and tree paths carry `%2F`, which a
-//! router would decode into extra segments, and owning the split keeps
-//! every name's decoding and checking in one place. Routes only look names
+//! One entry handler splits the raw path itself (see [`http::paths`])
+//! rather than using a router: the Hub's revisions and tree paths carry
+//! `%2F`, which a router would decode into extra segments, and owning the
+//! split keeps every name's decoding and checking in one place. Routes only look names
 //! up in the [`index::Index`]; the one thing that reaches the filesystem is
 //! a blob's sha256 from that index.
 

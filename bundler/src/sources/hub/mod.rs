@@ -5,7 +5,10 @@
 //! sha1 for the rest.
 //!
 //! What the Hub says about the repository besides — the card's licence and
-//! each chosen file's security scan — is asked for in [`evidence`].
+//! each chosen file's security scan — is asked for in [`evidence`]; whether
+//! the revision is a branch, a tag or a commit in [`refs`]. Every call is
+//! handed one [`HubClient`] (the client, the endpoint, whether a token is
+//! sent), which also words the Hub's refusals.
 //!
 //! Globs follow `huggingface_hub`'s `allow_patterns` (fnmatch): `*` also
 //! matches `/`, so `*.gguf` finds GGUF files in sub-folders too.
