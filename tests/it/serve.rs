@@ -5,6 +5,7 @@
 //! from the held blobs to the real `hf_xet` (`xet`).
 
 mod e2e;
+mod hub_surface;
 mod listen;
 mod order;
 mod shadowing;

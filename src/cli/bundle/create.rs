@@ -232,7 +232,14 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     let rehearse = args.rehearse;
     let spec = CreateSpec::resolve(settings(args), &SpecEnv::from_process())?;
     let mut opts = options(verbose)?;
-    opts.check = Some(std::sync::Arc::new(AsImportWould::of(&spec)?));
+    opts.check = Some(std::sync::Arc::new(
+        super::check_written::AsImportWould::of(
+            spec.llmgw
+                .as_ref()
+                .map(|l| l.trust.as_slice())
+                .unwrap_or_default(),
+        )?,
+    ));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -324,68 +331,6 @@ fn options(verbose: bool) -> anyhow::Result<Options> {
         password: sign_password(),
         check: None,
     })
-}
-
-/// The check `bundle create` runs on what it wrote before publishing it:
-/// `bundle verify`'s whole check (every manifest rule import applies, the
-/// signed release, every image's closed tree, every blob's entry and size),
-/// but for hashing again the blobs the writer hashed as it wrote them.
-struct AsImportWould {
-    /// The keys llmgw's release must verify with (`--trust`).
-    trusted: Vec<llmgw_shared::signing::PublicKey>,
-}
-
-impl AsImportWould {
-    fn of(spec: &CreateSpec) -> anyhow::Result<Self> {
-        let paths = spec
-            .llmgw
-            .as_ref()
-            .map(|l| l.trust.as_slice())
-            .unwrap_or_default();
-        let trusted = paths
-            .iter()
-            .map(|p| llmgw_mirror::read_key_file(p))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { trusted })
-    }
-}
-
-impl llmgw_bundler::CheckWritten for AsImportWould {
-    fn check(
-        &self,
-        path: &std::path::Path,
-        sha256: &llmgw_shared::BundleId,
-    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let mut target = llmgw_mirror::WrittenBy;
-        let quiet = llmgw_shared::progress::Quiet;
-        llmgw_mirror::check_bundle(path, sha256, &self.trusted, &mut target, &quiet)?;
-        Ok(())
-    }
-
-    fn check_volumes(
-        &self,
-        paths: &[std::path::PathBuf],
-        sha256: &llmgw_shared::BundleId,
-    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let quiet = llmgw_shared::progress::Quiet;
-        let set = llmgw_mirror::verify_volumes(paths, sha256, &quiet)?;
-        let damaged: Vec<String> = set
-            .volumes
-            .iter()
-            .filter(|v| !matches!(&v.result, Ok(r) if r.whole()))
-            .map(|v| v.path.display().to_string())
-            .collect();
-        if !damaged.is_empty() || !set.missing().is_empty() {
-            return Err(format!(
-                "bundle verify of the volumes written refuses them: damaged or unreadable: \
-                 [{}]; data volumes missing: {:?}",
-                damaged.join(", "),
-                set.missing()
-            )
-            .into());
-        }
-        Ok(())
-    }
 }
 
 /// What the run did, on stderr: what it left out, the delta or repair,

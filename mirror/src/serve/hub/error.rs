@@ -36,11 +36,20 @@ pub enum HubError {
         tag: String,
         commit: String,
     },
-    /// A path under a Hub route that names nothing.
-    #[error("not found")]
+    /// A path under a repository's Hub API that the mirror does not serve
+    /// (discussions, commits, uploads…), or that names nothing.
+    #[error(
+        "llmgw mirror: this Hub route is not served offline, or names nothing held (served: \
+         revision, tree, paths-info, refs, resolve and Xet downloads of the repositories held)"
+    )]
     NotFound,
-    /// A path no Hub route takes (plain text, as any unknown path).
-    #[error("not found")]
+    /// A Hub API path the mirror does not serve (discussions, commits,
+    /// whoami, listings, uploads…): answered as a miss in the Hub's shape,
+    /// so a client falls back as it does when the Hub lacks something.
+    #[error(
+        "llmgw mirror: this Hub route is not served offline (served: revision, tree, \
+         paths-info, refs, resolve and Xet downloads of the repositories held)"
+    )]
     NoRoute,
     #[error("method not allowed")]
     Method { allow: &'static str },
@@ -68,8 +77,9 @@ impl IntoResponse for HubError {
                 &message,
                 Some(&commit),
             ),
-            HubError::NotFound => hub_error(StatusCode::NOT_FOUND, None, &message, None),
-            HubError::NoRoute => text(StatusCode::NOT_FOUND, "not found\n"),
+            HubError::NotFound | HubError::NoRoute => {
+                hub_error(StatusCode::NOT_FOUND, Some("EntryNotFound"), &message, None)
+            }
             HubError::Method { allow } => method_not_allowed(allow),
         }
     }
