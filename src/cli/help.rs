@@ -148,6 +148,10 @@ pub const GC: &str = "  llmgw mirror gc --store /srv/mirror --dry-run
 pub const REMOVE: &str = "  llmgw mirror remove 3eb9 --store /srv/mirror
   llmgw mirror remove $(cut -d' ' -f1 site.tar.zst.sha256) --store /srv/mirror";
 
+pub const EXPORT: &str =
+    "  llmgw mirror export 3eb9 --store /srv/mirror --out /media/usb/site.tar.zst
+  llmgw mirror export 3eb9 --store /srv/mirror --out /media/usb/site   # a directory";
+
 pub const STORE_VERIFY: &str = "  llmgw mirror verify --store /srv/mirror
   llmgw mirror verify --store /srv/mirror --json
   llmgw mirror verify --store s3://llmgw/site-a   # every object read back and hashed";

@@ -82,11 +82,11 @@ fn evidence_only_describes_what_is_carried() {
 
 #[test]
 fn a_newer_format_is_refused_by_its_version() {
-    let err = Manifest::from_json_bytes(b"{\"format_version\": 6, \"sbom\": 1}")
+    let err = Manifest::from_json_bytes(b"{\"format_version\": 7, \"sbom\": 1}")
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("bundle format 6") && err.contains("1 to 5"),
+        err.contains("bundle format 7") && err.contains("1 to 6"),
         "{err}"
     );
 }

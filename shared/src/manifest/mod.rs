@@ -188,10 +188,10 @@ pub enum ManifestError {
     },
     /// serde_json's message (the source) may quote the manifest (an
     /// unknown field's name); the chain prints it escaped and cut.
-    #[error("manifest.json is not valid JSON of bundle format 1, 2, 3 or 4")]
+    #[error("manifest.json is not valid JSON of bundle format 1 to 6")]
     Parse(#[from] serde_json::Error),
     #[error(
-        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 5 only; \
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 6 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     /// A format this llmgw does not read (a newer one).

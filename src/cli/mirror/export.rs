@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
-use crate::cli::help::EXIT_CODES;
+use crate::cli::help::{self, EXIT_CODES};
 use crate::cli::{StoreArg, print};
 
 #[derive(Args, Debug)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = help::after(help::EXPORT, EXIT_CODES))]
 pub struct ExportArgs {
     /// The bundle's manifest sha256, or a unique prefix of it (`llmgw mirror list`).
     pub sha256: String,

@@ -38,7 +38,10 @@ fn full_refs_resolve_and_routes_not_served_are_misses_in_the_hubs_shape() {
     let bundle = d.path().join("b.tar");
     write_tar(&bundle, &kit.entries());
     let store = d.path().join("store");
-    ok("import", &import_bundle(&bundle, &kit.sha256(), &store, &[]));
+    ok(
+        "import",
+        &import_bundle(&bundle, &kit.sha256(), &store, &[]),
+    );
     let server = Server::start(&store);
 
     for path in [
