@@ -12,3 +12,4 @@ mod shadowing;
 mod want;
 mod want_quant;
 mod xet;
+mod xet_cache;
