@@ -6,14 +6,23 @@
 
 use crate::bundle_kit::{Kit, Server, import_bundle, ok_for as ok, write_tar};
 
-/// `(status, X-Error-Code, X-Error-Message)` of a GET of `path`.
-fn ask(server: &Server, path: &str) -> (u16, String, String) {
-    let o = std::process::Command::new("curl")
-        .args(["-s", "-o", "/dev/null", "-D", "-"])
+/// The response head of a GET (or a HEAD) of `path`, as curl prints it.
+fn head_of(server: &Server, path: &str, head: bool) -> String {
+    let mut c = std::process::Command::new("curl");
+    c.args(["-s", "-o", "/dev/null", "-D", "-"]);
+    if head {
+        c.arg("-I");
+    }
+    let o = c
         .arg(format!("{}{path}", server.url))
         .output()
         .expect("curl");
-    let head = String::from_utf8_lossy(&o.stdout).into_owned();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `(status, X-Error-Code, X-Error-Message)` of a GET of `path`.
+fn ask(server: &Server, path: &str) -> (u16, String, String) {
+    let head = head_of(server, path, false);
     let status = head
         .split_whitespace()
         .nth(1)
@@ -67,5 +76,16 @@ fn full_refs_resolve_and_routes_not_served_are_misses_in_the_hubs_shape() {
         let (status, code, message) = ask(&server, path);
         assert_eq!((status, code.as_str()), (404, "EntryNotFound"), "{path}");
         assert!(message.contains("not served offline"), "{path}: {message}");
+        // HEAD answers GET's headers (but the date).
+        let lines = |head: bool| -> Vec<String> {
+            let mut v: Vec<String> = head_of(&server, path, head)
+                .lines()
+                .filter(|l| !l.to_ascii_lowercase().starts_with("date:"))
+                .map(str::to_string)
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(lines(true), lines(false), "{path}");
     }
 }
