@@ -66,20 +66,18 @@ pub fn exportable(store: &Store, given: &str) -> Result<Exportable, ExportError>
         return Err(ExportError::Bucket);
     }
     let id = find(store, given)?;
-    let manifest = store.read_bundle(&id)?;
-    let path = store.bundle_file(&id);
-    let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
-    if BundleId::of(&bytes) != id {
-        // Read once more after read_bundle checked it: changed in between.
-        return Err(StoreError::io(&path, std::io::Error::other("changed while read")).into());
-    }
+    let (bytes, manifest) = store.read_bundle_bytes(&id)?;
     let sig = store
         .bundles_dir()
         .join(crate::store::series::signature_file_name(&id));
-    let signature = match std::fs::read(&sig) {
-        Ok(b) => Some(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(StoreError::io(&sig, e).into()),
+    // Kept by import after it verified it, so within the bound import read it with.
+    let signature = if sig.exists() {
+        Some(crate::store::fsutil::read_bounded(
+            &sig,
+            crate::bundle::MAX_SIGNATURE_BYTES,
+        )?)
+    } else {
+        None
     };
     let mut blobs = Vec::new();
     let mut missing = Vec::new();

@@ -394,6 +394,15 @@ impl Store {
 
     /// Reads one held manifest, checking that it still hashes to its name.
     pub fn read_bundle(&self, manifest_sha256: &BundleId) -> Result<Manifest, StoreError> {
+        self.read_bundle_bytes(manifest_sha256).map(|(_, m)| m)
+    }
+
+    /// One held manifest's bytes as carried and what they say, checking
+    /// that they still hash to its name.
+    pub fn read_bundle_bytes(
+        &self,
+        manifest_sha256: &BundleId,
+    ) -> Result<(Vec<u8>, Manifest), StoreError> {
         let path = self.bundle_file(manifest_sha256);
         let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
         let actual = BundleId::of(&bytes);
@@ -404,7 +413,9 @@ impl Store {
                 actual: actual.to_string(),
             });
         }
-        Manifest::from_json_bytes(&bytes).map_err(|source| StoreError::BadManifest { path, source })
+        let m = Manifest::from_json_bytes(&bytes)
+            .map_err(|source| StoreError::BadManifest { path, source })?;
+        Ok((bytes, m))
     }
 
     /// Every held manifest with its sha256, sorted by sha256.

@@ -18,7 +18,12 @@ impl AsImportWould {
             .iter()
             .map(|p| llmgw_mirror::read_key_file(p))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { trusted })
+        Ok(Self::with_keys(trusted))
+    }
+
+    /// With these keys (a store's, for `mirror export`).
+    pub fn with_keys(trusted: Vec<llmgw_shared::signing::PublicKey>) -> Self {
+        Self { trusted }
     }
 }
 

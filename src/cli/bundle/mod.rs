@@ -5,7 +5,7 @@ use clap::Subcommand;
 
 use super::help;
 
-mod check_written;
+pub mod check_written;
 pub mod create;
 pub mod import;
 pub mod inspect;

@@ -47,12 +47,11 @@ pub fn run_export(a: ExportArgs) -> anyhow::Result<()> {
                 path: path.clone(),
             })
             .collect();
+        let checker = crate::cli::bundle::check_written::AsImportWould::with_keys(trusted);
         let id = e.id.clone();
         let check = move |path: &Path| -> Result<(), llmgw_bundler::CheckError> {
-            let mut target = llmgw_mirror::WrittenBy;
-            let quiet = llmgw_shared::progress::Quiet;
-            llmgw_mirror::check_bundle(path, &id, &trusted, &mut target, &quiet)?;
-            Ok(())
+            use llmgw_bundler::CheckWritten;
+            checker.check(path, &id)
         };
         llmgw_bundler::export::export(
             &a.out,
