@@ -6,6 +6,7 @@
 //! here once and flattened: [`StoreArg`], [`OutputArg`].
 
 pub mod bundle;
+pub mod check_written;
 pub mod docs;
 pub mod help;
 pub mod mirror;

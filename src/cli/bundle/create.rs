@@ -233,7 +233,7 @@ pub fn run(args: CreateArgs) -> anyhow::Result<()> {
     let spec = CreateSpec::resolve(settings(args), &SpecEnv::from_process())?;
     let mut opts = options(verbose)?;
     opts.check = Some(std::sync::Arc::new(
-        super::check_written::AsImportWould::of(
+        crate::cli::check_written::AsImportWould::of(
             spec.llmgw
                 .as_ref()
                 .map(|l| l.trust.as_slice())

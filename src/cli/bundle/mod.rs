@@ -5,7 +5,6 @@ use clap::Subcommand;
 
 use super::help;
 
-pub mod check_written;
 pub mod create;
 pub mod import;
 pub mod inspect;

@@ -47,7 +47,7 @@ pub fn run_export(a: ExportArgs) -> anyhow::Result<()> {
                 path: path.clone(),
             })
             .collect();
-        let checker = crate::cli::bundle::check_written::AsImportWould::with_keys(trusted);
+        let checker = crate::cli::check_written::AsImportWould::with_keys(trusted);
         let id = e.id.clone();
         let check = move |path: &Path| -> Result<(), llmgw_bundler::CheckError> {
             use llmgw_bundler::CheckWritten;

@@ -1,6 +1,7 @@
-//! The check `bundle create` runs on what it wrote before it reports it
-//! written: the mirror's own import check (`bundle verify`'s, for a set of
-//! volumes), given to the bundler, which does not depend on the mirror.
+//! The check a bundle written on this side passes before it is reported
+//! written (`bundle create`, `mirror export`): the mirror's own import check
+//! (`bundle verify`'s, for a set of volumes), given to the bundler, which
+//! does not depend on the mirror.
 
 /// The check `bundle create` runs on what it wrote before publishing it:
 /// `bundle verify`'s whole check (every manifest rule import applies, the
