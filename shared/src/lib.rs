@@ -15,6 +15,7 @@ pub mod manifest;
 mod names;
 pub mod parity;
 pub mod progress;
+pub mod provenance;
 pub mod recipe;
 mod shown;
 mod signer;
