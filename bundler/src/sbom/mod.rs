@@ -62,7 +62,11 @@ pub fn attach(
         size,
     };
     let mut made = referrer::add(manifest, &sbom, cache)?;
-    let mut evidence = Evidence { sbom, repos };
+    let mut evidence = Evidence {
+        sbom,
+        repos,
+        signatures: None,
+    };
     evidence.sort();
     manifest.evidence = Some(evidence);
     manifest.format_version = manifest.needed_format();

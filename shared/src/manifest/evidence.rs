@@ -42,6 +42,10 @@ pub struct Evidence {
     /// What the Hub said about each carried repository.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repos: Vec<RepoEvidence>,
+    /// Format 7: the publishers' Sigstore signatures over carried
+    /// artifacts, and the trusted root they verify against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signatures: Option<super::Signatures>,
 }
 
 /// What the Hub said about one carried repository at its commit.
@@ -143,6 +147,9 @@ impl Evidence {
         }
         self.repos
             .sort_by(|a, b| (a.kind, &a.id, &a.commit).cmp(&(b.kind, &b.id, &b.commit)));
+        if let Some(s) = &mut self.signatures {
+            s.sort();
+        }
     }
 
     /// Every entry names a carried repository and file; every string is a

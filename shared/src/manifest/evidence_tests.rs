@@ -27,6 +27,7 @@ fn evidence(path: &str, status: &str) -> Evidence {
             sha256: Sha256::of(b"{}\n"),
             size: 3,
         },
+        signatures: None,
         repos: vec![RepoEvidence {
             kind: RepoKind::Model,
             id: RepoId::parse("id", "acme/tiny").unwrap(),
@@ -82,11 +83,11 @@ fn evidence_only_describes_what_is_carried() {
 
 #[test]
 fn a_newer_format_is_refused_by_its_version() {
-    let err = Manifest::from_json_bytes(b"{\"format_version\": 7, \"sbom\": 1}")
+    let err = Manifest::from_json_bytes(b"{\"format_version\": 8, \"sbom\": 1}")
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("bundle format 7") && err.contains("1 to 6"),
+        err.contains("bundle format 8") && err.contains("1 to 7"),
         "{err}"
     );
 }

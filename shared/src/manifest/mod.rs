@@ -25,6 +25,7 @@ mod oci_names;
 mod oci_tree;
 mod python;
 mod python_choices;
+mod signatures;
 mod site_lock;
 mod validate;
 mod validate_oci;
@@ -63,6 +64,10 @@ pub use oci_tree::{
 };
 pub use python::{AssetRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked};
 pub use python_choices::NodeInterpreter;
+pub use signatures::{
+    MAX_SIGNATURES, PublisherSignature, SIGSTORE_SUFFIX, SignatureKind, Signatures,
+    TRUSTED_ROOT_NAME, UnsignedArtifact,
+};
 pub use site_lock::{SiteLock, SiteLockFormat};
 pub use validate_oci::{HELM_CHART_CONTENT, HELM_CONFIG, image_name};
 
@@ -94,11 +99,16 @@ pub const FORMAT_SHARED_BLOBS: u32 = 5;
 /// know, so the version tells it to upgrade first.
 pub const FORMAT_XET: u32 = 6;
 
+/// The format of a bundle that carries publishers' Sigstore signatures
+/// (`evidence.signatures`): a format 6 reader refuses fields it does not
+/// know, so the version tells it to upgrade first.
+pub const FORMAT_SIGNATURES: u32 = 7;
+
 /// The formats this version of llmgw reads: bundles made by earlier
-/// releases (formats 1 to 5) still import; 5 and 6 are what this version
-/// writes when one blob is named under two media types, or a Hub file's
-/// Xet hash is recorded.
-pub const READABLE_FORMATS: [u32; 6] = [1, 2, 3, 4, 5, 6];
+/// releases (formats 1 to 5) still import; 5, 6 and 7 are what this
+/// version writes when one blob is named under two media types, a Hub
+/// file's Xet hash is recorded, or a publisher's signature is carried.
+pub const READABLE_FORMATS: [u32; 7] = [1, 2, 3, 4, 5, 6, 7];
 
 /// A manifest larger than this is refused unread: even a bundle of every
 /// llama.cpp build, two vLLM environments per arch and a thousand model
@@ -188,10 +198,10 @@ pub enum ManifestError {
     },
     /// serde_json's message (the source) may quote the manifest (an
     /// unknown field's name); the chain prints it escaped and cut.
-    #[error("manifest.json is not valid JSON of bundle format 1 to 6")]
+    #[error("manifest.json is not valid JSON of bundle format 1 to 7")]
     Parse(#[from] serde_json::Error),
     #[error(
-        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 6 only; \
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 7 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     /// A format this llmgw does not read (a newer one).
@@ -414,6 +424,9 @@ impl Manifest {
         }
         if let Some(e) = &self.evidence {
             out.insert(e.sbom.sha256.clone(), e.sbom.size);
+            for b in e.signatures.iter().flat_map(Signatures::blobs) {
+                out.insert(b.sha256.clone(), b.size);
+            }
         }
         for e in &self.extras {
             out.insert(e.sha256.clone(), e.size);
@@ -421,12 +434,15 @@ impl Manifest {
         out
     }
 
-    /// The format a manifest with this content must declare: format 6 when
+    /// The format a manifest with this content must declare: format 7 when
+    /// it carries publishers' signatures, 6 when
     /// it records a Xet hash, 5 when it names a blob twice, 4
     /// when it carries evidence (an SBOM) or runtime extras, else 3 when it carries images or
     /// charts, else format 2.
     pub fn needed_format(&self) -> u32 {
-        if self.records_xet_hashes() {
+        if self.carries_signatures() {
+            FORMAT_SIGNATURES
+        } else if self.records_xet_hashes() {
             FORMAT_XET
         } else if self.names_a_blob_twice() {
             FORMAT_SHARED_BLOBS
@@ -437,6 +453,13 @@ impl Manifest {
         } else {
             FORMAT_OCI
         }
+    }
+
+    /// Whether publishers' signatures are carried ([`FORMAT_SIGNATURES`]).
+    pub fn carries_signatures(&self) -> bool {
+        self.evidence
+            .as_ref()
+            .is_some_and(|e| e.signatures.is_some())
     }
 
     /// Whether a Hub file's Xet hash is recorded ([`FORMAT_XET`]).

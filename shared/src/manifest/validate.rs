@@ -54,6 +54,14 @@ impl Manifest {
                 super::FORMAT_XET
             )));
         }
+        if self.format_version < super::FORMAT_SIGNATURES && self.carries_signatures() {
+            // A format 6 reader would refuse the field unnamed.
+            return Err(ManifestError::Inconsistent(format!(
+                "it says format {} but carries publishers' signatures, which need format {}",
+                self.format_version,
+                super::FORMAT_SIGNATURES
+            )));
+        }
         let mut claims = Claims::default();
         for arch in &self.arches {
             names::check_file_name("architecture", arch)?;
@@ -66,6 +74,13 @@ impl Manifest {
         if let Some(e) = &self.evidence {
             claims.claim(&e.sbom.sha256, e.sbom.size, "the SBOM".to_string())?;
             e.validate(&self.repos)?;
+            if let Some(s) = &e.signatures {
+                let mut carried = self.blobs();
+                for b in s.blobs() {
+                    carried.remove(&b.sha256);
+                }
+                s.validate(&carried, &mut claims)?;
+            }
         }
         if self.format_version >= 2 {
             check_time("created", &self.created)?;

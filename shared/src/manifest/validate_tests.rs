@@ -54,6 +54,7 @@ fn one_commit_under_two_revisions_is_one_tree() {
             sha256: crate::Sha256::of(b"sbom"),
             size: 4,
         },
+        signatures: None,
         repos: vec![RepoEvidence {
             kind: RepoKind::Model,
             id: RepoId::parse("repository id", "acme/tiny").unwrap(),
