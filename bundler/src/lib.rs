@@ -12,6 +12,7 @@
 //! bundle), `progress` (the events a run sends), `report`, and `create`
 //! which runs them in order (plan, fetch, write). All are private; the face is the list below.
 
+mod attest;
 mod cache;
 mod create;
 mod delta;

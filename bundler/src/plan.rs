@@ -50,6 +50,9 @@ pub struct Plan {
     /// `CreateError::Part` naming its flags): planning goes on past each,
     /// as `--allow-missing` would, and [`Plan::finish`] reports them all.
     pub stops: Vec<CreateError>,
+    /// Publishers' attestations verified, and artifacts let in unsigned
+    /// (format 7's `evidence.signatures`).
+    pub signatures: crate::attest::Gathered,
 }
 
 /// A Hub repository pinned to a commit, as planned: an [`HfRepo`] whose

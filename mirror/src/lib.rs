@@ -35,7 +35,9 @@ pub use store::conformance;
 // `llmgw bundle import` and `bundle verify`: a bundle checked as it streams,
 // and taken into the store.
 pub use bundle::signed::SignedRelease;
-pub use bundle::verify::{HashOnly, Outcome, WrittenBy, blob_names, check_bundle};
+pub use bundle::verify::{
+    HashOnly, Outcome, Proved, PublisherVerified, WrittenBy, blob_names, check_bundle,
+};
 pub use import::run::{ImportRunError, Imported, import_into};
 pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};
 

@@ -1,9 +1,11 @@
 //! Signed bundles: made and checked with the real minisign CLI (`create`),
 //! imported under the series rules (`import`), served by the highest
 //! signed sequence (`serve`), and a signature that binds to its release
-//! (`replay`).
+//! (`replay`); publishers' Sigstore signatures carried and checked again
+//! (`publishers`).
 
 mod create;
 mod import;
+mod publishers;
 mod replay;
 mod serve;

@@ -56,11 +56,18 @@ pub(super) async fn fetch_first(
     let manifest = build_manifest(spec, opts, series, plan_into_parts(&mut plan), &by_expect)?;
     let mut manifest = delivery.apply(manifest)?;
     // The SBOM last: it describes the manifest as it will be written.
-    let sbom = crate::sbom::attach(
-        &mut manifest,
-        std::mem::take(&mut plan.repo_evidence),
+    let signatures = crate::attest::record(
+        std::mem::take(&mut plan.signatures),
+        &spec.signatures,
         cache,
     )?;
+    let (signatures, signature_blobs) = signatures.unzip();
+    let mut sbom = crate::sbom::attach(
+        &mut manifest,
+        (std::mem::take(&mut plan.repo_evidence), signatures),
+        cache,
+    )?;
+    sbom.extend(signature_blobs.into_iter().flatten());
     let carried = manifest.carried_blobs();
     let mut small: Vec<Blob> = fetched
         .iter()

@@ -88,7 +88,14 @@ pub async fn plan_request(
             eb.builds.len(),
             spec.arches.join(", ")
         ));
-        engines::plan(http, &spec.github_api, eb, spec.allow_missing, &mut plan).await?;
+        engines::plan(
+            http,
+            &spec.github_api,
+            eb,
+            (spec.allow_missing, &spec.signatures),
+            &mut plan,
+        )
+        .await?;
     }
     // A want-list adds projects to the environments it names, so they are
     // resolved with them; its other wants are planned after the request's

@@ -14,6 +14,8 @@ use thiserror::Error;
 mod hub;
 pub mod oci;
 mod python;
+mod reach;
+mod signatures;
 mod site_lock;
 mod space;
 mod spec;
@@ -22,6 +24,8 @@ mod volumes;
 
 pub use hub::HubError;
 pub use python::{LockError, PythonError};
+pub use reach::UnreachableHost;
+pub use signatures::SignatureError;
 pub use site_lock::SiteLockError;
 pub use space::{Short, Shortfall};
 pub use spec::{RepoArgFault, TomlSyntax};
@@ -415,6 +419,11 @@ pub enum CreateError {
     /// (exit code 2); the name check's message names the flag.
     #[error(transparent)]
     UnsafeFlag(llmgw_shared::UnsafeName),
+
+    /// A publisher's signature could not be taken (exit code 2 when the
+    /// policy flags themselves are wrong).
+    #[error(transparent)]
+    PublisherSignature(Box<SignatureError>),
 }
 
 impl CreateError {
@@ -435,6 +444,7 @@ impl CreateError {
                 | CreateError::Size(_)
                 | CreateError::Pack(_)
         ) || matches!(self, CreateError::Oci(e) if e.is_usage())
+            || matches!(self, CreateError::PublisherSignature(e) if e.is_usage())
     }
 
     pub(crate) fn hub_answer(
@@ -471,43 +481,14 @@ impl From<ManifestError> for CreateError {
     }
 }
 
-impl From<oci::OciError> for CreateError {
-    fn from(e: oci::OciError) -> Self {
-        CreateError::Oci(Box::new(e))
+impl From<SignatureError> for CreateError {
+    fn from(e: SignatureError) -> Self {
+        CreateError::PublisherSignature(Box::new(e))
     }
 }
 
-/// A host the run fetches from that cannot be reached.
-#[derive(Debug)]
-pub struct UnreachableHost {
-    /// `host[:port]`.
-    pub host: String,
-    /// Why (`the name does not resolve`, `connection refused`).
-    pub reason: String,
-    /// How many planned files it would have served.
-    pub files: usize,
-    /// One of them, for the message.
-    pub example: String,
-    /// The flags that get past it.
-    pub flags: String,
-}
-
-impl std::fmt::Display for UnreachableHost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let others = match self.files {
-            0 | 1 => String::new(),
-            n => format!(
-                " and {}",
-                llmgw_shared::plural(n - 1, "other file", "other files")
-            ),
-        };
-        write!(
-            f,
-            "{} ({}), for {}{others} (pass {})",
-            self.host,
-            self.reason,
-            llmgw_shared::shown(&self.example),
-            self.flags
-        )
+impl From<oci::OciError> for CreateError {
+    fn from(e: oci::OciError) -> Self {
+        CreateError::Oci(Box::new(e))
     }
 }

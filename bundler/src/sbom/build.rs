@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use llmgw_shared::Sha256;
-use llmgw_shared::manifest::{Manifest, OciImage, RepoEvidence, RepoKind};
+use llmgw_shared::manifest::{Manifest, OciImage, RepoEvidence, RepoKind, Signatures};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::cdx::{
@@ -42,7 +42,7 @@ struct Builder<'a> {
 /// of that sha256.
 pub fn bom(
     manifest: &Manifest,
-    repos: &[RepoEvidence],
+    (repos, signatures): (&[RepoEvidence], Option<&Signatures>),
     wheel_licence: &dyn Fn(&Sha256) -> Option<Licence>,
 ) -> Bom {
     let mut b = Builder {
@@ -71,6 +71,9 @@ pub fn bom(
                 "repair blob".into(),
             );
         }
+    }
+    if let Some(s) = signatures {
+        b.signers(s);
     }
     let mut components: Vec<Component> = Vec::new();
     let mut dependencies = Vec::new();
@@ -161,6 +164,33 @@ impl Builder<'_> {
                 e.engines.join(", ")
             );
             self.blob(&e.sha256, "data", name, Some(purl), place);
+        }
+    }
+
+    /// Each signed artifact's verified signer (`signer`, `signer_issuer`,
+    /// `signed_at`); each artifact let in unsigned says so and who should
+    /// have signed.
+    fn signers(&mut self, s: &Signatures) {
+        for sig in &s.signed {
+            if let Some(c) = self.blobs.get_mut(&sig.artifact) {
+                c.properties
+                    .push(Property::new("signer", sig.identity.clone()));
+                c.properties
+                    .push(Property::new("signer_issuer", sig.issuer.clone()));
+                c.properties
+                    .push(Property::new("signed_at", sig.signed_at.clone()));
+            }
+        }
+        for u in &s.unsigned {
+            if let Some(c) = self.blobs.get_mut(&u.artifact) {
+                c.properties.push(Property::new(
+                    "signer",
+                    format!(
+                        "none, though {} should sign it ({})",
+                        u.expected, u.allowed_by
+                    ),
+                ));
+            }
         }
     }
 

@@ -44,7 +44,7 @@ fn a_site_lock_is_named_as_given_with_its_project_and_choices_are_recorded() {
             "constraints": ["torch<3"],
         }),
     ));
-    let b = serde_json::to_value(bom(&m, &[], &|_| None)).expect("serializes");
+    let b = serde_json::to_value(bom(&m, (&[], None), &|_| None)).expect("serializes");
     let components = b["components"].as_array().expect("components");
     let named = |sha: &Sha256| {
         components

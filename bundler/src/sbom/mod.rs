@@ -17,7 +17,7 @@ mod referrer;
 use std::io::Read;
 
 use llmgw_shared::Sha256;
-use llmgw_shared::manifest::{BlobRef, Evidence, Manifest, RepoEvidence};
+use llmgw_shared::manifest::{BlobRef, Evidence, Manifest, RepoEvidence, Signatures};
 
 use crate::cache::Cache;
 use crate::error::CreateError;
@@ -25,7 +25,12 @@ use crate::writer::Blob;
 
 /// The SBOM's bytes for `manifest`: pretty JSON, newline-ended. A wheel's
 /// licence is read from its `.metadata` blob in `cache` (bounded).
-pub fn generate(manifest: &Manifest, repos: &[RepoEvidence], cache: &Cache) -> Vec<u8> {
+pub fn generate(
+    manifest: &Manifest,
+    repos: &[RepoEvidence],
+    signatures: Option<&Signatures>,
+    cache: &Cache,
+) -> Vec<u8> {
     let read = |sha: &Sha256| -> Option<cdx::Licence> {
         let f = std::fs::File::open(cache.blob_path(sha.as_str())).ok()?;
         let mut buf = Vec::new();
@@ -34,7 +39,7 @@ pub fn generate(manifest: &Manifest, repos: &[RepoEvidence], cache: &Cache) -> V
             .ok()?;
         licence::of_metadata(&buf)
     };
-    let bom = build::bom(manifest, repos, &read);
+    let bom = build::bom(manifest, (repos, signatures), &read);
     let mut out = serde_json::to_vec_pretty(&bom).unwrap_or_default();
     out.push(b'\n');
     out
@@ -46,13 +51,13 @@ pub fn generate(manifest: &Manifest, repos: &[RepoEvidence], cache: &Cache) -> V
 /// left as it is.
 pub fn attach(
     manifest: &mut Manifest,
-    repos: Vec<RepoEvidence>,
+    (repos, signatures): (Vec<RepoEvidence>, Option<Signatures>),
     cache: &Cache,
 ) -> Result<Vec<Blob>, CreateError> {
     if manifest.is_repair() {
         return Ok(Vec::new());
     }
-    let bytes = generate(manifest, &repos, cache);
+    let bytes = generate(manifest, &repos, signatures.as_ref(), cache);
     let (sha256, path) = cache
         .put_bytes(&bytes)
         .map_err(|e| CreateError::io(cache.root(), e))?;
@@ -65,7 +70,7 @@ pub fn attach(
     let mut evidence = Evidence {
         sbom,
         repos,
-        signatures: None,
+        signatures,
     };
     evidence.sort();
     manifest.evidence = Some(evidence);

@@ -181,6 +181,9 @@ pub struct CreateSpec {
     pub wants: Option<crate::want::Wants>,
     /// `--no-extras`, `--extras-base`: the engines' runtime extras.
     pub extras: extras::ExtrasChoice,
+    /// `--identity`, `--trusted-root`, `--allow-unsigned-upstream`: who
+    /// may sign what, and what a missing signature does.
+    pub signatures: crate::attest::SignaturePolicy,
 }
 
 impl CreateSpec {
@@ -194,6 +197,7 @@ impl CreateSpec {
             None => CreateSettings::default(),
         };
         let s = flags.combine(file);
+        let signatures = s.signature_policy()?;
 
         let out = check::out(s.out)?;
         let arches = check::arches(s.arch)?;
@@ -282,6 +286,7 @@ impl CreateSpec {
                 dsl_pins: dsl_pins::PinTable::read(s.dsl_pins.as_deref())?,
                 ..extras::ExtrasChoice::parse(s.no_extras, &s.extras_bases)?
             },
+            signatures,
         })
     }
 }

@@ -91,6 +91,15 @@ pub struct CreateSettings {
     pub no_extras: bool,
     /// `--extras-base HOST=URL`: fetch a host's runtime extras from URL.
     pub extras_bases: Vec<String>,
+    /// `--identity github:OWNER/REPO=ISSUER,IDENTITY`: who may sign a
+    /// release repository's assets, besides the recipe table's signers.
+    pub identities: Vec<String>,
+    /// `--trusted-root FILE`: the Sigstore trusted root to verify
+    /// publishers' signatures against (else the one the binary embeds).
+    pub trusted_root: Option<PathBuf>,
+    /// `--allow-unsigned-upstream`: carry an artifact whose policy expects
+    /// a signature the publisher did not give (recorded).
+    pub allow_unsigned_upstream: bool,
     /// `--spec FILE`: the file layer under this one (flag only).
     #[serde(skip)]
     pub spec: Option<PathBuf>,
@@ -154,6 +163,9 @@ impl CreateSettings {
             python: self.python.or(lower.python),
             no_extras: self.no_extras || lower.no_extras,
             extras_bases: list(self.extras_bases, lower.extras_bases),
+            identities: list(self.identities, lower.identities),
+            trusted_root: self.trusted_root.or(lower.trusted_root),
+            allow_unsigned_upstream: self.allow_unsigned_upstream || lower.allow_unsigned_upstream,
             spec: self.spec.or(lower.spec),
             series: self.series,
             delta: self.delta,
@@ -161,6 +173,16 @@ impl CreateSettings {
             want: self.want.or(lower.want),
             dsl_pins: self.dsl_pins.or(lower.dsl_pins),
         }
+    }
+
+    /// The signature policy these settings give (`--identity`,
+    /// `--trusted-root`, `--allow-unsigned-upstream`).
+    pub fn signature_policy(&self) -> Result<crate::attest::SignaturePolicy, CreateError> {
+        crate::attest::SignaturePolicy::from_flags(
+            &self.identities,
+            self.trusted_root.as_deref(),
+            self.allow_unsigned_upstream,
+        )
     }
 
     /// The layer a spec file gives, its relative paths made relative to
@@ -180,6 +202,7 @@ impl CreateSettings {
             trust: file.trust.into_iter().map(rel).collect(),
             cache: file.cache.map(rel),
             uv: file.uv.map(rel),
+            trusted_root: file.trusted_root.map(rel),
             images: file
                 .images
                 .iter()

@@ -19,6 +19,7 @@ mod delivery;
 mod digests;
 mod evidence;
 mod extras;
+mod format;
 mod oci;
 mod oci_closed;
 mod oci_names;
@@ -432,57 +433,6 @@ impl Manifest {
             out.insert(e.sha256.clone(), e.size);
         }
         out
-    }
-
-    /// The format a manifest with this content must declare: format 7 when
-    /// it carries publishers' signatures, 6 when
-    /// it records a Xet hash, 5 when it names a blob twice, 4
-    /// when it carries evidence (an SBOM) or runtime extras, else 3 when it carries images or
-    /// charts, else format 2.
-    pub fn needed_format(&self) -> u32 {
-        if self.carries_signatures() {
-            FORMAT_SIGNATURES
-        } else if self.records_xet_hashes() {
-            FORMAT_XET
-        } else if self.names_a_blob_twice() {
-            FORMAT_SHARED_BLOBS
-        } else if self.evidence.is_some() || !self.extras.is_empty() {
-            FORMAT_EVIDENCE
-        } else if self.images.is_empty() && self.charts.is_empty() {
-            FORMAT_VERSION
-        } else {
-            FORMAT_OCI
-        }
-    }
-
-    /// Whether publishers' signatures are carried ([`FORMAT_SIGNATURES`]).
-    pub fn carries_signatures(&self) -> bool {
-        self.evidence
-            .as_ref()
-            .is_some_and(|e| e.signatures.is_some())
-    }
-
-    /// Whether a Hub file's Xet hash is recorded ([`FORMAT_XET`]).
-    pub fn records_xet_hashes(&self) -> bool {
-        self.repos
-            .iter()
-            .flat_map(|r| &r.files)
-            .any(|f| f.xet_hash.is_some())
-    }
-
-    /// Whether an image or chart names one blob under two media types
-    /// ([`FORMAT_SHARED_BLOBS`]).
-    fn names_a_blob_twice(&self) -> bool {
-        let images = self
-            .images
-            .iter()
-            .chain(self.charts.iter().map(|c| &c.artifact));
-        images.into_iter().any(|image| {
-            let mut seen: BTreeMap<&Sha256, &str> = BTreeMap::new();
-            image
-                .all_blobs()
-                .any(|d| *seen.entry(&d.sha256).or_insert(&d.media_type) != d.media_type.as_str())
-        })
     }
 
     /// Whether this manifest is a repair bundle (`bundle create --need`):

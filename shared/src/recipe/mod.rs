@@ -16,6 +16,7 @@ mod fit;
 mod flashinfer_dsl;
 mod llamacpp;
 mod sglang;
+mod signers;
 mod uv;
 mod version;
 mod vllm;
@@ -45,6 +46,7 @@ pub use flashinfer_dsl::{
     FLASHINFER_CUBINS_REPOSITORY_DEFAULT, FLASHINFER_DSL_FMHA_PINS, dsl_fmha_pins,
     is_dsl_fmha_extra,
 };
+pub use signers::{SIGNERS, Signer, signers_of};
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;
 

@@ -16,7 +16,8 @@ Flags may also come from a TOML file (--spec FILE) with the same names, lists pl
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
   github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
   indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity, images, charts,
-  insecure_registries, python_interpreter, overrides, constraints, python.
+  insecure_registries, python_interpreter, overrides, constraints, python, identities,
+  trusted_root, allow_unsigned_upstream.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -211,6 +212,20 @@ pub struct CreateArgs {
     /// URL/whl/cuXYZ (repeatable).
     #[arg(long = "extras-base", value_name = "HOST=URL")]
     pub extras_bases: Vec<String>,
+    /// Who may sign a release repository's assets, besides the signers the recipe table
+    /// names: github:OWNER/REPO=ISSUER,IDENTITY (an IDENTITY ending in @ admits any ref of
+    /// that workflow). Its GitHub artifact attestations are then required (repeatable).
+    #[arg(long = "identity", value_name = "SOURCE=ISSUER,IDENTITY")]
+    pub identities: Vec<String>,
+    /// The Sigstore trusted_root.json publishers' signatures are verified against
+    /// (a site's own, or a current copy); carried in the bundle [default: the copy this
+    /// binary embeds].
+    #[arg(long = "trusted-root", value_name = "FILE")]
+    pub trusted_root: Option<PathBuf>,
+    /// Carry an artifact whose policy expects a publisher's signature that it does not
+    /// have, recording it as unsigned in the manifest and the SBOM.
+    #[arg(long)]
+    pub allow_unsigned_upstream: bool,
     /// For tests only (hidden): a JSON file of FlashInfer CuTe DSL FMHA pins for releases
     /// the recipe table lacks, so a loopback fixture's checksums.txt can be checked; a
     /// release the table pins is refused in it.
@@ -444,6 +459,9 @@ fn settings(args: CreateArgs) -> CreateSettings {
         python: args.python,
         no_extras: args.no_extras,
         extras_bases: args.extras_bases,
+        identities: args.identities,
+        trusted_root: args.trusted_root,
+        allow_unsigned_upstream: args.allow_unsigned_upstream,
         dsl_pins: args.dsl_pins,
     }
 }

@@ -75,7 +75,7 @@ pub fn run_verify(a: VerifyArgs) -> anyhow::Result<()> {
              and matched; nothing was written\n",
             Summary::of(&v.manifest_sha256, &v.manifest).to_text(),
             v.manifest_sha256,
-            signatures_text(&v.proved.signed),
+            signatures_text(&v.proved),
             llmgw_shared::plural(v.proved.blobs_hashed, "blob", "blobs"),
             v.proved.bytes_hashed
         ))

@@ -185,7 +185,9 @@ async fn whole_release(
         Err(e) => return plan.gap(what(origin), chain(&e)),
     };
     let mut own = Plan::default();
-    match engines::plan(http, api, &eb, true, &mut own).await {
+    // A want carries no site policy of its own: the recipe table's signers.
+    let signatures = crate::attest::SignaturePolicy::default();
+    match engines::plan(http, api, &eb, (true, &signatures), &mut own).await {
         Ok(()) => absorb(plan, own),
         Err(e) => plan.gap(what(origin), chain(&e)),
     }

@@ -92,7 +92,7 @@ pub async fn plan(
     http: &Http,
     github_api: &str,
     eb: &EngineBuilds,
-    allow_missing: bool,
+    (allow_missing, signatures): (bool, &crate::attest::SignaturePolicy),
     plan: &mut Plan,
 ) -> Result<(), CreateError> {
     let tag = &eb.engine.version;
@@ -137,7 +137,12 @@ pub async fn plan(
             continue;
         };
         let (sha, digests) = github::publisher_digests(http, &release, &eb.repo, a).await?;
-        plan.download(a.download(format!("{} {tag} {name}", eb.repo), &sha));
+        let what = format!("{} {tag} {name}", eb.repo);
+        let found =
+            crate::attest::seek(http, (github_api, signatures), &eb.repo, what.clone(), &sha)
+                .await?;
+        plan.signatures.add(found);
+        plan.download(a.download(what, &sha));
         assets.push(Asset {
             name: name.clone(),
             size: a.size,

@@ -20,6 +20,7 @@ use super::classify::{self, Entry};
 use super::error::VerifyError;
 use super::manifest::{self, Gated};
 use super::oci::OciTrees;
+use super::publisher::{PublisherChecks, PublisherVerified};
 use super::signature::Signatures;
 use super::stream::stream_blob;
 use super::target::Target;
@@ -40,6 +41,9 @@ pub struct Proved {
         serialize_with = "crate::bundle::signed::serialize_signatures"
     )]
     pub signed: Vec<SignedRelease>,
+    /// Each publisher's Sigstore signature verified again (format 7).
+    #[serde(rename = "publisher_signatures")]
+    pub publishers: Vec<PublisherVerified>,
     /// Blobs read from the bundle and hashed by this run.
     pub blobs_hashed: usize,
     /// Their bytes.
@@ -109,6 +113,7 @@ struct Started<'k> {
     gated: Gated,
     signatures: Signatures<'k>,
     oci: OciTrees,
+    publishers: PublisherChecks,
 }
 
 /// What the pass has seen so far.
@@ -142,6 +147,8 @@ pub fn check_bundle<T: Target + ?Sized>(
             let signatures =
                 Signatures::start(&gated.manifest, trusted, &*target).map_err(Flow::Refused)?;
             let oci = OciTrees::start(&gated.manifest, &*target).map_err(Flow::Refused)?;
+            let publishers =
+                PublisherChecks::start(&gated.manifest, &*target).map_err(Flow::Refused)?;
             let to_read: u64 = gated
                 .blobs
                 .iter()
@@ -155,6 +162,7 @@ pub fn check_bundle<T: Target + ?Sized>(
                 gated,
                 signatures,
                 oci,
+                publishers,
             });
             if !go_on {
                 stopped = true;
@@ -236,7 +244,7 @@ fn take_blob<T: Target + ?Sized>(
         }
         .into());
     }
-    let wants_bytes = st.signatures.wants(sha) || st.oci.wants(sha);
+    let wants_bytes = st.signatures.wants(sha) || st.oci.wants(sha) || st.publishers.wants(sha);
     if (target.have(digest, declared) || target.hashed_before(digest)) && !wants_bytes {
         // Verified earlier; the reader skips its bytes.
         tally.at_hand.0 += 1;
@@ -269,6 +277,7 @@ fn take_blob<T: Target + ?Sized>(
     if let Some(bytes) = capture {
         st.signatures.offer(sha, &bytes)?;
         st.oci.offer(sha, &bytes)?;
+        st.publishers.offer(sha, &bytes);
     }
     Ok(())
 }
@@ -286,6 +295,7 @@ fn conclude<T: Target + ?Sized>(
         gated,
         signatures,
         oci,
+        publishers,
     } = st;
     let seen = &tally.seen;
     // Without a store, a delta's prerequisites cannot be checked: listed.
@@ -327,6 +337,7 @@ fn conclude<T: Target + ?Sized>(
     }
     let signed = signatures.settle(&elsewhere, &mut unchecked)?;
     oci.settle(&elsewhere, &mut unchecked)?;
+    let publishers = publishers.settle(&elsewhere, &mut unchecked)?;
     let not_read = gated
         .blobs
         .iter()
@@ -339,6 +350,7 @@ fn conclude<T: Target + ?Sized>(
         proved: Proved {
             format,
             signed,
+            publishers,
             blobs_hashed: tally.hashed.0,
             bytes_hashed: tally.hashed.1,
         },

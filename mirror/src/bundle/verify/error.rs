@@ -115,6 +115,42 @@ pub enum VerifyError {
     /// message names the image, the blob, expected and actual).
     #[error(transparent)]
     Oci(#[from] Box<llmgw_shared::manifest::OciTreeError>),
+    /// A carried publisher's signature part that is not usable: too
+    /// large to be one.
+    #[error(
+        "the publisher signature of {}: {reason}; refusing the bundle (it was altered or made \
+         wrong: make it again)",
+        llmgw_shared::shown(what)
+    )]
+    PublisherSignature { what: String, reason: String },
+    /// A carried publisher's signature that does not verify again.
+    #[error(
+        "the publisher signature of {} (by {} issued by {}, as the manifest records) does not \
+         verify against the bundle's trusted root; refusing the bundle (it was altered or made \
+         wrong: make it again)",
+        llmgw_shared::shown(&recorded.what),
+        llmgw_shared::shown(&recorded.identity),
+        llmgw_shared::shown(&recorded.issuer)
+    )]
+    PublisherUnverified {
+        recorded: Box<Recorded>,
+        #[source]
+        source: llmgw_shared::provenance::ProvenanceError,
+    },
+    /// A carried publisher's signature by another signer than recorded.
+    #[error(
+        "the publisher signature of {}: the manifest records {} issued by {}, but the bundle is \
+         signed by {} issued by {}; refusing the bundle",
+        llmgw_shared::shown(&recorded.what),
+        llmgw_shared::shown(&recorded.identity),
+        llmgw_shared::shown(&recorded.issuer),
+        llmgw_shared::shown(&found.identity),
+        llmgw_shared::shown(&found.issuer)
+    )]
+    PublisherSigner {
+        recorded: Box<Recorded>,
+        found: Box<llmgw_shared::provenance::Signed>,
+    },
     /// A target said it held a blob it cannot hand over (`bundle verify`
     /// holds nothing, so it never says so).
     #[error("blob {sha256} is not at hand")]
@@ -140,4 +176,15 @@ impl VerifyError {
             other => other,
         }
     }
+}
+
+/// A publisher's signature as the manifest records it: what, and whose.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The artifact.
+    pub what: String,
+    /// The signer's identity.
+    pub identity: String,
+    /// The signer's issuer.
+    pub issuer: String,
 }

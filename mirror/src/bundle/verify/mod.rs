@@ -40,6 +40,7 @@ mod classify;
 mod error;
 mod manifest;
 mod oci;
+mod publisher;
 mod signature;
 mod stream;
 mod target;
@@ -47,6 +48,7 @@ mod target;
 pub use check::{Outcome, Proved, check_bundle};
 pub use error::VerifyError;
 pub use manifest::{blob_names, read_manifest_unverified};
+pub use publisher::PublisherVerified;
 pub(crate) use stream::{stream_blob_hashed, stream_blob_onto};
 pub use target::{BlobSink, HashOnly, Target, WrittenBy};
 

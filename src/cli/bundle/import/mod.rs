@@ -212,7 +212,7 @@ fn proven_line(r: &ImportReport) -> String {
             ),
             None => "as given".into(),
         },
-        signatures_text(&r.proved.signed),
+        signatures_text(&r.proved),
         llmgw_shared::plural(r.proved.blobs_hashed, "blob", "blobs"),
         r.proved.bytes_hashed,
         if r.blobs_at_hand > 0 {
@@ -228,7 +228,32 @@ fn proven_line(r: &ImportReport) -> String {
     )
 }
 
-pub(super) fn signatures_text(signed: &[SignedRelease]) -> String {
+pub(super) fn signatures_text(proved: &llmgw_mirror::Proved) -> String {
+    let releases = releases_text(&proved.signed);
+    if proved.publishers.is_empty() {
+        return releases;
+    }
+    // Whose, once each: "3 by X, 1 by Y".
+    let mut by: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for p in &proved.publishers {
+        *by.entry(p.identity.as_str()).or_default() += 1;
+    }
+    let whose = by
+        .iter()
+        .map(|(who, n)| format!("{n} by {}", llmgw_shared::shown(who)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{releases}; {} verified again ({whose})",
+        llmgw_shared::plural(
+            proved.publishers.len(),
+            "publisher's signature",
+            "publishers' signatures"
+        )
+    )
+}
+
+fn releases_text(signed: &[SignedRelease]) -> String {
     if signed.is_empty() {
         "no signed release in the bundle (no key needed)".into()
     } else {

@@ -1,0 +1,56 @@
+//! Who may sign each publisher's release assets: the identity policy the
+//! bundler holds GitHub artifact attestations against. Never "any valid
+//! signature": an attestation made by another workflow, or another
+//! repository's, verifies just as well and proves nothing about this
+//! release.
+//!
+//! Each row names the OIDC issuer and the certificate identity of the
+//! workflow that signs; an identity ending in `@` admits any ref of that
+//! workflow (each release is signed from its own tag). A site adds its
+//! own rows with `bundle create --identity github:OWNER/REPO=ISSUER,IDENTITY`.
+
+use crate::provenance::GITHUB_ACTIONS_ISSUER;
+
+/// One publisher's signer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signer {
+    /// The release repository, `owner/name`.
+    pub repo: &'static str,
+    /// The OIDC issuer.
+    pub issuer: &'static str,
+    /// The certificate identity, exactly or up to a trailing `@`.
+    pub identity: &'static str,
+    /// Whether every release the table accepts is signed, so a missing
+    /// attestation is refused rather than recorded.
+    pub always_signs: bool,
+}
+
+/// The table.
+pub const SIGNERS: &[Signer] = &[
+    // llama.cpp attests its release assets with GitHub artifact
+    // attestations from its release workflow since 2026-08
+    // (ggml-org/llama.cpp#25933, #27389). Older `bNNNN` tags, which the
+    // table still accepts, have none: not "always".
+    Signer {
+        repo: "ggml-org/llama.cpp",
+        issuer: GITHUB_ACTIONS_ISSUER,
+        identity: "https://github.com/ggml-org/llama.cpp/.github/workflows/release.yml@",
+        always_signs: false,
+    },
+    // uv attests its release archives (astral-sh/uv#11357, "Add uv release
+    // artifact attestations", from the workflow that builds the binaries);
+    // releases before it have none: not "always".
+    Signer {
+        repo: "astral-sh/uv",
+        issuer: GITHUB_ACTIONS_ISSUER,
+        identity: "https://github.com/astral-sh/uv/.github/workflows/build-release-binaries.yml@",
+        always_signs: false,
+    },
+];
+
+/// The signers the table names for release repository `repo`.
+pub fn signers_of(repo: &str) -> impl Iterator<Item = &'static Signer> + '_ {
+    SIGNERS
+        .iter()
+        .filter(move |s| s.repo.eq_ignore_ascii_case(repo))
+}

@@ -1,0 +1,236 @@
+//! Publishers' Sigstore signatures (#49), with a real GitHub Actions
+//! attestation nobody here made (sigstore-rust's test data): the fixture's
+//! GitHub lists it for the x64 CPU archive of llama.cpp `b6300`, whose
+//! bytes are the attestation's subject (the release holds only that and
+//! the arm64 CPU archive: `--allow-missing` takes the other builds as
+//! gaps). Create verifies it offline and
+//! carries it (format 7) only when the policy admits its signer; import
+//! verifies it again; every altered copy is refused by name, nothing
+//! written or imported.
+
+use crate::bundle_kit::{import_bundle, snapshot};
+use crate::create::common::*;
+use llmgw_fixture::{
+    ATTESTED_SIGNER, ATTESTED_TAG, Attestations, Fixture, FixtureOptions, PARTLY_ATTESTED_TAG,
+};
+use llmgw_shared::manifest::{FORMAT_SIGNATURES, Manifest};
+use std::path::Path;
+
+const ISSUER: &str = "https://token.actions.githubusercontent.com";
+
+fn attested(kind: Attestations) -> Fixture {
+    fixture_with(FixtureOptions {
+        attestations: kind,
+        ..FixtureOptions::default()
+    })
+}
+
+/// `--identity` admitting the attestation's real signer for llama.cpp.
+fn site_identity() -> String {
+    format!("github:ggml-org/llama.cpp={ISSUER},{ATTESTED_SIGNER}")
+}
+
+/// A create of llama.cpp's attested release for `arch`, with `extra` flags.
+fn create_attested(fx: &Fixture, dir: &Path, arch: &str, extra: &[&str]) -> std::process::Output {
+    let mut c = create(fx, dir);
+    c.args(["--arch", arch, "--allow-missing", "--engine"])
+        .arg(format!("llamacpp={ATTESTED_TAG}"))
+        .args(extra)
+        .arg("--out")
+        .arg(dir.join("b"));
+    run(&mut c)
+}
+
+#[test]
+fn an_admitted_attestation_is_carried_and_verified_again_at_import() {
+    let fx = attested(Attestations::Genuine);
+    let tmp = tempfile::tempdir().unwrap();
+    let id = site_identity();
+    ok(&create_attested(
+        &fx,
+        tmp.path(),
+        "amd64",
+        &["--identity", &id],
+    ));
+    let out = tmp.path().join("b");
+    let m = manifest_of_dir(&out);
+    assert_eq!(m.format_version, FORMAT_SIGNATURES);
+    let sigs = m.evidence.as_ref().unwrap().signatures.as_ref().unwrap();
+    assert_eq!(sigs.signed.len(), 1, "{sigs:?}");
+    let s = &sigs.signed[0];
+    assert_eq!(
+        (s.issuer.as_str(), s.identity.as_str()),
+        (ISSUER, ATTESTED_SIGNER)
+    );
+    assert!(
+        s.what.contains("llama-b6300-bin-ubuntu-x64.tar.gz"),
+        "{}",
+        s.what
+    );
+    assert!(s.signed_at.starts_with("2025-09-01T"), "{}", s.signed_at);
+    // The artifact is the asset carried; the evidence and the root are blobs.
+    let asset = &m.releases[0].assets.iter().find(|a| a.sha256 == s.artifact);
+    assert!(asset.is_some(), "{m:?}");
+    for b in [&s.bundle, &sigs.trusted_root] {
+        assert!(out.join("blobs/sha256").join(b.sha256.as_str()).is_file());
+    }
+    // The SBOM names the verified signer of the component.
+    let sbom_sha = &m.evidence.as_ref().unwrap().sbom.sha256;
+    let sbom = std::fs::read_to_string(out.join("blobs/sha256").join(sbom_sha.as_str())).unwrap();
+    assert!(
+        sbom.contains("\"llmgw:signer\"") && sbom.contains(ATTESTED_SIGNER),
+        "{sbom}"
+    );
+
+    let sha = sha256_file(&out.join("manifest.json"));
+    let store = tmp.path().join("store");
+    let said = ok(&import_bundle(&out, &sha, &store, &[]));
+    assert!(
+        said.contains(&format!(
+            "1 publisher's signature verified again (1 by {ATTESTED_SIGNER})"
+        )),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_valid_signature_by_another_signer_than_the_tables_is_refused() {
+    let fx = attested(Attestations::Genuine);
+    let tmp = tempfile::tempdir().unwrap();
+    // No --identity: the recipe table admits only llama.cpp's release workflow.
+    let err = fails(&create_attested(&fx, tmp.path(), "amd64", &[]), 1);
+    assert!(
+        err.contains("llama-b6300-bin-ubuntu-x64.tar.gz")
+            && err.contains(&format!("validly signed, but by {ATTESTED_SIGNER}"))
+            && err.contains("https://github.com/ggml-org/llama.cpp/.github/workflows/release.yml@"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("b").exists());
+}
+
+#[test]
+fn evidence_for_another_artifact_forged_or_truncated_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let id = site_identity();
+    // The arm64 archive is listed with the x64 archive's attestation.
+    let fx = attested(Attestations::Genuine);
+    let err = fails(
+        &create_attested(&fx, tmp.path(), "arm64", &["--identity", &id]),
+        1,
+    );
+    assert!(
+        err.contains("llama-b6300-bin-ubuntu-arm64.tar.gz")
+            && err.contains("does not match any subject"),
+        "{err}"
+    );
+    drop(fx);
+    for (kind, says) in [
+        (Attestations::Forged, "does not verify"),
+        (Attestations::Truncated, "not a Sigstore bundle"),
+    ] {
+        let fx = attested(kind);
+        let dir = tmp.path().join(format!("{kind:?}"));
+        std::fs::create_dir(&dir).unwrap();
+        let err = fails(
+            &create_attested(&fx, &dir, "amd64", &["--identity", &id]),
+            1,
+        );
+        assert!(
+            err.contains("llama-b6300-bin-ubuntu-x64.tar.gz") && err.contains(says),
+            "{kind:?}: {err}"
+        );
+        assert!(!dir.join("b").exists());
+    }
+}
+
+#[test]
+fn a_required_signature_missing_refuses_unless_allowed_and_then_is_recorded() {
+    let fx = attested(Attestations::Genuine);
+    let tmp = tempfile::tempdir().unwrap();
+    let id = site_identity();
+    // Beside the attested archive, an x64 Vulkan archive with none.
+    let mut c = create(&fx, tmp.path());
+    c.args(["--arch", "amd64", "--allow-missing", "--engine"])
+        .arg(format!("llamacpp={PARTLY_ATTESTED_TAG}"))
+        .args(["--identity", &id, "--out"])
+        .arg(tmp.path().join("b"));
+    let err = fails(&run(&mut c), 1);
+    assert!(
+        err.contains("offers no attestation") && err.contains("--allow-unsigned-upstream"),
+        "{err}"
+    );
+    c.arg("--allow-unsigned-upstream");
+    ok(&run(&mut c));
+    let m = manifest_of_dir(&tmp.path().join("b"));
+    let sigs = m.evidence.as_ref().unwrap().signatures.as_ref().unwrap();
+    assert_eq!(sigs.signed.len(), 1);
+    assert_eq!(sigs.unsigned.len(), 1, "{sigs:?}");
+    assert!(sigs.unsigned[0].what.contains("vulkan-x64"), "{sigs:?}");
+    assert!(
+        sigs.unsigned
+            .iter()
+            .all(|u| u.allowed_by == "--allow-unsigned-upstream"
+                && u.expected.contains(ATTESTED_SIGNER)),
+        "{sigs:?}"
+    );
+}
+
+#[test]
+fn import_refuses_a_carried_signature_that_no_longer_verifies() {
+    let fx = attested(Attestations::Genuine);
+    let tmp = tempfile::tempdir().unwrap();
+    let id = site_identity();
+    ok(&create_attested(
+        &fx,
+        tmp.path(),
+        "amd64",
+        &["--identity", &id],
+    ));
+    let out = tmp.path().join("b");
+    let manifest_path = out.join("manifest.json");
+    let good = manifest_of_dir(&out);
+    // Another carried blob than the signed archive: the SBOM.
+    let other = good.evidence.as_ref().unwrap().sbom.sha256.clone();
+    let rewrite = |edit: &dyn Fn(&mut Manifest)| -> String {
+        let mut m = good.clone();
+        edit(&mut m);
+        let bytes = m.to_canonical_json();
+        std::fs::write(&manifest_path, &bytes).unwrap();
+        llmgw_shared::Sha256::of(&bytes).to_string()
+    };
+    type Edit = Box<dyn Fn(&mut Manifest)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "another signer recorded",
+            Box::new(|m: &mut Manifest| {
+                let s = m.evidence.as_mut().unwrap().signatures.as_mut().unwrap();
+                s.signed[0].identity = s.signed[0].identity.replace("main", "release");
+            }),
+            "but the bundle is signed by",
+        ),
+        (
+            "the signature moved to another artifact",
+            Box::new(move |m: &mut Manifest| {
+                let s = m.evidence.as_mut().unwrap().signatures.as_mut().unwrap();
+                s.signed[0].artifact = other.clone();
+            }),
+            "does not verify against the bundle's trusted root",
+        ),
+    ];
+    for (what, edit, says) in cases {
+        let sha = rewrite(&*edit);
+        let store = tmp.path().join(what.replace(' ', "-"));
+        std::fs::create_dir(&store).unwrap();
+        let err = fails(&import_bundle(&out, &sha, &store, &[]), 1);
+        assert!(
+            err.contains("the publisher signature of") && err.contains(says),
+            "{what}: {err}"
+        );
+        // The import made the store's folders, and put nothing in them.
+        let held: Vec<_> = snapshot(&store)
+            .into_keys()
+            .filter(|k| k.starts_with("bundles/") || k.starts_with("blobs/sha256/"))
+            .collect();
+        assert!(held.is_empty(), "{what}: {held:?}");
+    }
+}
