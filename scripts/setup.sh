@@ -18,6 +18,7 @@
 #   .venv-oci:    oras and jsonschema (models as OCI artifacts).
 #   .venv-sbom:   cyclonedx-python-lib with its JSON schema validation (bundle SBOMs).
 #   .venv-pickle: numpy (pinned), whose object arrays the no-pickle policy must refuse.
+#   .venv-sigstore: sigstore (pinned), which verifies the publishers' attestations served.
 #   .venv-extras: tiktoken and openai_harmony (runtime extras), and in encodings/ the real
 #                 o200k_base and cl100k_base from the tiktoken-rs crate.
 #   $LLMGW_TOOLS_DIR/garage-2.5.0, …/s3s-fs-0.14.1: two real S3 servers, built once from
@@ -103,6 +104,9 @@ make_venv .venv-sbom 'cyclonedx-python-lib[json-validation]==11.12.0'
 # The no-pickle policy (issue 54): numpy's own `.npy` object arrays (a pickle inside) are
 # among the pickles the import test makes with Python and must see refused.
 make_venv .venv-pickle numpy==2.4.6
+# Publishers' signatures (issue 49): Sigstore's own Python client verifies, offline, the
+# attestations the mirror serves from a bundle.
+make_venv .venv-sigstore sigstore==4.5.0
 # Runtime extras (issue 32): the real tiktoken and openai_harmony (gpt-oss's tokenizer in
 # vLLM and SGLang) load encodings served by the mirror. Their own hash checks accept only
 # the real files, which the tiktoken-rs 0.12.1 crate ships byte for byte (its assets/): taken

@@ -240,6 +240,10 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
         ["-", "bundles", id, "sbom.cdx.json"] => {
             (Route::BundleSbom, super::sbom::sbom(r, id).await)
         }
+        ["-", "bundles", id, "evidence", name] => (
+            Route::BundleEvidence,
+            super::sbom::evidence(r, id, name).await,
+        ),
         ["-", "xet", rest @ ..] => super::xet::xet(r, rest).await,
         [] | [""] | ["-", ..] => super::front::answer(r, segs),
         ["v1", "index"] => v1_index(r, segs).await,

@@ -69,6 +69,8 @@ pub enum Route {
     Env,
     /// A held bundle's SBOM, `GET /-/bundles/<sha>/sbom.cdx.json`.
     BundleSbom,
+    /// A held bundle's publisher evidence, `GET /-/bundles/<sha>/evidence/<name>`.
+    BundleEvidence,
     /// A runtime extra, `GET /extras/<host>/<path>`.
     Extras,
     /// How to rebuild a file from xorbs, `GET /-/xet/v{1,2}/reconstructions/<hash>`.
@@ -171,6 +173,7 @@ impl Route {
             Route::Misses => "misses",
             Route::Env => "env",
             Route::BundleSbom => "bundle_sbom",
+            Route::BundleEvidence => "bundle_evidence",
             Route::Extras => "extras",
             Route::XetReconstruction => "xet_reconstruction",
             Route::XetXorb => "xet_xorb",

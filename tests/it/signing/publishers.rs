@@ -8,7 +8,7 @@
 //! verifies it again; every altered copy is refused by name, nothing
 //! written or imported.
 
-use crate::bundle_kit::{import_bundle, snapshot};
+use crate::bundle_kit::{Server, import_bundle, snapshot};
 use crate::create::common::*;
 use llmgw_fixture::{
     ATTESTED_SIGNER, ATTESTED_TAG, Attestations, Fixture, FixtureOptions, PARTLY_ATTESTED_TAG,
@@ -233,4 +233,111 @@ fn import_refuses_a_carried_signature_that_no_longer_verifies() {
             .collect();
         assert!(held.is_empty(), "{what}: {held:?}");
     }
+}
+
+/// Sigstore's own Python client (`.venv-sigstore`), or a failure saying
+/// how to make it.
+fn sigstore_cli() -> std::path::PathBuf {
+    let dir = std::env::var_os("LLMGW_SIGSTORE_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-sigstore"));
+    let cli = dir.join("bin/sigstore");
+    assert!(
+        cli.is_file(),
+        "{} is missing: run scripts/setup.sh (it makes .venv-sigstore with sigstore==4.5.0), or \
+         set LLMGW_SIGSTORE_VENV to a venv that has it",
+        cli.display()
+    );
+    cli
+}
+
+#[test]
+fn the_real_sigstore_client_verifies_the_evidence_the_mirror_serves() {
+    let fx = attested(Attestations::Genuine);
+    let tmp = tempfile::tempdir().unwrap();
+    let id = site_identity();
+    ok(&create_attested(
+        &fx,
+        tmp.path(),
+        "amd64",
+        &["--identity", &id],
+    ));
+    let out = tmp.path().join("b");
+    let m = manifest_of_dir(&out);
+    let artifact = m
+        .evidence
+        .as_ref()
+        .unwrap()
+        .signatures
+        .as_ref()
+        .unwrap()
+        .signed[0]
+        .artifact
+        .clone();
+    let sha = sha256_file(&out.join("manifest.json"));
+    let store = tmp.path().join("store");
+    ok(&import_bundle(&out, &sha, &store, &[]));
+    let server = Server::start(&store);
+    let get = |path: &str, to: &Path| {
+        let o = std::process::Command::new("curl")
+            .args(["-sSf", "-o"])
+            .arg(to)
+            .arg(format!("{}{path}", server.url))
+            .output()
+            .unwrap();
+        ok(&o);
+    };
+    let evidence = tmp.path().join("evidence.sigstore.json");
+    let asset = tmp.path().join("llama-b6300-bin-ubuntu-x64.tar.gz");
+    get(
+        &format!("/-/bundles/{sha}/evidence/{artifact}.sigstore.json"),
+        &evidence,
+    );
+    get(
+        &format!(
+            "/ggml-org/llama.cpp/releases/download/{ATTESTED_TAG}/llama-b6300-bin-ubuntu-x64.tar.gz"
+        ),
+        &asset,
+    );
+    get(
+        &format!("/-/bundles/{sha}/evidence/trusted_root.json"),
+        &tmp.path().join("root.json"),
+    );
+    let missing = server.get(&format!(
+        "/-/bundles/{sha}/evidence/{}.sigstore.json",
+        "0".repeat(64)
+    ));
+    assert_eq!(missing.0, 404);
+    // Offline, as a node is: the client's own embedded root, no TUF refresh.
+    let o = std::process::Command::new(sigstore_cli())
+        .args(["verify", "identity", "--offline", "--bundle"])
+        .arg(&evidence)
+        .args([
+            "--cert-identity",
+            ATTESTED_SIGNER,
+            "--cert-oidc-issuer",
+            ISSUER,
+        ])
+        .arg(&asset)
+        .env("HOME", tmp.path())
+        .output()
+        .unwrap();
+    let said = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && said.contains("OK:"), "{said}");
+    // And it refuses the same evidence for other bytes.
+    std::fs::write(&asset, b"not the archive").unwrap();
+    let o = std::process::Command::new(sigstore_cli())
+        .args(["verify", "identity", "--offline", "--bundle"])
+        .arg(&evidence)
+        .args([
+            "--cert-identity",
+            ATTESTED_SIGNER,
+            "--cert-oidc-issuer",
+            ISSUER,
+        ])
+        .arg(&asset)
+        .env("HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
 }

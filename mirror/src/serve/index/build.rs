@@ -185,6 +185,11 @@ impl<'m> Builder<'m> {
                 sha256: e.sbom.sha256.clone(),
                 size: e.sbom.size,
             }),
+            signatures: m
+                .evidence
+                .as_ref()
+                .and_then(|e| e.signatures.clone())
+                .map(Box::new),
         });
     }
 

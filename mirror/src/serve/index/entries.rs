@@ -23,6 +23,9 @@ pub struct BundleInfo {
     pub bytes: u64,
     /// Format 4: its CycloneDX SBOM (`/-/bundles/<id>/sbom.cdx.json`).
     pub sbom: Option<Blob>,
+    /// Format 7: the publishers' signatures it carries
+    /// (`/-/bundles/<id>/evidence/…`).
+    pub signatures: Option<Box<llmgw_shared::manifest::Signatures>>,
 }
 
 /// A blob and how big it is.
