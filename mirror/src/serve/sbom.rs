@@ -21,19 +21,19 @@ use super::request::Req;
 use crate::serve::http::respond;
 
 /// The held bundle `id`, or the answer saying there is none.
-fn held<'i>(r: &'i Req<'_>, id: &str) -> Result<&'i BundleInfo, Response> {
+fn held<'i>(r: &'i Req<'_>, id: &str) -> Result<&'i BundleInfo, Box<Response>> {
     if r.method != Method::GET && r.method != Method::HEAD {
-        return Err(respond::method_not_allowed("GET, HEAD"));
+        return Err(Box::new(respond::method_not_allowed("GET, HEAD")));
     }
     r.index.bundles.iter().find(|b| b.id == id).ok_or_else(|| {
-        respond::text(
+        Box::new(respond::text(
             StatusCode::NOT_FOUND,
             format!(
                 "this mirror holds no bundle whose manifest sha256 is {} (`llmgw mirror list` \
                  names the held ones)\n",
                 shown(id)
             ),
-        )
+        ))
     })
 }
 
@@ -41,7 +41,7 @@ fn held<'i>(r: &'i Req<'_>, id: &str) -> Result<&'i BundleInfo, Response> {
 pub async fn sbom(r: &Req<'_>, id: &str) -> Response {
     let bundle = match held(r, id) {
         Ok(b) => b,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     let Some(blob) = &bundle.sbom else {
         return respond::text(
@@ -61,7 +61,7 @@ pub async fn sbom(r: &Req<'_>, id: &str) -> Response {
 pub async fn evidence(r: &Req<'_>, id: &str, name: &str) -> Response {
     let bundle = match held(r, id) {
         Ok(b) => b,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     let Some(sigs) = &bundle.signatures else {
         return respond::text(
