@@ -48,6 +48,10 @@ pub struct Summary {
     /// (`llmgw bundle sbom`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sbom: Option<llmgw_shared::Sha256>,
+    /// Format 7: each publisher's signature carried, `what: by identity`,
+    /// and each artifact let in unsigned, `what: unsigned (allowed by …)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub publisher_signatures: Vec<String>,
 }
 
 /// What a delta leaves to the store, or what a repair bundle brings.
@@ -328,6 +332,7 @@ impl Summary {
                 repairs: d.repairs.len(),
             }),
             sbom: m.evidence.as_ref().map(|e| e.sbom.sha256.clone()),
+            publisher_signatures: publisher_lines(m),
         }
     }
 
@@ -390,6 +395,9 @@ impl Summary {
                 "  SBOM: CycloneDX 1.6, blob {sbom} (`llmgw bundle sbom`)"
             );
         }
+        for p in &self.publisher_signatures {
+            let _ = writeln!(s, "  publisher signature: {}", llmgw_shared::shown(p));
+        }
         for g in &self.gaps {
             // The reason is the operator's instruction: whole (escaped).
             let reason = llmgw_shared::shown_message(&g.reason);
@@ -430,4 +438,22 @@ pub fn inspect(bundle: &Path) -> Result<Summary, VerifyError> {
     let sha = BundleId::of(&bytes);
     let m = Manifest::from_json_bytes(&bytes)?;
     Ok(Summary::of(&sha, &m))
+}
+
+/// One line per publisher's signature (and unsigned artifact) `m` carries.
+fn publisher_lines(m: &Manifest) -> Vec<String> {
+    let Some(sigs) = m.evidence.as_ref().and_then(|e| e.signatures.as_ref()) else {
+        return Vec::new();
+    };
+    let signed = sigs.signed.iter().map(|s| {
+        format!(
+            "{}: by {} (issued by {}, signed {})",
+            s.what, s.identity, s.issuer, s.signed_at
+        )
+    });
+    let unsigned = sigs
+        .unsigned
+        .iter()
+        .map(|u| format!("{}: unsigned (allowed by {})", u.what, u.allowed_by));
+    signed.chain(unsigned).collect()
 }

@@ -308,6 +308,27 @@ fn the_real_sigstore_client_verifies_the_evidence_the_mirror_serves() {
         "0".repeat(64)
     ));
     assert_eq!(missing.0, 404);
+    // The front page links it, and `mirror list` names the signer.
+    let front = text(&server.get("/").1);
+    assert!(
+        front.contains(&format!(
+            "/-/bundles/{sha}/evidence/{artifact}.sigstore.json"
+        )),
+        "{front}"
+    );
+    let listed = ok(&crate::bundle_kit::run(&[
+        "mirror",
+        "list",
+        "--store",
+        store.to_str().unwrap(),
+    ]));
+    assert!(
+        listed.contains(&format!(
+            "publisher signature: ggml-org/llama.cpp b6300 llama-b6300-bin-ubuntu-x64.tar.gz: by \
+             {ATTESTED_SIGNER}"
+        )),
+        "{listed}"
+    );
     // Offline, as a node is: the client's own embedded root, no TUF refresh.
     let o = std::process::Command::new(sigstore_cli())
         .args(["verify", "identity", "--offline", "--bundle"])

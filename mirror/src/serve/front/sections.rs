@@ -128,6 +128,7 @@ pub fn bundles(ix: &Index, view: View) -> String {
                 esc(b.channel.as_deref().unwrap_or("default")),
                 b.sequence.map_or_else(String::new, |s| s.to_string()),
                 signer.map_or_else(|| "<span class=\"dim\">unsigned</span>".into(), esc),
+                publishers(b),
                 esc(b.expires.as_deref().unwrap_or("")),
                 esc(&human_bytes(b.bytes)),
             ]
@@ -147,14 +148,49 @@ pub fn bundles(ix: &Index, view: View) -> String {
             "channel",
             "sequence",
             "signed by",
+            "publishers' signatures",
             "expires",
             "size",
         ],
-        &[3, 6],
+        &[3, 7],
         &rows,
     ));
     out.push_str(&view.footer("/-/bundles", total, "bundles"));
     out
+}
+
+/// A bundle's publishers' signatures: how many, each signer in the
+/// title, each Sigstore bundle and the trusted root a link.
+fn publishers(b: &crate::serve::index::entries::BundleInfo) -> String {
+    let Some(sigs) = &b.signatures else {
+        return "<span class=\"dim\">none</span>".into();
+    };
+    let base = format!("/-/bundles/{}/evidence", b.id);
+    let mut links: Vec<String> = sigs
+        .signed
+        .iter()
+        .map(|s| {
+            format!(
+                "<a href=\"{base}/{}{}\" title=\"{}: by {}\">{}</a>",
+                s.artifact,
+                llmgw_shared::manifest::SIGSTORE_SUFFIX,
+                esc(&s.what),
+                esc(&s.identity),
+                esc(s.what.rsplit(' ').next().unwrap_or(&s.what))
+            )
+        })
+        .collect();
+    links.push(format!(
+        "<a href=\"{base}/{}\">trusted root</a>",
+        llmgw_shared::manifest::TRUSTED_ROOT_NAME
+    ));
+    if !sigs.unsigned.is_empty() {
+        links.push(format!(
+            "<span class=\"warn\">{} unsigned</span>",
+            sigs.unsigned.len()
+        ));
+    }
+    links.join(", ")
 }
 
 /// The releases, by repository and tag.
