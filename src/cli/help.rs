@@ -40,7 +40,8 @@ Exit codes (every command): 0 done, 1 refused or failed (the reason is on stderr
 
 pub const RECIPE: &str = "  llmgw recipe builds llamacpp b6123 --arch amd64
   llmgw recipe candidates llamacpp b6123 --arch amd64 --driver 550.54.15 --cc 8.6
-  llmgw recipe environments vllm 0.20.1 --arch arm64 --json";
+  llmgw recipe environments vllm 0.20.1 --arch arm64 --json
+  llmgw recipe images vllm 0.34.0 --arch amd64 --driver 575.57.08";
 
 pub const RECIPE_EXIT_CODES: &str = "\
 Exit codes: 0 answered, 1 the table refuses (no build fits, an unknown variant or version;
@@ -57,6 +58,20 @@ pub const BUILDS: &str = "  llmgw recipe builds llamacpp b6123 --arch amd64
 
 pub const ENVIRONMENTS: &str = "  llmgw recipe environments vllm 0.20.1 --arch amd64
   llmgw recipe environments sglang 0.5.4 --arch arm64 --json";
+
+pub const IMAGES: &str = "  # every vLLM 0.34.0 image for amd64 nodes
+  llmgw recipe images vllm 0.34.0 --arch amd64
+  # the ones a node on driver 575 runs (the CUDA 12.9 build only)
+  llmgw recipe images vllm 0.34.0 --arch arm64 --driver 575.57.08 --json";
+
+/// What `recipe images` lists, and how `bundle create` picks among it.
+pub const IMAGES_NOTES: &str = "\
+The plain vLLM tag (v0.34.0) is the CUDA 13.0 build and needs driver 580; -cu129 runs on 525
+and newer. `bundle create --engine-image vllm=0.34.0 --driver D` carries the first image listed
+for --driver D (the site's newest driver); without --driver, every image listed;
+`vllm=0.34.0:cu129` only that variant.
+
+";
 
 /// What `recipe environments` lists, and how `bundle create` picks among it.
 pub const ENVIRONMENTS_NOTES: &str = "\
@@ -83,7 +98,11 @@ pub const CREATE: &str =
   # the settings from a file, signed with the site's key
   llmgw bundle create --spec site.toml --sign-key site.key --expires 90d
   # what nodes asked the mirror for and it lacked (llmgw mirror misses --out want.json)
-  llmgw bundle create --spec site.toml --want want.json --out wants.tar.zst";
+  llmgw bundle create --spec site.toml --want want.json --out wants.tar.zst
+  # vLLM's image for a site whose newest NVIDIA driver is 575 (the -cu129 build),
+  # fetched through the site's Docker Hub cache, served as docker.io/vllm/vllm-openai
+  llmgw bundle create --out vllm.tar.zst --arch amd64 --engine-image vllm=0.34.0 \\
+      --driver 575.57.08 --registry docker.io=https://cache.site.example";
 
 pub const SIGN: &str = "  llmgw bundle sign site.tar.zst --key site.key
   LLMGW_SIGN_PASSWORD=... llmgw bundle sign site-dir --key site.key";

@@ -8,6 +8,8 @@ use llmgw_shared::recipe::{self, Build, Environment, Host};
 
 use super::help;
 
+mod images;
+
 #[derive(Subcommand, Debug)]
 pub enum RecipeCommand {
     /// The builds a machine like the one described may run, best first, or
@@ -25,6 +27,14 @@ pub enum RecipeCommand {
         &format!("{}{}", help::ENVIRONMENTS_NOTES, help::RECIPE_EXIT_CODES)
     ))]
     Environments(BuildsArgs),
+    /// The container images of vLLM or SGLang published for an
+    /// architecture, best first, with the CUDA and NVIDIA driver each needs:
+    /// what `bundle create --engine-image` chooses from.
+    #[command(after_help = help::after_notes(
+        help::IMAGES,
+        &format!("{}{}", help::IMAGES_NOTES, help::RECIPE_EXIT_CODES)
+    ))]
+    Images(images::ImagesArgs),
 }
 
 #[derive(Args, Debug)]
@@ -95,6 +105,7 @@ pub fn run(cmd: RecipeCommand) -> anyhow::Result<()> {
             };
             return super::print(&out);
         }
+        RecipeCommand::Images(a) => return images::run(a),
     };
     let out = if json {
         to_json(&builds)?
@@ -119,18 +130,14 @@ fn parse_arch(s: &str) -> Result<String, String> {
 }
 
 /// `--driver`: a version as nvidia-smi prints it, 1 to 3 numbers with dots
-/// (550, 550.54, 550.54.15).
+/// (550, 550.54, 550.54.15); the recipe table's own check.
 fn parse_driver(s: &str) -> Result<String, String> {
-    let parts: Vec<&str> = s.split('.').collect();
-    let number = |p: &&str| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit());
-    if parts.len() > 3 || !parts.iter().all(number) {
-        return Err(format!(
-            "{s:?} is not an NVIDIA driver version; give it as `nvidia-smi \
-             --query-gpu=driver_version --format=csv,noheader` prints it, such as 550.54.15, \
-             or leave --driver out for a machine with no NVIDIA GPU"
-        ));
+    match recipe::driver_problem(s) {
+        None => Ok(s.to_string()),
+        Some(problem) => Err(format!(
+            "{problem}, or leave --driver out for a machine with no NVIDIA GPU"
+        )),
     }
-    Ok(s.to_string())
 }
 
 /// A compute capability is major.minor with one digit of minor, as NVIDIA
@@ -206,9 +213,9 @@ fn environments_table(envs: &[Environment]) -> String {
     table(&rows)
 }
 
-/// Rows of four cells as aligned columns.
-fn table(rows: &[[String; 4]]) -> String {
-    let widths: Vec<usize> = (0..4)
+/// Rows of cells as aligned columns.
+fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let widths: Vec<usize> = (0..N)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();

@@ -117,6 +117,29 @@ pub enum RecipeError {
         arch: String,
     },
 
+    /// The image table has no row for this version of the engine.
+    #[error("the recipe table has no image of {engine} {version}: {reason}")]
+    NoImages {
+        /// The engine asked for.
+        engine: String,
+        /// The version asked for.
+        version: String,
+        /// Which versions the table does hold, and what to do.
+        reason: String,
+    },
+
+    /// The engine's images of this version are not built for the
+    /// architecture.
+    #[error("{what} publishes no image for {arch}; its images are for {published}")]
+    NoImageForArch {
+        /// The engine and version asked for.
+        what: String,
+        /// The architecture asked for.
+        arch: String,
+        /// The architectures its images are built for.
+        published: String,
+    },
+
     /// `builds()` found no build of the version for the architecture, on a
     /// machine with or without a GPU; `reasons` says why. A list of
     /// reasons, one per host kind tried, each said once: not one cause, so

@@ -14,6 +14,7 @@ mod error;
 mod extras;
 mod fit;
 mod flashinfer_dsl;
+mod images;
 mod llamacpp;
 mod sglang;
 mod signers;
@@ -23,6 +24,8 @@ mod vllm;
 
 #[cfg(test)]
 mod environments_tests;
+#[cfg(test)]
+mod images_tests;
 #[cfg(test)]
 mod tests;
 
@@ -46,6 +49,7 @@ pub use flashinfer_dsl::{
     FLASHINFER_CUBINS_REPOSITORY_DEFAULT, FLASHINFER_DSL_FMHA_PINS, dsl_fmha_pins,
     is_dsl_fmha_extra,
 };
+pub use images::{EngineImage, driver_problem, images, site_images};
 pub use signers::{SIGNERS, Signer, signers_of};
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;

@@ -298,3 +298,98 @@ fn environments_of_an_archive_engine_is_refused() {
          engines with Python environments are sglang, vllm\n"
     );
 }
+
+/// `recipe images` prints what the table holds, best first: every image
+/// without `--driver`, the ones a driver runs with it (#52 item 1).
+#[test]
+fn images_json_is_the_table_s_answer() {
+    use llmgw_shared::recipe;
+    for (driver, want) in [
+        (None, vec!["v0.34.0", "v0.34.0-cu129"]),
+        (Some("590.48.01"), vec!["v0.34.0", "v0.34.0-cu129"]),
+        (Some("575.57.08"), vec!["v0.34.0-cu129"]),
+    ] {
+        let mut line = "recipe images vllm 0.34.0 --arch arm64 --json".to_string();
+        if let Some(d) = driver {
+            line.push_str(&format!(" --driver {d}"));
+        }
+        let o = llmgw_line(&line);
+        assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+        let got: Value = serde_json::from_slice(&o.stdout).expect("a JSON array");
+        let table = recipe::images("vllm", "0.34.0", None, "arm64", driver).unwrap();
+        assert_eq!(got, serde_json::to_value(&table).unwrap(), "{line}");
+        let tags: Vec<&str> = got
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["tag"].as_str().unwrap())
+            .collect();
+        assert_eq!(tags, want, "{line}");
+        for i in got.as_array().unwrap() {
+            assert_eq!(i["repository"], "vllm/vllm-openai");
+            assert_eq!(i["registry"], "docker.io");
+            assert_eq!(i["platforms"], serde_json::json!(["amd64", "arm64"]));
+        }
+    }
+}
+
+#[test]
+fn images_table_says_cuda_and_driver() {
+    let o = llmgw_line("recipe images vllm 0.34.0 --arch amd64");
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            vec!["VARIANT", "IMAGE", "CUDA", "DRIVER", "PLATFORMS"],
+            vec![
+                "cu130",
+                "docker.io/vllm/vllm-openai:v0.34.0",
+                "13.0",
+                ">=",
+                "580",
+                "linux/amd64,linux/arm64"
+            ],
+            vec![
+                "cu129",
+                "docker.io/vllm/vllm-openai:v0.34.0-cu129",
+                "12.9",
+                ">=",
+                "525",
+                "linux/amd64,linux/arm64"
+            ],
+        ]
+    );
+}
+
+#[test]
+fn images_refusals_say_what_there_is() {
+    let o = llmgw_line("recipe images vllm 0.34.0 --arch amd64 --variant cu13");
+    assert_eq!(o.status.code(), Some(1), "stdout: {}", stdout(&o));
+    assert!(
+        stderr(&o).contains("no build \"cu13\" here; it has cu130, cu129"),
+        "{}",
+        stderr(&o)
+    );
+    let o = llmgw_line("recipe images vllm 0.34.0 --arch amd64 --driver 5x");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is not an NVIDIA driver version"),
+        "{}",
+        stderr(&o)
+    );
+    let o = llmgw_line("recipe images vllm 0.34.0 --arch amd64 --driver 510");
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("the cu129 image needs NVIDIA driver 525 or newer; this node has 510"),
+        "{e}"
+    );
+    let o = llmgw_line("recipe images vllm 0.19.1 --arch amd64");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("start at 0.20"), "{}", stderr(&o));
+}
