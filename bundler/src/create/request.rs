@@ -134,7 +134,7 @@ pub async fn plan_request(
         progress,
         &spec.images,
         &spec.charts,
-        &spec.insecure_registries,
+        &spec.registries,
         &spec.arches,
         opts.source_date_epoch,
         &mut plan,

@@ -11,8 +11,8 @@ use llmgw_shared::manifest::RepoKind;
 
 use super::parse::{flag_of, url_flag};
 use super::{
-    DEFAULT_JOBS, DEFAULT_LLMGW_REPO, EngineSpec, LlmgwSpec, MAX_JOBS, RepoSpec, oci, parse_engine,
-    parse_repo, python,
+    CreateSettings, DEFAULT_JOBS, DEFAULT_LLMGW_REPO, EngineSpec, LlmgwSpec, MAX_JOBS, RepoSpec,
+    oci, parse_engine, parse_repo, python,
 };
 use crate::error::{CreateError, FlagError, RequestError};
 
@@ -250,16 +250,44 @@ pub(super) fn python_choices(
     ))
 }
 
-type OciSettings = (Vec<oci::ImageSource>, Vec<oci::ChartSource>, Vec<String>);
+type OciSettings = (Vec<oci::ImageSource>, Vec<oci::ChartSource>);
 
-/// `--image`, `--chart` and `--insecure-registry` read and checked, each
-/// image and chart once.
-pub(super) fn oci_settings(
-    images: &[String],
-    charts: &[String],
-    insecure: &[String],
-) -> Result<OciSettings, CreateError> {
-    use oci::{ChartSource, ImageSource, parse_insecure};
+/// What the request asks of OCI registries, checked.
+pub(super) struct OciRequest {
+    pub images: Vec<oci::ImageSource>,
+    pub charts: Vec<oci::ChartSource>,
+    pub registries: oci::registries::Registries,
+    pub engine_images: Vec<super::engine_images::EngineImagePick>,
+    pub driver: Option<String>,
+}
+
+/// `--image`, `--chart`, `--engine-image` (with `--driver`, per `--arch`),
+/// `--insecure-registry` and `--registry` read and checked: the engine
+/// images join the images as their Docker references.
+pub(super) fn oci_request(
+    s: &CreateSettings,
+    arches: &[String],
+) -> Result<OciRequest, CreateError> {
+    use super::engine_images;
+    let driver = engine_images::driver(s.driver.clone(), &s.engine_images)?;
+    let engine_images = engine_images::resolve(&s.engine_images, arches, driver.as_deref())?;
+    let mut image_texts = s.images.clone();
+    image_texts.extend(engine_images.iter().map(|p| p.image.reference()));
+    let (images, charts) = oci_settings(&image_texts, &s.charts)?;
+    let registries = oci::registries::Registries::parse(&s.insecure_registries, &s.registries)?;
+    Ok(OciRequest {
+        images,
+        charts,
+        registries,
+        engine_images,
+        driver,
+    })
+}
+
+/// `--image` (with the engine images' references) and `--chart` read and
+/// checked, each image and chart once.
+fn oci_settings(images: &[String], charts: &[String]) -> Result<OciSettings, CreateError> {
+    use oci::{ChartSource, ImageSource};
     let mut refs: Vec<ImageSource> = Vec::new();
     for i in images {
         let r = ImageSource::parse(i)?;
@@ -285,9 +313,5 @@ pub(super) fn oci_settings(
             chart_list.push(c);
         }
     }
-    let insecure = insecure
-        .iter()
-        .map(|h| parse_insecure(h))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((refs, chart_list, insecure))
+    Ok((refs, chart_list))
 }

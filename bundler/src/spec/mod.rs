@@ -37,6 +37,9 @@
 //!           "llmgw/llmgw:0.1.0=oci-layout:llmgw-image"]   # a local OCI layout
 //! charts = ["oci://ghcr.io/acme/charts/app:1.2.0", "charts/site-0.3.0.tgz"]
 //! insecure_registries = ["registry.site.example:5000"]
+//! registries = ["docker.io=https://cache.site.example"]   # another address, same digests
+//! engine_images = ["vllm=0.34.0", "sglang=0.5.14:cu129"]
+//! driver = "575.57.08"             # the site's newest NVIDIA driver
 //! python_interpreter = "carried"   # or "none": the nodes bring their own CPython
 //! overrides = ["vllm=flashinfer-python==0.7.4"]
 //! constraints = ["tools=numpy<2.3"]
@@ -45,6 +48,7 @@
 
 mod check;
 pub mod dsl_pins;
+pub mod engine_images;
 pub mod extras;
 pub mod oci;
 mod parse;
@@ -171,8 +175,13 @@ pub struct CreateSpec {
     pub images: Vec<oci::ImageSource>,
     /// `--chart`: Helm charts.
     pub charts: Vec<oci::ChartSource>,
-    /// `--insecure-registry`: registries asked over plain HTTP.
-    pub insecure_registries: Vec<String>,
+    /// `--insecure-registry` and `--registry`: where each registry is asked.
+    pub registries: oci::registries::Registries,
+    /// `--engine-image`: the recipe table's images chosen (their references
+    /// are in `images` too).
+    pub engine_images: Vec<engine_images::EngineImagePick>,
+    /// `--driver`: the site's newest NVIDIA driver.
+    pub driver: Option<String>,
     /// `$REGISTRY_AUTH_FILE`, when set.
     pub registry_auth_file: Option<PathBuf>,
     /// `$HOME`, for `~/.docker/config.json`.
@@ -199,8 +208,9 @@ impl CreateSpec {
         let s = flags.combine(file);
         let signatures = s.signature_policy()?;
 
-        let out = check::out(s.out)?;
-        let arches = check::arches(s.arch)?;
+        let out = check::out(s.out.clone())?;
+        let arches = check::arches(s.arch.clone())?;
+        let oci = check::oci_request(&s, &arches)?;
         let github_api = url_flag(
             "--github-api",
             s.github_api
@@ -229,8 +239,6 @@ impl CreateSpec {
         let manylinux = check::manylinux(s.manylinux)?;
         let python = check::python_choices(&s.python_interpreter, &s.overrides, &s.constraints)?;
         let site_python = check::site_python(s.python.as_deref(), &python_envs)?;
-        let (images, charts, insecure_registries) =
-            check::oci_settings(&s.images, &s.charts, &s.insecure_registries)?;
         let wants = check::wants(s.want.as_deref())?;
         let asked_for = [
             llmgw.is_none(),
@@ -238,8 +246,8 @@ impl CreateSpec {
             engines.is_empty(),
             repos.is_empty(),
             python_envs.is_empty(),
-            images.is_empty(),
-            charts.is_empty(),
+            oci.images.is_empty(),
+            oci.charts.is_empty(),
         ];
         if asked_for.iter().all(|none| *none) {
             return Err(crate::error::RequestError::NothingToBundle.into());
@@ -276,9 +284,11 @@ impl CreateSpec {
             github_raw,
             dry_run: s.dry_run,
             volumes,
-            images,
-            charts,
-            insecure_registries,
+            images: oci.images,
+            charts: oci.charts,
+            registries: oci.registries,
+            engine_images: oci.engine_images,
+            driver: oci.driver,
             registry_auth_file: env.registry_auth_file.clone(),
             home: env.home.clone(),
             wants,

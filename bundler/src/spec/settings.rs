@@ -78,6 +78,14 @@ pub struct CreateSettings {
     pub charts: Vec<String>,
     /// `--insecure-registry HOST:PORT`: registries asked over plain HTTP.
     pub insecure_registries: Vec<String>,
+    /// `--registry HOST=URL`: a registry asked at another address.
+    pub registries: Vec<String>,
+    /// `--engine-image ENGINE=VERSION[:VARIANT]`: the recipe table's images
+    /// of an engine version.
+    pub engine_images: Vec<String>,
+    /// `--driver D`: the site's newest NVIDIA driver, which chooses among
+    /// the engine images.
+    pub driver: Option<String>,
     /// `--python-interpreter carried|none`: whether the nodes' CPython is
     /// carried or brought by the nodes.
     pub python_interpreter: Option<String>,
@@ -157,6 +165,9 @@ impl CreateSettings {
             images: list(self.images, lower.images),
             charts: list(self.charts, lower.charts),
             insecure_registries: list(self.insecure_registries, lower.insecure_registries),
+            registries: list(self.registries, lower.registries),
+            engine_images: list(self.engine_images, lower.engine_images),
+            driver: self.driver.or(lower.driver),
             python_interpreter: self.python_interpreter.or(lower.python_interpreter),
             overrides: list(self.overrides, lower.overrides),
             constraints: list(self.constraints, lower.constraints),

@@ -16,8 +16,8 @@ Flags may also come from a TOML file (--spec FILE) with the same names, lists pl
   out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
   github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
   indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity, images, charts,
-  insecure_registries, python_interpreter, overrides, constraints, python, identities,
-  trusted_root, allow_unsigned_upstream.
+  insecure_registries, registries, engine_images, driver, python_interpreter, overrides,
+  constraints, python, identities, trusted_root, allow_unsigned_upstream.
 Flags override the file; a list flag replaces the file's list. Relative paths in the
 file are relative to the file's folder.
 
@@ -123,6 +123,21 @@ pub struct CreateArgs {
     /// repeatable).
     #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
     pub insecure_registries: Vec<String>,
+    /// Ask the registry HOST at URL instead: a site's pull-through cache, a test's
+    /// registry. Every digest is checked the same, and the image is recorded and served
+    /// under HOST, e.g. docker.io=https://cache.site.example (repeatable).
+    #[arg(long = "registry", value_name = "HOST=URL")]
+    pub registries: Vec<String>,
+    /// An engine's container images from the recipe table, for every --arch, each under
+    /// its publisher's name (docker.io/vllm/vllm-openai:v0.34.0-cu129): ENGINE=VERSION
+    /// the best image a node on --driver runs, or without --driver every image the table
+    /// lists; :VARIANT (cu130, cu129) only that one. See `llmgw recipe images` (repeatable).
+    #[arg(long = "engine-image", value_name = "ENGINE=VERSION[:VARIANT]")]
+    pub engine_images: Vec<String>,
+    /// The site's newest NVIDIA driver (575.57.08): --engine-image carries the best image a
+    /// node on it runs. Left out: every image the table lists for the version.
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
     /// A site's own Python environment, resolved per --arch, served at
     /// /pypi/NAME-ARCH/simple/ (repeatable); NAME=PATH/uv.lock or
     /// NAME=PATH/pylock.toml carries exactly what that lock names instead.
@@ -452,6 +467,9 @@ fn settings(args: CreateArgs) -> CreateSettings {
         images: args.images,
         charts: args.charts,
         insecure_registries: args.insecure_registries,
+        registries: args.registries,
+        engine_images: args.engine_images,
+        driver: args.driver,
         want: args.want,
         python_interpreter: args.python_interpreter,
         overrides: args.overrides,

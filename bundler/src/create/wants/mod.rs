@@ -68,7 +68,7 @@ pub async fn plan_images(ctx: &ImageCtx<'_>, wants: &Wants, plan: &mut Plan) {
             ctx.progress,
             &images,
             &charts,
-            &ctx.spec.insecure_registries,
+            &ctx.spec.registries,
             &ctx.spec.arches,
             ctx.created,
             &mut own,

@@ -41,6 +41,55 @@ pub enum FlagError {
         /// The value as given.
         value: String,
     },
+    /// `--engine-image` is not `ENGINE=VERSION[:VARIANT]`.
+    #[error(
+        "--engine-image {}: expected ENGINE=VERSION[:VARIANT], e.g. vllm=0.34.0 or \
+         vllm=0.34.0:cu129",
+        shown(text)
+    )]
+    EngineImage {
+        /// The value as given.
+        text: String,
+    },
+    /// The recipe table has no image for an `--engine-image` on an arch.
+    #[error("--engine-image {} for --arch {arch}", shown(text))]
+    EngineImageRecipe {
+        /// The value as given.
+        text: String,
+        /// The architecture it was asked for.
+        arch: String,
+        /// Why the table has none (it names the variants and versions it has).
+        #[source]
+        error: Box<llmgw_shared::recipe::RecipeError>,
+    },
+    /// `--driver` is not an NVIDIA driver version.
+    #[error("--driver: {problem}")]
+    Driver {
+        /// The recipe table's words for what is wrong with it.
+        problem: String,
+    },
+    /// `--driver` given with nothing it decides.
+    #[error(
+        "--driver {}: it chooses among engine images, and no --engine-image (or the spec \
+         file's engine_images) was given; drop it or add --engine-image",
+        shown(driver)
+    )]
+    DriverAlone {
+        /// The driver as given.
+        driver: String,
+    },
+    /// `--registry` is not `HOST=URL`.
+    #[error(
+        "--registry {}: {why}; expected HOST=URL, e.g. docker.io=https://cache.site.example \
+         or docker.io=http://127.0.0.1:5000",
+        shown(text)
+    )]
+    Registry {
+        /// The value as given (escaped when shown).
+        text: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// `--index` is not `NAME=URL`.
     #[error(
         "--index {text:?}: expected NAME=URL, e.g. pytorch-cu129=https://proxy.example/whl/cu129"

@@ -25,6 +25,7 @@ use super::auth::RegistryAuth;
 use super::error::OciError;
 use crate::http::{Http, HttpError, redact};
 use crate::spec::oci::reference::Reference;
+use crate::spec::oci::registries::Registries;
 
 /// Every manifest media type a registry may answer with, as one `Accept`.
 pub const MANIFEST_ACCEPT: &str = "application/vnd.oci.image.index.v1+json, \
@@ -41,34 +42,50 @@ const MAX_RATE_WAIT: Duration = Duration::from_secs(30);
 pub struct Repo {
     /// The image as shown in messages (`docker.io/library/ubuntu:24.04`).
     pub shown: String,
-    /// The registry as references name it (`docker.io`).
+    /// The registry asked, as references name it (`docker.io`); for one
+    /// `--registry` sends elsewhere, the address's `host[:port]`, whose
+    /// credentials apply.
     pub registry: String,
     /// The API's base URL (`https://registry-1.docker.io/`).
     pub base: Url,
     /// The repository path.
     pub repository: String,
+    /// Asked at an address `--registry` gave, whose scheme the operator
+    /// chose: a failed handshake there is not answered with
+    /// `--insecure-registry` advice.
+    pub redirected: bool,
 }
 
 impl Repo {
-    /// The repository of `r`, over plain HTTP when its registry is among
-    /// `insecure` (`--insecure-registry`).
-    pub fn of(r: &Reference, insecure: &[String]) -> Result<Self, OciError> {
-        let scheme = if insecure.iter().any(|h| h == &r.registry) {
-            "http"
-        } else {
-            "https"
+    /// The repository of `r`, asked where `registries` says: at the
+    /// address `--registry` gives its registry, over plain HTTP when it is
+    /// an `--insecure-registry`, else over https at its API host. `shown`
+    /// and the record keep the reference's own registry; `registry` is the
+    /// host asked, whose credentials and token realm apply.
+    pub fn of(r: &Reference, registries: &Registries) -> Result<Self, OciError> {
+        let bad = || crate::spec::oci::reference::ReferenceError::Host {
+            given: r.to_string(),
+            host: r.registry.clone(),
         };
-        let text = format!("{scheme}://{}/", r.api_host());
-        let base =
-            Url::parse(&text).map_err(|_| crate::spec::oci::reference::ReferenceError::Host {
-                given: r.to_string(),
-                host: r.registry.clone(),
-            })?;
+        let base = registries
+            .base_for(&r.registry, r.api_host())
+            .ok_or_else(bad)?;
+        let redirected = registries.redirected(&r.registry);
+        let registry = if redirected {
+            match (base.host_str(), base.port()) {
+                (Some(h), Some(p)) => format!("{h}:{p}"),
+                (Some(h), None) => h.to_string(),
+                (None, _) => return Err(bad().into()),
+            }
+        } else {
+            r.registry.clone()
+        };
         Ok(Self {
             shown: r.to_string(),
-            registry: r.registry.clone(),
+            registry,
             base,
             repository: r.repository.clone(),
+            redirected,
         })
     }
 
@@ -111,7 +128,9 @@ pub async fn get_manifest(
     };
     loop {
         let asked = match http.get(&url, Some(MANIFEST_ACCEPT), None).await {
-            Err(e) if attempt == 1 && e.failed_handshake() => Err(plain_http(http, repo, e).await?),
+            Err(e) if attempt == 1 && e.failed_handshake() && !repo.redirected => {
+                Err(plain_http(http, repo, e).await?)
+            }
             asked => asked,
         };
         let (mut resp, final_url) = match asked {

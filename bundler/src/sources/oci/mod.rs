@@ -67,7 +67,7 @@ pub async fn plan_all(
     progress: &Events,
     images: &[ImageSource],
     charts: &[ChartSource],
-    insecure: &[String],
+    registries: &crate::spec::oci::registries::Registries,
     arches: &[String],
     created: Option<u64>,
     plan: &mut Plan,
@@ -76,7 +76,7 @@ pub async fn plan_all(
         http,
         auth,
         cache,
-        insecure,
+        registries,
         arches,
     };
     for source in images {

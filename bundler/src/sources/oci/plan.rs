@@ -31,14 +31,15 @@ use crate::fetch::Download;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::spec::oci::reference::Reference;
+use crate::spec::oci::registries::Registries;
 
 /// What planning an image needs.
 pub struct Ctx<'a> {
     pub http: &'a Http,
     pub auth: &'a RegistryAuth,
     pub cache: &'a Cache,
-    /// `--insecure-registry` hosts: asked over plain HTTP.
-    pub insecure: &'a [String],
+    /// Where each registry is asked (`--insecure-registry`, `--registry`).
+    pub registries: &'a Registries,
     /// The bundle's `--arch` list (`amd64`, `arm64`).
     pub arches: &'a [String],
 }
@@ -57,7 +58,7 @@ pub async fn plan_image(
     r: &Reference,
     plan: &mut Plan,
 ) -> Result<PlannedImage, CreateError> {
-    let repo = Repo::of(r, ctx.insecure)?;
+    let repo = Repo::of(r, ctx.registries)?;
     let top = get_manifest(ctx.http, ctx.auth, &repo, &r.asked()).await?;
     if let Some(pin) = &r.pin
         && &top.sha256 != pin

@@ -1,7 +1,8 @@
 //! What the operator asks for from OCI registries: `--image` (a Docker
 //! reference, or a local OCI layout) and `--chart` (`oci://…`, or a
-//! packaged chart on disk), and `--insecure-registry`; read here, before
-//! any network, and planned by `sources::oci`.
+//! packaged chart on disk), and `--insecure-registry` and `--registry`
+//! (`registries`); read here, before any network, and planned by
+//! `sources::oci`.
 //!
 //! Invariant: every value passed the OCI grammar (`reference`, `layout`)
 //! before it is kept, so nothing from the command line reaches a URL or
@@ -9,6 +10,7 @@
 
 pub mod layout;
 pub mod reference;
+pub mod registries;
 
 use llmgw_shared::manifest::is_registry_host;
 

@@ -1,0 +1,200 @@
+//! `--engine-image ENGINE=VERSION[:VARIANT]` (the spec file's
+//! `engine_images`) and `--driver D`: the container images of an engine
+//! version the recipe table lists, chosen per `--arch` as the table is asked
+//! for builds — as a machine with no NVIDIA GPU and as one on the site's
+//! newest driver (`--driver`; left out, every image the table lists).
+//!
+//! Invariant: what this gives is Docker references the recipe table made,
+//! under their publishers' own names (`docker.io/vllm/vllm-openai:…`); they
+//! join `--image`'s list and go through the same path (resolved, every
+//! manifest and blob checked, attestations carried), so an engine image is
+//! recorded and served as any image is. Nothing here touches the network.
+
+use llmgw_shared::recipe::{self, EngineImage, RecipeError};
+
+use crate::error::{CreateError, FlagError};
+
+/// One image the table chose, and for which architectures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineImagePick {
+    /// The `--engine-image` value it was chosen for.
+    pub asked: String,
+    /// The table's row: the reference, its CUDA, driver floor, platforms.
+    pub image: EngineImage,
+    /// The `--arch` values it is carried for.
+    pub arches: Vec<String>,
+}
+
+/// `ENGINE=VERSION[:VARIANT]`, each part non-empty; the table checks the
+/// engine, the version and the variant with its own words.
+fn parse(text: &str) -> Result<(String, String, Option<String>), CreateError> {
+    let bad = || FlagError::EngineImage {
+        text: text.to_string(),
+    };
+    let (engine, rest) = text.split_once('=').ok_or_else(bad)?;
+    let (version, variant) = match rest.split_once(':') {
+        Some((v, variant)) => (v, Some(variant.trim())),
+        None => (rest, None),
+    };
+    let (engine, version) = (engine.trim(), version.trim());
+    if engine.is_empty() || version.is_empty() || variant.is_some_and(str::is_empty) {
+        return Err(bad().into());
+    }
+    Ok((
+        engine.to_string(),
+        version.to_string(),
+        variant.map(str::to_string),
+    ))
+}
+
+/// `--driver`: an NVIDIA driver version, and only with an engine image to
+/// choose among.
+pub(super) fn driver(
+    given: Option<String>,
+    images: &[String],
+) -> Result<Option<String>, CreateError> {
+    let Some(d) = given else { return Ok(None) };
+    if let Some(problem) = recipe::driver_problem(&d) {
+        return Err(FlagError::Driver { problem }.into());
+    }
+    if images.is_empty() {
+        return Err(FlagError::DriverAlone { driver: d }.into());
+    }
+    Ok(Some(d))
+}
+
+/// Every image the `given` values choose for `arches` on `driver`, each
+/// reference once (with every arch it is for). An arch the engine
+/// publishes no image for is left to the others; none for any arch is
+/// refused with the table's words.
+pub(super) fn resolve(
+    given: &[String],
+    arches: &[String],
+    driver: Option<&str>,
+) -> Result<Vec<EngineImagePick>, CreateError> {
+    let mut picks: Vec<EngineImagePick> = Vec::new();
+    for text in given {
+        let (engine, version, variant) = parse(text)?;
+        let mut first_refusal: Option<(String, RecipeError)> = None;
+        let mut found = false;
+        for arch in arches {
+            let images =
+                match recipe::site_images(&engine, &version, variant.as_deref(), arch, driver) {
+                    Ok(i) => i,
+                    Err(e @ RecipeError::NoImageForArch { .. }) => {
+                        first_refusal.get_or_insert((arch.clone(), e));
+                        continue;
+                    }
+                    Err(error) => return Err(refused(text, arch, error)),
+                };
+            found = true;
+            for image in images {
+                match picks
+                    .iter_mut()
+                    .find(|p| p.image.reference() == image.reference())
+                {
+                    Some(p) if !p.arches.contains(arch) => p.arches.push(arch.clone()),
+                    Some(_) => {}
+                    None => picks.push(EngineImagePick {
+                        asked: text.clone(),
+                        image,
+                        arches: vec![arch.clone()],
+                    }),
+                }
+            }
+        }
+        if let (false, Some((arch, error))) = (found, first_refusal) {
+            return Err(refused(text, &arch, error));
+        }
+    }
+    Ok(picks)
+}
+
+fn refused(text: &str, arch: &str, error: RecipeError) -> CreateError {
+    FlagError::EngineImageRecipe {
+        text: text.to_string(),
+        arch: arch.to_string(),
+        error: Box::new(error),
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(given: &[&str], arches: &[&str], driver: Option<&str>) -> Vec<(String, Vec<String>)> {
+        let given: Vec<String> = given.iter().map(|s| s.to_string()).collect();
+        let arches: Vec<String> = arches.iter().map(|s| s.to_string()).collect();
+        resolve(&given, &arches, driver)
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.image.reference(), p.arches))
+            .collect()
+    }
+
+    #[test]
+    fn the_driver_keeps_the_best_image_a_node_runs() {
+        let both = vec!["amd64".to_string(), "arm64".to_string()];
+        let plain = "docker.io/vllm/vllm-openai:v0.34.0".to_string();
+        let cu129 = "docker.io/vllm/vllm-openai:v0.34.0-cu129".to_string();
+        assert_eq!(
+            refs(&["vllm=0.34.0"], &["amd64", "arm64"], Some("575")),
+            [(cu129.clone(), both.clone())]
+        );
+        assert_eq!(
+            refs(&["vllm=0.34.0"], &["amd64", "arm64"], Some("590")),
+            [(plain.clone(), both.clone())]
+        );
+        assert_eq!(
+            refs(&["vllm=0.34.0"], &["amd64"], None),
+            [
+                (plain, vec!["amd64".to_string()]),
+                (cu129.clone(), vec!["amd64".to_string()])
+            ]
+        );
+        assert_eq!(
+            refs(
+                &["vllm=0.34.0:cu129", "vllm=0.34.0"],
+                &["arm64"],
+                Some("575")
+            ),
+            [(cu129, vec!["arm64".to_string()])]
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_flag_the_arch_and_the_table_s_reason() {
+        let arches = vec!["arm64".to_string()];
+        for (text, driver, says) in [
+            ("vllm", None, "expected ENGINE=VERSION[:VARIANT]"),
+            ("vllm=0.34.0:", None, "expected ENGINE=VERSION[:VARIANT]"),
+            ("vllm=0.34.0:cu13", None, "it has cu130, cu129"),
+            ("vllm=0.19.1", None, "start at 0.20"),
+            (
+                "vllm=0.34.0",
+                Some("510"),
+                "needs NVIDIA driver 525 or newer",
+            ),
+            ("llamacpp=b8000", None, "release archives"),
+            (
+                "vllm=0.34.0:cu130",
+                Some("575"),
+                "the cu130 image needs NVIDIA driver 580",
+            ),
+        ] {
+            let e = resolve(&[text.to_string()], &arches, driver).unwrap_err();
+            let said = llmgw_shared::chain(&e);
+            assert!(said.contains(says), "{text}: {said}");
+            assert!(said.starts_with("--engine-image"), "{text}: {said}");
+            assert!(e.is_usage(), "{text}");
+        }
+        let e = driver(Some("5x".into()), &["vllm=0.34.0".into()]).unwrap_err();
+        assert!(
+            e.to_string().contains("is not an NVIDIA driver version"),
+            "{e}"
+        );
+        let e = driver(Some("575".into()), &[]).unwrap_err();
+        assert!(e.to_string().contains("no --engine-image"), "{e}");
+    }
+}
