@@ -3,11 +3,13 @@
 //! `docker-registry` on loopback, carried by `llmgw bundle create --image`
 //! and taken in by `llmgw bundle import`; the token flow, the 429 and the
 //! hostile registries against the fixture's stand-in; an image missed
-//! through the mirror carried by `--want`.
+//! through the mirror carried by `--want`; engine images chosen by the
+//! recipe table and `--driver`, fetched through `--registry` (#52).
 
 pub mod common;
 
 mod distribution;
+mod engine;
 mod hostile;
 mod layout;
 mod token;
