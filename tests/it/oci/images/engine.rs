@@ -189,3 +189,42 @@ fn bad_engine_image_driver_and_registry_values_are_usage_errors() {
         assert!(!out.exists());
     }
 }
+
+/// `--registry` changes only where a registry is asked: an `--image` that
+/// names docker.io is fetched from the address and recorded as docker.io,
+/// and a pin the address's tag does not name is refused with both
+/// digests, as from the registry itself (#52 item 3).
+#[test]
+fn an_address_is_checked_as_the_registry_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (reg, plain, _) = registry(dir.path());
+    let via = format!("docker.io=http://{}", reg.host);
+    let out = dir.path().join("b");
+    ok(&create(dir.path())
+        .args(["--arch", "amd64", "--out"])
+        .arg(&out)
+        .args(["--image", &format!("vllm/vllm-openai:{PLAIN}")])
+        .args(["--registry", &via])
+        .output()
+        .unwrap());
+    let m = manifest(&out);
+    let image = only_image(&m);
+    assert_eq!(image.registry.as_deref(), Some("docker.io"));
+    assert_eq!(format!("sha256:{}", image.digest), plain);
+    let other = "0".repeat(64);
+    let e = fails(
+        &create(dir.path())
+            .args(["--arch", "amd64", "--out"])
+            .arg(dir.path().join("pinned"))
+            .args([
+                "--image",
+                &format!("vllm/vllm-openai:{PLAIN}@sha256:{other}"),
+            ])
+            .args(["--registry", &via])
+            .output()
+            .unwrap(),
+        1,
+    );
+    assert!(e.contains(&other) && e.contains(&plain[7..]), "{e}");
+    assert!(e.contains("docker.io/vllm/vllm-openai"), "{e}");
+}
