@@ -4,8 +4,8 @@
 //! `--registry docker.io=URL` points Docker Hub's name at it. `--driver`
 //! chooses which the bundle carries; each is recorded under its own name
 //! (`docker.io/vllm/vllm-openai`), and after import containerd pulls it
-//! through the mirror by that name and tag, as a node with a `hosts.toml`
-//! for docker.io does.
+//! through the mirror by that name and tag, with the `hosts.toml` for
+//! docker.io that `mirror env` prints.
 
 use std::path::Path;
 
@@ -103,14 +103,26 @@ fn the_driver_chooses_the_cuda_variant_and_containerd_pulls_it_by_name() {
     ok(&import(&dir.path().join("old"), &sha, &store));
     let mirror = crate::bundle_kit::Server::start(&store);
     mirror.wait_for("/readyz", 200);
+    // The hosts.toml a node is given: what `mirror env` prints for every
+    // registry the store holds images from (here docker.io only).
+    let env = ok(&llmgw()
+        .args(["mirror", "env", "--json", "--url", &mirror.url, "--store"])
+        .arg(&store)
+        .output()
+        .unwrap());
+    let env: serde_json::Value = serde_json::from_str(&env).unwrap();
+    let files = env["containerd"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{env}");
+    assert_eq!(files[0]["registry"], "docker.io");
+    assert_eq!(
+        files[0]["file"],
+        "/etc/containerd/certs.d/docker.io/hosts.toml"
+    );
     let hosts = dir.path().join("hosts/docker.io");
     std::fs::create_dir_all(&hosts).unwrap();
     std::fs::write(
         hosts.join("hosts.toml"),
-        format!(
-            "server = \"https://registry-1.docker.io\"\n[host.\"{}\"]\n  capabilities = [\"pull\", \"resolve\"]\n",
-            mirror.url
-        ),
+        files[0]["content"].as_str().unwrap(),
     )
     .unwrap();
     let c = containerd(dir.path());
