@@ -10,6 +10,8 @@
 #   kubernetes-validate  --strict on every rendered object (CRD kinds skipped by name)
 #   chart test           deploy/tests/test_chart.py: probes, securityContext, store path,
 #                        ports, token path, and bad values refused by values.schema.json
+#   engine chart test    deploy/tests/test_engine.py: the optional engine (image by digest,
+#                        GPUs, HF_ENDPOINT at the mirror, selectors apart)
 #   CLI contract         deploy/tests/test_cli_contract.py: the chart's command lines run
 #                        against the real binary ($LLMGW_BIN, else debug/llmgw under
 #                        $CARGO_TARGET_DIR or target/)
@@ -83,6 +85,7 @@ step "shellcheck deploy/check.sh" shellcheck deploy/check.sh
 step "yamllint deploy/" lint_yaml
 step "helm lint, render and kubernetes-validate --strict" validate_rendered
 step "chart test (deploy/tests/test_chart.py)" "$py" deploy/tests/test_chart.py
+step "engine chart test (deploy/tests/test_engine.py)" "$py" deploy/tests/test_engine.py
 step "CLI contract (deploy/tests/test_cli_contract.py)" "$py" deploy/tests/test_cli_contract.py
 
 echo "deploy: $passed passed, $failed failed"

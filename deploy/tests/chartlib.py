@@ -52,6 +52,16 @@ def render(values: dict, name: str = RELEASE, namespace: str = NAMESPACE) -> lis
     return docs
 
 
+def is_engine(doc: dict) -> bool:
+    """Whether an object is the optional engine's (templates/engine.yaml), not the mirror's."""
+    return doc["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "engine"
+
+
+def mirror_objects(docs: list[dict]) -> list[dict]:
+    """The mirror's own objects among the rendered ones."""
+    return [d for d in docs if not is_engine(d)]
+
+
 def notes(values: dict) -> str:
     raw = render_raw(values)
     return next(text for path, text in raw.items() if path.endswith("NOTES.txt"))

@@ -80,7 +80,8 @@ class Rendered:
     def __init__(self, scenario: str, values: dict):
         self.scenario = scenario
         self.values = values
-        self.docs = chartlib.render(values)
+        # The mirror's objects; the optional engine's are test_engine.py's.
+        self.docs = chartlib.mirror_objects(chartlib.render(values))
         self.deploy = one(self.docs, "Deployment")
         self.pod = self.deploy["spec"]["template"]["spec"]
         self.mirror = next(c for c in self.pod["containers"] if c["name"] == "mirror")
@@ -461,7 +462,7 @@ class ChartTest(unittest.TestCase):
         self.assertGreaterEqual(len(values_blocks), 2, "docs/kubernetes.md shows values files")
         for values in values_blocks:
             with self.subTest(keys=sorted(values)):
-                docs = chartlib.render(values)
+                docs = chartlib.mirror_objects(chartlib.render(values))
                 self.assertEqual(len(objs(docs, "Deployment")), 1)
 
     def test_the_default_image_is_the_one_the_mirror_serves(self):

@@ -50,6 +50,30 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* The engine's image (engine.image): repository@digest when a digest is given, else
+repository:tag. */}}
+{{- define "llmgw-mirror.engineImage" -}}
+{{- if .Values.engine.image.digest }}
+{{- printf "%s@%s" .Values.engine.image.repository .Values.engine.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.engine.image.repository .Values.engine.image.tag }}
+{{- end }}
+{{- end }}
+
+{{/* The engine's selector: another name than the mirror's, so neither the mirror's
+Service nor its PodDisruptionBudget selects engine pods. */}}
+{{- define "llmgw-mirror.engineSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "llmgw-mirror.name" . | trunc 56 | trimSuffix "-" }}-engine
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "llmgw-mirror.engineLabels" -}}
+helm.sh/chart: {{ include "llmgw-mirror.chart" . }}
+{{ include "llmgw-mirror.engineSelectorLabels" . }}
+app.kubernetes.io/component: engine
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
 {{/* Whether the store is in S3-compatible object storage (store.type s3). */}}
 {{- define "llmgw-mirror.s3" -}}
 {{- if eq .Values.store.type "s3" }}true{{- end }}

@@ -149,6 +149,27 @@ fn the_driver_chooses_the_cuda_variant_and_containerd_pulls_it_by_name() {
         .find(|l| l.starts_with(&format!("{reference} ")))
         .unwrap_or_else(|| panic!("{reference} not listed: {ls}"));
     assert!(line.contains(&cu129), "{line}");
+    // The chart's engine Deployment, given the carried digest, names the
+    // image containerd pulls through the mirror (#52 item 5).
+    let rendered = chart_engine_image(&cu129);
+    assert_eq!(rendered, format!("docker.io/{REPO}@{cu129}"));
+    let o = c.ctr(&["images", "rm", &reference]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = c.ctr(&[
+        "images",
+        "pull",
+        "--snapshotter",
+        "native",
+        "--hosts-dir",
+        hosts_dir.to_str().unwrap(),
+        &rendered,
+    ]);
+    assert!(
+        o.status.success(),
+        "ctr pull {rendered}: {}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
     // The CUDA 13 build was not carried: the mirror does not have it.
     let o = c.ctr(&[
         "images",
@@ -160,6 +181,26 @@ fn the_driver_chooses_the_cuda_variant_and_containerd_pulls_it_by_name() {
         &format!("docker.io/{REPO}:{PLAIN}"),
     ]);
     assert!(!o.status.success(), "the cu130 image was served");
+}
+
+/// The image of the Deployment the Helm chart renders with `engine.image`
+/// pinned to `digest` (Helm's Go SDK through the venv's helm-python-sdk).
+fn chart_engine_image(digest: &str) -> String {
+    let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/tests");
+    let script = format!(
+        "import sys; sys.path.insert(0, {deploy:?}); import chartlib\n\
+         v = {{'engine': {{'enabled': True, 'image': {{'repository': 'docker.io/{REPO}', \
+         'tag': '{CU129}', 'digest': '{digest}', 'pullPolicy': 'IfNotPresent'}}}}}}\n\
+         d = [o for o in chartlib.render(v) if chartlib.is_engine(o) and o['kind'] == 'Deployment']\n\
+         print(d[0]['spec']['template']['spec']['containers'][0]['image'])\n",
+        deploy = deploy.display().to_string()
+    );
+    let o = std::process::Command::new(crate::oci::clients::venv_python())
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout).trim().to_string()
 }
 
 #[test]
