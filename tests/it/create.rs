@@ -7,6 +7,7 @@
 pub mod common;
 
 mod downloads;
+mod latest;
 mod outputs;
 mod ranges;
 mod refusals;

@@ -6,7 +6,7 @@
 
 use super::options::Options;
 use crate::cache::Cache;
-use crate::error::CreateError;
+use crate::error::{CreateError, RequestError};
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::sources::engines::{self, EngineBuilds};
@@ -14,27 +14,45 @@ use crate::sources::hub::{self, HubClient};
 use crate::sources::llmgw_release;
 use crate::sources::oci::{self, auth::RegistryAuth};
 use crate::sources::python::{EnvRequest, PlannedEnv};
-use crate::spec::CreateSpec;
+use crate::spec::{CreateSpec, EngineSpec};
 
 /// What a run asks for, checked against the recipe table and the flags
 /// without any network: the Python environments, and each engine's builds.
 pub struct Request {
     pub python: Vec<EnvRequest>,
     pub engines: Vec<EngineBuilds>,
+    /// `--engine ENGINE=latest`: made a concrete release when planning.
+    pub latest: Vec<EngineSpec>,
 }
 
 impl Request {
     /// Refuses Python engines the table does not know, unknown engines, bad
     /// versions and flags that name nothing, before any network.
     pub fn of(spec: &CreateSpec) -> Result<Self, CreateError> {
+        let is_latest = |e: &&EngineSpec| e.version == engines::latest::LATEST;
+        if let Some(e) = spec
+            .engines
+            .iter()
+            .find(|e| is_latest(e) && engines::is_python(&e.name))
+        {
+            return Err(RequestError::LatestNotRelease {
+                engine: e.name.clone(),
+            }
+            .into());
+        }
         let python = crate::sources::python::requests_of(spec)?;
         let engines = spec
             .engines
             .iter()
-            .filter(|e| !engines::is_python(&e.name))
+            .filter(|e| !engines::is_python(&e.name) && !is_latest(e))
             .map(|e| engines::resolve(e, &spec.arches))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { python, engines })
+        let latest = spec.engines.iter().filter(is_latest).cloned().collect();
+        Ok(Self {
+            python,
+            engines,
+            latest,
+        })
     }
 }
 
@@ -80,7 +98,16 @@ pub async fn plan_request(
         ));
         llmgw_release::plan(http, cache, l, &spec.arches, spec.allow_missing, &mut plan).await?;
     }
-    for eb in &request.engines {
+    let mut latest = Vec::new();
+    for e in &request.latest {
+        let eb = engines::latest::resolve_latest(http, &spec.github_api, e, &spec.arches).await?;
+        progress.message(&format!(
+            "{} latest: {} (the newest stable release; recorded as such)",
+            e.name, eb.engine.version
+        ));
+        latest.push(eb);
+    }
+    for eb in request.engines.iter().chain(&latest) {
         progress.message(&format!(
             "{} {}: {} builds for {}",
             eb.engine.name,

@@ -12,6 +12,7 @@ use llmgw_shared::signing::SigningError;
 use thiserror::Error;
 
 mod hub;
+mod latest;
 pub mod oci;
 mod python;
 mod reach;
@@ -23,6 +24,7 @@ mod usage;
 mod volumes;
 
 pub use hub::HubError;
+pub use latest::LatestError;
 pub use python::{LockError, PythonError};
 pub use reach::UnreachableHost;
 pub use signatures::SignatureError;
@@ -136,6 +138,10 @@ pub enum CreateError {
     /// A size flag's value is not a size (exit code 2).
     #[error(transparent)]
     Size(#[from] SizeError),
+
+    /// `--engine ENGINE=latest` found no release to carry.
+    #[error(transparent)]
+    Latest(#[from] LatestError),
 
     /// The volumes asked for cannot hold the bundle (exit code 2).
     #[error(transparent)]

@@ -72,6 +72,15 @@ pub enum RequestError {
         /// The variant given.
         variant: String,
     },
+    /// `latest` asked of an engine that is not published as GitHub releases.
+    #[error(
+        "--engine {engine}=latest: latest is resolved for engines published as GitHub \
+         releases (llamacpp, uv); give {engine} a version, e.g. {engine}=0.34.0"
+    )]
+    LatestNotRelease {
+        /// The engine.
+        engine: String,
+    },
     /// The recipe table has no GitHub release for an engine whose builds
     /// are asked for (the table refuses PyPI engines first: a safety net).
     #[error("{engine} has no GitHub release to bundle builds from")]

@@ -6,6 +6,8 @@
 //! the release (other operating systems, other architectures, checksum
 //! sidecars, which are read but not carried) is left.
 
+pub mod latest;
+
 use llmgw_shared::manifest::{Asset, BuildRef, Release};
 use llmgw_shared::recipe;
 

@@ -20,7 +20,7 @@ use crate::fetch::Download;
 use crate::http::{Http, HttpError};
 
 /// A release JSON larger than this is refused (GitHub's are tens of KiB).
-const MAX_RELEASE_JSON: usize = 32 << 20;
+pub const MAX_RELEASE_JSON: usize = 32 << 20;
 /// A `.sha256` sidecar, a `SHA256SUMS` or a signature larger than this is refused.
 pub const MAX_SMALL_FILE: usize = 1 << 20;
 
