@@ -61,9 +61,10 @@ pub struct CreateArgs {
     /// minisign public key that must have signed llmgw's SHA256SUMS (repeatable).
     #[arg(long, value_name = "KEY.pub")]
     pub trust: Vec<PathBuf>,
-    /// An engine of the recipe table at a version, e.g. llamacpp=b6123, uv=0.12.20; a Python
-    /// engine may name one variant, vllm=0.33.0:cu13 (only that environment; `llmgw recipe
-    /// environments` lists them) (repeatable).
+    /// An engine of the recipe table at a version, e.g. llamacpp=b6123, llamacpp=v0.3.0,
+    /// uv=0.12.20; llamacpp=latest or uv=latest is resolved now to the newest stable release
+    /// and recorded as its tag; a Python engine may name one variant, vllm=0.33.0:cu13 (only
+    /// that environment; `llmgw recipe environments` lists them) (repeatable).
     #[arg(long = "engine", value_name = "NAME=VERSION[:VARIANT]")]
     pub engines: Vec<String>,
     /// A Hugging Face model, e.g. acme/tiny@main or org/m:*.Q4_K_M.gguf,config.json (repeatable).
