@@ -98,32 +98,7 @@ pub async fn plan_request(
         ));
         llmgw_release::plan(http, cache, l, &spec.arches, spec.allow_missing, &mut plan).await?;
     }
-    let mut latest = Vec::new();
-    for e in &request.latest {
-        let eb = engines::latest::resolve_latest(http, &spec.github_api, e, &spec.arches).await?;
-        progress.message(&format!(
-            "{} latest: {} (the newest stable release; recorded as such)",
-            e.name, eb.engine.version
-        ));
-        latest.push(eb);
-    }
-    for eb in request.engines.iter().chain(&latest) {
-        progress.message(&format!(
-            "{} {}: {} builds for {}",
-            eb.engine.name,
-            eb.engine.version,
-            eb.builds.len(),
-            spec.arches.join(", ")
-        ));
-        engines::plan(
-            http,
-            &spec.github_api,
-            eb,
-            (spec.allow_missing, &spec.signatures),
-            &mut plan,
-        )
-        .await?;
-    }
+    plan_engines(spec, http, progress, request, &mut plan).await?;
     // A want-list adds projects to the environments it names, so they are
     // resolved with them; its other wants are planned after the request's
     // own repositories and engines, each a gap where its upstream lacks it.
@@ -153,6 +128,18 @@ pub async fn plan_request(
         super::wants::plan_hub(&hub, &spec.repos, &wants, &mut plan).await;
         let (api, arches) = (&spec.github_api, &spec.arches);
         super::wants::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan).await;
+    }
+    for p in &spec.engine_images {
+        let i = &p.image;
+        progress.message(&format!(
+            "--engine-image {}: {} ({}, CUDA {}, driver {} or newer) for {}",
+            p.asked,
+            i.reference(),
+            i.variant,
+            i.cuda,
+            i.min_driver,
+            p.arches.join(", ")
+        ));
     }
     oci::plan_all(
         http,
@@ -184,4 +171,42 @@ pub async fn plan_request(
     let reached = crate::reach::check(http, cache, &mut plan, &crate::reach::Flags::of(spec)).await;
     plan.finish(reached)?;
     Ok(Planned { plan, envs })
+}
+
+/// Each engine's builds planned from its release: `latest` made a concrete
+/// release first (`engines::latest`), then every engine as asked.
+async fn plan_engines(
+    spec: &CreateSpec,
+    http: &Http,
+    progress: &crate::progress::Events,
+    request: &Request,
+    plan: &mut Plan,
+) -> Result<(), CreateError> {
+    let mut latest = Vec::new();
+    for e in &request.latest {
+        let eb = engines::latest::resolve_latest(http, &spec.github_api, e, &spec.arches).await?;
+        progress.message(&format!(
+            "{} latest: {} (the newest stable release; recorded as such)",
+            e.name, eb.engine.version
+        ));
+        latest.push(eb);
+    }
+    for eb in request.engines.iter().chain(&latest) {
+        progress.message(&format!(
+            "{} {}: {} builds for {}",
+            eb.engine.name,
+            eb.engine.version,
+            eb.builds.len(),
+            spec.arches.join(", ")
+        ));
+        engines::plan(
+            http,
+            &spec.github_api,
+            eb,
+            (spec.allow_missing, &spec.signatures),
+            plan,
+        )
+        .await?;
+    }
+    Ok(())
 }

@@ -44,16 +44,23 @@ fn registry(dir: &Path) -> (Distribution, String, String) {
 /// test's registry, `extra` added; the bundle's manifest and sha256.
 fn carry(dir: &Path, reg: &Distribution, name: &str, extra: &[&str]) -> (String, Vec<String>) {
     let out = dir.join(name);
-    let sha = ok(&create(dir)
+    let o = create(dir)
         .args(["--arch", "amd64,arm64", "--out"])
         .arg(&out)
         .args(["--engine-image", "vllm=0.34.0"])
         .args(["--registry", &format!("docker.io=http://{}", reg.host)])
         .args(extra)
         .output()
-        .unwrap())
-    .trim()
-    .to_string();
+        .unwrap();
+    let sha = ok(&o).trim().to_string();
+    // What the table chose is said, with what it needs.
+    if extra.contains(&"575.57.08") {
+        let says = format!(
+            "--engine-image vllm=0.34.0: docker.io/{REPO}:{CU129} (cu129, CUDA 12.9, driver 525 \
+             or newer) for amd64, arm64"
+        );
+        assert!(text(&o.stderr).contains(&says), "{}", text(&o.stderr));
+    }
     let m = manifest(&out);
     let mut carried = Vec::new();
     for image in &m.images {
