@@ -250,6 +250,15 @@ pub(super) fn python_choices(
     ))
 }
 
+/// Refuses a request whose every part (`none`: each part's "not asked")
+/// asks for nothing.
+pub(super) fn something_asked(none: &[bool]) -> Result<(), CreateError> {
+    if none.iter().all(|n| *n) {
+        return Err(RequestError::NothingToBundle.into());
+    }
+    Ok(())
+}
+
 type OciSettings = (Vec<oci::ImageSource>, Vec<oci::ChartSource>);
 
 /// What the request asks of OCI registries, checked.

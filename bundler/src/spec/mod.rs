@@ -240,7 +240,7 @@ impl CreateSpec {
         let python = check::python_choices(&s.python_interpreter, &s.overrides, &s.constraints)?;
         let site_python = check::site_python(s.python.as_deref(), &python_envs)?;
         let wants = check::wants(s.want.as_deref())?;
-        let asked_for = [
+        check::something_asked(&[
             llmgw.is_none(),
             wants.is_none(),
             engines.is_empty(),
@@ -248,10 +248,7 @@ impl CreateSpec {
             python_envs.is_empty(),
             oci.images.is_empty(),
             oci.charts.is_empty(),
-        ];
-        if asked_for.iter().all(|none| *none) {
-            return Err(crate::error::RequestError::NothingToBundle.into());
-        }
+        ])?;
         let keep_in_cache = s.cache.is_some();
         let cache = s.cache.map_or_else(|| default_cache(env), Ok)?;
         let zstd_level = check::zstd_level(s.zstd_level)?;
