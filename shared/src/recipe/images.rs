@@ -138,7 +138,9 @@ const ROWS: &[Row] = &[
                  SemiAnalysisAI/InferenceX#275, `v0.5.6-cu129-amd64`/`-arm64`), and still \
                  publishes `latest-cu129` after the CUDA 13 default \
                  (imdingtalk/image-mirror#1775, 2026-06-12); CUDA 12 runs on driver 525 and \
-                 newer",
+                 newer. Inferred, not seen: no versioned `-cu129` tag from 0.5.11 on was \
+                 found in these sources, only the naming before it and `latest-cu129` after; \
+                 a create asking for one the registry lacks fails naming the tag",
     },
 ];
 
