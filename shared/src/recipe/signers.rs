@@ -37,13 +37,18 @@ pub const SIGNERS: &[Signer] = &[
         identity: "https://github.com/ggml-org/llama.cpp/.github/workflows/release.yml@",
         always_signs: false,
     },
-    // uv attests its release archives (astral-sh/uv#11357, "Add uv release
-    // artifact attestations", from the workflow that builds the binaries);
-    // releases before it have none: not "always".
+    // uv attests its release archives, installers and dist-manifest
+    // (astral-sh/uv#11357, "Add uv release artifact attestations"), made
+    // possible for its custom build by attesting in cargo-dist's host job
+    // (axodotdev/cargo-dist#2000), which runs in the generated
+    // `release.yml`. Read from those threads, not from a signed uv release:
+    // if the signer differs, create refuses naming both identities, and a
+    // site admits the right one with `--identity`. Releases before the
+    // change have none: not "always".
     Signer {
         repo: "astral-sh/uv",
         issuer: GITHUB_ACTIONS_ISSUER,
-        identity: "https://github.com/astral-sh/uv/.github/workflows/build-release-binaries.yml@",
+        identity: "https://github.com/astral-sh/uv/.github/workflows/release.yml@",
         always_signs: false,
     },
 ];

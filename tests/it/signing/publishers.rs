@@ -41,18 +41,19 @@ fn create_attested(fx: &Fixture, dir: &Path, arch: &str, extra: &[&str]) -> std:
     run(&mut c)
 }
 
+/// A bundle of the attested release made under `dir` (at `dir/b`), its
+/// signer admitted by `--identity`; the fixture it came from.
+fn carried(dir: &Path) -> (Fixture, std::path::PathBuf) {
+    let fx = attested(Attestations::Genuine);
+    let id = site_identity();
+    ok(&create_attested(&fx, dir, "amd64", &["--identity", &id]));
+    (fx, dir.join("b"))
+}
+
 #[test]
 fn an_admitted_attestation_is_carried_and_verified_again_at_import() {
-    let fx = attested(Attestations::Genuine);
     let tmp = tempfile::tempdir().unwrap();
-    let id = site_identity();
-    ok(&create_attested(
-        &fx,
-        tmp.path(),
-        "amd64",
-        &["--identity", &id],
-    ));
-    let out = tmp.path().join("b");
+    let (_fx, out) = carried(tmp.path());
     let m = manifest_of_dir(&out);
     assert_eq!(m.format_version, FORMAT_SIGNATURES);
     let sigs = m.evidence.as_ref().unwrap().signatures.as_ref().unwrap();
@@ -177,16 +178,8 @@ fn a_required_signature_missing_refuses_unless_allowed_and_then_is_recorded() {
 
 #[test]
 fn import_refuses_a_carried_signature_that_no_longer_verifies() {
-    let fx = attested(Attestations::Genuine);
     let tmp = tempfile::tempdir().unwrap();
-    let id = site_identity();
-    ok(&create_attested(
-        &fx,
-        tmp.path(),
-        "amd64",
-        &["--identity", &id],
-    ));
-    let out = tmp.path().join("b");
+    let (_fx, out) = carried(tmp.path());
     let manifest_path = out.join("manifest.json");
     let good = manifest_of_dir(&out);
     // Another carried blob than the signed archive: the SBOM.
@@ -253,16 +246,8 @@ fn sigstore_cli() -> std::path::PathBuf {
 
 #[test]
 fn the_real_sigstore_client_verifies_the_evidence_the_mirror_serves() {
-    let fx = attested(Attestations::Genuine);
     let tmp = tempfile::tempdir().unwrap();
-    let id = site_identity();
-    ok(&create_attested(
-        &fx,
-        tmp.path(),
-        "amd64",
-        &["--identity", &id],
-    ));
-    let out = tmp.path().join("b");
+    let (_fx, out) = carried(tmp.path());
     let m = manifest_of_dir(&out);
     let artifact = m
         .evidence
