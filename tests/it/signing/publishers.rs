@@ -293,6 +293,36 @@ fn the_real_sigstore_client_verifies_the_evidence_the_mirror_serves() {
         "0".repeat(64)
     ));
     assert_eq!(missing.0, 404);
+    // A hostile name is answered escaped; HEAD answers GET's headers.
+    let hostile = text(
+        &server
+            .get(&format!("/-/bundles/{sha}/evidence/%1b%5b31mx"))
+            .1,
+    );
+    assert!(
+        !hostile.contains('\u{1b}') && hostile.contains("no evidence named"),
+        "{hostile}"
+    );
+    let url = format!(
+        "{}/-/bundles/{sha}/evidence/{artifact}.sigstore.json",
+        server.url
+    );
+    let headers = |head: bool| {
+        let mut c = std::process::Command::new("curl");
+        c.args(["-sS", "-D", "-", "-o", "/dev/null"]);
+        if head {
+            c.arg("-I");
+        }
+        let o = c.arg(&url).output().unwrap();
+        let mut lines: Vec<String> = text(&o.stdout)
+            .lines()
+            .filter(|l| !l.to_ascii_lowercase().starts_with("date:"))
+            .map(str::to_string)
+            .collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(headers(true), headers(false));
     // The front page links it, and `mirror list` names the signer.
     let front = text(&server.get("/").1);
     assert!(
@@ -315,35 +345,45 @@ fn the_real_sigstore_client_verifies_the_evidence_the_mirror_serves() {
         "{listed}"
     );
     // Offline, as a node is: the client's own embedded root, no TUF refresh.
-    let o = std::process::Command::new(sigstore_cli())
-        .args(["verify", "identity", "--offline", "--bundle"])
-        .arg(&evidence)
-        .args([
-            "--cert-identity",
-            ATTESTED_SIGNER,
-            "--cert-oidc-issuer",
-            ISSUER,
-        ])
-        .arg(&asset)
-        .env("HOME", tmp.path())
-        .output()
-        .unwrap();
+    let verify = || {
+        std::process::Command::new(sigstore_cli())
+            .args(["verify", "identity", "--offline", "--bundle"])
+            .arg(&evidence)
+            .args([
+                "--cert-identity",
+                ATTESTED_SIGNER,
+                "--cert-oidc-issuer",
+                ISSUER,
+            ])
+            .arg(&asset)
+            .env("HOME", tmp.path())
+            .output()
+            .unwrap()
+    };
+    let o = verify();
     let said = format!("{}{}", text(&o.stdout), text(&o.stderr));
     assert!(o.status.success() && said.contains("OK:"), "{said}");
     // And it refuses the same evidence for other bytes.
     std::fs::write(&asset, b"not the archive").unwrap();
-    let o = std::process::Command::new(sigstore_cli())
-        .args(["verify", "identity", "--offline", "--bundle"])
-        .arg(&evidence)
-        .args([
-            "--cert-identity",
-            ATTESTED_SIGNER,
-            "--cert-oidc-issuer",
-            ISSUER,
-        ])
-        .arg(&asset)
-        .env("HOME", tmp.path())
-        .output()
-        .unwrap();
+    let o = verify();
     assert!(!o.status.success());
+}
+
+#[test]
+fn a_trusted_root_that_is_not_one_is_a_usage_error_naming_the_file() {
+    let fx = attested(Attestations::Genuine);
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("root.json");
+    std::fs::write(&bad, "{\"mediaType\": \"\u{1b}[31m\"}").unwrap();
+    let root = bad.to_str().unwrap().to_string();
+    let err = fails(
+        &create_attested(&fx, tmp.path(), "amd64", &["--trusted-root", &root]),
+        2,
+    );
+    assert!(
+        err.contains(&format!("--trusted-root {root}")) && err.contains("not usable"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}'), "{err}");
+    assert!(!tmp.path().join("b").exists());
 }
