@@ -19,6 +19,7 @@
 #   .venv-sbom:   cyclonedx-python-lib with its JSON schema validation (bundle SBOMs).
 #   .venv-pickle: numpy (pinned), whose object arrays the no-pickle policy must refuse.
 #   .venv-sigstore: sigstore (pinned), which verifies the publishers' attestations served.
+#   .venv-kernels: the `kernels` library (pinned), which loads Hub kernels through the mirror.
 #   .venv-extras: tiktoken and openai_harmony (runtime extras), and in encodings/ the real
 #                 o200k_base and cl100k_base from the tiktoken-rs crate.
 #   $LLMGW_TOOLS_DIR/garage-2.5.0, …/s3s-fs-0.14.1: two real S3 servers, built once from
@@ -107,6 +108,9 @@ make_venv .venv-pickle numpy==2.4.6
 # Publishers' signatures (issue 49): Sigstore's own Python client verifies, offline, the
 # attestations the mirror serves from a bundle.
 make_venv .venv-sigstore sigstore==4.5.0
+# Hub kernels (issue 51): the `kernels` library itself loads a kernel served by the mirror,
+# checks its publisher, and downloads what a kernels.lock pins.
+make_venv .venv-kernels kernels==0.17.2 huggingface_hub==2.5.0 hf-xet==1.8.0
 # Runtime extras (issue 32): the real tiktoken and openai_harmony (gpt-oss's tokenizer in
 # vLLM and SGLang) load encodings served by the mirror. Their own hash checks accept only
 # the real files, which the tiktoken-rs 0.12.1 crate ships byte for byte (its assets/): taken

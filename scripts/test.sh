@@ -38,7 +38,7 @@ echo "setup: the demo's setup builds no S3 server"
 python3 scripts/structure_test.py
 python3 scripts/structure.py
 
-export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036" LLMGW_VENV_PY="$PWD/.venv-py" LLMGW_OCI_VENV="$PWD/.venv-oci" LLMGW_SBOM_VENV="$PWD/.venv-sbom" LLMGW_PICKLE_VENV="$PWD/.venv-pickle" LLMGW_SIGSTORE_VENV="$PWD/.venv-sigstore"
+export LLMGW_VENV="$PWD/.venv" LLMGW_VENV_HF036="$PWD/.venv-hf036" LLMGW_VENV_PY="$PWD/.venv-py" LLMGW_OCI_VENV="$PWD/.venv-oci" LLMGW_SBOM_VENV="$PWD/.venv-sbom" LLMGW_PICKLE_VENV="$PWD/.venv-pickle" LLMGW_SIGSTORE_VENV="$PWD/.venv-sigstore" LLMGW_KERNELS_VENV="$PWD/.venv-kernels"
 tools=${LLMGW_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/tools}
 export LLMGW_S3S_FS="$tools/s3s-fs-0.14.1/bin/s3s-fs" LLMGW_GARAGE="$tools/garage-2.5.0/bin/garage"
 # --no-fail-fast: one failing binary does not hide what the others would say.

@@ -130,10 +130,7 @@ fn sources(plan: &Plan, skips: &dyn Fn(&Sha256, u64) -> bool) -> Vec<SourceSumma
         sources.push(s);
     }
     for r in &plan.repos {
-        let kind = match r.kind {
-            llmgw_shared::manifest::RepoKind::Model => "model",
-            llmgw_shared::manifest::RepoKind::Dataset => "dataset",
-        };
+        let kind = r.kind.singular();
         let mut s = source(format!("{kind} {}@{}", r.id, r.commit));
         for f in &r.files {
             // A file known by its git blob sha1 only is counted as carried:

@@ -59,7 +59,7 @@ pub struct Plan {
 /// files' sha256 is not all known yet.
 #[derive(Debug)]
 pub struct PlannedRepo {
-    /// Whether the repository is a model or a dataset.
+    /// Whether the repository is a model, a dataset or a kernel.
     pub kind: RepoKind,
     /// `org/name`.
     pub id: String,
@@ -73,6 +73,8 @@ pub struct PlannedRepo {
     pub patterns: Vec<String>,
     /// The files chosen.
     pub files: Vec<PlannedFile>,
+    /// A kernel's build folders and publisher, as the manifest records them.
+    pub kernel: Option<llmgw_shared::manifest::KernelRepo>,
 }
 
 /// A file of a Hub repository, as planned.
@@ -118,6 +120,7 @@ impl PlannedRepo {
             commit: self.commit.into(),
             patterns: self.patterns,
             files,
+            kernel: self.kernel,
         })
     }
 }

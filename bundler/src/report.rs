@@ -83,16 +83,7 @@ pub fn artifacts(m: &Manifest) -> Vec<Artifact> {
     let mut listed = std::collections::BTreeSet::new();
     for r in &m.repos {
         for f in &r.files {
-            let what = format!(
-                "{} {}@{} {}",
-                match r.kind {
-                    llmgw_shared::manifest::RepoKind::Model => "model",
-                    llmgw_shared::manifest::RepoKind::Dataset => "dataset",
-                },
-                r.id,
-                r.commit,
-                f.path
-            );
+            let what = format!("{} {}@{} {}", r.kind.singular(), r.id, r.commit, f.path);
             if !listed.insert(what.clone()) {
                 continue;
             }

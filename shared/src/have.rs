@@ -242,10 +242,7 @@ pub fn blob_uses(m: &Manifest) -> BTreeMap<String, Vec<String>> {
         }
     }
     for r in &m.repos {
-        let kind = match r.kind {
-            crate::manifest::RepoKind::Model => "model",
-            crate::manifest::RepoKind::Dataset => "dataset",
-        };
+        let kind = r.kind.singular();
         for f in &r.files {
             add(
                 &f.sha256,

@@ -11,6 +11,7 @@ mod digest;
 mod git;
 mod have;
 mod ids;
+pub mod kernels;
 pub mod manifest;
 mod names;
 pub mod parity;

@@ -102,7 +102,37 @@ pub const CREATE: &str =
   # vLLM's image for a site whose newest NVIDIA driver is 575 (the -cu129 build),
   # fetched through the site's Docker Hub cache, served as docker.io/vllm/vllm-openai
   llmgw bundle create --out vllm.tar.zst --arch amd64 --engine-image vllm=0.34.0 \\
-      --driver 575.57.08 --registry docker.io=https://cache.site.example";
+      --driver 575.57.08 --registry docker.io=https://cache.site.example
+  # vLLM with the Hub kernels its nodes load (the build folders for its torch and CUDA)
+  llmgw bundle create --out vllm.tar.zst --arch amd64 --engine vllm=0.34.0 \\
+      --kernel kernels-community/activation@v1 --kernels-lock kernels.lock";
+
+/// `bundle create`'s notes after its examples: the spec file's keys, the
+/// output, credentials, exit codes.
+pub const CREATE_NOTES: &str = "\
+Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
+  out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets, kernels,
+  kernels_lock,
+  github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
+  indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity, images, charts,
+  insecure_registries, registries, engine_images, driver, python_interpreter, overrides,
+  constraints, python, identities, trusted_root, allow_unsigned_upstream.
+Flags override the file; a list flag replaces the file's list. Relative paths in the
+file are relative to the file's folder.
+
+The output format follows the --out name: NAME.tar.zst, NAME.tar, or else a directory.
+stdout gets the manifest sha256 (the bundle's identity), also written to OUT.sha256 as
+`<hex>  manifest.json`; carry it apart from the bundle. HF_TOKEN, when set, is sent to
+the Hub's origin only, and never written anywhere. SOURCE_DATE_EPOCH makes the bundle
+byte-for-byte reproducible (and is the `created` annotation of a --chart PATH.tgz,
+else the file's mtime). Registry credentials come from $REGISTRY_AUTH_FILE or
+~/.docker/config.json (`docker login`), and go only to that registry and its token realm.
+
+Exit codes:
+  0  the bundle was written
+  1  it failed: an upstream, a digest, a signature, free space, the disk (reason on stderr)
+  2  usage: bad flags or spec file, or a request the recipe table refuses
+     (an unknown engine, a bad version, an --index no environment uses)";
 
 pub const SIGN: &str = "  llmgw bundle sign site.tar.zst --key site.key
   LLMGW_SIGN_PASSWORD=... llmgw bundle sign site-dir --key site.key";

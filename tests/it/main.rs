@@ -15,6 +15,7 @@ pub use llmgw_fixture::kit as bundle_kit;
 mod cli;
 mod create;
 mod import;
+mod kernels;
 mod oci;
 mod python;
 mod s3;

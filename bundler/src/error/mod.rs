@@ -12,6 +12,7 @@ use llmgw_shared::signing::SigningError;
 use thiserror::Error;
 
 mod hub;
+mod kernel;
 mod latest;
 pub mod oci;
 mod python;
@@ -24,6 +25,7 @@ mod usage;
 mod volumes;
 
 pub use hub::HubError;
+pub use kernel::KernelError;
 pub use latest::LatestError;
 pub use python::{LockError, PythonError};
 pub use reach::UnreachableHost;
@@ -430,6 +432,11 @@ pub enum CreateError {
     /// policy flags themselves are wrong).
     #[error(transparent)]
     PublisherSignature(Box<SignatureError>),
+
+    /// A Hub kernel repository could not be carried (exit code 2 when the
+    /// request or its lock file is wrong).
+    #[error(transparent)]
+    Kernel(Box<KernelError>),
 }
 
 impl CreateError {
@@ -451,6 +458,7 @@ impl CreateError {
                 | CreateError::Pack(_)
         ) || matches!(self, CreateError::Oci(e) if e.is_usage())
             || matches!(self, CreateError::PublisherSignature(e) if e.is_usage())
+            || matches!(self, CreateError::Kernel(e) if e.is_usage())
     }
 
     pub(crate) fn hub_answer(

@@ -43,6 +43,7 @@ fn tiny() -> RepoSpec {
         id: "acme/tiny".into(),
         revision: "main".into(),
         patterns: vec![],
+        variants: Vec::new(),
     }
 }
 

@@ -234,10 +234,7 @@ impl Builder<'_> {
     fn repos(&mut self, m: &Manifest, evidence: &[RepoEvidence]) {
         for r in &m.repos {
             let base = format!("pkg:huggingface/{}@{}", purl_path(r.id.as_str()), r.commit);
-            let kind = match r.kind {
-                RepoKind::Model => "model",
-                RepoKind::Dataset => "dataset",
-            };
+            let kind = r.kind.singular();
             let what = format!("{kind} {}@{}", r.id, r.commit);
             let refs: Vec<String> = r
                 .files
@@ -269,6 +266,7 @@ impl Builder<'_> {
             let ctype = match r.kind {
                 RepoKind::Model => "machine-learning-model",
                 RepoKind::Dataset => "data",
+                RepoKind::Kernel => "library",
             };
             let mut g = group(
                 ctype,

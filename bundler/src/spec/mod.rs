@@ -50,6 +50,7 @@ mod check;
 pub mod dsl_pins;
 pub mod engine_images;
 pub mod extras;
+mod kernels;
 pub mod oci;
 mod parse;
 pub mod python;
@@ -100,9 +101,14 @@ pub struct EngineSpec {
 pub struct RepoSpec {
     pub kind: RepoKind,
     pub id: String,
+    /// For a kernel asked without one, empty: its newest `vN` branch,
+    /// found when it is planned.
     pub revision: String,
     /// Empty means every file.
     pub patterns: Vec<String>,
+    /// A kernel's build folders named by hand (`:VARIANT,…`); empty: the
+    /// folders the bundle's own Python environments load.
+    pub variants: Vec<String>,
 }
 
 /// Everything one run of `bundle create` is to do, checked.
@@ -224,7 +230,8 @@ impl CreateSpec {
         )?;
         let llmgw = check::llmgw(s.llmgw, s.llmgw_repo, s.llmgw_api, s.trust, &github_api)?;
         let engines = check::engines(s.engines)?;
-        let repos = check::repos(s.models, s.datasets)?;
+        let mut repos = check::repos(s.models, s.datasets)?;
+        kernels::add(&s.kernels, s.kernels_lock.as_deref(), &mut repos)?;
         let python_envs = check::site_envs(&s.python_envs)?;
         let pypi = url_flag(
             "--pypi",

@@ -14,6 +14,7 @@ pub(super) fn flag_of(kind: RepoKind) -> &'static str {
     match kind {
         RepoKind::Model => "--model",
         RepoKind::Dataset => "--dataset",
+        RepoKind::Kernel => "--kernel",
     }
 }
 
@@ -103,5 +104,6 @@ pub fn parse_repo(kind: RepoKind, text: &str) -> Result<RepoSpec, CreateError> {
         id: id.to_string(),
         revision: revision.to_string(),
         patterns,
+        variants: Vec::new(),
     })
 }

@@ -38,6 +38,11 @@ pub struct CreateSettings {
     pub models: Vec<String>,
     /// `--dataset`: Hub datasets, as `models`.
     pub datasets: Vec<String>,
+    /// `--kernel ORG/NAME[@vN|@REV][:VARIANT,…]`: Hub kernel repositories.
+    pub kernels: Vec<String>,
+    /// `--kernels-lock PATH`: a `kernels.lock` (`kernels lock`): each kernel
+    /// it pins, at its commit.
+    pub kernels_lock: Option<PathBuf>,
     /// `--github-api URL`: where engine releases are asked for.
     pub github_api: Option<String>,
     /// `--hf-endpoint URL`: the Hub (`HF_ENDPOINT` is the layer below).
@@ -147,6 +152,8 @@ impl CreateSettings {
             engines: list(self.engines, lower.engines),
             models: list(self.models, lower.models),
             datasets: list(self.datasets, lower.datasets),
+            kernels: list(self.kernels, lower.kernels),
+            kernels_lock: self.kernels_lock.or(lower.kernels_lock),
             github_api: self.github_api.or(lower.github_api),
             hf_endpoint: self.hf_endpoint.or(lower.hf_endpoint),
             cache: self.cache.or(lower.cache),
@@ -214,6 +221,7 @@ impl CreateSettings {
             cache: file.cache.map(rel),
             uv: file.uv.map(rel),
             trusted_root: file.trusted_root.map(rel),
+            kernels_lock: file.kernels_lock.map(rel),
             images: file
                 .images
                 .iter()

@@ -65,10 +65,7 @@ pub(super) fn check(
 }
 
 fn kind(repo: &HfRepo) -> &'static str {
-    match repo.kind {
-        llmgw_shared::manifest::RepoKind::Model => "model",
-        llmgw_shared::manifest::RepoKind::Dataset => "dataset",
-    }
+    repo.kind.singular()
 }
 
 /// Each file of `repo` that loads with pickle, and why.

@@ -418,6 +418,7 @@ mod tests {
                     default_commit: String::new(),
                     version: [*v; 32],
                     ahead: Default::default(),
+                    trusted_publisher: false,
                 };
                 ((RepoKind::Model, key.to_string()), Arc::new(repo))
             })

@@ -273,7 +273,9 @@ async fn route(r: &Req<'_>, segs: &[&str], raw_path: &str, body: axum::body::Bod
             super::node::extras::extra(r, host, path).await,
         ),
         [_, _, "releases", "download" | "latest", ..] => github::download(r, segs).await,
-        [prefix @ ("datasets" | "spaces"), rest @ ..] if rest.get(2) == Some(&"resolve") => {
+        [prefix @ ("datasets" | "spaces" | "kernels"), rest @ ..]
+            if rest.get(2) == Some(&"resolve") =>
+        {
             let kind = hub::kind_of(prefix).flatten();
             hub::resolve(r, kind, rest).await
         }

@@ -51,6 +51,9 @@ pub enum Route {
     HubManifests,
     /// A Xet token and this server's content address.
     HubXetToken,
+    /// An organization's overview (`trustedKernelPublisher`), for the
+    /// `kernels` client's publisher check.
+    HubOrgOverview,
     PypiSimple,
     PypiMetadata,
     PypiFile,
@@ -161,6 +164,7 @@ impl Route {
             Route::HubResolve => "hub_resolve",
             Route::HubManifests => "hub_manifests",
             Route::HubXetToken => "hub_xet_token",
+            Route::HubOrgOverview => "hub_org_overview",
             Route::PypiSimple => "pypi_simple",
             Route::PypiMetadata => "pypi_metadata",
             Route::PypiFile => "pypi_file",

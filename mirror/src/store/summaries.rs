@@ -143,6 +143,7 @@ mod tests {
             commit: format!("{i:040}"),
             patterns: vec![],
             files,
+            kernel: None,
         });
         let bytes = m.to_canonical_json();
         let id = BundleId::of(&bytes);

@@ -133,6 +133,7 @@ pub fn main_bundle() -> (Manifest, Vec<Vec<u8>>) {
         commit: COMMIT.into(),
         patterns: vec![],
         files,
+        kernel: None,
     });
     let mut files = Vec::new();
     for (p, (b, lfs)) in dataset_files() {
@@ -147,6 +148,7 @@ pub fn main_bundle() -> (Manifest, Vec<Vec<u8>>) {
         commit: DATA_COMMIT.into(),
         patterns: vec![],
         files,
+        kernel: None,
     });
     let mut assets = Vec::new();
     for (n, b) in llama_assets() {

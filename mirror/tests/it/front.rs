@@ -284,6 +284,7 @@ fn links_to_files_with_url_characters_in_their_names_answer_the_file() {
             .zip(&bodies)
             .map(|(p, b)| hf_file(p, b, false))
             .collect(),
+        kernel: None,
     });
     let refs: Vec<&[u8]> = bodies.iter().map(|b| b.as_slice()).collect();
     import(&store, &m, &refs);

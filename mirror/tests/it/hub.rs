@@ -373,6 +373,7 @@ fn tags_are_listed_as_tags_and_a_tag_only_repo_keeps_a_default_branch() {
             commit: commit.into(),
             patterns: vec![],
             files: vec![hf_file("config.json", &body, false)],
+            kernel: None,
         });
     }
     import(&store, &m, &[&body]);

@@ -22,6 +22,7 @@ fn bundle(
         commit: commit.into(),
         patterns: vec![],
         files: files.iter().map(|(p, b)| hf_file(p, b, false)).collect(),
+        kernel: None,
     });
     (m, files.iter().map(|(_, b)| b.to_vec()).collect())
 }

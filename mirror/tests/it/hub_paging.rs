@@ -37,6 +37,7 @@ fn store_of_many() -> (tempfile::TempDir, std::path::PathBuf) {
         commit: COMMIT.into(),
         patterns: vec![],
         files,
+        kernel: None,
     });
     let refs: Vec<&[u8]> = bodies.iter().map(|b| b.as_slice()).collect();
     import(&store, &m, &refs);

@@ -44,6 +44,7 @@ fn a_bundle_imported_while_serving_is_served() {
         commit: COMMIT.into(),
         patterns: vec![],
         files: vec![hf_file("weights.bin", &other, true)],
+        kernel: None,
     });
     m.repos.push(HfRepo {
         kind: RepoKind::Model,
@@ -53,6 +54,7 @@ fn a_bundle_imported_while_serving_is_served() {
         commit: COMMIT2.into(),
         patterns: vec![],
         files: vec![hf_file("config.json", &newer, false)],
+        kernel: None,
     });
     import(&store, &m, &[&other, &newer]);
 
@@ -345,6 +347,7 @@ fn refusals_at_start_and_damaged_blobs() {
         commit: COMMIT.into(),
         patterns: vec![],
         files: vec![hf_file("x.bin", &b, false)],
+        kernel: None,
     });
     let id = import(&store, &m, &[&b]);
     let mpath = store.join("bundles").join(format!("{id}.json"));

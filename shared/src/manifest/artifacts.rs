@@ -159,6 +159,9 @@ pub enum RepoKind {
     Model,
     /// A dataset repository (`/api/datasets/...`).
     Dataset,
+    /// A kernel repository (`/api/kernels/...`, format 8): compute kernels
+    /// the `kernels` library loads, one build folder per variant.
+    Kernel,
 }
 
 impl RepoKind {
@@ -167,14 +170,27 @@ impl RepoKind {
         match self {
             RepoKind::Model => "models",
             RepoKind::Dataset => "datasets",
+            RepoKind::Kernel => "kernels",
         }
     }
 
-    /// The prefix of resolve URLs: nothing for models, `datasets/` else.
+    /// The singular, as `huggingface_hub` names a `repo_type`: `model`,
+    /// `dataset`, `kernel`.
+    pub fn singular(self) -> &'static str {
+        match self {
+            RepoKind::Model => "model",
+            RepoKind::Dataset => "dataset",
+            RepoKind::Kernel => "kernel",
+        }
+    }
+
+    /// The prefix of resolve URLs: nothing for models, `datasets/` or
+    /// `kernels/` else.
     pub fn url_prefix(self) -> &'static str {
         match self {
             RepoKind::Model => "",
             RepoKind::Dataset => "datasets/",
+            RepoKind::Kernel => "kernels/",
         }
     }
 }
@@ -214,6 +230,25 @@ pub struct HfRepo {
     pub patterns: Vec<String>,
     /// Every file of the repository at the commit, as the Hub listed it.
     pub files: Vec<HfFile>,
+    /// Format 8, a kernel repository only: which build folders were
+    /// carried and what the Hub said of its publisher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelRepo>,
+}
+
+/// What a bundle records of a kernel repository besides its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelRepo {
+    /// The build folders carried (`torch29-cxx11-cu129-x86_64-linux`):
+    /// every file under `build/` is in one of them.
+    pub variants: Vec<String>,
+    /// Whether the Hub named the owner a trusted kernel publisher
+    /// (`trustedKernelPublisher` in `/api/organizations/{org}/overview`)
+    /// when the bundle was made. The client refuses an untrusted one
+    /// unless told `trust_remote_code=True`; the mirror answers as the Hub
+    /// did.
+    pub trusted_publisher: bool,
 }
 
 /// A file of a Hugging Face repository.

@@ -15,6 +15,7 @@ fn manifest_with(evidence: Evidence) -> Manifest {
         commit: "5c3b6e1f0d9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c".into(),
         patterns: Vec::new(),
         files: vec![HfFile::describing("model.bin", b"\x80\x02}q\x00.", true)],
+        kernel: None,
     });
     m.evidence = Some(evidence);
     m.format_version = m.needed_format();
@@ -83,11 +84,11 @@ fn evidence_only_describes_what_is_carried() {
 
 #[test]
 fn a_newer_format_is_refused_by_its_version() {
-    let err = Manifest::from_json_bytes(b"{\"format_version\": 8, \"sbom\": 1}")
+    let err = Manifest::from_json_bytes(b"{\"format_version\": 9, \"sbom\": 1}")
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("bundle format 8") && err.contains("1 to 7"),
+        err.contains("bundle format 9") && err.contains("1 to 8"),
         "{err}"
     );
 }

@@ -6,19 +6,22 @@
 use std::collections::BTreeMap;
 
 use super::{
-    FORMAT_EVIDENCE, FORMAT_OCI, FORMAT_SHARED_BLOBS, FORMAT_SIGNATURES, FORMAT_VERSION,
-    FORMAT_XET, Manifest,
+    FORMAT_EVIDENCE, FORMAT_KERNELS, FORMAT_OCI, FORMAT_SHARED_BLOBS, FORMAT_SIGNATURES,
+    FORMAT_VERSION, FORMAT_XET, Manifest, ManifestError,
 };
 use crate::Sha256;
 
 impl Manifest {
-    /// The format a manifest with this content must declare: format 7 when
+    /// The format a manifest with this content must declare: format 8 when
+    /// it carries a kernel repository, 7 when
     /// it carries publishers' signatures, 6 when
     /// it records a Xet hash, 5 when it names a blob twice, 4
     /// when it carries evidence (an SBOM) or runtime extras, else 3 when it carries images or
     /// charts, else format 2.
     pub fn needed_format(&self) -> u32 {
-        if self.carries_signatures() {
+        if self.carries_kernels() {
+            FORMAT_KERNELS
+        } else if self.carries_signatures() {
             FORMAT_SIGNATURES
         } else if self.records_xet_hashes() {
             FORMAT_XET
@@ -31,6 +34,55 @@ impl Manifest {
         } else {
             FORMAT_OCI
         }
+    }
+
+    /// Refuses a manifest that declares a lower format than its content
+    /// needs: a reader of that format would misread it (serve none of its
+    /// images, or refuse a field without naming why).
+    pub(super) fn check_declared_format(&self) -> Result<(), ManifestError> {
+        let holds = [
+            (
+                FORMAT_OCI,
+                !self.images.is_empty() || !self.charts.is_empty(),
+                "carries images or charts, which need",
+            ),
+            (
+                FORMAT_EVIDENCE,
+                self.evidence.is_some(),
+                "carries evidence (an SBOM), which needs",
+            ),
+            (
+                FORMAT_XET,
+                self.records_xet_hashes(),
+                "records the Hub's Xet hashes, which need",
+            ),
+            (
+                FORMAT_SIGNATURES,
+                self.carries_signatures(),
+                "carries publishers' signatures, which need",
+            ),
+            (
+                FORMAT_KERNELS,
+                self.carries_kernels(),
+                "carries a kernel repository, which needs",
+            ),
+        ];
+        for (needed, held, what) in holds {
+            if held && self.format_version < needed {
+                return Err(ManifestError::Inconsistent(format!(
+                    "it says format {} but {what} format {needed}",
+                    self.format_version
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a Hub kernel repository is carried ([`FORMAT_KERNELS`]).
+    pub fn carries_kernels(&self) -> bool {
+        self.repos
+            .iter()
+            .any(|r| r.kind == super::RepoKind::Kernel || r.kernel.is_some())
     }
 
     /// Whether publishers' signatures are carried ([`FORMAT_SIGNATURES`]).

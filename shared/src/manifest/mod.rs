@@ -20,6 +20,7 @@ mod digests;
 mod evidence;
 mod extras;
 mod format;
+mod kernel_repo;
 mod oci;
 mod oci_closed;
 mod oci_names;
@@ -40,8 +41,8 @@ use crate::Sha256;
 use crate::names::UnsafeName;
 
 pub use artifacts::{
-    Asset, BlobRef, BuildRef, DigestSource, Gap, HfFile, HfRepo, PublisherDigest, RefKind, Release,
-    ReleaseSignature, RepoKind,
+    Asset, BlobRef, BuildRef, DigestSource, Gap, HfFile, HfRepo, KernelRepo, PublisherDigest,
+    RefKind, Release, ReleaseSignature, RepoKind,
 };
 pub use delivery::{
     DEFAULT_CHANNEL, Delta, NeededBlob, PARITY_STRIPE, Parity, Piece, Placement, SIGNATURE_NAME,
@@ -52,6 +53,7 @@ pub use evidence::{
     ScannerVerdict,
 };
 pub use extras::{DSL_GAP_SUFFIX, EXTRA_GAP_PREFIX, Extra, extra_gap_file, is_extra_host};
+pub use kernel_repo::kernel_targets;
 pub use oci::{HelmChart, OciDescriptor, OciImage};
 pub use oci_closed::{OciTreeError, check_tree};
 pub use oci_names::{
@@ -105,11 +107,17 @@ pub const FORMAT_XET: u32 = 6;
 /// know, so the version tells it to upgrade first.
 pub const FORMAT_SIGNATURES: u32 = 7;
 
+/// The format of a bundle that carries a Hub kernel repository
+/// (`RepoKind::Kernel`, `HfRepo::kernel`): a format 7 reader knows no
+/// such repository type, so the version tells it to upgrade first.
+pub const FORMAT_KERNELS: u32 = 8;
+
 /// The formats this version of llmgw reads: bundles made by earlier
-/// releases (formats 1 to 5) still import; 5, 6 and 7 are what this
-/// version writes when one blob is named under two media types, a Hub
-/// file's Xet hash is recorded, or a publisher's signature is carried.
-pub const READABLE_FORMATS: [u32; 7] = [1, 2, 3, 4, 5, 6, 7];
+/// releases (formats 1 to 5) still import; 5 to 8 are what this version
+/// writes when one blob is named under two media types, a Hub file's Xet
+/// hash is recorded, a publisher's signature is carried, or a kernel
+/// repository is.
+pub const READABLE_FORMATS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 
 /// A manifest larger than this is refused unread: even a bundle of every
 /// llama.cpp build, two vLLM environments per arch and a thousand model
@@ -199,10 +207,10 @@ pub enum ManifestError {
     },
     /// serde_json's message (the source) may quote the manifest (an
     /// unknown field's name); the chain prints it escaped and cut.
-    #[error("manifest.json is not valid JSON of bundle format 1 to 7")]
+    #[error("manifest.json is not valid JSON of bundle format 1 to 8")]
     Parse(#[from] serde_json::Error),
     #[error(
-        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 7 only; \
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 8 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     /// A format this llmgw does not read (a newer one).

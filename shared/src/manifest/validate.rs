@@ -28,40 +28,7 @@ impl Manifest {
         if self.format_version == 1 {
             self.refuse_format_2_parts()?;
         }
-        if self.format_version < super::FORMAT_OCI
-            && (!self.images.is_empty() || !self.charts.is_empty())
-        {
-            // A format 2 reader would import it and serve none of it.
-            return Err(ManifestError::Inconsistent(format!(
-                "it says format {} but carries images or charts, which need format {}",
-                self.format_version,
-                super::FORMAT_OCI
-            )));
-        }
-        if self.format_version < super::FORMAT_EVIDENCE && self.evidence.is_some() {
-            // A format 3 reader would refuse the field unnamed.
-            return Err(ManifestError::Inconsistent(format!(
-                "it says format {} but carries evidence (an SBOM), which needs format {}",
-                self.format_version,
-                super::FORMAT_EVIDENCE
-            )));
-        }
-        if self.format_version < super::FORMAT_XET && self.records_xet_hashes() {
-            // A format 5 reader would refuse the field unnamed.
-            return Err(ManifestError::Inconsistent(format!(
-                "it says format {} but records the Hub's Xet hashes, which need format {}",
-                self.format_version,
-                super::FORMAT_XET
-            )));
-        }
-        if self.format_version < super::FORMAT_SIGNATURES && self.carries_signatures() {
-            // A format 6 reader would refuse the field unnamed.
-            return Err(ManifestError::Inconsistent(format!(
-                "it says format {} but carries publishers' signatures, which need format {}",
-                self.format_version,
-                super::FORMAT_SIGNATURES
-            )));
-        }
+        self.check_declared_format()?;
         let mut claims = Claims::default();
         for arch in &self.arches {
             names::check_file_name("architecture", arch)?;
@@ -242,6 +209,7 @@ fn validate_repos(repos: &[HfRepo], claims: &mut Claims) -> Result<(), ManifestE
             check_digests(&who, &f.publisher_digests, &f.sha256, git)?;
             claims.claim(&f.sha256, f.size, who)?;
         }
+        super::kernel_repo::check_kernel_repo(repo)?;
     }
     one_tree(repos)
 }

@@ -20,6 +20,7 @@ fn entry(revision: &str, ref_kind: RefKind, files: &[(&str, &[u8])]) -> HfRepo {
             .iter()
             .map(|(p, b)| HfFile::describing(p, b, false))
             .collect(),
+        kernel: None,
     }
 }
 

@@ -11,33 +11,9 @@ use llmgw_bundler::{RetryPolicy, Token};
 
 use crate::cli::UsageError;
 
-const AFTER_HELP: &str = "\
-Flags may also come from a TOML file (--spec FILE) with the same names, lists plural:
-  out, arch, llmgw, llmgw_repo, llmgw_api, trust, engines, models, datasets,
-  github_api, hf_endpoint, cache, jobs, zstd_level, allow_missing, python_envs, pypi,
-  indexes, uv, manylinux, github_raw, volume_size, chunk_size, parity, images, charts,
-  insecure_registries, registries, engine_images, driver, python_interpreter, overrides,
-  constraints, python, identities, trusted_root, allow_unsigned_upstream.
-Flags override the file; a list flag replaces the file's list. Relative paths in the
-file are relative to the file's folder.
-
-The output format follows the --out name: NAME.tar.zst, NAME.tar, or else a directory.
-stdout gets the manifest sha256 (the bundle's identity), also written to OUT.sha256 as
-`<hex>  manifest.json`; carry it apart from the bundle. HF_TOKEN, when set, is sent to
-the Hub's origin only, and never written anywhere. SOURCE_DATE_EPOCH makes the bundle
-byte-for-byte reproducible (and is the `created` annotation of a --chart PATH.tgz,
-else the file's mtime). Registry credentials come from $REGISTRY_AUTH_FILE or
-~/.docker/config.json (`docker login`), and go only to that registry and its token realm.
-
-Exit codes:
-  0  the bundle was written
-  1  it failed: an upstream, a digest, a signature, free space, the disk (reason on stderr)
-  2  usage: bad flags or spec file, or a request the recipe table refuses
-     (an unknown engine, a bad version, an --index no environment uses)";
-
 #[derive(Args, Debug)]
 #[command(
-    after_help = crate::cli::help::after_notes(crate::cli::help::CREATE, AFTER_HELP),
+    after_help = crate::cli::help::after_notes(crate::cli::help::CREATE, crate::cli::help::CREATE_NOTES),
     mut_arg("json", |a| a.help(
         "Print a JSON summary (manifest sha256, artifacts, bytes, gaps) on stdout."
     ))
@@ -73,6 +49,14 @@ pub struct CreateArgs {
     /// A Hugging Face dataset, same syntax as --model (repeatable).
     #[arg(long = "dataset", value_name = "REPO[@REVISION][:GLOB,...]")]
     pub datasets: Vec<String>,
+    /// A Hub kernel repository (the `kernels` library's), at a vN branch or revision [default:
+    /// its newest vN], with only the build folders named, else those the bundle's Python
+    /// environments load, e.g. kernels-community/activation@v1 (repeatable).
+    #[arg(long = "kernel", value_name = "REPO[@vN|@REV][:VARIANT,...]")]
+    pub kernels: Vec<String>,
+    /// A kernels.lock (`kernels lock`): every kernel it pins, at its commit.
+    #[arg(long, value_name = "PATH")]
+    pub kernels_lock: Option<PathBuf>,
     /// GitHub API for engine releases [default: https://api.github.com].
     #[arg(long, value_name = "URL")]
     pub github_api: Option<String>,
@@ -438,6 +422,8 @@ fn settings(args: CreateArgs) -> CreateSettings {
         engines: args.engines,
         models: args.models,
         datasets: args.datasets,
+        kernels: args.kernels,
+        kernels_lock: args.kernels_lock,
         github_api: args.github_api,
         hf_endpoint: args.hf_endpoint,
         cache: args.cache,

@@ -57,6 +57,7 @@ pub async fn plan_hub(hub: &HubClient<'_>, asked: &[RepoSpec], wants: &Wants, pl
             id: id.clone(),
             revision: revision.clone(),
             patterns,
+            variants: Vec::new(),
         };
         let mut own = Plan::default();
         let origins = || {

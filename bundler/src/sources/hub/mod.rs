@@ -15,6 +15,7 @@
 
 mod client;
 mod evidence;
+mod kernel;
 mod refs;
 
 pub use client::HubClient;
@@ -68,10 +69,7 @@ struct LfsJson {
 }
 
 fn what(spec: &RepoSpec) -> String {
-    let kind = match spec.kind {
-        RepoKind::Model => "model",
-        RepoKind::Dataset => "dataset",
-    };
+    let kind = spec.kind.singular();
     format!("{kind} {}@{}", spec.id, spec.revision)
 }
 
@@ -84,9 +82,24 @@ pub async fn plan(
     allow_missing: bool,
     plan: &mut Plan,
 ) -> Result<(), CreateError> {
+    let asked = spec;
+    let spec = &kernel::with_revision(hub, asked).await?;
     let (commit, licence) = resolve(hub, spec).await?;
     let ref_kind = refs::ref_kind(hub, spec, &commit).await?;
     let entries = list(hub, spec, &commit).await?;
+    let mut kernel = None;
+    let spec = &match spec.kind {
+        RepoKind::Kernel => {
+            let envs = (plan.python_envs.as_slice(), allow_missing);
+            let chosen = kernel::choose(hub, spec, commit.as_str(), &entries, envs).await?;
+            for gap in chosen.gaps {
+                plan.gap(what(spec), gap);
+            }
+            kernel = Some(chosen.record);
+            chosen.spec
+        }
+        RepoKind::Model | RepoKind::Dataset => spec.clone(),
+    };
     let (files, all_paths) = select(hub, spec, &commit, entries, plan)?;
     if files.is_empty() {
         let reason = nothing_chosen(spec, &commit, all_paths);
@@ -118,6 +131,7 @@ pub async fn plan(
         commit,
         patterns: spec.patterns.clone(),
         files,
+        kernel,
     });
     Ok(())
 }

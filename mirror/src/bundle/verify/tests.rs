@@ -21,6 +21,7 @@ fn manifest() -> Manifest {
         commit: "0123456789abcdef0123456789abcdef01234567".into(),
         patterns: vec![],
         files: vec![HfFile::describing("config.json", CONFIG, false)],
+        kernel: None,
     });
     m
 }

@@ -29,11 +29,7 @@ pub(super) fn repo_files(repo: &HubRepo, plural: &str, rev: Option<&str>, view: 
             rev.unwrap_or("(default)")
         ));
     };
-    let prefix = if plural == "datasets" {
-        "datasets/"
-    } else {
-        ""
-    };
+    let prefix = repo.kind.url_prefix();
     let files: Vec<_> = snap.files().collect();
     let rows: Vec<Vec<String>> = view
         .window(files.iter())

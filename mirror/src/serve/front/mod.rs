@@ -99,11 +99,11 @@ fn decide(r: &Req<'_>, segs: &[&str]) -> Outcome {
         ["-", "pypi"] => list_page("Python environments", sections::envs(ix, &base, page(r))),
         ["-", "images"] => list_page("images", sections::images(ix, &base, page(r))),
         ["-", "charts"] => list_page("Helm charts", sections::charts(ix, &base, page(r))),
-        ["-", plural @ ("models" | "datasets"), org, name] => {
-            let kind = if *plural == "models" {
-                RepoKind::Model
-            } else {
-                RepoKind::Dataset
+        ["-", plural @ ("models" | "datasets" | "kernels"), org, name] => {
+            let kind = match *plural {
+                "models" => RepoKind::Model,
+                "datasets" => RepoKind::Dataset,
+                _ => RepoKind::Kernel,
             };
             let key = format!("{org}/{name}").to_ascii_lowercase();
             let rev = param(r, "rev");

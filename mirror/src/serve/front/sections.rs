@@ -9,7 +9,6 @@
 
 use std::fmt::Write as _;
 
-use llmgw_shared::manifest::RepoKind;
 use llmgw_shared::url::{encode_path, encode_segment};
 
 use super::html::{copy_block, esc, table};
@@ -240,10 +239,7 @@ pub fn repos(ix: &Index, view: View) -> String {
     let rows: Vec<Vec<String>> = view
         .window(list.iter())
         .map(|r| {
-            let kind = match r.kind {
-                RepoKind::Model => "models",
-                RepoKind::Dataset => "datasets",
-            };
+            let kind = r.kind.api_plural();
             let refs = |tags: bool| {
                 r.refs
                     .iter()
@@ -274,7 +270,7 @@ pub fn repos(ix: &Index, view: View) -> String {
         })
         .collect();
     format!(
-        "<h2>Models and datasets ({total})</h2>{}{}",
+        "<h2>Models, datasets and kernels ({total})</h2>{}{}",
         table(
             &["kind", "repository", "branches", "tags", "commits", "files"],
             &[4, 5],

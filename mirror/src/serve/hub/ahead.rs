@@ -84,6 +84,7 @@ mod tests {
             commit: commit.to_string().repeat(40),
             patterns: vec![],
             files,
+            kernel: None,
         });
         m
     }

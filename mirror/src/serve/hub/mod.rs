@@ -36,13 +36,14 @@ use shapes::{info_json, tree_json};
 
 pub use files::{manifests, resolve};
 
-/// `models` / `datasets` (and the resolve prefix `datasets`) to a kind.
-/// `spaces` and `kernels` exist on the Hub but are never mirrored.
+/// `models` / `datasets` / `kernels` (and the resolve prefixes `datasets`,
+/// `kernels`) to a kind. `spaces` exist on the Hub but are never mirrored.
 pub fn kind_of(plural: &str) -> Option<Option<RepoKind>> {
     match plural {
         "models" => Some(Some(RepoKind::Model)),
         "datasets" => Some(Some(RepoKind::Dataset)),
-        "spaces" | "kernels" => Some(None),
+        "kernels" => Some(Some(RepoKind::Kernel)),
+        "spaces" => Some(None),
         _ => None,
     }
 }
@@ -74,6 +75,9 @@ fn revision_not_found(id: &str, rev: &str) -> HubError {
 
 /// `/api/{plural}/{owner}/{name}/...` — `segs` starts at the owner.
 pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> Routed {
+    if let ("organizations", [org, "overview"]) = (plural, segs) {
+        return routed(Route::HubOrgOverview, overview(req, org));
+    }
     let Some(kind) = kind_of(plural) else {
         return routed(Route::NotFound, Err(HubError::NoRoute));
     };
@@ -220,6 +224,26 @@ fn xet_token(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Result<Res
         return Err(revision_not_found(&repo.id, &rev));
     }
     Ok(crate::serve::xet::token(req))
+}
+
+/// `/api/organizations/{org}/overview`, for an owner of a held kernel
+/// repository only: what the Hub said of it when the bundle was made
+/// (`trustedKernelPublisher`), so the `kernels` client decides as it would
+/// online. Any other name is the Hub's 404, and the client refuses to load
+/// from a publisher it cannot check, as it does online.
+fn overview(req: &Req<'_>, org: &str) -> Result<Response, HubError> {
+    if req.method != Method::GET && req.method != Method::HEAD {
+        return Err(HubError::Method { allow: "GET, HEAD" });
+    }
+    let org = paths::decode_join(&[org]).map_err(HubError::from)?;
+    let trusted = req.index.kernel_publisher(&org).ok_or(HubError::NotFound)?;
+    let v = json!({
+        "avatarUrl": "",
+        "name": org,
+        "fullname": org,
+        "trustedKernelPublisher": trusted,
+    });
+    Ok(respond::json(req.method, req.headers, &v))
 }
 
 /// `refs`: tags where the manifest says they were tags; every other name

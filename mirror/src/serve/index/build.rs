@@ -397,6 +397,11 @@ impl Settled<'_> {
             default_commit: self.default_commit,
             version: self.version,
             ahead: Default::default(),
+            trusted_publisher: carriers
+                .iter()
+                .rev()
+                .find_map(|(r, _)| r.kernel.as_ref())
+                .is_some_and(|k| k.trusted_publisher),
         })
     }
 }

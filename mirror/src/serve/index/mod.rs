@@ -133,6 +133,20 @@ impl Index {
     pub fn repo(&self, kind: RepoKind, id: &str) -> Option<&HubRepo> {
         self.repos.get(&(kind, repo_key(id))).map(|r| &**r)
     }
+
+    /// Whether the Hub named `owner` a trusted kernel publisher, as the
+    /// bundles carrying its kernels recorded it (any of them saying so);
+    /// `None` when no kernel of that owner is held.
+    pub fn kernel_publisher(&self, owner: &str) -> Option<bool> {
+        let owner = repo_key(owner);
+        self.repos
+            .iter()
+            .filter(|((kind, key), _)| {
+                *kind == RepoKind::Kernel && key.split('/').next() == Some(owner.as_str())
+            })
+            .map(|(_, r)| r.trusted_publisher)
+            .reduce(|a, b| a || b)
+    }
 }
 
 #[cfg(test)]
@@ -166,6 +180,7 @@ mod tests {
                 }],
                 xet_hash: None,
             }],
+            kernel: None,
         });
         m
     }

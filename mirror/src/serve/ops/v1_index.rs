@@ -67,7 +67,7 @@ pub fn answer(ix: &Index, base: &str, method: &Method, headers: &HeaderMap) -> R
                 })
                 .collect();
             json!({
-                "type": match repo.kind { llmgw_shared::manifest::RepoKind::Model => "model", llmgw_shared::manifest::RepoKind::Dataset => "dataset" },
+                "type": repo.kind.singular(),
                 "id": repo.id,
                 "refs": repo.refs,
                 "default_commit": repo.default_commit,

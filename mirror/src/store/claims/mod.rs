@@ -30,7 +30,7 @@ pub mod names;
 
 use std::collections::BTreeMap;
 
-use llmgw_shared::manifest::{Manifest, RepoKind};
+use llmgw_shared::manifest::Manifest;
 use llmgw_shared::parse_sha256sums;
 use llmgw_shared::shown;
 use llmgw_shared::{BundleId, repo_key};
@@ -265,10 +265,7 @@ pub fn check(
             }
         }
         for r in &m.repos {
-            let kind = match r.kind {
-                RepoKind::Model => "model",
-                RepoKind::Dataset => "dataset",
-            };
+            let kind = r.kind.singular();
             for f in &r.files {
                 claims.claim(
                     format!("{kind}\0{}\0{}\0{}", repo_key(&r.id), r.commit, f.path),
@@ -387,13 +384,14 @@ mod tests {
         let made = u64::try_from(store.bundle_ids().unwrap().len()).unwrap();
         let mut m = Manifest::new(vec!["amd64".into()], made);
         m.repos.push(HfRepo {
-            kind: RepoKind::Model,
+            kind: llmgw_shared::manifest::RepoKind::Model,
             id: repo.parse().unwrap(),
             revision: "main".into(),
             ref_kind: None,
             commit: c.to_string().repeat(40),
             patterns: vec![],
             files: vec![],
+            kernel: None,
         });
         let bytes = m.to_canonical_json();
         let id = BundleId::of(&bytes);

@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use llmgw_shared::manifest::{Manifest, RepoKind};
+use llmgw_shared::manifest::Manifest;
 use llmgw_shared::repo_key;
 use serde::{Deserialize, Serialize};
 
@@ -71,10 +71,7 @@ impl Names {
             .repos
             .iter()
             .map(|r| {
-                let kind = match r.kind {
-                    RepoKind::Model => "model",
-                    RepoKind::Dataset => "dataset",
-                };
+                let kind = r.kind.singular();
                 format!("{kind}\0{}\0{}", repo_key(&r.id), r.commit)
             })
             .collect();

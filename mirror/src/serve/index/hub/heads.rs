@@ -218,6 +218,7 @@ mod tests {
             commit: commit.to_string().repeat(40),
             patterns: vec![],
             files,
+            kernel: None,
         });
         let bytes = m.to_canonical_json();
         let id = BundleId::of(&bytes);

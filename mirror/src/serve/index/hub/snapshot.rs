@@ -322,6 +322,9 @@ pub struct HubRepo {
     /// The large answers about it made before an index holding it is
     /// served (set once, by the index thread: [`super::ahead`]).
     pub ahead: std::sync::OnceLock<super::ahead::Ahead>,
+    /// For a kernel repository, whether the Hub named its owner a trusted
+    /// kernel publisher, as the last bundle carrying it recorded.
+    pub trusted_publisher: bool,
 }
 
 impl HubRepo {

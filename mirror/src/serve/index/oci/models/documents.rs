@@ -69,10 +69,11 @@ pub struct Source<'a> {
 impl Source<'_> {
     /// The repository's page on the Hub.
     pub fn url(&self) -> String {
-        match self.kind {
-            RepoKind::Model => format!("https://huggingface.co/{}", self.id),
-            RepoKind::Dataset => format!("https://huggingface.co/datasets/{}", self.id),
-        }
+        format!(
+            "https://huggingface.co/{}{}",
+            self.kind.url_prefix(),
+            self.id
+        )
     }
 
     fn annotations(&self) -> Value {

@@ -120,6 +120,9 @@ fn profiles_of(
     let base = match repo.kind {
         RepoKind::Model => repo.id.to_ascii_lowercase(),
         RepoKind::Dataset => format!("datasets/{}", repo.id.to_ascii_lowercase()),
+        // A kernel is loaded by the `kernels` library over the Hub's API,
+        // never pulled as an image.
+        RepoKind::Kernel => return None,
     };
     let (pack_name, image_name) = (format!("modelpack/{base}"), format!("models/{base}"));
     if !is_name(&pack_name) || !is_name(&image_name) {

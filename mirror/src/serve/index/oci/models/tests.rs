@@ -39,6 +39,7 @@ fn bundle(kind: RepoKind, id: &str, revision: &str, ref_kind: RefKind) -> Held {
             file("config.json", br#"{"architectures":["TinyForCausalLM"]}"#),
             file("model.safetensors", &[1u8; 700]),
         ],
+        kernel: None,
     });
     crate::test_ids::held(&format!("b-{id}-{revision}"), m)
 }

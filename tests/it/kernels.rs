@@ -1,0 +1,41 @@
+//! Hub kernel repositories (#51): `bundle create --kernel` carries only
+//! the build folders named or those the bundle's own environments load
+//! (`create`), and the real `kernels` client (0.17.2), offline in a network
+//! namespace where only the mirror answers, loads them, checks their
+//! publisher and downloads what a `kernels.lock` pins (`client`).
+
+use std::path::{Path, PathBuf};
+
+use crate::create::common::{create, manifest_of_dir, ok, run};
+use llmgw_fixture::Fixture;
+use llmgw_shared::manifest::Manifest;
+
+mod client;
+mod create;
+
+/// `bundle create --arch amd64` of the fixture's kernels as `args` say,
+/// into `dir/b`; the manifest written.
+fn carried(fx: &Fixture, dir: &Path, args: &[&str]) -> Manifest {
+    let mut c = create(fx, dir);
+    c.args(["--arch", "amd64", "--out"])
+        .arg(dir.join("b"))
+        .args(args);
+    ok(&run(&mut c));
+    manifest_of_dir(&dir.join("b"))
+}
+
+/// The Python of the `kernels` venv (`LLMGW_KERNELS_VENV` or
+/// `.venv-kernels`), or a failure saying how to make it.
+fn kernels_python() -> PathBuf {
+    let dir = std::env::var_os("LLMGW_KERNELS_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-kernels"));
+    let py = dir.join("bin/python");
+    assert!(
+        py.is_file(),
+        "{} is missing: run scripts/setup.sh (it makes .venv-kernels with kernels==0.17.2), or \
+         set LLMGW_KERNELS_VENV to a venv that has it",
+        py.display()
+    );
+    py
+}
