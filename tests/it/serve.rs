@@ -9,7 +9,7 @@ mod hub_surface;
 mod listen;
 mod order;
 mod shadowing;
-mod want;
+pub(crate) mod want;
 mod want_quant;
 mod xet;
 mod xet_cache;

@@ -44,6 +44,7 @@ fn tiny() -> RepoSpec {
         revision: "main".into(),
         patterns: vec![],
         variants: Vec::new(),
+        nodes: Vec::new(),
     }
 }
 

@@ -81,6 +81,7 @@ pub fn parse_kernel(text: &str) -> Result<RepoSpec, CreateError> {
         revision: revision.to_string(),
         patterns: Vec::new(),
         variants,
+        nodes: Vec::new(),
     })
 }
 
@@ -150,6 +151,7 @@ fn read_lock(lock: &Path) -> Result<Vec<RepoSpec>, CreateError> {
             revision: commit,
             patterns: Vec::new(),
             variants: Vec::new(),
+            nodes: Vec::new(),
         });
     }
     Ok(specs)

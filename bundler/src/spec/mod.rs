@@ -107,8 +107,11 @@ pub struct RepoSpec {
     /// Empty means every file.
     pub patterns: Vec<String>,
     /// A kernel's build folders named by hand (`:VARIANT,…`); empty: the
-    /// folders the bundle's own Python environments load.
+    /// folders `nodes` load.
     pub variants: Vec<String>,
+    /// The nodes a kernel's folders are chosen for (a want-list's misses);
+    /// empty: those the bundle's own Python environments describe.
+    pub nodes: Vec<llmgw_shared::kernels::Target>,
 }
 
 /// Everything one run of `bundle create` is to do, checked.

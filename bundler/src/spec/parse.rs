@@ -105,5 +105,6 @@ pub fn parse_repo(kind: RepoKind, text: &str) -> Result<RepoSpec, CreateError> {
         revision: revision.to_string(),
         patterns,
         variants: Vec::new(),
+        nodes: Vec::new(),
     })
 }

@@ -55,12 +55,24 @@ pub enum Want {
     /// want-list's `source` (`oci://REGISTRY/REPOSITORY:VERSION`), checked
     /// as `--chart` is when planned.
     Chart { reference: String },
+    /// A kernel's build for a node none of the folders carried loads on
+    /// (the mirror's `hub_kernel_build` miss, `…/tree/REV/build?for=NODE`):
+    /// the folders that node loads.
+    KernelBuild {
+        id: String,
+        revision: String,
+        node: llmgw_shared::kernels::Target,
+    },
 }
 
 /// What the miss at `path` (answered 404 on `route`) asks for, or why it
 /// cannot be planned.
 pub fn want_of(route: &str, path: &str) -> Result<Want, String> {
-    // The one query a miss keeps: containerd's registry of an image.
+    // The queries a miss keeps: containerd's registry of an image, and
+    // the node a kernel's listing had no build for.
+    if let Some((listing, node)) = path.split_once("?for=") {
+        return kernel_build(route, listing, node);
+    }
     let (path, ns) = match path.split_once("?ns=") {
         Some((p, ns)) => (p, Some(ns)),
         None => (path, None),
@@ -79,8 +91,9 @@ pub fn want_of(route: &str, path: &str) -> Result<Want, String> {
         ["datasets", o, n, "resolve", rev, path @ ..] => {
             hub_file(RepoKind::Dataset, o, n, rev, path)
         }
+        ["kernels", o, n, "resolve", rev, path @ ..] => hub_file(RepoKind::Kernel, o, n, rev, path),
         ["spaces", ..] => {
-            Err("a Space is not carried in bundles (only models and datasets)".into())
+            Err("a Space is not carried in bundles (only models, datasets and kernels)".into())
         }
         [o, n, "resolve", rev, path @ ..] => hub_file(RepoKind::Model, o, n, rev, path),
         [_, _, "releases", "latest", ..] => Err(
@@ -141,9 +154,11 @@ fn hub_api(plural: &str, o: &str, n: &str, rest: &[&str]) -> Result<Want, String
     let kind = match plural {
         "models" => RepoKind::Model,
         "datasets" => RepoKind::Dataset,
+        "kernels" => RepoKind::Kernel,
         other => {
             return Err(format!(
-                "the Hub's {other} are not carried in bundles (only models and datasets)"
+                "the Hub's {other} are not carried in bundles (only models, datasets and \
+                 kernels)"
             ));
         }
     };
@@ -156,6 +171,23 @@ fn hub_api(plural: &str, o: &str, n: &str, rest: &[&str]) -> Result<Want, String
     let id = repo_id(o, n)?;
     check_ref_name("revision", &revision).map_err(|e| e.to_string())?;
     Ok(Want::HubRepo { kind, id, revision })
+}
+
+/// `/api/kernels/O/N/tree/REV/build` and the node it listed for.
+fn kernel_build(route: &str, listing: &str, node: &str) -> Result<Want, String> {
+    let segs: Vec<&str> = listing.trim_start_matches('/').split('/').collect();
+    let (["api", "kernels", o, n, "tree", rev, "build"], "hub_kernel_build") =
+        (segs.as_slice(), route)
+    else {
+        return Err("not a kernel's build listing the mirror records a node's miss of".into());
+    };
+    let Some(node) = llmgw_shared::kernels::Target::parse_short(node) else {
+        return Err(format!("{} names no node", llmgw_shared::shown(node)));
+    };
+    let id = repo_id(o, n)?;
+    let revision = percent_decode_str(rev).decode_utf8_lossy().into_owned();
+    check_ref_name("revision", &revision).map_err(|e| e.to_string())?;
+    Ok(Want::KernelBuild { id, revision, node })
 }
 
 fn hub_file(kind: RepoKind, o: &str, n: &str, rev: &str, path: &[&str]) -> Result<Want, String> {
@@ -322,173 +354,5 @@ fn repo_id(o: &str, n: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hub_paths_become_files_and_repositories() {
-        assert_eq!(
-            want_of("hub_resolve", "/acme/tiny/resolve/main/sub/w%20x.bin"),
-            Ok(Want::HubFile {
-                kind: RepoKind::Model,
-                id: "acme/tiny".into(),
-                revision: "main".into(),
-                path: "sub/w x.bin".into(),
-            })
-        );
-        assert_eq!(
-            want_of(
-                "hub_resolve",
-                "/datasets/acme/data/resolve/refs%2Fpr%2F1/a.csv"
-            ),
-            Ok(Want::HubFile {
-                kind: RepoKind::Dataset,
-                id: "acme/data".into(),
-                revision: "refs/pr/1".into(),
-                path: "a.csv".into(),
-            })
-        );
-        let repo = |rev: &str| Want::HubRepo {
-            kind: RepoKind::Model,
-            id: "acme/big".into(),
-            revision: rev.into(),
-        };
-        assert_eq!(
-            want_of("hub_info", "/api/models/acme/big"),
-            Ok(repo("main"))
-        );
-        assert_eq!(
-            want_of("hub_revision", "/api/models/acme/big/revision/v1.0"),
-            Ok(repo("v1.0"))
-        );
-        assert_eq!(
-            want_of("hub_tree", "/api/models/acme/big/tree/dev/sub"),
-            Ok(repo("dev"))
-        );
-    }
-
-    #[test]
-    fn releases_and_environments() {
-        assert_eq!(
-            want_of(
-                "github_download",
-                "/ggml-org/llama.cpp/releases/download/b6123/llama-b6123-bin-ubuntu-x64.zip"
-            ),
-            Ok(Want::ReleaseAsset {
-                repo: "ggml-org/llama.cpp".into(),
-                tag: "b6123".into(),
-                asset: "llama-b6123-bin-ubuntu-x64.zip".into(),
-            })
-        );
-        assert_eq!(
-            want_of(
-                "github_release",
-                "/api/v3/repos/astral-sh/uv/releases/tags/0.12.20"
-            ),
-            Ok(Want::Release {
-                repo: "astral-sh/uv".into(),
-                tag: "0.12.20".into(),
-            })
-        );
-        assert_eq!(
-            want_of("pypi", "/pypi/tools-amd64/simple/Rich_Text/"),
-            Ok(Want::PythonProject {
-                env: "tools-amd64".into(),
-                project: "rich-text".into(),
-            })
-        );
-    }
-
-    #[test]
-    fn a_quant_tag_becomes_the_gguf_files_that_hold_it_as_a_word() {
-        assert_eq!(
-            want_of("hub_manifests", "/v2/acme/tiny/manifests/latest"),
-            Ok(Want::HubQuant {
-                id: "acme/tiny".into(),
-                tag: "Q4_K_M".into()
-            })
-        );
-        let q = |p: &str| holds_quant("q4_k_m", p);
-        for yes in [
-            "tiny-Q4_K_M.gguf",
-            "Q4_K_M.gguf",
-            "Q4_K_M/tiny-Q4_K_M-00001-of-00002.GGUF",
-        ] {
-            assert!(q(yes), "{yes}");
-        }
-        for no in ["tiny-Q4_K_M.bin", "tiny-Q8_0.gguf", "tinyQ4_K_M.gguf"] {
-            assert!(!q(no), "{no}");
-        }
-        assert!(!holds_quant("Q4_K", "tiny-Q4_K_M.gguf"));
-    }
-
-    #[test]
-    fn an_image_needs_the_registry_containerd_named() {
-        assert_eq!(
-            want_of("oci_manifest", "/v2/acme/app/manifests/1.0?ns=ghcr.io"),
-            Ok(Want::Image {
-                reference: "ghcr.io/acme/app:1.0".into()
-            })
-        );
-        assert_eq!(
-            want_of("oci", "/v2/library/alpine/manifests/sha256:ab?ns=docker.io"),
-            Ok(Want::Image {
-                reference: "docker.io/library/alpine@sha256:ab".into()
-            })
-        );
-    }
-
-    #[test]
-    fn what_cannot_be_planned_says_why() {
-        for (route, path, says) in [
-            (
-                "hub_resolve",
-                "/acme/tiny/resolve/main/..%2F..%2Fetc",
-                "file path",
-            ),
-            ("hub_resolve", "/spaces/acme/app/resolve/main/x", "Space"),
-            (
-                "github_latest",
-                "/o/r/releases/latest/download/x",
-                "names no version",
-            ),
-            ("oci_manifest", "/v2/acme/app/manifests/1.0", "--image"),
-            (
-                "oci_manifest",
-                "/v2/charts/app/manifests/1.2.0",
-                "--chart oci://REGISTRY/REPOSITORY:1.2.0",
-            ),
-            ("charts", "/charts/app-1.2.0.tgz", "--chart oci://"),
-            (
-                "oci_blob",
-                "/v2/acme/app/blobs/sha256:00?ns=ghcr.io",
-                "manifest's miss",
-            ),
-            (
-                "hub_manifests",
-                "/v2/acme/tiny/manifests/Q4*K",
-                "quantization tag",
-            ),
-            (
-                "hub_manifests",
-                "/v2/acme/tiny/x/manifests/Q4_K_M",
-                "--model",
-            ),
-            ("pypi", "/pypi/tools-amd64/simple/", "no environment"),
-            (
-                "uv_python_downloads",
-                "/uv/python-downloads.json",
-                "--engine uv",
-            ),
-            (
-                "extras",
-                "/extras/openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-                "with the engine that fetches it",
-            ),
-            ("not_found", "/whatever", "of this shape"),
-        ] {
-            let e = want_of(route, path).unwrap_err();
-            assert!(e.contains(says), "{path}: {e}");
-        }
-    }
-}
+#[path = "parse_tests.rs"]
+mod tests;

@@ -103,12 +103,13 @@ pub(super) async fn entry(state: Arc<AppState>, req: Request) -> Response {
     let ns = super::misses::registry_of(req.uri().query());
     let head = req.method() == Method::HEAD;
     let (route, resp) = dispatch(&state, req).await;
+    if let Some(hub::NodeMiss(what)) = resp.extensions().get::<hub::NodeMiss>() {
+        // A listing answered, but nothing in it loads on the node.
+        state.misses.record("hub_kernel_build", what, unix_now());
+    }
     if resp.status() == StatusCode::NOT_FOUND && route.counts_misses() {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
         let what = super::misses::with_registry(route, tracker.path(), ns.as_deref());
-        state.misses.record(route.label(), &what, now);
+        state.misses.record(route.label(), &what, unix_now());
         state
             .metrics
             .misses
@@ -116,6 +117,12 @@ pub(super) async fn entry(state: Arc<AppState>, req: Request) -> Response {
             .inc();
     }
     tracker.finish(route, if head { headers_only(resp) } else { resp })
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// HEAD answers exactly GET's headers, on every route: a route answers

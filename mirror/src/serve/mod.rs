@@ -101,11 +101,15 @@ impl Running {
         format!("{}://{}", self.scheme, self.addr)
     }
 
-    /// Stops accepting, lets requests in flight finish for up to `grace`.
+    /// Stops accepting, lets requests in flight finish for up to `grace`,
+    /// and writes the misses not written yet (a node's last ask is not
+    /// lost to a stop between two of the state thread's writes).
     pub async fn shutdown(self, grace: Duration) -> Result<(), ServeError> {
         self.handle.graceful_shutdown(Some(grace));
         let done = self.task.await;
         self.reaper.abort();
+        let state = self.state.clone();
+        let _ = tokio::task::spawn_blocking(move || state.save_misses()).await;
         ops::access::flush(Duration::from_secs(2)).await;
         match done {
             Ok(r) => r.map_err(ServeError::Serve),

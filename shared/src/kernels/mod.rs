@@ -7,6 +7,7 @@
 //! the folders the operator names — and every choice is made by the same
 //! rules the client applies when it loads a kernel.
 
+mod node;
 mod variant;
 
 pub use variant::{Arch, Backend, BadVariant, Framework, Target, Variant};

@@ -195,7 +195,8 @@ fn is_word(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-fn backend_of(s: &str) -> Option<Backend> {
+/// A backend as a variant (or the client's user agent) names it.
+pub(super) fn backend_of(s: &str) -> Option<Backend> {
     let versioned = |prefix: &str| two_numbers(s.strip_prefix(prefix)?, Split::MinorOneDigit);
     Some(match s {
         "cpu" => Backend::Cpu,

@@ -3,7 +3,8 @@
 //! branch, picks its build among the folders carried and imports it; the
 //! publisher check answers as the Hub did at create; a build not carried
 //! fails with the client's own words; `kernels download` of a project's
-//! `kernels.lock` fills the cache with the build this node loads.
+//! `kernels.lock` fills the cache with the build this node loads; and the
+//! node a listing had no build for is a want the next bundle meets.
 //! (`load_kernel` from that cache with `HF_HUB_OFFLINE=1` then fails on the
 //! Hub as here: huggingface_hub 2.x finds the snapshot incomplete, its cached
 //! tree listing every build the download skipped — an upstream matter.)
@@ -13,7 +14,8 @@ use std::path::Path;
 use super::kernels_python;
 use crate::bundle_kit::{import_bundle, mirror_in_node, offline_node, ok_for};
 use crate::create::common::{create, fixture, ok, run};
-use llmgw_fixture::KERNEL_V1_COMMIT;
+use crate::serve::want::want_list_of_misses;
+use llmgw_fixture::{KERNEL_V1_COMMIT, KERNEL_V2_COMMIT};
 
 /// What the node runs, each step printing one line (or the error's
 /// last line), so one run shows every answer.
@@ -131,4 +133,22 @@ fn the_kernels_client_loads_what_was_carried_and_only_that() {
         .join("build/torch-cpu/relu/__init__.py");
     let init = std::fs::read_to_string(&snapshot).unwrap();
     assert!(init.contains("VERSION = 1"), "{init}");
+
+    // The node v2 had no build for is a want: the next bundle carries it.
+    let want = d.path().join("want.json");
+    want_list_of_misses(&store, &["hub_kernel_build", "for=none,cpu,x86_64"], &want);
+    let next = d.path().join("next");
+    let mut c = create(&fx, d.path());
+    c.args(["--arch", "amd64", "--out"])
+        .arg(&next)
+        .arg("--want")
+        .arg(&want);
+    ok(&run(&mut c));
+    let m = crate::create::common::manifest_of_dir(&next);
+    let r = m
+        .repos
+        .iter()
+        .find(|r| r.commit == KERNEL_V2_COMMIT)
+        .expect("v2 carried");
+    assert_eq!(r.kernel.as_ref().unwrap().variants, ["torch-cpu"]);
 }

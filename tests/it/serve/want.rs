@@ -101,7 +101,7 @@ fn uv_install(work: &Path, venv: &Path, index: &str, project: &str) -> Output {
 }
 
 /// Polls until `f` holds (the mirror reads a new import at its next tick).
-pub(super) fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+pub(crate) fn eventually(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
         assert!(
@@ -115,7 +115,7 @@ pub(super) fn eventually(what: &str, mut f: impl FnMut() -> bool) {
 /// Waits until the serving mirror has written misses naming each of
 /// `words` into `store` (within 5 s it should), then writes them as a
 /// want-list at `want` (`mirror misses --out`).
-pub(super) fn want_list_of_misses(store: &Path, words: &[&str], want: &Path) {
+pub(crate) fn want_list_of_misses(store: &Path, words: &[&str], want: &Path) {
     eventually("the misses reach the store", || {
         let o = llmgw()
             .args(["mirror", "misses", "--json", "--store"])

@@ -26,6 +26,24 @@ struct HubGroup {
     files: Vec<(String, String)>,
     /// `(quantization tag, the node's path)`: llama.cpp's `-hf` asks.
     quants: Vec<(String, String)>,
+    /// `(node, the node's path)`: a kernel's listing had no build for it.
+    nodes: Vec<(llmgw_shared::kernels::Target, String)>,
+}
+
+impl HubGroup {
+    /// A kernel's build folders the wanted files are in (its top-level
+    /// files are carried with any).
+    fn kernel_folders(&self) -> Vec<String> {
+        let mut folders: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|(p, _)| p.strip_prefix("build/")?.split_once('/'))
+            .map(|(folder, _)| folder.to_string())
+            .collect();
+        folders.sort();
+        folders.dedup();
+        folders
+    }
 }
 
 /// Plans the Hub files and repositories wanted; `asked` is the request's
@@ -57,14 +75,19 @@ pub async fn plan_hub(hub: &HubClient<'_>, asked: &[RepoSpec], wants: &Wants, pl
             id: id.clone(),
             revision: revision.clone(),
             patterns,
-            variants: Vec::new(),
+            variants: g.kernel_folders(),
+            nodes: g.nodes.iter().map(|(n, _)| n.clone()).collect(),
         };
+        // A kernel wanted whole is chosen for the environments this run
+        // carries.
         let mut own = Plan::default();
+        own.python_envs.clone_from(&plan.python_envs);
         let origins = || {
             g.whole
                 .iter()
                 .chain(g.files.iter().map(|(_, o)| o))
                 .chain(g.quants.iter().map(|(_, o)| o))
+                .chain(g.nodes.iter().map(|(_, o)| o))
         };
         if let Err(e) = hub::plan(hub, &spec, true, &mut own).await {
             let why = chain(&e);
@@ -141,6 +164,11 @@ fn hub_groups(wants: &Wants) -> BTreeMap<(RepoKind, String, String), HubGroup> {
                 .or_default()
                 .whole
                 .push(origin.clone()),
+            Want::KernelBuild { id, revision, node } => groups
+                .entry((RepoKind::Kernel, id.clone(), revision.clone()))
+                .or_default()
+                .nodes
+                .push((node.clone(), origin.clone())),
             _ => {}
         }
     }

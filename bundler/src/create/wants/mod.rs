@@ -375,6 +375,12 @@ fn absorb(plan: &mut Plan, own: Plan) {
                 } else if !p.patterns.is_empty() {
                     p.patterns.extend(r.patterns);
                 }
+                // A kernel's build folders: the ones it had and the new.
+                if let (Some(have), Some(new)) = (&mut p.kernel, r.kernel) {
+                    have.variants.extend(new.variants);
+                    have.variants.sort();
+                    have.variants.dedup();
+                }
             }
             None => plan.repos.push(r),
         }

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use globset::escape;
-use llmgw_shared::kernels::Variant;
+use llmgw_shared::kernels::{Target, Variant};
 use llmgw_shared::manifest::{KernelRepo, PythonEnv, kernel_targets};
 use serde::Deserialize;
 
@@ -118,13 +118,12 @@ pub(super) async fn choose(
     }
     let mut gaps = Vec::new();
     let chosen = if spec.variants.is_empty() {
-        by_environment(
-            &w,
-            &variants,
-            envs,
-            &have,
-            allow_missing.then_some(&mut gaps),
-        )?
+        let nodes = match spec.nodes.is_empty() {
+            true => kernel_targets(envs),
+            false => spec.nodes.clone(),
+        };
+        let gaps = allow_missing.then_some(&mut gaps);
+        by_nodes(&w, &variants, &nodes, &have, gaps)?
     } else {
         if let Some(v) = spec.variants.iter().find(|v| !folders.contains(v.as_str())) {
             return Err(KernelError::NotInRepo {
@@ -154,16 +153,15 @@ pub(super) async fn choose(
     Ok(Chosen { spec, record, gaps })
 }
 
-/// Every folder some environment's node loads; a node that loads none is
-/// refused, or with `--allow-missing` (`gaps` given) recorded as a gap.
-fn by_environment(
+/// Every folder some node loads; a node that loads none is refused, or
+/// with `--allow-missing` (`gaps` given) recorded as a gap.
+fn by_nodes(
     w: &str,
     variants: &[Variant],
-    envs: &[PythonEnv],
+    targets: &[Target],
     have: &str,
     mut gaps: Option<&mut Vec<String>>,
 ) -> Result<Vec<String>, CreateError> {
-    let targets = kernel_targets(envs);
     if targets.is_empty() {
         return Err(KernelError::NoTargets {
             what: w.to_string(),
@@ -172,7 +170,7 @@ fn by_environment(
         .into());
     }
     let mut chosen = BTreeSet::new();
-    for t in &targets {
+    for t in targets {
         let loads: Vec<&Variant> = variants.iter().filter(|v| t.accepts(v).is_ok()).collect();
         if loads.is_empty() {
             let reasons: Vec<String> = variants

@@ -9,6 +9,7 @@ fn globs_match_like_fnmatch() {
         revision: "main".into(),
         patterns: vec!["*.Q4_K_M.gguf".into(), "config.json".into()],
         variants: Vec::new(),
+        nodes: Vec::new(),
     };
     let g = glob_set(&spec).unwrap().unwrap();
     assert!(g.is_match("m.Q4_K_M.gguf"));
@@ -28,6 +29,7 @@ fn an_lfs_files_xet_hash_is_kept_and_a_bad_one_refused() {
         revision: "main".into(),
         patterns: vec![],
         variants: Vec::new(),
+        nodes: Vec::new(),
     };
     let entry = |xet: &str| -> TreeEntry {
         serde_json::from_value(serde_json::json!({

@@ -17,6 +17,7 @@
 pub mod ahead;
 pub mod error;
 mod files;
+mod kernels;
 mod shapes;
 mod tree;
 
@@ -35,6 +36,7 @@ use error::HubError;
 use shapes::{info_json, tree_json};
 
 pub use files::{manifests, resolve};
+pub use kernels::NodeMiss;
 
 /// `models` / `datasets` / `kernels` (and the resolve prefixes `datasets`,
 /// `kernels`) to a kind. `spaces` exist on the Hub but are never mirrored.
@@ -76,7 +78,7 @@ fn revision_not_found(id: &str, rev: &str) -> HubError {
 /// `/api/{plural}/{owner}/{name}/...` — `segs` starts at the owner.
 pub fn api(req: &Req<'_>, plural: &str, segs: &[&str], form: Option<&[u8]>) -> Routed {
     if let ("organizations", [org, "overview"]) = (plural, segs) {
-        return routed(Route::HubOrgOverview, overview(req, org));
+        return routed(Route::HubOrgOverview, kernels::overview(req, org));
     }
     let Some(kind) = kind_of(plural) else {
         return routed(Route::NotFound, Err(HubError::NoRoute));
@@ -176,19 +178,8 @@ fn answer(
             info_json(repo, snap, blobs)
         }
         Route::HubTree => {
-            let at = tree::Listing {
-                plural: repo.kind.api_plural(),
-                repo,
-                rev: rev.as_deref().unwrap_or_default(),
-            };
-            let page = tree::tree(req, &at, snap, after)?;
-            if let Some(next) = page.next {
-                commit.insert(
-                    http::header::LINK,
-                    header_text(&format!("<{next}>; rel=\"next\"")),
-                );
-            }
-            page.entries
+            let rev = rev.as_deref().unwrap_or_default();
+            tree_page(req, (repo, rev, snap), after, &mut commit)?
         }
         _ => {
             if !after.is_empty() {
@@ -197,10 +188,35 @@ fn answer(
             paths_info(req, snap, form)?
         }
     };
-    Ok(of_repo(
+    let mut resp = of_repo(
         respond::json_with(req.method, req.headers, &v, commit),
         repo,
-    ))
+    );
+    if route == Route::HubTree && repo.kind == RepoKind::Kernel && after == ["build"] {
+        kernels::for_node(req, &repo.id, snap, &mut resp);
+    }
+    Ok(resp)
+}
+
+/// One page of the tree of `snap` at `after`; a `Link` to the next, if
+/// there is one, in `headers`.
+fn tree_page(
+    req: &Req<'_>,
+    (repo, rev, snap): (&HubRepo, &str, &Snapshot),
+    after: &[&str],
+    headers: &mut HeaderMap,
+) -> Result<Value, HubError> {
+    let at = tree::Listing {
+        plural: repo.kind.api_plural(),
+        repo,
+        rev,
+    };
+    let page = tree::tree(req, &at, snap, after)?;
+    if let Some(next) = page.next {
+        let link = header_text(&format!("<{next}>; rel=\"next\""));
+        headers.insert(http::header::LINK, link);
+    }
+    Ok(page.entries)
 }
 
 /// `xet-read-token/{rev}` of a held repository and revision: see
@@ -224,26 +240,6 @@ fn xet_token(req: &Req<'_>, kind: Option<RepoKind>, segs: &[&str]) -> Result<Res
         return Err(revision_not_found(&repo.id, &rev));
     }
     Ok(crate::serve::xet::token(req))
-}
-
-/// `/api/organizations/{org}/overview`, for an owner of a held kernel
-/// repository only: what the Hub said of it when the bundle was made
-/// (`trustedKernelPublisher`), so the `kernels` client decides as it would
-/// online. Any other name is the Hub's 404, and the client refuses to load
-/// from a publisher it cannot check, as it does online.
-fn overview(req: &Req<'_>, org: &str) -> Result<Response, HubError> {
-    if req.method != Method::GET && req.method != Method::HEAD {
-        return Err(HubError::Method { allow: "GET, HEAD" });
-    }
-    let org = paths::decode_join(&[org]).map_err(HubError::from)?;
-    let trusted = req.index.kernel_publisher(&org).ok_or(HubError::NotFound)?;
-    let v = json!({
-        "avatarUrl": "",
-        "name": org,
-        "fullname": org,
-        "trustedKernelPublisher": trusted,
-    });
-    Ok(respond::json(req.method, req.headers, &v))
 }
 
 /// `refs`: tags where the manifest says they were tags; every other name
