@@ -163,12 +163,15 @@ impl Delivery {
                     .filter(|(sha, size)| held.get(sha) == Some(size))
                     .map(|(sha256, size)| BlobRef { sha256, size })
                     .collect();
-                m.delta = Some(Delta {
+                let mut delta = Delta {
                     prerequisites,
                     bases: bases.clone(),
                     repairs: Vec::new(),
-                });
-                m.sort();
+                };
+                // The manifest is sorted (create builds it so): only what
+                // is added here is.
+                delta.sort();
+                m.delta = Some(delta);
                 m.validate()?;
                 Ok(m)
             }
@@ -196,12 +199,13 @@ impl Delivery {
                 r.channel = m.channel.clone();
                 r.sequence = m.sequence;
                 r.expires = m.expires.clone();
-                r.delta = Some(Delta {
+                let mut delta = Delta {
                     prerequisites: Vec::new(),
                     bases: vec![sha256.clone()],
                     repairs: need.blobs.clone(),
-                });
-                r.sort();
+                };
+                delta.sort();
+                r.delta = Some(delta);
                 r.validate()?;
                 Ok(r)
             }

@@ -161,6 +161,8 @@ fn build_manifest(
     // extras), so a format 2 mirror still imports every other bundle.
     m.format_version = m.needed_format();
     series.apply(&mut m);
+    // The one sort of create: every later step (a delta, the SBOM and its
+    // referrers) sorts only what it adds.
     m.sort();
     m.validate()?;
     Ok(m)

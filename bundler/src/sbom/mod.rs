@@ -72,10 +72,11 @@ pub fn attach(
         repos,
         signatures,
     };
+    // The manifest is sorted (create builds it so), and the referrers
+    // sorted each image they were added to: only the evidence is sorted here.
     evidence.sort();
     manifest.evidence = Some(evidence);
     manifest.format_version = manifest.needed_format();
-    manifest.sort();
     manifest.validate()?;
     made.push(Blob { sha256, size, path });
     Ok(made)

@@ -59,6 +59,21 @@ impl Delta {
     pub fn is_repair(&self) -> bool {
         !self.repairs.is_empty()
     }
+
+    /// Sorts (and dedups) its lists, as [`super::Manifest::sort`] would:
+    /// what a step that adds a delta to a sorted manifest sorts.
+    pub fn sort(&mut self) {
+        self.prerequisites.sort();
+        self.prerequisites.dedup();
+        self.bases.sort();
+        self.bases.dedup();
+        for r in &mut self.repairs {
+            r.uses.sort();
+            r.uses.dedup();
+        }
+        self.repairs.sort();
+        self.repairs.dedup();
+    }
 }
 
 /// How the carried blobs are laid out over volumes. Every volume is an

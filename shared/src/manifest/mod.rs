@@ -345,16 +345,7 @@ impl Manifest {
         self.gaps.sort();
         self.gaps.dedup();
         if let Some(delta) = &mut self.delta {
-            delta.prerequisites.sort();
-            delta.prerequisites.dedup();
-            delta.bases.sort();
-            delta.bases.dedup();
-            for r in &mut delta.repairs {
-                r.uses.sort();
-                r.uses.dedup();
-            }
-            delta.repairs.sort();
-            delta.repairs.dedup();
+            delta.sort();
         }
         for image in &mut self.images {
             image.sort();
