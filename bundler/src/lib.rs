@@ -21,6 +21,7 @@ mod error;
 pub mod export;
 mod fetch;
 mod http;
+pub mod kernels;
 mod limits;
 mod pieces;
 mod plan;

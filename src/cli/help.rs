@@ -64,6 +64,24 @@ pub const IMAGES: &str = "  # every vLLM 0.34.0 image for amd64 nodes
   # the ones a node on driver 575 runs (the CUDA 12.9 build only)
   llmgw recipe images vllm 0.34.0 --arch arm64 --driver 575.57.08 --json";
 
+pub const KERNELS: &str =
+    "  # the folders of v1, and which loads on a CUDA 13.0 torch 2.11 node and a CPU node
+  llmgw recipe kernels kernels-community/activation@v1 \\
+      --node torch2.11,cu130,x86_64 --node none,cpu,x86_64
+  # every folder of the newest vN, as JSON
+  llmgw recipe kernels kernels-community/activation --json";
+
+/// How `recipe kernels` decides, and what its exit codes mean.
+pub const KERNELS_NOTES: &str = "\
+A node is TORCH,BACKEND,CPU as a miss records it (`llmgw mirror misses`): torch's major.minor
+(or none), the backend torch is built for (cpu, cu130, rocm64), the CPU (x86_64, aarch64).
+An arch build loads where torch matches exactly and CUDA's major matches with a minor no
+newer than the node's; a noarch build (torch-cpu, torch-universal) by backend. HF_TOKEN, when
+set, is sent to the Hub only.
+
+Exit codes: 0 answered, 1 the Hub refused or a folder is no build variant (named), 2 usage
+error (a bad repository id or --node).";
+
 /// What `recipe images` lists, and how `bundle create` picks among it.
 pub const IMAGES_NOTES: &str = "\
 The plain vLLM tag (v0.34.0) is the CUDA 13.0 build and needs driver 580; -cu129 runs on 525

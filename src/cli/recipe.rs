@@ -9,6 +9,7 @@ use llmgw_shared::recipe::{self, Build, Environment, Host};
 use super::help;
 
 mod images;
+mod kernels;
 
 #[derive(Subcommand, Debug)]
 pub enum RecipeCommand {
@@ -35,6 +36,11 @@ pub enum RecipeCommand {
         &format!("{}{}", help::IMAGES_NOTES, help::RECIPE_EXIT_CODES)
     ))]
     Images(images::ImagesArgs),
+    /// A Hub kernel repository's build folders, and which node each loads
+    /// on by the `kernels` client's rules: what `bundle create --kernel`
+    /// chooses from (asks the Hub).
+    #[command(after_help = help::after_notes(help::KERNELS, help::KERNELS_NOTES))]
+    Kernels(kernels::KernelsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -106,6 +112,7 @@ pub fn run(cmd: RecipeCommand) -> anyhow::Result<()> {
             return super::print(&out);
         }
         RecipeCommand::Images(a) => return images::run(a),
+        RecipeCommand::Kernels(a) => return kernels::run(a),
     };
     let out = if json {
         to_json(&builds)?
@@ -214,14 +221,21 @@ fn environments_table(envs: &[Environment]) -> String {
 }
 
 /// Rows of cells as aligned columns.
-fn table<const N: usize>(rows: &[[String; N]]) -> String {
-    let widths: Vec<usize> = (0..N)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+fn table<R: AsRef<[String]>>(rows: &[R]) -> String {
+    let columns = rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.as_ref().get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for r in rows {
         let mut line = String::new();
-        for (cell, w) in r.iter().zip(&widths) {
+        for (cell, w) in r.as_ref().iter().zip(&widths) {
             line.push_str(&format!("{cell:<w$}  "));
         }
         out.push_str(line.trim_end());

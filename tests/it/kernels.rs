@@ -2,7 +2,8 @@
 //! the build folders named or those the bundle's own environments load
 //! (`create`), and the real `kernels` client (0.17.2), offline in a network
 //! namespace where only the mirror answers, loads them, checks their
-//! publisher and downloads what a `kernels.lock` pins (`client`).
+//! publisher and downloads what a `kernels.lock` pins (`client`); `recipe
+//! kernels` says which node loads which folder (`recipe`).
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,7 @@ use llmgw_shared::manifest::Manifest;
 
 mod client;
 mod create;
+mod recipe;
 
 /// `bundle create --arch amd64` of the fixture's kernels as `args` say,
 /// into `dir/b`; the manifest written.

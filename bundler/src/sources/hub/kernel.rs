@@ -218,3 +218,56 @@ async fn publisher_trusted(hub: &HubClient<'_>, spec: &RepoSpec) -> Result<bool,
         .into()),
     }
 }
+
+/// A kernel repository's build folders at a revision, as the Hub lists
+/// them: what `llmgw recipe kernels` shows.
+#[derive(Debug, Clone)]
+pub struct KernelBuilds {
+    /// The revision asked for, or the newest `vN` branch.
+    pub revision: String,
+    /// The commit it names.
+    pub commit: String,
+    /// Each folder under `build/`, parsed as the client parses it.
+    pub variants: Vec<Variant>,
+}
+
+/// The build folders of kernel `id` at `revision` (empty: the newest
+/// `vN`), asked of the Hub at `hub`; a folder that is no variant is
+/// refused by name, as create refuses it.
+pub async fn kernel_builds(
+    hub: &HubClient<'_>,
+    id: &str,
+    revision: &str,
+) -> Result<KernelBuilds, CreateError> {
+    let asked = RepoSpec {
+        kind: llmgw_shared::manifest::RepoKind::Kernel,
+        id: id.to_string(),
+        revision: revision.to_string(),
+        patterns: Vec::new(),
+        variants: Vec::new(),
+        nodes: Vec::new(),
+    };
+    let spec = with_revision(hub, &asked).await?;
+    let (commit, _) = super::resolve(hub, &spec).await?;
+    let entries = super::list(hub, &spec, &commit).await?;
+    let folders: BTreeSet<&str> = entries
+        .iter()
+        .filter_map(|e| e.path.strip_prefix("build/")?.split_once('/'))
+        .map(|(folder, _)| folder)
+        .collect();
+    let mut variants = Vec::new();
+    for folder in folders {
+        variants.push(
+            Variant::parse(folder).map_err(|error| KernelError::BadFolder {
+                what: what(&spec),
+                folder: folder.to_string(),
+                error,
+            })?,
+        );
+    }
+    Ok(KernelBuilds {
+        revision: spec.revision,
+        commit: commit.to_string(),
+        variants,
+    })
+}

@@ -19,6 +19,7 @@ mod kernel;
 mod refs;
 
 pub use client::HubClient;
+pub use kernel::{KernelBuilds, kernel_builds};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use llmgw_shared::manifest::{RepoEvidence, RepoKind};
