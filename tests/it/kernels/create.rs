@@ -92,6 +92,13 @@ fn what_no_node_can_load_or_the_hub_lacks_is_refused_by_name() {
             && e.contains("torch210-cxx11-cu128-x86_64-linux"),
         "{e}"
     );
+    // A repository whose build folder is no variant: named.
+    let e = refused(&["--kernel", "kernels-test/odd@v1:torch-cpu"], 1);
+    assert!(
+        e.contains("kernel kernels-test/odd@v1: its build folder cuda-only cannot be chosen")
+            && e.contains("cuda-only is no kernel build variant"),
+        "{e}"
+    );
     // A folder that escapes build/: refused before anything is asked.
     let e = refused(&["--kernel", "kernels-test/relu@v1:../../etc"], 2);
     assert!(
