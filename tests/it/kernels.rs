@@ -27,17 +27,7 @@ fn carried(fx: &Fixture, dir: &Path, args: &[&str]) -> Manifest {
 }
 
 /// The Python of the `kernels` venv (`LLMGW_KERNELS_VENV` or
-/// `.venv-kernels`), or a failure saying how to make it.
+/// `.venv-kernels`, made by scripts/setup.sh).
 fn kernels_python() -> PathBuf {
-    let dir = std::env::var_os("LLMGW_KERNELS_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-kernels"));
-    let py = dir.join("bin/python");
-    assert!(
-        py.is_file(),
-        "{} is missing: run scripts/setup.sh (it makes .venv-kernels with kernels==0.17.2), or \
-         set LLMGW_KERNELS_VENV to a venv that has it",
-        py.display()
-    );
-    py
+    crate::bundle_kit::venv("LLMGW_KERNELS_VENV", ".venv-kernels")
 }

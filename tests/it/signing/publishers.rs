@@ -228,20 +228,9 @@ fn import_refuses_a_carried_signature_that_no_longer_verifies() {
     }
 }
 
-/// Sigstore's own Python client (`.venv-sigstore`), or a failure saying
-/// how to make it.
+/// Sigstore's own Python client (`.venv-sigstore`, `LLMGW_SIGSTORE_VENV`).
 fn sigstore_cli() -> std::path::PathBuf {
-    let dir = std::env::var_os("LLMGW_SIGSTORE_VENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-sigstore"));
-    let cli = dir.join("bin/sigstore");
-    assert!(
-        cli.is_file(),
-        "{} is missing: run scripts/setup.sh (it makes .venv-sigstore with sigstore==4.5.0), or \
-         set LLMGW_SIGSTORE_VENV to a venv that has it",
-        cli.display()
-    );
-    cli
+    crate::bundle_kit::venv_dir("LLMGW_SIGSTORE_VENV", ".venv-sigstore").join("bin/sigstore")
 }
 
 #[test]
