@@ -26,6 +26,7 @@ mod limits;
 mod pieces;
 mod plan;
 mod progress;
+pub mod push;
 mod reach;
 mod report;
 mod sbom;

@@ -3,6 +3,7 @@
 
 mod bundle;
 mod import;
+mod push;
 mod serve;
 mod store;
 #[cfg(test)]
@@ -55,6 +56,9 @@ pub use bundle::sbom::{SbomError, read_sbom as bundle_sbom};
 // What a store holds: listing, summaries, have-lists, checking, gc.
 pub use store::HeldManifest;
 pub use store::export::{ExportError, Exportable, exportable};
+
+// `llmgw mirror push`: what the store holds, as a plan the registry client sends.
+pub use push::{Pick as PushPick, PushPlanError, plan as push_plan};
 pub use store::gc::{GcOptions, gc, remove as remove_bundle};
 pub use store::have::have_list;
 pub use store::inspect::{Summary, human_bytes, inspect};

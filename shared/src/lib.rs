@@ -17,6 +17,7 @@ mod names;
 pub mod parity;
 pub mod progress;
 pub mod provenance;
+pub mod push;
 pub mod recipe;
 mod shown;
 mod signer;

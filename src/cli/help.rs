@@ -219,6 +219,11 @@ pub const EXPORT: &str =
     "  llmgw mirror export 3eb9 --store /srv/mirror --out /media/usb/site.tar.zst
   llmgw mirror export 3eb9 --store /srv/mirror --out /media/usb/site   # a directory";
 
+pub const PUSH: &str = "  llmgw mirror push --store /srv/mirror --to harbor.site/llmgw --all
+  llmgw mirror push --store /srv/mirror --to harbor.site/llmgw --image vllm/vllm-openai --tags merge
+  llmgw mirror push --store /srv/mirror --to 10.0.0.5:5000 --insecure-registry --models acme/tiny
+  # credentials: $REGISTRY_AUTH_FILE, else ~/.docker/config.json (as bundle create --image)";
+
 pub const STORE_VERIFY: &str = "  llmgw mirror verify --store /srv/mirror
   llmgw mirror verify --store /srv/mirror --json
   llmgw mirror verify --store s3://llmgw/site-a   # every object read back and hashed";

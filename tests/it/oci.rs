@@ -7,4 +7,5 @@ pub mod clients;
 mod image;
 mod images;
 mod models;
+mod push;
 mod serve;

@@ -15,6 +15,7 @@ mod hub;
 mod kernel;
 mod latest;
 pub mod oci;
+pub mod push;
 mod python;
 mod reach;
 mod signatures;

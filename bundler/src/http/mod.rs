@@ -17,6 +17,7 @@ mod hostile_tests;
 mod link;
 mod post;
 mod retry;
+mod send;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -10,6 +10,7 @@ pub mod have;
 pub mod list;
 pub mod misses;
 pub mod policy;
+pub mod push;
 pub mod remove;
 pub mod serve;
 pub mod verify;
@@ -20,6 +21,8 @@ pub enum MirrorCommand {
     List(list::ListArgs),
     /// Write a held bundle again (same manifest, signature and sequence) for the next enclave.
     Export(export::ExportArgs),
+    /// Copy held images, charts and model profiles into a registry the site runs (Harbor, zot).
+    Push(push::PushArgs),
     /// Delete blobs no held bundle names (and stale staging).
     Gc(gc::GcArgs),
     /// Forget a bundle; its blobs go at the next gc.
@@ -43,6 +46,7 @@ pub fn run(cmd: MirrorCommand) -> anyhow::Result<()> {
     match cmd {
         MirrorCommand::List(a) => list::run_list(a),
         MirrorCommand::Export(a) => export::run_export(a),
+        MirrorCommand::Push(a) => push::run_push(a),
         MirrorCommand::Gc(a) => gc::run_gc(a),
         MirrorCommand::Remove(a) => remove::run_remove(a),
         MirrorCommand::Verify(a) => verify::run_verify(a),

@@ -1,6 +1,7 @@
 //! The registry token dance, as Docker does it: a request answered 401
 //! with `WWW-Authenticate: Bearer realm="…",service="…",scope="…"` is
-//! followed by a GET of the realm (`service`, `scope=repository:REPO:pull`;
+//! followed by a GET of the realm (`service`, `scope=repository:REPO:pull`,
+//! `pull,push` for a push;
 //! with the registry's credential as Basic auth when one is filed, or a
 //! POST of its identity token as an OAuth2 refresh token), whose `token`
 //! (or `access_token`) is then sent as `Bearer` to that registry for that
@@ -112,6 +113,8 @@ struct Session {
 pub struct RegistryAuth {
     client: reqwest::Client,
     credentials: Credentials,
+    /// The actions a token is asked for: `pull`, or `pull,push` for a push.
+    actions: &'static str,
     sessions: Mutex<Vec<Session>>,
 }
 
@@ -140,8 +143,16 @@ impl RegistryAuth {
         Self {
             client,
             credentials,
+            actions: "pull",
             sessions: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same, asking tokens that may push (`llmgw mirror push`).
+    #[must_use]
+    pub fn for_push(mut self) -> Self {
+        self.actions = "pull,push";
+        self
     }
 
     /// Whether a session for `repository` at `base`'s origin exists.
@@ -224,7 +235,7 @@ impl RegistryAuth {
                 ),
             });
         }
-        let scope = format!("repository:{repository}:pull");
+        let scope = format!("repository:{repository}:{}", self.actions);
         let encode = |pairs: &[(&str, &str)]| {
             let mut ser = form_urlencoded::Serializer::new(String::new());
             for (k, v) in pairs {

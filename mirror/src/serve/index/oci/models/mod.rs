@@ -40,7 +40,8 @@ use crate::serve::index::oci::{
     MAX_MANIFEST_BYTES, ManifestEntry, OciIndex, OciRepo, Profiles, ReadBlob,
 };
 pub use digests::{
-    FILE, LayerDigests, imported_file, learn, learn_imported, merge_files as merge_layer_digests,
+    FILE, LayerDigests, hash_layer, imported_file, learn, learn_imported,
+    merge_files as merge_layer_digests,
 };
 use documents::Source;
 use llmgw_shared::manifest::{is_repository as is_name, is_tag};
