@@ -35,8 +35,11 @@ impl Held {
         let mut blobs = kit::Blobs::default();
         let app = kit::image(&mut blobs, Some("docker.io"), "acme/app", "v1");
         let (chart, _) = kit::chart(&mut blobs, "acme", "0.1.0");
+        // The same image under a second name: its blobs are mounted.
+        let mut copy = app.image.clone();
+        copy.repository = "acme/copy".into();
         let manifest = kit::manifest(
-            vec![app.image.clone(), app.referrer.clone()],
+            vec![app.image.clone(), app.referrer.clone(), copy],
             vec![chart.clone()],
         );
         let k = Kit {
@@ -121,6 +124,8 @@ fn pushed_images_charts_and_models_pull_from_the_registry_alone() {
         "acme/tiny",
     ];
     let first = ok(&h.push(&args));
+    // `acme/copy` was not asked for.
+    assert!(first.contains("mounted 0"), "{first}");
     assert!(first.contains("skipped 0 already there"), "{first}");
     assert!(first.contains("tags: 6 set"), "{first}");
 
@@ -245,6 +250,39 @@ fn keep_leaves_a_differing_tag_and_merge_keeps_both_platforms() {
     // Overwrite moves it to the mirror's index.
     ok(&h.push(&[&base[..], &["--tags", "overwrite"]].concat()));
     assert_eq!(raw(&tag), h.app.index_bytes);
+}
+
+#[test]
+fn a_blob_in_another_repository_of_the_push_is_mounted() {
+    need("skopeo", "apt-get install -y skopeo");
+    let h = Held::new();
+    let reg = Distribution::start().unwrap();
+    let to = format!("{}/site", reg.host);
+    let out = ok(&h.push(&[
+        "--to",
+        &to,
+        "--insecure-registry",
+        "--image",
+        "acme/app",
+        "--image",
+        "acme/copy",
+    ]));
+    // acme/app goes first (by name): its 8 blobs (the SBOM referrer's
+    // too); acme/copy, the image alone, has its 6 mounted from there.
+    assert!(
+        out.contains("pushed 8 blobs") && out.contains("mounted 6"),
+        "{out}"
+    );
+    let copied = raw(&format!("docker://{to}/acme/copy:v1"));
+    assert_eq!(copied, h.app.index_bytes);
+    let o = skopeo(&[
+        "copy",
+        "--all",
+        "--src-tls-verify=false",
+        &format!("docker://{to}/acme/copy:v1"),
+        &format!("oci:{}:v1", h.path("copy").display()),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
 
 #[test]

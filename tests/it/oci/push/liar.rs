@@ -18,6 +18,8 @@ enum Lie {
     WrongDigest,
     /// Basic auth wanted; the upload goes to `localhost`, another host.
     OtherHost(u16),
+    /// 403 DENIED to an upload's POST, as a project without push rights.
+    Denied,
 }
 
 /// Each request seen: method, path, whether it carried Authorization.
@@ -72,6 +74,7 @@ fn answer(c: TcpStream, lie: Option<Lie>, seen: &Seen) {
         }
         (_, "HEAD") => "404 Not Found".into(),
         (Some(Lie::NoLocation), "POST") => "202 Accepted".into(),
+        (Some(Lie::Denied), "POST") => "403 Forbidden".into(),
         (Some(Lie::OtherHost(other)), "POST") => {
             format!("202 Accepted\r\nLocation: http://localhost:{other}/upload/1")
         }
@@ -80,9 +83,18 @@ fn answer(c: TcpStream, lie: Option<Lie>, seen: &Seen) {
         (_, "PUT") => "201 Created".into(),
         _ => "404 Not Found".into(),
     };
+    let body = if head.starts_with("403") {
+        r#"{"errors":[{"code":"DENIED","message":"no push to project site"}]}"#
+    } else {
+        ""
+    };
     let mut c = c;
     let _ = c.write_all(
-        format!("HTTP/1.1 {head}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes(),
+        format!(
+            "HTTP/1.1 {head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
     );
 }
 
@@ -118,6 +130,22 @@ fn a_lying_registry_is_refused_by_name_and_nothing_is_tagged() {
             .iter()
             .any(|(m, p, _)| m == "PUT" && p.contains("/manifests/"));
         assert!(!tagged, "a manifest was put after a lie");
+    }
+}
+
+#[test]
+fn the_first_refusal_is_named_with_the_registry_s_words() {
+    let h = Held::new();
+    let (port, _) = serve(Some(Lie::Denied));
+    let (o, e) = push_to(&h, port);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    for said in [
+        "refused",
+        "403",
+        "DENIED: no push to project site",
+        "grant push",
+    ] {
+        assert!(e.contains(said), "{said}: {e}");
     }
 }
 
