@@ -37,7 +37,7 @@ pub use store::conformance;
 // and taken into the store.
 pub use bundle::signed::SignedRelease;
 pub use bundle::verify::{
-    HashOnly, Outcome, Proved, PublisherVerified, WrittenBy, blob_names, check_bundle,
+    HashOnly, Outcome, Proved, PublisherVerified, WrittenBy, WrittenFor, blob_names, check_bundle,
 };
 pub use import::run::{ImportRunError, Imported, import_into};
 pub use import::{ImportError, ImportOptions, ImportOutcome, ImportReport, import_with};

@@ -19,6 +19,9 @@ pub struct ExportArgs {
     /// Where to write it: NAME.tar, NAME.tar.zst, or a directory (any other name).
     #[arg(long, value_name = "PATH")]
     pub out: PathBuf,
+    /// The next enclave's have-list (`llmgw mirror have` there): leave out the blobs it holds.
+    #[arg(long, value_name = "FILE")]
+    pub have: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -30,9 +33,18 @@ pub fn run_export(a: ExportArgs) -> anyhow::Result<()> {
             a.out.display()
         );
     }
+    let held = match &a.have {
+        Some(path) => Some(read_have(path)?),
+        None => None,
+    };
     let location = a.store.location_from_env();
-    let (id, bytes) = location.transact(None, |store| -> anyhow::Result<_> {
-        let e = llmgw_mirror::exportable(store, &a.sha256)?;
+    let (id, bytes, left_out) = location.transact(None, |store| -> anyhow::Result<_> {
+        let mut e = llmgw_mirror::exportable(store, &a.sha256)?;
+        let before = e.blobs.len();
+        if let Some(held) = &held {
+            e.blobs.retain(|(sha, size, _)| held.get(sha) != Some(size));
+        }
+        let left_out = before - e.blobs.len();
         let trusted: Vec<_> = llmgw_mirror::trusted_keys(store, llmgw_mirror::Role::Release)
             .context("reading the keys the store trusts for llmgw's releases")?
             .into_iter()
@@ -47,11 +59,22 @@ pub fn run_export(a: ExportArgs) -> anyhow::Result<()> {
                 path: path.clone(),
             })
             .collect();
-        let checker = crate::cli::check_written::AsImportWould::with_keys(trusted);
+        let checker = crate::cli::check_written::AsImportWould::with_keys(trusted.clone());
         let id = e.id.clone();
-        let check = move |path: &Path| -> Result<(), llmgw_bundler::CheckError> {
+        let check = |path: &Path| -> Result<(), llmgw_bundler::CheckError> {
             use llmgw_bundler::CheckWritten;
-            checker.check(path, &id)
+            match &held {
+                None => checker.check(path, &id),
+                Some(held) => {
+                    let mut target = llmgw_mirror::WrittenFor {
+                        held: held.clone(),
+                        store,
+                    };
+                    let quiet = llmgw_shared::progress::Quiet;
+                    llmgw_mirror::check_bundle(path, &id, &trusted, &mut target, &quiet)?;
+                    Ok(())
+                }
+            }
         };
         llmgw_bundler::export::export(
             &a.out,
@@ -62,15 +85,36 @@ pub fn run_export(a: ExportArgs) -> anyhow::Result<()> {
             Some(&check),
         )?;
         let bytes: u64 = e.blobs.iter().map(|(_, size, _)| size).sum();
-        Ok((e.id, bytes))
+        Ok((e.id, bytes, left_out))
     })?;
     let sums = PathBuf::from(format!("{}.sha256", a.out.display()));
     std::fs::write(&sums, format!("{id}\n"))
         .with_context(|| format!("writing {}", sums.display()))?;
+    let thin = match &a.have {
+        Some(path) => format!(
+            "; {left_out} blobs the have-list {} names left out (the store that wrote it must \
+             still hold them at import)",
+            path.display()
+        ),
+        None => String::new(),
+    };
     print(&format!(
-        "exported bundle {id} to {} ({bytes} bytes of blobs), checked as import will check \
+        "exported bundle {id} to {} ({bytes} bytes of blobs{thin}), checked as import will check \
          it; its manifest sha256 is in {} (carry it apart from the bundle)\n",
         a.out.display(),
         sums.display()
     ))
+}
+
+/// The next enclave's have-list: sha256 -> size, read bounded and checked.
+fn read_have(path: &Path) -> anyhow::Result<std::collections::BTreeMap<llmgw_shared::Sha256, u64>> {
+    let bytes = llmgw_mirror::read_bounded(path, llmgw_shared::MAX_LIST_BYTES)
+        .with_context(|| format!("--have {}", path.display()))?;
+    let list = llmgw_shared::HaveList::from_json_bytes(&bytes).with_context(|| {
+        format!(
+            "--have {}: expected a have-list written by `llmgw mirror have` in the next enclave",
+            path.display()
+        )
+    })?;
+    Ok(list.blob_map())
 }

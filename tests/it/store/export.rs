@@ -143,3 +143,89 @@ fn an_exported_bundle_imports_elsewhere_as_the_original_did() {
     );
     assert!(!out.exists());
 }
+
+/// `--have` (#50 item 4): the next enclave's have-list leaves out the blobs
+/// it holds; the thin bundle keeps the same manifest sha256, imports there,
+/// and a store without those blobs refuses it naming what it lacks.
+#[test]
+fn an_export_against_a_have_list_carries_only_what_the_next_enclave_lacks() {
+    let env = Env::empty();
+    let (a, b) = (
+        b"weights held on both sides".as_slice(),
+        b"weights only here".as_slice(),
+    );
+    let mut kit = Kit::new();
+    kit.model_file("acme/two", "a.bin", a);
+    kit.model_file("acme/two", "b.bin", b);
+    let id = env.import_kit("two", &kit);
+
+    // The next enclave holds `a` from another bundle, and says so.
+    let next = env.path("next-store");
+    let mut other = Kit::new();
+    other.model_file("acme/one", "a.bin", a);
+    let one = env.path("one.tar");
+    write_tar(&one, &other.entries());
+    ok(&import_bundle(&one, &other.sha256(), &next, &[]));
+    let have = env.path("have.json");
+    ok(&run(&[
+        "mirror",
+        "have",
+        "--store",
+        s(&next),
+        "--out",
+        s(&have),
+    ]));
+
+    let out = env.path("thin");
+    let text = ok(&llmgw()
+        .args(["mirror", "export", &id, "--store", s(&env.store)])
+        .args(["--out", s(&out), "--have", s(&have)])
+        .output()
+        .unwrap());
+    assert!(
+        text.contains("1 blobs the have-list") && text.contains(&id),
+        "{text}"
+    );
+    let blob = |bytes: &[u8]| {
+        out.join("blobs/sha256")
+            .join(llmgw_shared::Sha256::of(bytes).as_str())
+    };
+    assert!(
+        !blob(a).exists(),
+        "the blob the next enclave holds was left out"
+    );
+    assert!(blob(b).exists());
+    assert_eq!(
+        std::fs::read_to_string(env.path("thin.sha256"))
+            .unwrap()
+            .trim(),
+        id
+    );
+    ok(&import_bundle(&out, &id, &next, &[]));
+    assert!(next.join(format!("bundles/{id}.json")).exists());
+
+    // A store that lacks `a` refuses it, naming the blob.
+    let err = fails(&import_bundle(&out, &id, &env.path("empty-store"), &[]), 1);
+    assert!(err.contains(llmgw_shared::Sha256::of(a).as_str()), "{err}");
+
+    // A have-list that is not one is refused naming the file.
+    std::fs::write(env.path("bad.json"), b"{\"kind\":\"nope\"}").unwrap();
+    let err = fails(
+        &llmgw()
+            .args(["mirror", "export", &id, "--store", s(&env.store)])
+            .args([
+                "--out",
+                s(&env.path("x")),
+                "--have",
+                s(&env.path("bad.json")),
+            ])
+            .output()
+            .unwrap(),
+        1,
+    );
+    assert!(
+        err.contains("bad.json") && err.contains("mirror have"),
+        "{err}"
+    );
+    assert!(!env.path("x").exists());
+}

@@ -50,7 +50,7 @@ pub use error::VerifyError;
 pub use manifest::{blob_names, read_manifest_unverified};
 pub use publisher::PublisherVerified;
 pub(crate) use stream::{stream_blob_hashed, stream_blob_onto};
-pub use target::{BlobSink, HashOnly, Target, WrittenBy};
+pub use target::{BlobSink, HashOnly, Target, WrittenBy, WrittenFor};
 
 #[cfg(test)]
 mod tests;

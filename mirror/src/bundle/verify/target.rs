@@ -128,3 +128,44 @@ impl Target for WrittenBy {
     }
     fn discard(&mut self, _: &str) {}
 }
+
+/// The target of `mirror export --have`'s check: as [`WrittenBy`], but the
+/// blobs the next enclave's have-list names (`held`, by sha256 and size)
+/// count as at hand — they were left out on purpose, and that store's
+/// import takes them from what it holds — and their bytes, where a step
+/// reads them (a signature file, a carried OCI manifest), come from the
+/// exporting store, which holds every blob of the bundle.
+pub struct WrittenFor<'a> {
+    /// What the next enclave holds: sha256 -> size.
+    pub held: std::collections::BTreeMap<Sha256, u64>,
+    /// The store the bundle is exported from.
+    pub store: &'a crate::store::Store,
+}
+
+impl Target for WrittenFor<'_> {
+    type Error = VerifyError;
+    fn have(&self, sha256: &Sha256, size: u64) -> bool {
+        self.held.get(sha256) == Some(&size)
+    }
+    fn hashed_before(&self, _: &Sha256) -> bool {
+        true
+    }
+    fn checks_prerequisites(&self) -> bool {
+        false
+    }
+    fn read_have(&self, sha256: &Sha256) -> Result<Vec<u8>, VerifyError> {
+        let size = self.held.get(sha256).copied().unwrap_or(0);
+        self.store
+            .read_small_blob(sha256, size)
+            .map_err(|_| VerifyError::NotAtHand {
+                sha256: sha256.to_string(),
+            })
+    }
+    fn begin(&mut self, _: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError> {
+        Ok(None)
+    }
+    fn keep(&mut self, _: &str) -> Result<(), VerifyError> {
+        Ok(())
+    }
+    fn discard(&mut self, _: &str) {}
+}
