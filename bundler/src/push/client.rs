@@ -179,7 +179,11 @@ impl Dest<'_> {
             r => r?,
         };
         match resp.status().as_u16() {
-            200 => Ok(resp.content_length().is_none_or(|n| n == size || n == 0)),
+            // Held at another size is not held: the blob is pushed. (The
+            // header, not the body's length: a HEAD answer has no body.)
+            200 => Ok(header(resp.headers(), "content-length")
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .is_none_or(|n| n == size)),
             404 => Ok(false),
             _ => Err(self.refused(resp, &doing).await),
         }
