@@ -4,7 +4,7 @@
 # upstream), bundle import (against tar -xf, with and without sha256sum), import of
 # volumes (against the same content as one .tar), mirror serve (against nginx), a 2 GiB
 # container image (skopeo from the mirror against docker-registry, and create against
-# skopeo copy from the same upstream), a Python
+# skopeo copy from the same upstream; mirror push against skopeo copy into a registry), a Python
 # environment installed by uv (against nginx) and a 64-client soak, each with its peak
 # RSS and the load average before / after.
 #
@@ -31,6 +31,8 @@ echo "== bench/serve.sh" >&2
 bench/serve.sh >&2
 echo "== bench/oci.sh" >&2
 bench/oci.sh >&2
+echo "== bench/push.sh" >&2
+bench/push.sh >&2
 echo "== bench/pyinstall.sh" >&2
 bench/pyinstall.sh >&2
 echo "== bench/models-oci.sh" >&2

@@ -11,7 +11,8 @@
 #   bench/push.sh                     # SIZE_MIB=2048 LAYERS=4 RUNS=3
 #   SIZE_MIB=512 RUNS=1 bench/push.sh
 #
-# Needs about 5x SIZE_MIB of free disk under /tmp.
+# Needs about 5x SIZE_MIB of free disk under /tmp. With BENCH_RESULTS=FILE, one
+# tab-separated line is appended to FILE (bench/all.sh reads it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -166,3 +167,7 @@ $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, one ${SIZE_MIB} MiB image in ${LAYE
 | a held image into an empty docker-registry (s, MB/s) | ${T[push]} s, $(mbps "${T[push]}") MB/s | ${T[skopeo]} s, $(mbps "${T[skopeo]}") MB/s | $ratio | <= 1.0 | $met |
 EOF
 echo "load average: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (before / after)"
+if [ -n "${BENCH_RESULTS:-}" ]; then
+  printf 'push\tmirror push of a held image vs skopeo copy from the mirror, %s MiB\t%s s\t%s s\t%s\t<= 1.00\t\t%s\t%s\n' \
+    "$SIZE_MIB" "${T[push]}" "${T[skopeo]}" "$ratio" "$met" "$LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg)" >> "$BENCH_RESULTS"
+fi
