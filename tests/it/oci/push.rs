@@ -1,8 +1,8 @@
 //! `llmgw mirror push` (#50 item 1) against Debian's distribution registry
 //! (`docker-registry`) as the site's own: a held multi-arch image (with its
 //! attestation and SBOM referrer), a chart and a model's two OCI profiles
-//! pushed; then, with no mirror running, skopeo and containerd's `ctr`
-//! pull from that registry and get the publisher's digests; a second push
+//! pushed; then, with no mirror running, skopeo, containerd's `ctr` and
+//! Helm's SDK pull from that registry and get the publisher's digests; a second push
 //! skips every blob; `--tags keep` leaves a differing tag and says so;
 //! `--tags merge` into a tag holding another platform keeps both. A
 //! registry that lies (`push/liar.rs`) is refused by name.
@@ -26,6 +26,7 @@ pub struct Held {
     pub store: PathBuf,
     pub app: kit::Made,
     pub chart: llmgw_shared::manifest::HelmChart,
+    pub chart_tgz: Vec<u8>,
     pub blobs: kit::Blobs,
 }
 
@@ -34,7 +35,7 @@ impl Held {
         let dir = tempfile::tempdir().unwrap();
         let mut blobs = kit::Blobs::default();
         let app = kit::image(&mut blobs, Some("docker.io"), "acme/app", "v1");
-        let (chart, _) = kit::chart(&mut blobs, "acme", "0.1.0");
+        let (chart, chart_tgz) = kit::chart(&mut blobs, "acme", "0.1.0");
         // The same image under a second name: its blobs are mounted.
         let mut copy = app.image.clone();
         copy.repository = "acme/copy".into();
@@ -59,6 +60,7 @@ impl Held {
             store,
             app,
             chart,
+            chart_tgz,
             blobs,
         }
     }
@@ -172,6 +174,27 @@ fn pushed_images_charts_and_models_pull_from_the_registry_alone() {
     ]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 
+    // Helm's SDK pulls the chart from the registry, the package as carried.
+    let (helm, pulled) = (h.path("helm"), h.path("helm-pulled"));
+    std::fs::create_dir_all(&pulled).unwrap();
+    let script = format!(
+        "from helm_python import registry\nregistry.pull({:?}, version='0.1.0', plain_http=True, destination={:?})\n",
+        format!("oci://{to}/charts/acme"),
+        pulled.to_str().unwrap()
+    );
+    let o = Command::new(clients::venv_python())
+        .args(["-c", &script])
+        .env("HELM_CACHE_HOME", helm.join("cache"))
+        .env("HELM_CONFIG_HOME", helm.join("config"))
+        .env("HELM_DATA_HOME", helm.join("data"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "helm: {}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        std::fs::read(pulled.join("acme-0.1.0.tgz")).unwrap(),
+        h.chart_tgz
+    );
+
     // containerd pulls and unpacks the image from the registry.
     let c = containerd(h.dir.path());
     let reference = format!("{to}/acme/app:v1");
@@ -273,6 +296,21 @@ fn a_blob_in_another_repository_of_the_push_is_mounted() {
         out.contains("pushed 8 blobs") && out.contains("mounted 6"),
         "{out}"
     );
+    // --all: every image, the chart and both model profiles.
+    let all = format!("{}/all", reg.host);
+    let o = h.push(&["--to", &all, "--insecure-registry", "--all"]);
+    ok(&o);
+    let said = stderr(&o);
+    for name in [
+        "acme/app",
+        "acme/copy",
+        "charts/acme",
+        "models/acme/tiny",
+        "modelpack/acme/tiny",
+    ] {
+        assert!(said.contains(&format!("{all}/{name}:")), "{name}: {said}");
+    }
+    assert!(said.contains("[5/5]"), "{said}");
     let copied = raw(&format!("docker://{to}/acme/copy:v1"));
     assert_eq!(copied, h.app.index_bytes);
     let o = skopeo(&[
