@@ -66,9 +66,11 @@ pub fn run_export(a: ExportArgs) -> anyhow::Result<()> {
             match &held {
                 None => checker.check(path, &id),
                 Some(held) => {
+                    let read =
+                        |sha: &llmgw_shared::Sha256, max: u64| store.read_small_blob(sha, max).ok();
                     let mut target = llmgw_mirror::WrittenFor {
                         held: held.clone(),
-                        store,
+                        read: &read,
                     };
                     let quiet = llmgw_shared::progress::Quiet;
                     llmgw_mirror::check_bundle(path, &id, &trusted, &mut target, &quiet)?;

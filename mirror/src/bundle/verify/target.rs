@@ -134,12 +134,14 @@ impl Target for WrittenBy {
 /// count as at hand — they were left out on purpose, and that store's
 /// import takes them from what it holds — and their bytes, where a step
 /// reads them (a signature file, a carried OCI manifest), come from the
-/// exporting store, which holds every blob of the bundle.
+/// exporting store, which holds every blob of the bundle (`read`: a blob's
+/// bytes, at most the size given; a function, so this module reads no
+/// store itself).
 pub struct WrittenFor<'a> {
     /// What the next enclave holds: sha256 -> size.
     pub held: std::collections::BTreeMap<Sha256, u64>,
-    /// The store the bundle is exported from.
-    pub store: &'a crate::store::Store,
+    /// Reads a blob of the store the bundle is exported from.
+    pub read: &'a dyn Fn(&Sha256, u64) -> Option<Vec<u8>>,
 }
 
 impl Target for WrittenFor<'_> {
@@ -155,11 +157,9 @@ impl Target for WrittenFor<'_> {
     }
     fn read_have(&self, sha256: &Sha256) -> Result<Vec<u8>, VerifyError> {
         let size = self.held.get(sha256).copied().unwrap_or(0);
-        self.store
-            .read_small_blob(sha256, size)
-            .map_err(|_| VerifyError::NotAtHand {
-                sha256: sha256.to_string(),
-            })
+        (self.read)(sha256, size).ok_or_else(|| VerifyError::NotAtHand {
+            sha256: sha256.to_string(),
+        })
     }
     fn begin(&mut self, _: &str) -> Result<Option<Box<dyn BlobSink>>, VerifyError> {
         Ok(None)
