@@ -323,6 +323,49 @@ fn a_blob_in_another_repository_of_the_push_is_mounted() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
 
+/// A tag that names a single image manifest cannot be merged with an
+/// index: refused by name, the tag left as it was.
+#[test]
+fn merge_refuses_a_tag_that_names_no_index() {
+    need("skopeo", "apt-get install -y skopeo");
+    let h = Held::new();
+    let reg = Distribution::start().unwrap();
+    let theirs = TestImage::build(&h.path("theirs"), "v1", 9, &["s390x"], 1, 1024).unwrap();
+    let to = format!("{}/site", reg.host);
+    let tag = format!("docker://{to}/acme/app:v1");
+    // Without --all, skopeo pushes the one platform's manifest, no index.
+    let o = skopeo(&[
+        "copy",
+        "--override-arch",
+        "s390x",
+        "--dest-tls-verify=false",
+        &format!("oci:{}:v1", theirs.layout.display()),
+        &tag,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = raw(&tag);
+    let o = h.push(&[
+        "--to",
+        &to,
+        "--insecure-registry",
+        "--image",
+        "acme/app",
+        "--tags",
+        "merge",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("acme/app:v1") && e.contains("merges an image index with an image index"),
+        "{e}"
+    );
+    assert!(
+        e.contains("application/vnd.oci.image.manifest.v1+json") && e.contains("--tags overwrite"),
+        "{e}"
+    );
+    assert_eq!(raw(&tag), before, "the tag was left as it was");
+}
+
 #[test]
 fn bad_requests_are_usage_errors_naming_what_is_held() {
     let h = Held::new();
