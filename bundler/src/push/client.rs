@@ -107,7 +107,8 @@ impl Dest<'_> {
                 attempt += 1;
                 continue;
             }
-            if resp.status().is_redirection() {
+            // A blob's HEAD may redirect to its storage: the caller reads it.
+            if resp.status().is_redirection() && method != Method::HEAD {
                 return Err(self.lied(
                     doing,
                     format!(
@@ -173,12 +174,10 @@ impl Dest<'_> {
         let doing = format!("asking for blob sha256:{sha}");
         let resp = self
             .request(Method::HEAD, &url, &HeaderMap::new(), &doing, &|| None)
-            .await;
-        let resp = match resp {
-            Err(PushError::Lied { .. }) => return Ok(true),
-            r => r?,
-        };
+            .await?;
         match resp.status().as_u16() {
+            // Sent to its storage (distribution over S3 answers 307): held.
+            301 | 302 | 303 | 307 | 308 => Ok(true),
             // Held at another size is not held: the blob is pushed. (The
             // header, not the body's length: a HEAD answer has no body.)
             200 => Ok(header(resp.headers(), "content-length")
