@@ -219,6 +219,62 @@ fn pushed_images_charts_and_models_pull_from_the_registry_alone() {
     );
 }
 
+/// A push cut short (blobs and the top manifest missing from the
+/// registry, as a dropped link leaves it) is completed by a rerun that
+/// sends only what is missing.
+#[test]
+fn a_rerun_after_a_cut_sends_only_what_is_missing() {
+    need("skopeo", "apt-get install -y skopeo");
+    let h = Held::new();
+    let reg = Distribution::start().unwrap();
+    let to = format!("{}/site", reg.host);
+    let args = ["--to", &to, "--insecure-registry", "--image", "acme/app"];
+    ok(&h.push(&args));
+    let base = format!("http://{}", reg.host);
+    let layers: Vec<_> = h
+        .app
+        .image
+        .blobs
+        .iter()
+        .filter(|d| d.media_type == kit::LAYER)
+        .take(2)
+        .collect();
+    assert_eq!(layers.len(), 2);
+    for d in &layers {
+        let a = clients::http(
+            &base,
+            "DELETE",
+            &format!("/v2/site/acme/app/blobs/sha256:{}", d.sha256),
+            &[],
+        );
+        assert_eq!(a.status, 202, "DELETE blob");
+    }
+    let a = clients::http(
+        &base,
+        "DELETE",
+        &format!("/v2/site/acme/app/manifests/sha256:{}", h.app.image.digest),
+        &[],
+    );
+    assert_eq!(a.status, 202, "DELETE the index");
+    let again = ok(&h.push(&args));
+    assert!(
+        again.contains("pushed 2 blobs") && again.contains("skipped 6"),
+        "{again}"
+    );
+    assert!(
+        again.contains("manifests: 1 pushed") && again.contains("tags: 1 set"),
+        "{again}"
+    );
+    let o = skopeo(&[
+        "copy",
+        "--all",
+        "--src-tls-verify=false",
+        &format!("docker://{to}/acme/app:v1"),
+        &format!("oci:{}:v1", h.path("whole").display()),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+}
+
 /// The site's registry already holds `acme/app:v1` as an s390x image.
 fn registry_with_s390x(h: &Held) -> (Distribution, String, String) {
     let reg = Distribution::start().unwrap();
