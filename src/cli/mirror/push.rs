@@ -68,6 +68,10 @@ pub fn run_push(a: PushArgs) -> anyhow::Result<()> {
     let (auth_file, home) = (env("REGISTRY_AUTH_FILE"), env("HOME"));
     let location = a.store.location_from_env();
     let summary = location.transact(None, |store| -> anyhow::Result<Summary> {
+        // Shared, as `mirror verify` holds it: no gc or import removes a
+        // blob while it is being sent.
+        let _lock =
+            llmgw_mirror::StoreLock::acquire_shared(&store.lock_path(), "`llmgw mirror push`")?;
         let plan = match llmgw_mirror::push_plan(store, &pick) {
             Err(e @ llmgw_mirror::PushPlanError::NothingAsked)
             | Err(e @ llmgw_mirror::PushPlanError::NotHeld { .. })

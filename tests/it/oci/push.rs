@@ -435,4 +435,33 @@ fn bad_requests_are_usage_errors_naming_what_is_held() {
     let o = h.push(&["--to", "127.0.0.1:9"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--all"), "{}", stderr(&o));
+
+    // While something holds the store's lock alone (an import, a gc), push
+    // does not start: it says so, and asks no registry.
+    let mut holder = Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys; f=open(sys.argv[1],'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()",
+        ])
+        .arg(h.store.join("lock"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "held");
+    let o = h.push(&["--to", "127.0.0.1:9", "--insecure-registry", "--all"]);
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("the store is busy") && e.contains("run `llmgw mirror push` again"),
+        "{e}"
+    );
 }
