@@ -3,7 +3,8 @@
 //! ones carried, so a second store that trusts the same site key imports
 //! the export exactly as the first store imported the original (its series
 //! at the same sequence). A bundle whose blobs the store lacks or holds
-//! damaged is refused by name, and nothing is left at `--out`.
+//! damaged is refused by name, and nothing is left at `--out`. The cascade
+//! keeps the series rules: an older export after a newer one is a rollback.
 
 use std::process::{Command, Stdio};
 
@@ -228,4 +229,59 @@ fn an_export_against_a_have_list_carries_only_what_the_next_enclave_lacks() {
         "{err}"
     );
     assert!(!env.path("x").exists());
+}
+
+/// A signed bundle of one model file at `sequence` of channel `stable`,
+/// written at `dir/NAME.tar` and imported into `env.store`; its id.
+fn signed_at(env: &Env, name: &str, sequence: u64) -> String {
+    let mut kit = Kit::new();
+    let (file, bytes) = (format!("w-{sequence}.bin"), format!("weights {sequence}"));
+    kit.model_file("acme/tiny", &file, bytes.as_bytes());
+    kit.manifest.channel = Some("stable".into());
+    kit.manifest.sequence = Some(sequence);
+    let bundle = env.path(&format!("{name}.tar"));
+    write_tar(&bundle, &kit.entries());
+    ok(&llmgw()
+        .args([
+            "bundle",
+            "sign",
+            s(&bundle),
+            "--key",
+            s(&env.path("site.key")),
+        ])
+        .env_remove("LLMGW_SIGN_PASSWORD")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap());
+    let id = kit.sha256();
+    ok(&env.import(&bundle, &id));
+    id
+}
+
+/// The cascade (#50): bundle → store A → export → store B, B trusting
+/// only the site's key: the newer export imports at its sequence, and the
+/// older one, exported after it, is refused by B as a rollback.
+#[test]
+fn an_older_export_is_refused_by_the_next_enclave_as_a_rollback() {
+    let env = Env::new();
+    trust_site_key(&env, &env.store);
+    let older = signed_at(&env, "seven", 7);
+    let newer = signed_at(&env, "eight", 8);
+    let next = env.path("store-b");
+    trust_site_key(&env, &next);
+    ok(&run(&[
+        "mirror",
+        "policy",
+        "require-signature",
+        "on",
+        "--store",
+        s(&next),
+    ]));
+    let (new_out, old_out) = (env.path("export-8.tar"), env.path("export-7.tar"));
+    ok(&export(&env.store, &newer, &new_out));
+    ok(&export(&env.store, &older, &old_out));
+    ok(&import_bundle(&new_out, &newer, &next, &[]));
+    let err = fails(&import_bundle(&old_out, &older, &next, &[]), 1);
+    assert!(err.contains("rollback"), "{err}");
+    assert!(!next.join(format!("bundles/{older}.json")).exists());
 }

@@ -1,7 +1,8 @@
-//! Registries that lie, played by a small HTTP server: a 202 with no
-//! `Location`, a digest other than the one pushed, and an upload
-//! `Location` on another host (which must get no credential). Each push is
-//! refused by name, and no tag is set.
+//! Registries that lie or refuse, played by a small HTTP server: a 202
+//! with no `Location`, a digest other than the one pushed, an upload
+//! `Location` on another host (which must get no credential); a 401, a 413,
+//! a 403 to the upload or to the tag. Each push is refused by name, and no
+//! tag is set after a lie.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -20,6 +21,13 @@ enum Lie {
     OtherHost(u16),
     /// 403 DENIED to an upload's POST, as a project without push rights.
     Denied,
+    /// 401 to everything, and no credential to answer with.
+    Unauthorized,
+    /// 413 to a blob's PUT, as a registry with a size limit.
+    TooLarge,
+    /// Every blob and digest taken, 403 DENIED to a tag's PUT, as a
+    /// registry whose tags are immutable.
+    TagDenied,
 }
 
 /// Each request seen: method, path, whether it carried Authorization.
@@ -72,6 +80,15 @@ fn answer(c: TcpStream, lie: Option<Lie>, seen: &Seen) {
         (Some(Lie::OtherHost(_)), _) if !auth => {
             "401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"site\"".to_string()
         }
+        (Some(Lie::Unauthorized), _) => {
+            "401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"site\"".to_string()
+        }
+        (Some(Lie::TooLarge), "PUT") if path.contains("/upload/") => "413 Payload Too Large".into(),
+        (Some(Lie::TagDenied), "PUT")
+            if path.contains("/manifests/") && !path.contains("sha256:") =>
+        {
+            "403 Forbidden".into()
+        }
         (_, "HEAD") => "404 Not Found".into(),
         (Some(Lie::NoLocation), "POST") => "202 Accepted".into(),
         (Some(Lie::Denied), "POST") => "403 Forbidden".into(),
@@ -83,10 +100,18 @@ fn answer(c: TcpStream, lie: Option<Lie>, seen: &Seen) {
         (_, "PUT") => "201 Created".into(),
         _ => "404 Not Found".into(),
     };
-    let body = if head.starts_with("403") {
-        r#"{"errors":[{"code":"DENIED","message":"no push to project site"}]}"#
-    } else {
-        ""
+    let body = match (head.get(..3), lie) {
+        (Some("403"), Some(Lie::TagDenied)) => {
+            r#"{"errors":[{"code":"DENIED","message":"tag is immutable"}]}"#
+        }
+        (Some("403"), _) => r#"{"errors":[{"code":"DENIED","message":"no push to project site"}]}"#,
+        (Some("401"), _) => {
+            r#"{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}"#
+        }
+        (Some("413"), _) => {
+            r#"{"errors":[{"code":"SIZE_INVALID","message":"blob over the limit"}]}"#
+        }
+        _ => "",
     };
     let mut c = c;
     let _ = c.write_all(
@@ -146,6 +171,31 @@ fn the_first_refusal_is_named_with_the_registry_s_words() {
         "grant push",
     ] {
         assert!(e.contains(said), "{said}: {e}");
+    }
+}
+
+/// A 401 with nothing to answer it (named, with how to log in), a 413 and
+/// a denied tag (named with the registry's status and words): exit 1.
+#[test]
+fn a_missing_login_a_size_limit_and_a_denied_tag_are_named() {
+    let h = Held::new();
+    for (lie, said) in [
+        (
+            Lie::Unauthorized,
+            &["asks for a user and password", "docker login"][..],
+        ),
+        (
+            Lie::TooLarge,
+            &["413", "SIZE_INVALID: blob over the limit"][..],
+        ),
+        (Lie::TagDenied, &["403", "DENIED: tag is immutable"][..]),
+    ] {
+        let (port, _) = serve(Some(lie));
+        let (o, e) = push_to(&h, port);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        for s in said {
+            assert!(e.contains(s), "{s}: {e}");
+        }
     }
 }
 
