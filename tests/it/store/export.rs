@@ -40,26 +40,7 @@ fn export(store: &std::path::Path, id: &str, out: &std::path::Path) -> std::proc
 fn an_exported_bundle_imports_elsewhere_as_the_original_did() {
     let env = Env::new();
     trust_site_key(&env, &env.store);
-    let mut kit = Kit::new();
-    kit.model_file("acme/tiny", "w.bin", b"weights of the model");
-    kit.manifest.channel = Some("stable".into());
-    kit.manifest.sequence = Some(7);
-    let original = env.path("original.tar");
-    write_tar(&original, &kit.entries());
-    ok(&llmgw()
-        .args([
-            "bundle",
-            "sign",
-            s(&original),
-            "--key",
-            s(&env.path("site.key")),
-        ])
-        .env_remove("LLMGW_SIGN_PASSWORD")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap());
-    let id = kit.sha256();
-    ok(&env.import(&original, &id));
+    let id = signed_bundle(&env, "original", 7, ("w.bin", b"weights of the model"));
     let series = |store: &std::path::Path| -> String {
         std::fs::read_to_string(store.join("state/series.json")).unwrap()
     };
@@ -231,12 +212,12 @@ fn an_export_against_a_have_list_carries_only_what_the_next_enclave_lacks() {
     assert!(!env.path("x").exists());
 }
 
-/// A signed bundle of one model file at `sequence` of channel `stable`,
-/// written at `dir/NAME.tar` and imported into `env.store`; its id.
-fn signed_at(env: &Env, name: &str, sequence: u64) -> String {
+/// A signed bundle of one file of model `acme/tiny` at `sequence` of
+/// channel `stable`, written at `NAME.tar` in `env` and imported into
+/// `env.store`; its id.
+fn signed_bundle(env: &Env, name: &str, sequence: u64, (file, bytes): (&str, &[u8])) -> String {
     let mut kit = Kit::new();
-    let (file, bytes) = (format!("w-{sequence}.bin"), format!("weights {sequence}"));
-    kit.model_file("acme/tiny", &file, bytes.as_bytes());
+    kit.model_file("acme/tiny", file, bytes);
     kit.manifest.channel = Some("stable".into());
     kit.manifest.sequence = Some(sequence);
     let bundle = env.path(&format!("{name}.tar"));
@@ -265,8 +246,8 @@ fn signed_at(env: &Env, name: &str, sequence: u64) -> String {
 fn an_older_export_is_refused_by_the_next_enclave_as_a_rollback() {
     let env = Env::new();
     trust_site_key(&env, &env.store);
-    let older = signed_at(&env, "seven", 7);
-    let newer = signed_at(&env, "eight", 8);
+    let older = signed_bundle(&env, "seven", 7, ("w-7.bin", b"weights 7"));
+    let newer = signed_bundle(&env, "eight", 8, ("w-8.bin", b"weights 8"));
     let next = env.path("store-b");
     trust_site_key(&env, &next);
     ok(&run(&[
