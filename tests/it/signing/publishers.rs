@@ -110,7 +110,7 @@ fn a_valid_signature_by_another_signer_than_the_tables_is_refused() {
 }
 
 #[test]
-fn evidence_for_another_artifact_forged_or_truncated_is_refused() {
+fn evidence_for_another_artifact_forged_truncated_or_garbled_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let id = site_identity();
     // The arm64 archive is listed with the x64 archive's attestation.
@@ -128,6 +128,10 @@ fn evidence_for_another_artifact_forged_or_truncated_is_refused() {
     for (kind, says) in [
         (Attestations::Forged, "does not verify"),
         (Attestations::Truncated, "not a Sigstore bundle"),
+        (
+            Attestations::NotGithubShape,
+            "is not GitHub's attestations list",
+        ),
     ] {
         let fx = attested(kind);
         let dir = tmp.path().join(format!("{kind:?}"));
