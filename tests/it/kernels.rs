@@ -16,14 +16,27 @@ mod create;
 mod recipe;
 
 /// `bundle create --arch amd64` of the fixture's kernels as `args` say,
-/// into `dir/b`; the manifest written.
+/// into `dir/b`, imported into `dir/store` (the far side takes every
+/// bundle these tests make); the manifest written.
 fn carried(fx: &Fixture, dir: &Path, args: &[&str]) -> Manifest {
     let mut c = create(fx, dir);
     c.args(["--arch", "amd64", "--out"])
         .arg(dir.join("b"))
         .args(args);
     ok(&run(&mut c));
-    manifest_of_dir(&dir.join("b"))
+    imported(&dir.join("b"), &dir.join("store"))
+}
+
+/// `bundle import` of the bundle at `out` (its `.sha256` beside it) into
+/// `store`, which must accept it; its manifest.
+fn imported(out: &Path, store: &Path) -> Manifest {
+    let sha = std::fs::read_to_string(out.with_extension("sha256")).unwrap();
+    let sha = sha.split_whitespace().next().unwrap().to_string();
+    crate::bundle_kit::ok_for(
+        "bundle import",
+        &crate::bundle_kit::import_bundle(out, &sha, store, &[]),
+    );
+    manifest_of_dir(out)
 }
 
 /// The Python of the `kernels` venv (`LLMGW_KERNELS_VENV` or

@@ -144,7 +144,7 @@ fn the_kernels_client_loads_what_was_carried_and_only_that() {
         .arg("--want")
         .arg(&want);
     ok(&run(&mut c));
-    let m = crate::create::common::manifest_of_dir(&next);
+    let m = super::imported(&next, &store);
     let r = m
         .repos
         .iter()

@@ -136,10 +136,25 @@ fn what_no_node_can_load_or_the_hub_lacks_is_refused_by_name() {
         e.contains(&format!("kernel kernels-test/relu@{absent}")),
         "{e}"
     );
-    // A lock too large to be one.
+    // A lock too large to be one; a lock that is not there.
     std::fs::write(&lock, vec![b' '; (1 << 20) + 1]).unwrap();
     let e = refused(&["--kernels-lock", lock_arg], 2);
     assert!(e.contains("kernels.lock that large is refused"), "{e}");
+    let gone = d.path().join("gone.lock");
+    let e = refused(&["--kernels-lock", gone.to_str().unwrap()], 2);
+    assert!(e.contains("gone.lock: cannot be read"), "{e}");
+    // No vN branch to take without a revision: the branches named.
+    let e = refused(&["--kernel", "kernels-test/cpu-only:torch-cpu"], 1);
+    assert!(
+        e.contains("has no vN branch (its branches: docs, main)"),
+        "{e}"
+    );
+    // A revision with nothing under build/.
+    let e = refused(&["--kernel", "kernels-test/cpu-only@docs:torch-cpu"], 1);
+    assert!(
+        e.contains("nothing under build/") && e.contains(llmgw_fixture::DOCS_ONLY_COMMIT),
+        "{e}"
+    );
 }
 
 /// Without folders named, the bundle's own environments choose: torch
@@ -165,7 +180,93 @@ fn the_environments_carried_choose_the_folders() {
         .output()
         .unwrap();
     crate::create::common::ok(&o);
-    let m = crate::create::common::manifest_of_dir(&out);
+    let m = super::imported(&out, &d.path().join("store"));
     let k = m.repos[0].kernel.as_ref().unwrap();
     assert_eq!(k.variants, ["torch211-cxx11-cu130-x86_64-linux"]);
+
+    // A kernel with no build the environment's node loads: refused naming
+    // the node and each folder's reason; with --allow-missing, a gap.
+    let only_cpu = |out: &std::path::Path, extra: &[&str]| {
+        crate::python::create(&fx, &fx.raw_github_url(), d.path(), out)
+            .args([
+                "--python-env",
+                "site=torch==2.11.0",
+                "--python-interpreter",
+                "none",
+            ])
+            .args(["--kernel", "kernels-test/cpu-only@main", "--hf-endpoint"])
+            .arg(fx.hf_endpoint())
+            .args(extra)
+            .env_remove("HF_TOKEN")
+            .env_remove("HF_ENDPOINT")
+            .output()
+            .unwrap()
+    };
+    let e = crate::create::common::fails(&only_cpu(&d.path().join("x"), &[]), 1);
+    assert!(
+        e.contains("no build folder loads on the nodes of torch 2.11, cu130 on x86_64")
+            && e.contains("torch-cpu (backend (cpu) does not match system backend (cuda)"),
+        "{e}"
+    );
+    let gapped = d.path().join("gapped");
+    crate::create::common::ok(&only_cpu(&gapped, &["--allow-missing"]));
+    let m = super::imported(&gapped, &d.path().join("store-gapped"));
+    assert!(
+        m.gaps
+            .iter()
+            .any(|g| g.reason.contains("no build folder loads")),
+        "{:?}",
+        m.gaps
+    );
+    assert!(m.repos.is_empty(), "a kernel no node loads is not carried");
+}
+
+/// The owner's overview, served from what create recorded: HEAD answers
+/// GET's headers; an owner of no held kernel is the Hub's 404, named.
+#[test]
+fn the_overview_answers_head_as_get_and_only_for_held_owners() {
+    let fx = fixture();
+    let d = tempfile::tempdir().unwrap();
+    carried(
+        &fx,
+        d.path(),
+        &["--kernel", "kernels-test/relu@v1:torch-cpu"],
+    );
+    let server = crate::bundle_kit::Server::start(&d.path().join("store"));
+    server.wait_for("/readyz", 200);
+    let headers = |method: &str, path: &str| {
+        let how = if method == "HEAD" { "-I" } else { "-XGET" };
+        let o = std::process::Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-D", "-", how])
+            .arg(format!("{}{path}", server.url))
+            .output()
+            .unwrap();
+        let mut h: Vec<String> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.to_ascii_lowercase().starts_with("date:"))
+            .map(str::to_string)
+            .collect();
+        h.sort();
+        h
+    };
+    for path in [
+        "/api/organizations/kernels-test/overview",
+        "/api/kernels/kernels-test/relu/tree/v1/build",
+        "/api/organizations/acme%00%1b/overview",
+    ] {
+        assert_eq!(headers("GET", path), headers("HEAD", path), "{path}");
+    }
+    let (code, body) = server.get("/api/organizations/kernels-test/overview");
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (code, v["trustedKernelPublisher"].as_bool()),
+        (200, Some(true))
+    );
+    let (code, body) = server.get("/api/organizations/acme%00%1b/overview");
+    let said = String::from_utf8_lossy(&body);
+    assert!(code == 404 || code == 400, "{code} {said}");
+    assert!(
+        !said.contains('\u{1b}') && !said.contains('\u{0}'),
+        "{said:?}"
+    );
 }

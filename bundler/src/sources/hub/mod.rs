@@ -96,6 +96,11 @@ pub async fn plan(
             for gap in chosen.gaps {
                 plan.gap(what(spec), gap);
             }
+            // No node loads any build (each named as a gap): a card alone
+            // is nothing a node can use, so nothing is carried.
+            if chosen.record.variants.is_empty() {
+                return Ok(());
+            }
             kernel = Some(chosen.record);
             chosen.spec
         }
