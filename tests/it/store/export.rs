@@ -29,6 +29,20 @@ fn trust_site_key(env: &Env, store: &std::path::Path) {
         .unwrap());
 }
 
+/// The next enclave's store at `next`: it trusts the site's key and
+/// requires every bundle signed.
+fn next_enclave(env: &Env, next: &std::path::Path) {
+    trust_site_key(env, next);
+    ok(&run(&[
+        "mirror",
+        "policy",
+        "require-signature",
+        "on",
+        "--store",
+        s(next),
+    ]));
+}
+
 fn export(store: &std::path::Path, id: &str, out: &std::path::Path) -> std::process::Output {
     llmgw()
         .args(["mirror", "export", id, "--store", s(store), "--out", s(out)])
@@ -67,15 +81,7 @@ fn an_exported_bundle_imports_elsewhere_as_the_original_did() {
             "--store",
             s(&next),
         ]));
-        trust_site_key(&env, &next);
-        ok(&run(&[
-            "mirror",
-            "policy",
-            "require-signature",
-            "on",
-            "--store",
-            s(&next),
-        ]));
+        next_enclave(&env, &next);
         ok(&import_bundle(&out, &id, &next, &[]));
         assert!(next.join(format!("bundles/{id}.json")).exists());
         assert!(next.join(format!("bundles/{id}.json.minisig")).exists());
@@ -249,15 +255,7 @@ fn an_older_export_is_refused_by_the_next_enclave_as_a_rollback() {
     let older = signed_bundle(&env, "seven", 7, ("w-7.bin", b"weights 7"));
     let newer = signed_bundle(&env, "eight", 8, ("w-8.bin", b"weights 8"));
     let next = env.path("store-b");
-    trust_site_key(&env, &next);
-    ok(&run(&[
-        "mirror",
-        "policy",
-        "require-signature",
-        "on",
-        "--store",
-        s(&next),
-    ]));
+    next_enclave(&env, &next);
     let (new_out, old_out) = (env.path("export-8.tar"), env.path("export-7.tar"));
     ok(&export(&env.store, &newer, &new_out));
     ok(&export(&env.store, &older, &old_out));
