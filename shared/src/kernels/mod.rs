@@ -15,9 +15,5 @@ pub use variant::{Arch, Backend, BadVariant, Framework, Target, Variant};
 /// `amd64` → `x86_64`, `arm64` → `aarch64`: the recipe's names to the
 /// client's (`platform.machine()`).
 pub fn platform_of(arch: &str) -> &str {
-    match arch {
-        "amd64" => "x86_64",
-        "arm64" => "aarch64",
-        other => other,
-    }
+    crate::recipe::machine_of(arch).unwrap_or(arch)
 }

@@ -33,6 +33,17 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// A node architecture by Go's name (`amd64`, `arm64`) as the machine
+/// names it (`uname -m`, Python's `platform.machine()`, wheel tags):
+/// `x86_64`, `aarch64`; `None` for any other.
+pub fn machine_of(arch: &str) -> Option<&'static str> {
+    match arch {
+        "amd64" => Some("x86_64"),
+        "arm64" => Some("aarch64"),
+        _ => None,
+    }
+}
+
 pub use companions::{
     COMPANIONS, Companion, CompanionIndex, CudaBuilds, FLASHINFER_CUBIN_DIR_NOTE,
     FLASHINFER_DSL_FMHA_SINCE, FLASHINFER_JIT_CACHE_BUILDS, FLASHINFER_WHEEL_INDEX, NodeVariable,

@@ -11,16 +11,12 @@ pub(super) fn candidates(
     _variant: Option<&str>,
     h: &Host,
 ) -> Result<Vec<Build>, RecipeError> {
-    let arch = match h.arch.as_str() {
-        "amd64" => "x86_64",
-        "arm64" => "aarch64",
-        _ => {
-            return Err(RecipeError::UnknownArch {
-                engine: "uv".to_string(),
-                arch: h.arch.clone(),
-                published: &["amd64", "arm64"],
-            });
-        }
+    let Some(arch) = super::machine_of(&h.arch) else {
+        return Err(RecipeError::UnknownArch {
+            engine: "uv".to_string(),
+            arch: h.arch.clone(),
+            published: &["amd64", "arm64"],
+        });
     };
     Ok(vec![Build {
         variant: arch.to_string(),

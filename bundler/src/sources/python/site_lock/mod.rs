@@ -123,13 +123,12 @@ pub async fn resolve(
 
 /// The marker view of the environment's platform: its arch and `--python`.
 fn target_of(req: &EnvRequest) -> Result<marker::Target, CreateError> {
-    let machine = match req.arch.as_str() {
-        "amd64" => "x86_64",
-        "arm64" => "aarch64",
-        other => {
+    let machine = match llmgw_shared::recipe::machine_of(&req.arch) {
+        Some(machine) => machine,
+        None => {
             return Err(RequestError::SiteLockArch {
                 env: req.name.clone(),
-                arch: other.to_string(),
+                arch: req.arch.clone(),
             }
             .into());
         }
