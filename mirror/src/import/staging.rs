@@ -99,6 +99,7 @@ impl<'a> Staging<'a> {
         if let Ok(mut w) = self.written.lock() {
             w.clear();
         }
+        self.xet.settle(&self.dir)?;
         match self.syncer.take() {
             None => Ok(()),
             Some(Syncer { jobs, thread }) => {

@@ -3,21 +3,28 @@
 //! [`llmgw_shared::xet`]) from its record, and the record is a function of
 //! the file's bytes, which import reads anyway. Chunking runs on a thread
 //! of its own per blob, fed copies of the bytes the check reads, so it
-//! overlaps the sha256 instead of adding to it.
+//! overlaps the sha256 instead of adding to it; and the check does not wait
+//! for a blob's chunker when it moves on to the next blob (up to
+//! [`BEHIND`] chunkers may still be working on blobs already checked), so
+//! a chunker slower than the check costs its lag once per import, not once
+//! per blob.
 //!
 //! Only files the Hub would store in Xet get one: the LFS files of Hub
 //! repositories (the Hub answers small git files over plain HTTP only).
 //!
 //! Invariant: a record is made only for a blob whose bytes hashed to its
-//! name (the hasher is finished when its sink is, and the record kept only
-//! when the check keeps the blob), from exactly those bytes. It waits in
-//! the staging folder beside its blob (`<sha256>.xet`, so a resumed import
-//! has it too) and enters the store with the commit, before the manifest
-//! and taken back with the rest if the commit fails ([`crate::store::Store::commit`]): a refused import
-//! leaves no record behind, and a served bundle has its records from its
-//! first answer.
+//! name (the hasher is given its last byte when its sink is finished, and
+//! the record kept only when the check keeps the blob), from exactly those
+//! bytes. It waits in the staging folder beside its blob (`<sha256>.xet`,
+//! written once the check is at most [`BEHIND`] blobs past it and at the
+//! latest when the staging settles, so a resumed import has it too; a
+//! staged blob whose record is missing is hashed again from its staged
+//! bytes) and enters the store with the commit, before the manifest and
+//! taken back with the rest if the commit fails
+//! ([`crate::store::Store::commit`]): a refused import leaves no record
+//! behind, and a served bundle has its records from its first answer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -34,8 +41,13 @@ use crate::store::{Store, StoreError};
 /// for it unless it falls this far behind.
 const QUEUE: usize = 16;
 
-/// Blob sha256 -> its record, once its sink finished, before its verdict.
-type Finished = Arc<Mutex<HashMap<String, XetRecord>>>;
+/// How many chunkers may still be running for blobs the check has kept
+/// and moved past: beyond that, the check waits for the oldest. Two keeps
+/// both cores busy on a lagging chunker without piling up threads.
+const BEHIND: usize = 2;
+
+/// Blob sha256 -> its chunker, given every byte, before the blob's verdict.
+type Finished = Arc<Mutex<HashMap<String, JoinHandle<XetRecord>>>>;
 
 /// What one import makes: which blobs get a record, and the records of
 /// blobs whose bytes are all read.
@@ -44,6 +56,9 @@ pub(super) struct XetRecords {
     /// The sha256s of the bundle's LFS Hub files, and their sizes.
     wanted: HashMap<String, u64>,
     finished: Finished,
+    /// The chunkers of blobs kept whose records are not written yet,
+    /// oldest first.
+    kept: VecDeque<(String, JoinHandle<XetRecord>)>,
 }
 
 impl XetRecords {
@@ -59,6 +74,7 @@ impl XetRecords {
         Self {
             wanted,
             finished: Finished::default(),
+            kept: VecDeque::new(),
         }
     }
 
@@ -80,22 +96,53 @@ impl XetRecords {
         })
     }
 
-    /// The blob's bytes hashed to its name: its record waits beside it in
-    /// the staging folder `dir`.
-    pub(super) fn keep(&self, dir: &Path, sha256: &str) -> Result<(), StoreError> {
-        let record = self.finished.lock().ok().and_then(|mut f| f.remove(sha256));
-        match record {
-            Some(record) => {
-                crate::store::fsutil::write_durable(&staged(dir, sha256), &record.encode())
+    /// The blob's bytes hashed to its name: its record will wait beside it
+    /// in the staging folder `dir`, once its chunker ends (the oldest
+    /// chunker is waited for here when more than [`BEHIND`] are running).
+    pub(super) fn keep(&mut self, dir: &Path, sha256: &str) -> Result<(), StoreError> {
+        let chunker = self.finished.lock().ok().and_then(|mut f| f.remove(sha256));
+        if let Some(chunker) = chunker {
+            self.kept.push_back((sha256.to_string(), chunker));
+        }
+        while self.kept.len() > BEHIND {
+            self.write_oldest(dir)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every kept blob's chunker and writes its record: after
+    /// this, every record of this import is in `dir`.
+    pub(super) fn settle(&mut self, dir: &Path) -> Result<(), StoreError> {
+        while !self.kept.is_empty() {
+            self.write_oldest(dir)?;
+        }
+        Ok(())
+    }
+
+    fn write_oldest(&mut self, dir: &Path) -> Result<(), StoreError> {
+        let Some((sha256, chunker)) = self.kept.pop_front() else {
+            return Ok(());
+        };
+        match chunker.join() {
+            // Not synced: a record a crash cut short does not read back
+            // for its blob and is made again from the staged blob
+            // (`staged`), so a sync per file (a hundred thousand for a
+            // dataset of small files) would buy nothing.
+            Ok(record) => {
+                let at = staged(dir, &sha256);
+                std::fs::write(&at, record.encode()).map_err(|e| StoreError::io(&at, e))
             }
-            None => Ok(()),
+            // The chunker panicked: no record; the file is hashed again
+            // from its staged bytes (`file_hash`).
+            Err(_) => Ok(()),
         }
     }
 
     /// The records staged in `dir` of the bundle's files the store has
     /// none for, for the commit to write ([`crate::store::Staged`]). A
     /// staged record that does not read back for its blob (cut short by a
-    /// crash) is left out: that file is served over plain HTTP only.
+    /// crash) is made again from the staged blob; only a blob that cannot
+    /// be read is left out (that file is then served over plain HTTP only).
     pub(super) fn staged(&self, store: &Store, dir: &Path) -> Vec<(Sha256, XetRecord)> {
         let mut out = Vec::new();
         for (sha256, size) in &self.wanted {
@@ -105,7 +152,9 @@ impl XetRecords {
             if crate::store::xet::path(store, &sha).exists() {
                 continue;
             }
-            if let Ok(record) = crate::store::xet::read_at(staged(dir, sha256), *size) {
+            let record = crate::store::xet::read_at(staged(dir, sha256), *size)
+                .or_else(|_| std::fs::File::open(dir.join(sha256)).and_then(XetHasher::of_reader));
+            if let Ok(record) = record {
                 out.push((sha, record));
             }
         }
@@ -146,7 +195,8 @@ pub(super) fn check_hub_hashes(store: &Store, dir: &Path, m: &Manifest) -> Resul
 }
 
 /// The Xet hash of blob `sha256`'s bytes, from its record where one is at
-/// hand, else from the held blob's bytes (its record then staged).
+/// hand, else from the staged or held blob's bytes (its record then
+/// staged).
 fn file_hash(
     store: &Store,
     dir: &Path,
@@ -160,7 +210,12 @@ fn file_hash(
     if let Some((_, hash)) = crate::store::xet::peek(store, sha256) {
         return Ok(Some(hash));
     }
-    let blob = store.blob_file(sha256);
+    let staged_blob = dir.join(sha256.as_str());
+    let blob = if staged_blob.exists() {
+        staged_blob
+    } else {
+        store.blob_file(sha256)
+    };
     let read = |source| ImportError::XetRead {
         path: blob.clone(),
         source,
@@ -183,7 +238,7 @@ fn staged(dir: &Path, sha256: &str) -> std::path::PathBuf {
 fn chunk(rx: Receiver<Vec<u8>>) -> XetRecord {
     let mut h = XetHasher::new();
     for buf in rx {
-        h.update(&buf);
+        h.update_owned(buf);
     }
     h.finish()
 }
@@ -207,15 +262,16 @@ impl XetSink {
         }
     }
 
-    /// Every byte was given: the record waits for the blob's verdict
+    /// Every byte was given: the chunker finishes on its own while the
+    /// check goes on, and waits for the blob's verdict
     /// ([`XetRecords::keep`]).
     pub(super) fn finish(mut self) {
         let Some(tx) = self.tx.take() else { return };
         drop(tx);
-        if let Some(Ok(record)) = self.thread.take().map(JoinHandle::join)
+        if let Some(thread) = self.thread.take()
             && let Ok(mut f) = self.finished.lock()
         {
-            f.insert(std::mem::take(&mut self.sha256), record);
+            f.insert(std::mem::take(&mut self.sha256), thread);
         }
     }
 }

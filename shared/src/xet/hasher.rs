@@ -63,6 +63,22 @@ impl XetHasher {
         }
     }
 
+    /// The next bytes of the file, handed over: the chunker hashes each
+    /// chunk where it lies instead of copying it out first (the same
+    /// chunks as [`XetHasher::update`]; only the bytes of a chunk that
+    /// straddles two buffers are copied).
+    pub fn update_owned(&mut self, buf: Vec<u8>) {
+        if buf.is_empty() {
+            return;
+        }
+        for c in self
+            .chunker
+            .next_block_bytes(&bytes::Bytes::from(buf), false)
+        {
+            self.chunks.push((c.hash, c.data.len() as u64));
+        }
+    }
+
     /// Every byte was given: the last chunk is cut, the chunks are packed
     /// into xorbs and every hash is made.
     pub fn finish(mut self) -> XetRecord {

@@ -17,12 +17,18 @@ fn boundaries(r: &XetRecord) -> Vec<u64> {
     (1..=r.chunk_count()).map(|i| r.chunk_start(i)).collect()
 }
 
+/// The record of `data` given in pieces of `piece` bytes, the same whether
+/// the pieces are lent (`update`) or handed over (`update_owned`, import's).
 fn record_of(data: &[u8], piece: usize) -> XetRecord {
-    let mut h = XetHasher::new();
+    let mut lent = XetHasher::new();
+    let mut owned = XetHasher::new();
     for p in data.chunks(piece.max(1)) {
-        h.update(p);
+        lent.update(p);
+        owned.update_owned(p.to_vec());
     }
-    h.finish()
+    let (lent, owned) = (lent.finish(), owned.finish());
+    assert_eq!(lent.encode(), owned.encode(), "pieces of {piece} bytes");
+    lent
 }
 
 fn numbers(v: &Value) -> Vec<u64> {

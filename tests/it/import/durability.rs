@@ -90,6 +90,21 @@ fn killed_import_leaves_nothing_visible_and_a_rerun_completes() {
     child.wait().unwrap();
     tx.send(()).unwrap();
     writer.join().unwrap();
+    // As if killed before the staged blobs' Xet records were written
+    // (they are written behind the check): the rerun makes them again from
+    // the staged bytes (a Hub file is among the three).
+    let hub: Vec<String> = kit.manifest.repos[0]
+        .files
+        .iter()
+        .map(|f| f.sha256.to_string())
+        .collect();
+    assert!(staged.iter().any(|h| hub.contains(h)), "{staged:?}");
+    for e in std::fs::read_dir(&staging).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "xet") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
 
     // gc would clear the killed run's staging; a dry run only says so.
     let o = run(&["mirror", "gc", "--store", s(&env.store), "--dry-run"]);
@@ -118,6 +133,11 @@ fn killed_import_leaves_nothing_visible_and_a_rerun_completes() {
     assert!(!staging.exists());
     let o = run(&["mirror", "verify", "--store", s(&env.store)]);
     assert!(o.status.success(), "{}", stdout(&o));
+    // Every Hub file has its Xet record, those staged by the killed run too.
+    for f in kit.manifest.repos.iter().flat_map(|r| &r.files) {
+        let record = env.store.join("state/xet").join(f.sha256.as_str());
+        assert!(record.is_file(), "no Xet record for {}", f.path);
+    }
 }
 
 /// While an import runs, a reader of the store (what `mirror serve` does:

@@ -1,8 +1,9 @@
 //! Xet served from held blobs (#48): the real `huggingface_hub` with
-//! `hf_xet` downloads a held LFS file through the mirror's Xet routes —
-//! token, reconstruction, xorbs — never by a plain GET, and gets the
-//! bytes; the hashes the mirror gives are `hf_xet`'s own; a mirror that
-//! needs a token hands out xorb URLs that work only as signed.
+//! `hf_xet`, on a node whose only network is the mirror (`unshare -rn`),
+//! downloads a held LFS file through the mirror's Xet routes — token,
+//! reconstruction, xorbs — never by a plain GET, and gets the bytes; the
+//! hashes the mirror gives are `hf_xet`'s own; a mirror that needs a token
+//! hands out xorb URLs that work only as signed.
 
 use std::path::Path;
 use std::process::Command;
@@ -50,19 +51,21 @@ fn store_with_files(dir: &Path) -> std::path::PathBuf {
     store
 }
 
-/// Runs the real client in the test venv: `hf_hub_download` of each file,
-/// printing its sha256, and `hf_xet.hash_files` of the downloads.
-fn download(url: &str, work: &Path, token: Option<&str>) -> std::process::Output {
-    let script = r#"
+/// What the node runs: `hf_hub_download` of each file, printing its sha256
+/// and the hash `hf_xet` computes of the download.
+const NODE_PY: &str = r#"
 import hashlib, sys, hf_xet
 from huggingface_hub import hf_hub_download
 paths = [hf_hub_download("acme/xet", n) for n in sys.argv[1:]]
 for p, h in zip(paths, hf_xet.hash_files(paths)):
     print(hashlib.sha256(open(p, "rb").read()).hexdigest(), h.hash)
 "#;
+
+/// Runs [`NODE_PY`] with the real client in the test venv, against `url`.
+fn download(url: &str, work: &Path, token: Option<&str>) -> std::process::Output {
     let mut c = Command::new(venv_python());
     c.arg("-c")
-        .arg(script)
+        .arg(NODE_PY)
         .args(files().iter().map(|(n, _)| *n))
         .env("HF_ENDPOINT", url)
         .env("HF_HOME", work.join("hf"))
@@ -84,24 +87,37 @@ fn sha256(b: &[u8]) -> String {
 fn hf_xet_downloads_held_files_through_the_mirror() {
     let d = tempfile::tempdir().unwrap();
     let store = store_with_files(d.path());
-    let log = d.path().join("serve.log");
-    let server = Server::start_logged(&store, &log);
-    server.wait_for("/readyz", 200);
-
+    let node = d.path().join("node");
+    std::fs::create_dir_all(&node).unwrap();
+    std::fs::write(node.join("download.py"), NODE_PY).unwrap();
+    let names: Vec<&str> = files().iter().map(|(n, _)| *n).collect();
+    // The mirror logs to serve.err in the node's folder.
+    let script = format!(
+        "{mirror}curl -sf \"$url/api/models/acme/xet/tree/main\" > tree.json\n\
+         HF_ENDPOINT=\"$url\" {python} download.py {names}\n",
+        mirror = bundle_kit::mirror_in_node(&store),
+        python = venv_python().display(),
+        names = names.join(" "),
+    );
     let out = ok(
-        "hf_hub_download over Xet",
-        &download(&server.url, d.path(), None),
+        "hf_hub_download over Xet, offline",
+        &bundle_kit::offline_node(&script, &node, &[])
+            .env("RUST_LOG", "info")
+            .env("HF_HOME", node.join("hf"))
+            .env("HF_XET_CACHE", node.join("xet-cache"))
+            .env("HF_HUB_OFFLINE", "0")
+            .output()
+            .unwrap(),
     );
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), files().len(), "{out}");
-    let log_text = std::fs::read_to_string(&log).unwrap();
+    let log_text = std::fs::read_to_string(node.join("serve.err")).unwrap();
+    let tree: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(node.join("tree.json")).unwrap()).unwrap();
     for ((name, body), line) in files().iter().zip(&lines) {
         let (sha, xet) = line.split_once(' ').unwrap();
         assert_eq!(sha, sha256(body), "{name}: the bytes downloaded");
         // The hash the mirror served is the one hf_xet computes.
-        let (code, tree) = server.get("/api/models/acme/xet/tree/main");
-        assert_eq!(code, 200);
-        let tree: serde_json::Value = serde_json::from_slice(&tree).unwrap();
         let entry = tree
             .as_array()
             .unwrap()
