@@ -132,12 +132,11 @@ pub async fn plan_request(
     for p in &spec.engine_images {
         let i = &p.image;
         progress.message(&format!(
-            "--engine-image {}: {} ({}, CUDA {}, driver {} or newer) for {}",
+            "--engine-image {}: {} ({}, {}) for {}",
             p.asked,
             i.reference(),
             i.variant,
-            i.cuda,
-            i.min_driver,
+            i.needs(),
             p.arches.join(", ")
         ));
     }

@@ -163,6 +163,30 @@ mod tests {
         );
     }
 
+    /// llama.cpp's server images: the newest driver's best one and the CPU
+    /// server for nodes with no GPU; an arch its build has no image for is
+    /// left to the others.
+    #[test]
+    fn llamacpp_carries_the_gpu_image_and_the_cpu_server() {
+        let both = vec!["amd64".to_string(), "arm64".to_string()];
+        let at = |tag: &str| format!("ghcr.io/ggml-org/llama.cpp:{tag}");
+        assert_eq!(
+            refs(&["llamacpp=v0.4.1"], &["amd64", "arm64"], Some("575")),
+            [
+                (at("server-cuda-v0.4.1"), both.clone()),
+                (at("server-v0.4.1"), both.clone())
+            ]
+        );
+        let amd = vec!["amd64".to_string()];
+        assert_eq!(
+            refs(&["llamacpp=b8000"], &["amd64", "arm64"], Some("590")),
+            [
+                (at("server-cuda13-b8000"), amd.clone()),
+                (at("server-b8000"), amd)
+            ]
+        );
+    }
+
     #[test]
     fn refusals_name_the_flag_the_arch_and_the_table_s_reason() {
         let arches = vec!["arm64".to_string()];
@@ -176,7 +200,18 @@ mod tests {
                 Some("510"),
                 "needs NVIDIA driver 525 or newer",
             ),
-            ("llamacpp=b8000", None, "release archives"),
+            ("uv=0.9.0", None, "release archives"),
+            (
+                "llamacpp=b9300:cuda12",
+                None,
+                "it has cuda13, cuda, vulkan, cpu",
+            ),
+            ("llamacpp=b7000", None, "images start at b7609"),
+            (
+                "llamacpp=b9000:cuda13",
+                None,
+                "the table's arm64 from b9294",
+            ),
             (
                 "vllm=0.34.0:cu130",
                 Some("575"),

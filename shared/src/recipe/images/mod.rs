@@ -1,23 +1,22 @@
 //! Engine images: which container images an engine version is published
-//! as, per CUDA variant, with the NVIDIA driver each needs — what a
-//! Kubernetes site runs vLLM and SGLang from.
+//! as, per variant (CUDA 13, CUDA 12, Vulkan, CPU), with what each needs of
+//! a node — what a Kubernetes site runs vLLM, SGLang and llama.cpp's server
+//! from.
 //!
-//! Invariant: every row cites where its repository, tag form, CUDA,
-//! platforms and driver floor come from, and its driver floor is the one
-//! the build table gives the same CUDA's wheels ([`MIN_DRIVER_FOR_CUDA13`],
-//! [`MIN_DRIVER_FOR_CUDA12`]), so an image and an environment of one
-//! version never disagree about a node. An image's name alone does not say
-//! which driver it needs: `vllm/vllm-openai:v0.34.0` is the CUDA 13.0
-//! build and does not start on a 550–575 driver; the table says so.
-//!
-//! llama.cpp is not here: its nodes install the release archives
-//! ([`super::builds`]), and its server images are tagged by build number
-//! only, so an operator who wants one carries it by name (`--image`).
+//! Invariant: the choice is the build table's — an NVIDIA node is given the
+//! best image its driver starts, never the CPU one; a node with no GPU the
+//! CPU image — and every fact is a row of [`rows`], cited there. An image's
+//! name alone does not say which driver it needs:
+//! `vllm/vllm-openai:v0.34.0` is the CUDA 13.0 build and does not start on
+//! a 550–575 driver; the table says so.
+
+mod rows;
 
 use serde::{Deserialize, Serialize};
 
-use super::fit::{GpuNeeds, MIN_DRIVER_FOR_CUDA12, MIN_DRIVER_FOR_CUDA13};
-use super::{Host, Misfit, RecipeError, recipe, valid_version, version_before};
+use super::fit::GpuNeeds;
+use super::{Host, Misfit, RecipeError, recipe, valid_version};
+use rows::{Backend, Form, ROWS, Row};
 
 /// One published image of an engine version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,7 +25,8 @@ pub struct EngineImage {
     pub engine: String,
     /// The engine version asked for (`0.34.0`).
     pub version: String,
-    /// The variant's name: `cu130`, `cu129`.
+    /// The variant's name: `cu130`, `cu129`; llama.cpp's `cuda13`,
+    /// `cuda`, `vulkan`, `cpu`.
     pub variant: String,
     /// The registry as Docker references name it (`docker.io`).
     pub registry: String,
@@ -34,9 +34,11 @@ pub struct EngineImage {
     pub repository: String,
     /// The tag the publisher gives this variant of this version.
     pub tag: String,
-    /// The CUDA the image is built on (`13.0`).
+    /// What it runs on: `cuda`, `vulkan` or `cpu`.
+    pub backend: String,
+    /// The CUDA the image is built on (`13.0`); empty for no CUDA.
     pub cuda: String,
-    /// The oldest NVIDIA driver (major version) it starts on.
+    /// The oldest NVIDIA driver (major version) it starts on; 0 for none.
     pub min_driver: u64,
     /// The platforms the publisher builds it for, by Go's names.
     pub platforms: Vec<String>,
@@ -50,116 +52,53 @@ impl EngineImage {
     pub fn reference(&self) -> String {
         format!("{}/{}:{}", self.registry, self.repository, self.tag)
     }
+
+    /// What it needs, in words: `CUDA 12.9, driver 525 or newer`.
+    pub fn needs(&self) -> String {
+        match self.backend.as_str() {
+            "cuda" => format!("CUDA {}, driver {} or newer", self.cuda, self.min_driver),
+            "vulkan" => "Vulkan, any GPU driver with Vulkan".to_string(),
+            _ => "CPU only".to_string(),
+        }
+    }
 }
-
-/// One row of the table: an image variant of an engine, for the versions
-/// from `since` on, and what it needs.
-struct Row {
-    engine: &'static str,
-    /// The first version the row holds for (dotted, compared by number).
-    since: &'static str,
-    variant: &'static str,
-    registry: &'static str,
-    repository: &'static str,
-    /// The tag, with `{v}` where the version goes.
-    tag: &'static str,
-    cuda: &'static str,
-    min_driver: u64,
-    platforms: &'static [&'static str],
-    source: &'static str,
-}
-
-/// The first vLLM whose images split by CUDA with the plain tag CUDA 13.
-const VLLM_IMAGES_SINCE: &str = "0.20";
-/// The first SGLang whose images default to CUDA 13.
-const SGLANG_IMAGES_SINCE: &str = "0.5.11";
-
-/// Every image row, each engine's best first.
-const ROWS: &[Row] = &[
-    Row {
-        engine: "vllm",
-        since: VLLM_IMAGES_SINCE,
-        variant: "cu130",
-        registry: "docker.io",
-        repository: "vllm/vllm-openai",
-        tag: "v{v}",
-        cuda: "13.0",
-        min_driver: MIN_DRIVER_FOR_CUDA13,
-        platforms: &["amd64", "arm64"],
-        source: "vllm-project/vllm PR #39878 (2026-04-15): CUDA 13.0 wheels and Docker images \
-                 are the unsuffixed default, CUDA 12.9 the `-cu129` variant; from v0.20.0 \
-                 release tags are CUDA 13 unsuffixed and multi-arch (NVIDIA/Model-Optimizer \
-                 PR #2042); the plain `:v0.20.2` resolves to a cu130 build (llm-d/llm-d-kv-cache \
-                 PR #584); CUDA 13 needs driver 580",
-    },
-    Row {
-        engine: "vllm",
-        since: VLLM_IMAGES_SINCE,
-        variant: "cu129",
-        registry: "docker.io",
-        repository: "vllm/vllm-openai",
-        tag: "v{v}-cu129",
-        cuda: "12.9",
-        min_driver: MIN_DRIVER_FOR_CUDA12,
-        platforms: &["amd64", "arm64"],
-        source: "`-cu129` is the CUDA 12 opt-out from v0.20.0 (vllm-project/vllm PR #39878; \
-                 NVIDIA/Model-Optimizer PR #2042); llm-d/llm-d-kv-cache PR #584 pins \
-                 `vllm/vllm-openai:v0.20.2-cu129`; vLLM publishes cu129 and cu130 builds only \
-                 (vllm-project/vllm#42756); CUDA 12 runs on driver 525 and newer, as the build \
-                 table's cu129 wheel",
-    },
-    Row {
-        engine: "sglang",
-        since: SGLANG_IMAGES_SINCE,
-        variant: "cu130",
-        registry: "docker.io",
-        repository: "lmsysorg/sglang",
-        tag: "v{v}-cu130",
-        cuda: "13.0",
-        min_driver: MIN_DRIVER_FOR_CUDA13,
-        platforms: &["amd64", "arm64"],
-        source: "SGLang v0.5.11's release notes: CUDA 13.0 the default across SGLang, \
-                 sgl-kernel and Docker images (quoted in gpustack/gpustack#5285); \
-                 `lmsysorg/sglang:v0.5.14-cu130` is a published base image \
-                 (radixark/miles_diffusion PR #13); cu13 images for x86 and arm \
-                 (sgl-project/sglang PR #11517); CUDA 13 needs driver 580",
-    },
-    Row {
-        engine: "sglang",
-        since: SGLANG_IMAGES_SINCE,
-        variant: "cu129",
-        registry: "docker.io",
-        repository: "lmsysorg/sglang",
-        tag: "v{v}-cu129",
-        cuda: "12.9",
-        min_driver: MIN_DRIVER_FOR_CUDA12,
-        platforms: &["amd64", "arm64"],
-        source: "SGLang tags its CUDA 12.9 images `v<version>-cu129` (amd64 and arm64: \
-                 SemiAnalysisAI/InferenceX#275, `v0.5.6-cu129-amd64`/`-arm64`), and still \
-                 publishes `latest-cu129` after the CUDA 13 default \
-                 (imdingtalk/image-mirror#1775, 2026-06-12); CUDA 12 runs on driver 525 and \
-                 newer. Inferred, not seen: no versioned `-cu129` tag from 0.5.11 on was \
-                 found in these sources, only the naming before it and `latest-cu129` after; \
-                 a create asking for one the registry lacks fails naming the tag",
-    },
-];
 
 /// What the table says of an engine's images for versions it has none of.
-fn no_rows_reason(engine: &str, version: &str) -> String {
-    if let Some(bare) = version.strip_prefix('v') {
+fn no_rows_reason(engine: &str, version: &str, form: Option<Form>) -> String {
+    if engine != "llamacpp"
+        && let Some(bare) = version.strip_prefix('v')
+    {
         return format!(
             "give the version without the tag's v ({bare}), as the recipe's other commands take it"
         );
     }
-    match engine {
-        "vllm" => format!(
-            "the table's vLLM images start at {VLLM_IMAGES_SINCE}, where the plain tag became \
+    match (engine, form) {
+        ("vllm", _) => format!(
+            "the table's vLLM images start at {}, where the plain tag became \
              the CUDA 13.0 build and -cu129 tags appeared; carry an older image by name with \
-             --image"
+             --image",
+            rows::VLLM_IMAGES_SINCE
         ),
-        "sglang" => format!(
-            "the table's SGLang images start at {SGLANG_IMAGES_SINCE}, where CUDA 13.0 became \
-             the default; carry an older image by name with --image"
+        ("sglang", _) => format!(
+            "the table's SGLang images start at {}, where CUDA 13.0 became \
+             the default; carry an older image by name with --image",
+            rows::SGLANG_IMAGES_SINCE
+        ),
+        ("llamacpp", None) => "give llama.cpp's release tag: a build (b8000) or a SemVer \
+             release (v0.4.0)"
+            .to_string(),
+        ("llamacpp", Some(Form::SemVer)) => format!(
+            "llama.cpp's SemVer releases carry server images from {} (v0.3.0, build b10621, \
+             has none: ggml-org/llama.cpp#28275); ask for the release's build (bNNNN) or carry \
+             an image by name with --image",
+            rows::LLAMACPP_SEMVER_SINCE
+        ),
+        ("llamacpp", _) => format!(
+            "the table's llama.cpp server images start at {} (arm64 at {}), the first builds \
+             the sources show a server-cuda13 image of; carry an older image by name with \
+             --image",
+            rows::LLAMACPP_BUILDS_SINCE,
+            rows::LLAMACPP_ARM64_SINCE
         ),
         _ => "its nodes install release archives (see `llmgw recipe builds`), not images; \
               carry an image of it by name with --image"
@@ -167,10 +106,39 @@ fn no_rows_reason(engine: &str, version: &str) -> String {
     }
 }
 
+/// The platforms `rows` are built for at `version`, and those they are
+/// built for only from a later version (`arm64 from b9294`), in words.
+fn published(rows: &[&Row], version: &str) -> String {
+    let mut now: Vec<&str> = Vec::new();
+    let mut later: Vec<String> = Vec::new();
+    for row in rows {
+        for (arch, _) in row.platforms {
+            let first = row.first_on(arch).unwrap_or(row.since);
+            if row.on(arch, version) {
+                if !now.contains(arch) {
+                    now.push(arch);
+                }
+            } else {
+                let said = format!("{arch} from {first}");
+                if !later.contains(&said) {
+                    later.push(said);
+                }
+            }
+        }
+    }
+    let mut out = now.join(" and ");
+    if !later.is_empty() {
+        out.push_str(&format!(" (the table's {})", later.join(", ")));
+    }
+    out
+}
+
 /// Every image of `engine` `version` for `arch` that a machine on NVIDIA
-/// driver `driver` runs, best first; `None` is any driver (every image the
-/// table lists). `variant` keeps only that one, and when the table lacks
-/// it the message lists the variants there are.
+/// driver `driver` runs, best first; `None` is any machine (every image the
+/// table lists, the CPU one too). A machine on a driver is an NVIDIA node:
+/// it is never given the CPU image unless `variant` names it, as the build
+/// table never gives it the CPU build. `variant` keeps only that one, and
+/// when the table lacks it the message lists the variants there are.
 pub fn images(
     engine: &str,
     version: &str,
@@ -185,18 +153,16 @@ pub fn images(
             version: version.to_string(),
         });
     }
-    // A tag's `v` (`v0.34.0`) is no version here: every row's tag adds it.
-    let numbered = version.starts_with(|c: char| c.is_ascii_digit());
+    let form = Form::of(r.name(), version);
     let rows: Vec<&Row> = ROWS
         .iter()
-        .filter(|row| numbered && row.engine == r.name())
-        .filter(|row| !version_before(version, row.since))
+        .filter(|row| row.engine == r.name() && Some(row.form) == form && row.holds(version))
         .collect();
     if rows.is_empty() {
         return Err(RecipeError::NoImages {
             engine: engine.to_string(),
             version: version.to_string(),
-            reason: no_rows_reason(r.name(), version),
+            reason: no_rows_reason(r.name(), version, form),
         });
     }
     let what = format!("{engine} {version}");
@@ -214,24 +180,23 @@ pub fn images(
         .into_iter()
         .filter(|row| variant.is_none_or(|v| v == row.variant))
         .collect();
-    if !rows.iter().any(|row| row.platforms.contains(&arch)) {
-        let mut published: Vec<&str> = Vec::new();
-        for p in rows.iter().flat_map(|row| row.platforms.iter()) {
-            if !published.contains(p) {
-                published.push(p);
-            }
-        }
+    if !rows.iter().any(|row| row.on(arch, version)) {
         return Err(RecipeError::NoImageForArch {
             what,
             arch: arch.to_string(),
-            published: published.join(" and "),
+            published: published(&rows, version),
         });
     }
     let host = Host::nvidia(arch, driver.unwrap_or(NEWEST_DRIVER), 0.0);
     let mut out = Vec::new();
     let mut why: Vec<Misfit> = Vec::new();
-    for row in rows.iter().filter(|row| row.platforms.contains(&arch)) {
-        let needs = GpuNeeds::new(row.min_driver, 0.0);
+    for row in rows.iter().filter(|row| row.on(arch, version)) {
+        let min_driver = match row.backend {
+            Backend::Cpu if driver.is_some() && variant.is_none() => continue,
+            Backend::Cuda { min_driver, .. } => min_driver,
+            Backend::Vulkan | Backend::Cpu => 0,
+        };
+        let needs = GpuNeeds::new(min_driver, 0.0);
         match needs.fits(&format!("the {} image", row.variant), &host) {
             Ok(()) => out.push(image(row, version)),
             Err(e) => why.push(e),
@@ -248,9 +213,10 @@ pub fn images(
 
 /// The images of `engine` `version` a site of `arch` nodes runs, as a
 /// bundle carries them: with `driver` (the site's newest), the best image
-/// that driver runs — the one a node on it is given; without, every image
-/// the table lists, as [`super::builds`] lists every build. A machine with
-/// no NVIDIA GPU runs no vLLM or SGLang image, so it adds none.
+/// that driver runs — the one a node on it is given — and the image a node
+/// with no GPU runs, where the engine has one (llama.cpp's CPU server);
+/// without, every image the table lists, as [`super::builds`] lists every
+/// build. vLLM and SGLang have no CPU image, so they add none for it.
 pub fn site_images(
     engine: &str,
     version: &str,
@@ -259,8 +225,13 @@ pub fn site_images(
     driver: Option<&str>,
 ) -> Result<Vec<EngineImage>, RecipeError> {
     let mut all = images(engine, version, variant, arch, driver)?;
-    if driver.is_some() {
-        all.truncate(1);
+    if driver.is_none() {
+        return Ok(all);
+    }
+    all.truncate(1);
+    if variant.is_none_or(str::is_empty) {
+        let anywhere = images(engine, version, None, arch, None)?;
+        all.extend(anywhere.into_iter().filter(|i| i.backend == "cpu"));
     }
     Ok(all)
 }
@@ -269,6 +240,11 @@ pub fn site_images(
 const NEWEST_DRIVER: &str = "9999";
 
 fn image(row: &Row, version: &str) -> EngineImage {
+    let (backend, cuda, min_driver) = match row.backend {
+        Backend::Cuda { cuda, min_driver } => ("cuda", cuda, min_driver),
+        Backend::Vulkan => ("vulkan", "", 0),
+        Backend::Cpu => ("cpu", "", 0),
+    };
     EngineImage {
         engine: row.engine.to_string(),
         version: version.to_string(),
@@ -276,10 +252,16 @@ fn image(row: &Row, version: &str) -> EngineImage {
         registry: row.registry.to_string(),
         repository: row.repository.to_string(),
         tag: row.tag.replace("{v}", version),
-        cuda: row.cuda.to_string(),
-        min_driver: row.min_driver,
-        platforms: row.platforms.iter().map(|p| p.to_string()).collect(),
-        source: row.source.to_string(),
+        backend: backend.to_string(),
+        cuda: cuda.to_string(),
+        min_driver,
+        platforms: row
+            .platforms
+            .iter()
+            .filter(|(arch, _)| row.on(arch, version))
+            .map(|(arch, _)| arch.to_string())
+            .collect(),
+        source: rows::source_of(row),
     }
 }
 
