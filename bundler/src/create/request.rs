@@ -129,7 +129,7 @@ pub async fn plan_request(
         let (api, arches) = (&spec.github_api, &spec.arches);
         super::wants::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan).await;
     }
-    for p in &spec.engine_images {
+    for p in &spec.engine_images.picks {
         let i = &p.image;
         progress.message(&format!(
             "--engine-image {}: {} ({}, {}) for {}",
@@ -139,6 +139,11 @@ pub async fn plan_request(
             i.needs(),
             p.arches.join(", ")
         ));
+    }
+    for g in &spec.engine_images.gaps {
+        let what = format!("--engine-image {} for {}", g.asked, g.arch);
+        progress.message(&format!("{what}: no image ({})", g.reason));
+        plan.gap(what, g.reason.clone());
     }
     oci::plan_all(
         http,

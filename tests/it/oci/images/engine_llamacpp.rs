@@ -206,6 +206,46 @@ fn the_driver_chooses_the_server_image_and_the_cpu_server_comes_with_it() {
     assert!(!o.status.success(), "the cuda13 server was served");
 }
 
+/// A build from before llama.cpp built arm64 images: the amd64 nodes get
+/// theirs, and the arm64 nodes' lack is a gap in the manifest with the
+/// table's reason, said as create runs; the bundle imports.
+#[test]
+fn an_arch_a_build_has_no_image_for_is_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let reg = Distribution::start().unwrap();
+    let tag = "server-b9000";
+    let img =
+        TestImage::build(&dir.path().join("layout"), tag, 45, &["amd64"], 1, 8 * 1024).unwrap();
+    reg.push(&img.layout, tag, REPO).unwrap();
+    let (sha, said, carried) = carry(
+        dir.path(),
+        &reg,
+        "b",
+        "llamacpp=b9000:cpu",
+        &["--arch", "amd64,arm64"],
+    );
+    assert_eq!(carried, [format!("{tag}@{}", img.index)]);
+    let what = "--engine-image llamacpp=b9000:cpu for arm64";
+    let why = "llamacpp b9000 publishes no image for arm64; its images are for amd64 (the \
+               table's arm64 from b9294)";
+    assert!(
+        said.contains(&format!("{what}: no image ({why})")),
+        "{said}"
+    );
+    let m = manifest(&dir.path().join("b"));
+    let gaps: Vec<(&str, &str)> = m
+        .gaps
+        .iter()
+        .map(|g| (g.what.as_str(), g.reason.as_str()))
+        .collect();
+    assert_eq!(gaps, [(what, why)]);
+    ok(&import(
+        &dir.path().join("b"),
+        &sha,
+        &dir.path().join("store"),
+    ));
+}
+
 /// What the table lacks is refused before any network, naming what it
 /// has; what the table names but the registry lacks is refused by the
 /// registry's answer, naming the image. Nothing is written either way.
