@@ -105,7 +105,11 @@ fn sglang_images_are_tagged_per_cuda() {
          driver 580 or newer; this node has 575"
     );
     let e = images("sglang", "0.5.20", Some("cu129"), "amd64", None).unwrap_err();
-    assert!(e.to_string().ends_with("it has cu130"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "sglang 0.5.20's images have no \"cu129\": the table's cu129 images are of 0.5.11 to \
+         0.5.19; it has cu130"
+    );
 }
 
 const LLAMA: &str = "ghcr.io/ggml-org/llama.cpp";

@@ -170,10 +170,25 @@ pub fn images(
     if let Some(v) = variant
         && !rows.iter().any(|row| row.variant == v)
     {
-        return Err(RecipeError::UnknownVariant {
-            what: format!("{what}'s images"),
-            variant: v.to_string(),
-            available: rows.iter().map(|row| row.variant.to_string()).collect(),
+        let available = rows.iter().map(|row| row.variant.to_string()).collect();
+        let other = ROWS
+            .iter()
+            .find(|row| row.engine == r.name() && Some(row.form) == form && row.variant == v);
+        return Err(match other {
+            Some(row) => RecipeError::ImageVariantNotThen {
+                what,
+                variant: v.to_string(),
+                held: match row.until {
+                    "" => format!("{} on", row.since),
+                    until => format!("{} to {until}", row.since),
+                },
+                available,
+            },
+            None => RecipeError::UnknownVariant {
+                what: format!("{what}'s images"),
+                variant: v.to_string(),
+                available,
+            },
         });
     }
     let rows: Vec<&Row> = rows
