@@ -62,7 +62,9 @@ pub const ENVIRONMENTS: &str = "  llmgw recipe environments vllm 0.20.1 --arch a
 pub const IMAGES: &str = "  # every vLLM 0.34.0 image for amd64 nodes
   llmgw recipe images vllm 0.34.0 --arch amd64
   # the ones a node on driver 575 runs (the CUDA 12.9 build only)
-  llmgw recipe images vllm 0.34.0 --arch arm64 --driver 575.57.08 --json";
+  llmgw recipe images vllm 0.34.0 --arch arm64 --driver 575.57.08 --json
+  # llama.cpp's server images of a build (or a SemVer release: v0.4.1)
+  llmgw recipe images llamacpp b9300 --arch arm64";
 
 pub const KERNELS: &str =
     "  # the folders of v1, and which loads on a CUDA 13.0 torch 2.11 node and a CPU node
@@ -87,7 +89,10 @@ pub const IMAGES_NOTES: &str = "\
 The plain vLLM tag (v0.34.0) is the CUDA 13.0 build and needs driver 580; -cu129 runs on 525
 and newer. `bundle create --engine-image vllm=0.34.0 --driver D` carries the first image listed
 for --driver D (the site's newest driver); without --driver, every image listed;
-`vllm=0.34.0:cu129` only that variant.
+`vllm=0.34.0:cu129` only that variant. llama.cpp's server images (ghcr.io/ggml-org/llama.cpp)
+are server-cuda13 (driver 580), server-cuda (CUDA 12.8: 570, the driver its PTX needs),
+server-vulkan and the CPU server; with --driver, create carries the best one and the CPU server
+for nodes with no GPU. A driver runs no CPU image unless --variant cpu names it.
 
 ";
 

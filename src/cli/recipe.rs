@@ -28,9 +28,9 @@ pub enum RecipeCommand {
         &format!("{}{}", help::ENVIRONMENTS_NOTES, help::RECIPE_EXIT_CODES)
     ))]
     Environments(BuildsArgs),
-    /// The container images of vLLM or SGLang published for an
-    /// architecture, best first, with the CUDA and NVIDIA driver each needs:
-    /// what `bundle create --engine-image` chooses from.
+    /// The container images of vLLM, SGLang or llama.cpp's server published
+    /// for an architecture, best first, with the CUDA and NVIDIA driver each
+    /// needs: what `bundle create --engine-image` chooses from.
     #[command(after_help = help::after_notes(
         help::IMAGES,
         &format!("{}{}", help::IMAGES_NOTES, help::RECIPE_EXIT_CODES)

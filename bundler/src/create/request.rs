@@ -129,17 +129,21 @@ pub async fn plan_request(
         let (api, arches) = (&spec.github_api, &spec.arches);
         super::wants::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan).await;
     }
-    for p in &spec.engine_images {
+    for p in &spec.engine_images.picks {
         let i = &p.image;
         progress.message(&format!(
-            "--engine-image {}: {} ({}, CUDA {}, driver {} or newer) for {}",
+            "--engine-image {}: {} ({}, {}) for {}",
             p.asked,
             i.reference(),
             i.variant,
-            i.cuda,
-            i.min_driver,
+            i.needs(),
             p.arches.join(", ")
         ));
+    }
+    for g in &spec.engine_images.gaps {
+        let what = format!("--engine-image {} for {}", g.asked, g.arch);
+        progress.message(&format!("{what}: no image ({})", g.reason));
+        plan.gap(what, g.reason.clone());
     }
     oci::plan_all(
         http,

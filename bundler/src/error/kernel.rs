@@ -100,9 +100,10 @@ pub enum KernelError {
         target: String,
         reasons: String,
     },
-    #[error("{what}: the Hub's overview of its publisher ({url}) could not be read")]
+    #[error("{what}: the Hub's overview of its publisher {owner} ({url}) could not be read")]
     Publisher {
         what: String,
+        owner: String,
         url: String,
         #[source]
         error: Box<crate::http::HttpError>,

@@ -266,7 +266,7 @@ pub(super) struct OciRequest {
     pub images: Vec<oci::ImageSource>,
     pub charts: Vec<oci::ChartSource>,
     pub registries: oci::registries::Registries,
-    pub engine_images: Vec<super::engine_images::EngineImagePick>,
+    pub engine_images: super::engine_images::EngineImages,
     pub driver: Option<String>,
 }
 
@@ -281,7 +281,7 @@ pub(super) fn oci_request(
     let driver = engine_images::driver(s.driver.clone(), &s.engine_images)?;
     let engine_images = engine_images::resolve(&s.engine_images, arches, driver.as_deref())?;
     let mut image_texts = s.images.clone();
-    image_texts.extend(engine_images.iter().map(|p| p.image.reference()));
+    image_texts.extend(engine_images.picks.iter().map(|p| p.image.reference()));
     let (images, charts) = oci_settings(&image_texts, &s.charts)?;
     let registries = oci::registries::Registries::parse(&s.insecure_registries, &s.registries)?;
     Ok(OciRequest {

@@ -25,6 +25,27 @@ pub struct EngineImagePick {
     pub arches: Vec<String>,
 }
 
+/// An `--arch` an `--engine-image` value has no image for, while another
+/// `--arch` has: left to the others, and recorded as a gap so the bundle
+/// says what its nodes of that arch lack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineImageGap {
+    /// The `--engine-image` value.
+    pub asked: String,
+    /// The arch it has no image for.
+    pub arch: String,
+    /// The table's words.
+    pub reason: String,
+}
+
+/// The images the `--engine-image` values choose, and the arches some of
+/// them have none for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineImages {
+    pub picks: Vec<EngineImagePick>,
+    pub gaps: Vec<EngineImageGap>,
+}
+
 /// `ENGINE=VERSION[:VARIANT]`, each part non-empty; the table checks the
 /// engine, the version and the variant with its own words.
 fn parse(text: &str) -> Result<(String, String, Option<String>), CreateError> {
@@ -65,24 +86,25 @@ pub(super) fn driver(
 
 /// Every image the `given` values choose for `arches` on `driver`, each
 /// reference once (with every arch it is for). An arch the engine
-/// publishes no image for is left to the others; none for any arch is
-/// refused with the table's words.
+/// publishes no image for is left to the others, and is a gap; none for
+/// any arch is refused with the table's words.
 pub(super) fn resolve(
     given: &[String],
     arches: &[String],
     driver: Option<&str>,
-) -> Result<Vec<EngineImagePick>, CreateError> {
+) -> Result<EngineImages, CreateError> {
     let mut picks: Vec<EngineImagePick> = Vec::new();
+    let mut gaps: Vec<EngineImageGap> = Vec::new();
     for text in given {
         let (engine, version, variant) = parse(text)?;
-        let mut first_refusal: Option<(String, RecipeError)> = None;
+        let mut refusals: Vec<(String, RecipeError)> = Vec::new();
         let mut found = false;
         for arch in arches {
             let images =
                 match recipe::site_images(&engine, &version, variant.as_deref(), arch, driver) {
                     Ok(i) => i,
                     Err(e @ RecipeError::NoImageForArch { .. }) => {
-                        first_refusal.get_or_insert((arch.clone(), e));
+                        refusals.push((arch.clone(), e));
                         continue;
                     }
                     Err(error) => return Err(refused(text, arch, error)),
@@ -103,11 +125,17 @@ pub(super) fn resolve(
                 }
             }
         }
-        if let (false, Some((arch, error))) = (found, first_refusal) {
+        if !found && !refusals.is_empty() {
+            let (arch, error) = refusals.swap_remove(0);
             return Err(refused(text, &arch, error));
         }
+        gaps.extend(refusals.into_iter().map(|(arch, e)| EngineImageGap {
+            asked: text.clone(),
+            arch,
+            reason: e.to_string(),
+        }));
     }
-    Ok(picks)
+    Ok(EngineImages { picks, gaps })
 }
 
 fn refused(text: &str, arch: &str, error: RecipeError) -> CreateError {
@@ -128,6 +156,7 @@ mod tests {
         let arches: Vec<String> = arches.iter().map(|s| s.to_string()).collect();
         resolve(&given, &arches, driver)
             .unwrap()
+            .picks
             .into_iter()
             .map(|p| (p.image.reference(), p.arches))
             .collect()
@@ -163,6 +192,45 @@ mod tests {
         );
     }
 
+    /// llama.cpp's server images: the newest driver's best one and the CPU
+    /// server for nodes with no GPU; an arch its build has no image for is
+    /// left to the others.
+    #[test]
+    fn llamacpp_carries_the_gpu_image_and_the_cpu_server() {
+        let both = vec!["amd64".to_string(), "arm64".to_string()];
+        let at = |tag: &str| format!("ghcr.io/ggml-org/llama.cpp:{tag}");
+        assert_eq!(
+            refs(&["llamacpp=v0.4.1"], &["amd64", "arm64"], Some("575")),
+            [
+                (at("server-cuda-v0.4.1"), both.clone()),
+                (at("server-v0.4.1"), both.clone())
+            ]
+        );
+        let amd = vec!["amd64".to_string()];
+        assert_eq!(
+            refs(&["llamacpp=b8000"], &["amd64", "arm64"], Some("590")),
+            [
+                (at("server-cuda13-b8000"), amd.clone()),
+                (at("server-b8000"), amd)
+            ]
+        );
+        // The arm64 nodes' lack is said, with the table's reason.
+        let given = ["llamacpp=b8000".to_string()];
+        let r = resolve(&given, &both, Some("590")).unwrap();
+        assert_eq!(
+            r.gaps,
+            [EngineImageGap {
+                asked: "llamacpp=b8000".into(),
+                arch: "arm64".into(),
+                reason: "llamacpp b8000 publishes no image for arm64; its images are for amd64 \
+                         (the table's arm64 from b9294)"
+                    .into(),
+            }]
+        );
+        let r = resolve(&given, &both[..1], Some("590")).unwrap();
+        assert!(r.gaps.is_empty());
+    }
+
     #[test]
     fn refusals_name_the_flag_the_arch_and_the_table_s_reason() {
         let arches = vec!["arm64".to_string()];
@@ -176,7 +244,18 @@ mod tests {
                 Some("510"),
                 "needs NVIDIA driver 525 or newer",
             ),
-            ("llamacpp=b8000", None, "release archives"),
+            ("uv=0.9.0", None, "release archives"),
+            (
+                "llamacpp=b9300:cuda12",
+                None,
+                "it has cuda13, cuda, vulkan, cpu",
+            ),
+            ("llamacpp=b7000", None, "images start at b7609"),
+            (
+                "llamacpp=b9000:cuda13",
+                None,
+                "the table's arm64 from b9294",
+            ),
             (
                 "vllm=0.34.0:cu130",
                 Some("575"),

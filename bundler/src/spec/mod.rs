@@ -187,8 +187,8 @@ pub struct CreateSpec {
     /// `--insecure-registry` and `--registry`: where each registry is asked.
     pub registries: oci::registries::Registries,
     /// `--engine-image`: the recipe table's images chosen (their references
-    /// are in `images` too).
-    pub engine_images: Vec<engine_images::EngineImagePick>,
+    /// are in `images` too), and the arches some have none for.
+    pub engine_images: engine_images::EngineImages,
     /// `--driver`: the site's newest NVIDIA driver.
     pub driver: Option<String>,
     /// `$REGISTRY_AUTH_FILE`, when set.

@@ -88,6 +88,24 @@ pub enum RecipeError {
         available: Vec<String>,
     },
 
+    /// An image variant the table holds, but not for this version: the
+    /// publisher began or stopped it elsewhere.
+    #[error(
+        "{what}'s images have no {variant:?}: the table's {variant} images are of {held}; it \
+         has {}",
+        .available.join(", ")
+    )]
+    ImageVariantNotThen {
+        /// The engine and version asked for.
+        what: String,
+        /// The variant chosen.
+        variant: String,
+        /// The versions that variant is held for (`0.5.11 to 0.5.19`).
+        held: String,
+        /// The variants there are images of for this version.
+        available: Vec<String>,
+    },
+
     /// The engine publishes nothing for this processor architecture.
     #[error(
         "{engine} publishes no Linux build for {}; it has builds for {}",

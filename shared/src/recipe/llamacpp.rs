@@ -21,8 +21,10 @@ use super::{Build, Host, RecipeError, packages, strings};
 /// which a driver older than the CUDA it came from cannot compile.
 const CUDA12_REAL: [f64; 3] = [8.6, 8.9, 12.0];
 
-/// The driver the CUDA 12.8 build's PTX needs: as new as CUDA 12.8.
-const MIN_DRIVER_FOR_CUDA12_PTX: u64 = 570;
+/// The driver the CUDA 12.8 build's PTX needs: as new as CUDA 12.8 (NVIDIA's
+/// CUDA 12.8 release notes: driver 570.26 or newer). The server images of
+/// the same CUDA need it too ([`super::images`]).
+pub(super) const MIN_DRIVER_FOR_CUDA12_PTX: u64 = 570;
 
 pub(super) fn candidates(
     version: &str,

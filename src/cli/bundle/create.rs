@@ -116,7 +116,8 @@ pub struct CreateArgs {
     /// An engine's container images from the recipe table, for every --arch, each under
     /// its publisher's name (docker.io/vllm/vllm-openai:v0.34.0-cu129): ENGINE=VERSION
     /// the best image a node on --driver runs, or without --driver every image the table
-    /// lists; :VARIANT (cu130, cu129) only that one. See `llmgw recipe images` (repeatable).
+    /// lists; :VARIANT (cu130, cu129) only that one; llamacpp=b9300 or =v0.4.1 its server
+    /// images (with --driver, the CPU server too). See `llmgw recipe images` (repeatable).
     #[arg(long = "engine-image", value_name = "ENGINE=VERSION[:VARIANT]")]
     pub engine_images: Vec<String>,
     /// The site's newest NVIDIA driver (575.57.08): --engine-image carries the best image a

@@ -1,7 +1,7 @@
 //! `llmgw recipe images`: the container images of an engine version the
 //! recipe table lists for an architecture, best first, with the CUDA and
-//! the NVIDIA driver each needs — what `bundle create --engine-image`
-//! chooses from, for checking it by hand.
+//! the NVIDIA driver each needs (`-` for a Vulkan or CPU image) — what
+//! `bundle create --engine-image` chooses from, for checking it by hand.
 
 use clap::Args;
 use llmgw_shared::recipe::{self, EngineImage};
@@ -9,9 +9,10 @@ use llmgw_shared::recipe::{self, EngineImage};
 #[derive(Args, Debug)]
 #[command(mut_arg("json", |a| a.help("Print a JSON array of images instead of a table.")))]
 pub struct ImagesArgs {
-    /// The engine: vllm or sglang.
+    /// The engine: vllm, sglang or llamacpp.
     pub engine: String,
-    /// The engine's version, as its releases name it: 0.34.0, 0.5.14.
+    /// The engine's version, as its releases name it: 0.34.0, 0.5.14;
+    /// llama.cpp's build b9300 or SemVer release v0.4.1.
     pub version: String,
     /// The nodes' architecture, by Go's name: amd64 or arm64.
     #[arg(long, value_parser = super::parse_arch)]
@@ -20,7 +21,7 @@ pub struct ImagesArgs {
     /// first. Left out: every image the table lists.
     #[arg(long, value_parser = super::parse_driver)]
     pub driver: Option<String>,
-    /// Only this variant (cu130, cu129).
+    /// Only this variant (cu130, cu129; llama.cpp's cuda13, cuda, vulkan, cpu).
     #[arg(long, value_name = "VARIANT")]
     pub variant: Option<String>,
     #[command(flatten)]
@@ -60,8 +61,16 @@ fn table(images: &[EngineImage]) -> String {
         rows.push([
             i.variant.clone(),
             i.reference(),
-            i.cuda.clone(),
-            format!(">= {}", i.min_driver),
+            if i.cuda.is_empty() {
+                "-".to_string()
+            } else {
+                i.cuda.clone()
+            },
+            if i.min_driver == 0 {
+                "-".to_string()
+            } else {
+                format!(">= {}", i.min_driver)
+            },
             i.platforms
                 .iter()
                 .map(|p| format!("linux/{p}"))

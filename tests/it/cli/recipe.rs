@@ -366,6 +366,51 @@ fn images_table_says_cuda_and_driver() {
     );
 }
 
+/// llama.cpp's server images: a Vulkan and a CPU image need no CUDA and no
+/// driver, said `-`; a driver lists what it starts, never the CPU server.
+#[test]
+fn images_table_of_llamacpp_says_what_needs_no_driver() {
+    let rows = |line: &str| {
+        let o = llmgw_line(line);
+        assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .collect::<Vec<Vec<String>>>()
+    };
+    let at = |t: &str| format!("ghcr.io/ggml-org/llama.cpp:{t}");
+    let both = "linux/amd64,linux/arm64";
+    let all = rows("recipe images llamacpp b9300 --arch arm64");
+    assert_eq!(
+        all,
+        [
+            vec![
+                "cuda13",
+                &at("server-cuda13-b9300"),
+                "13",
+                ">=",
+                "580",
+                both
+            ],
+            vec!["cuda", &at("server-cuda-b9300"), "12", ">=", "570", both],
+            vec!["vulkan", &at("server-vulkan-b9300"), "-", "-", both],
+            vec!["cpu", &at("server-b9300"), "-", "-", both],
+        ]
+    );
+    let on_575 = rows("recipe images llamacpp v0.4.1 --arch amd64 --driver 575.57.08");
+    let variants: Vec<&str> = on_575.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(variants, ["cuda", "vulkan"]);
+    assert_eq!(on_575[0][1], at("server-cuda-v0.4.1"));
+    let o = llmgw_line("recipe images llamacpp b8000 --arch arm64");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("its images are for amd64 (the table's arm64 from b9294)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn images_refusals_say_what_there_is() {
     let o = llmgw_line("recipe images vllm 0.34.0 --arch amd64 --variant cu13");

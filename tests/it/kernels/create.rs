@@ -270,3 +270,50 @@ fn the_overview_answers_head_as_get_and_only_for_held_owners() {
         "{said:?}"
     );
 }
+
+/// The Hub answering the owner's overview with neither 200 nor 404 (a 503
+/// on every one of create's attempts) refuses the kernel, naming the owner,
+/// the URL and the status: create cannot say whether the client will trust
+/// the publisher, so it records nothing rather than a guess.
+#[test]
+fn an_overview_the_hub_cannot_answer_refuses_the_kernel() {
+    let fx = fixture();
+    let path = "/api/organizations/kernels-test/overview";
+    fx.faults().set(
+        path.to_string(),
+        llmgw_fixture::Fault {
+            refuse: Some(llmgw_fixture::Refuse {
+                after: 0,
+                times: 100,
+                status: 503,
+            }),
+            ..Default::default()
+        },
+    );
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    let mut c = create(&fx, d.path());
+    c.args(["--arch", "amd64", "--out"])
+        .arg(&out)
+        .args(["--kernel", "kernels-test/relu@v1:torch-cpu"]);
+    let e = fails(&run(&mut c), 1);
+    let url = format!("{}{path}", fx.hf_endpoint());
+    assert!(
+        e.contains(&format!(
+            "kernel kernels-test/relu@v1: the Hub's overview of its publisher kernels-test \
+             ({url}) could not be read"
+        )),
+        "{e}"
+    );
+    assert!(e.contains("503"), "{e}");
+    let asked = fx.requests().iter().filter(|r| r.path == path).count();
+    assert!(asked > 1, "a 503 is tried again: asked {asked} times; {e}");
+    assert!(!out.exists(), "nothing written at --out");
+    assert!(
+        std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .all(|f| f.file_name() == "cache"),
+        "only the cache beside it"
+    );
+}

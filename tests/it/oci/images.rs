@@ -4,12 +4,14 @@
 //! and taken in by `llmgw bundle import`; the token flow, the 429 and the
 //! hostile registries against the fixture's stand-in; an image missed
 //! through the mirror carried by `--want`; engine images chosen by the
-//! recipe table and `--driver`, fetched through `--registry` (#52).
+//! recipe table and `--driver`, fetched through `--registry` (#52): vLLM's
+//! from docker.io and llama.cpp's server images from ghcr.io.
 
 pub mod common;
 
 mod distribution;
 mod engine;
+mod engine_llamacpp;
 mod hostile;
 mod layout;
 mod token;

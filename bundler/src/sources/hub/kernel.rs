@@ -212,6 +212,7 @@ async fn publisher_trusted(hub: &HubClient<'_>, spec: &RepoSpec) -> Result<bool,
         Err(HttpError::Status { status: 404, .. }) => Ok(false),
         Err(e) => Err(KernelError::Publisher {
             what: what(spec),
+            owner: owner.to_string(),
             url,
             error: Box::new(e),
         }
