@@ -63,6 +63,11 @@ pub struct AppState {
     pub(super) pending: Mutex<Vec<Pending>>,
     /// Whether a thread is hashing them (one at a time).
     pub(super) hashing: Arc<AtomicBool>,
+    /// Whether a thread is making the Xet records the index found
+    /// missing ([`super::refresh`]), and the blobs it was given already
+    /// (a damaged one is tried once a server's life, not every tick).
+    pub(super) xet_making: Arc<AtomicBool>,
+    pub(super) xet_tried: Mutex<std::collections::HashSet<llmgw_shared::Sha256>>,
 }
 
 /// Whether the server can answer from the store yet.

@@ -369,3 +369,78 @@ fn xorbs_answer_head_like_get_and_refusals_and_damage_are_said() {
         "{body}"
     );
 }
+
+/// A store imported before import made Xet records: the server makes them
+/// in the background, from each blob's bytes, the same records import
+/// makes; a blob damaged at rest gets none (and is said), its file served
+/// over plain HTTP only as before.
+#[test]
+fn records_missing_from_an_older_store_are_made_by_the_server() {
+    let d = tempfile::tempdir().unwrap();
+    let store = store_with_files(d.path());
+    let records = store.join("state/xet");
+    let made_by_import: std::collections::BTreeMap<String, Vec<u8>> = std::fs::read_dir(&records)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().into_string().unwrap(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(made_by_import.len(), files().len());
+    std::fs::remove_dir_all(&records).unwrap();
+    // One blob damaged at rest.
+    let small = sha256(&files().iter().find(|(n, _)| *n == "small.bin").unwrap().1);
+    let blob = store.join("blobs/sha256").join(&small[..2]).join(&small);
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[0] ^= 1;
+    std::fs::set_permissions(&blob, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    std::fs::write(&blob, bytes).unwrap();
+
+    let log = d.path().join("serve.log");
+    let server = Server::start_logged(&store, &log);
+    server.wait_for("/readyz", 200);
+    let head = |name: &str| {
+        let o = Command::new("curl")
+            .args([
+                "-sI",
+                &format!("{}/acme/xet/resolve/main/{name}", server.url),
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).to_ascii_lowercase()
+    };
+    let big = sha256(&files()[0].1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !head("big.safetensors").contains("x-xet-hash:") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no record made:\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Every sound blob's record, byte for byte import's.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_dir(&records).map_or(0, |r| r.count()) < files().len() - 1 {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for (name, bytes) in &made_by_import {
+        let now = std::fs::read(records.join(name)).ok();
+        if *name == small {
+            assert_eq!(now, None, "a damaged blob got a record");
+        } else {
+            assert_eq!(now.as_deref(), Some(&bytes[..]), "{name}");
+        }
+    }
+    assert!(made_by_import.contains_key(&big));
+    assert!(!head("small.bin").contains("x-xet-hash:"));
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log_text.contains("does not hash to its name") && log_text.contains(&small),
+        "{log_text}"
+    );
+}

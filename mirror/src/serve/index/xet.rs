@@ -7,7 +7,9 @@
 //! record names that hash and that blob's size; a record is used only once
 //! read whole and checked ([`crate::store::xet::read`]). Built with each
 //! index, lending the one before its entries, so only new blobs' records
-//! are opened (and only their first bytes read).
+//! are opened (and only their first bytes read). The LFS files without a
+//! record (imported before records were made) are listed for the
+//! background pass that makes them ([`crate::serve::refresh`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -29,17 +31,21 @@ pub struct XetTable {
     by_blob: HashMap<Sha256, XetHash>,
     by_hash: HashMap<XetHash, Blob>,
     recent: Mutex<VecDeque<(Sha256, Arc<XetRecord>)>>,
+    /// The LFS files held without a record (served over plain HTTP only
+    /// until one is made), each blob once.
+    missing: Vec<Blob>,
 }
 
 impl XetTable {
     /// The table for `index`'s LFS Hub files, reusing `old`'s entries.
     pub fn build(store: &Store, index: &Index, old: Option<&XetTable>) -> Self {
         let mut t = XetTable::default();
+        let mut without = std::collections::HashSet::new();
         for repo in index.repos.values() {
             for snap in repo.snapshots.values() {
                 for f in snap.files().filter(|f| f.lfs) {
                     let blob = f.blob;
-                    if t.by_blob.contains_key(&blob.sha256) {
+                    if t.by_blob.contains_key(&blob.sha256) || without.contains(&blob.sha256) {
                         continue;
                     }
                     let known = old.and_then(|o| o.by_blob.get(&blob.sha256)).cloned();
@@ -47,9 +53,15 @@ impl XetTable {
                         Some((size, hash)) if size == blob.size => Some(hash),
                         _ => None,
                     });
-                    if let Some(hash) = hash {
-                        t.by_blob.insert(blob.sha256.clone(), hash.clone());
-                        t.by_hash.insert(hash, blob.clone());
+                    match hash {
+                        Some(hash) => {
+                            t.by_blob.insert(blob.sha256.clone(), hash.clone());
+                            t.by_hash.insert(hash, blob.clone());
+                        }
+                        None => {
+                            without.insert(blob.sha256.clone());
+                            t.missing.push(blob.clone());
+                        }
                     }
                 }
             }
@@ -65,6 +77,11 @@ impl XetTable {
     /// The blob of a Xet file hash, if held.
     pub fn blob_of(&self, hash: &XetHash) -> Option<&Blob> {
         self.by_hash.get(hash)
+    }
+
+    /// The LFS files held without a record.
+    pub fn missing(&self) -> &[Blob] {
+        &self.missing
     }
 
     /// How many files are served over Xet.

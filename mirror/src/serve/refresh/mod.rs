@@ -1,8 +1,8 @@
 //! The thread that keeps the server's index current (`llmgw-index`):
 //! it reads the store into the state ([`AppState::new`] starts it), builds
 //! each next index and what is made from it before it is served
-//! ([`build`]), and hashes the models' layers an index left out
-//! ([`layers`]).
+//! ([`build`]), hashes the models' layers an index left out
+//! ([`layers`]), and makes the Xet records it found missing ([`xet`]).
 //!
 //! Invariant: a request never waits on the store's folders: it only loads
 //! the index this thread swapped in whole.
@@ -27,6 +27,7 @@ use llmgw_shared::{BundleId, Chain, chain};
 
 mod build;
 mod layers;
+mod xet;
 
 use super::index::Index;
 use super::state::{AppState, SAVE_MISSES_EVERY, Watch, WatchedFile};
@@ -81,6 +82,8 @@ impl AppState {
             rebuild: AtomicBool::new(false),
             pending: Mutex::new(Vec::new()),
             hashing: Arc::new(AtomicBool::new(false)),
+            xet_making: Arc::new(AtomicBool::new(false)),
+            xet_tried: Mutex::new(Default::default()),
         });
         if let Ok(mut d) = state.layer_digests.lock() {
             *d = LayerDigests::load(&state.store);
@@ -230,6 +233,7 @@ fn keep_current(state: &Weak<AppState>, stopped: &mpsc::Receiver<()>) {
             super::heap::give_back_freed();
         }
         hash_pending(&s, state);
+        xet::make_missing(&s, state);
         if last_save.elapsed() >= SAVE_MISSES_EVERY {
             s.save_misses();
             last_save = std::time::Instant::now();
