@@ -46,4 +46,27 @@ pub enum ProvenanceError {
         /// What the parser said.
         reason: String,
     },
+    /// A PEP 740 provenance object or attestation too large to be one.
+    #[error(
+        "the PEP 740 provenance is {size} bytes, more than the {} one can be; it is not one",
+        super::pep740::MAX_PROVENANCE
+    )]
+    ProvenanceTooLarge {
+        /// Its length.
+        size: usize,
+    },
+    /// Not PyPI's shape of a provenance object or an attestation.
+    #[error("it is not a PEP 740 provenance object: {reason}")]
+    NotAProvenance {
+        /// What did not parse.
+        reason: String,
+    },
+    /// A signature that verifies over a statement that says something
+    /// else than that this file was published (another file, another
+    /// predicate).
+    #[error("the signed statement does not attest this file: {reason}")]
+    WrongStatement {
+        /// What it says instead.
+        reason: String,
+    },
 }

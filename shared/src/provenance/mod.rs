@@ -22,6 +22,7 @@
 //! every other outcome is an error that says which.
 
 mod error;
+pub mod pep740;
 
 pub use error::ProvenanceError;
 
@@ -117,6 +118,13 @@ pub struct Signed {
     /// When it was signed, as the transparency log or a timestamp
     /// authority attests (RFC 3339).
     pub signed_at: String,
+    /// The certificate's Source Repository URI (Fulcio's `.1.12`), for a
+    /// CI workload: `https://github.com/owner/repo`.
+    pub source_repository: Option<String>,
+    /// The certificate's Build Config URI (Fulcio's `.1.18`): the
+    /// workflow that ran, with its ref, even when the signing identity is
+    /// a reusable workflow it called.
+    pub build_config: Option<String>,
 }
 
 /// Verifies `bundle` (a Sigstore bundle's JSON) as a signature over the
@@ -164,10 +172,13 @@ pub fn verify(
         .or_else(|| result.verified_timestamps().first().copied())
         .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default();
+    let claims = result.certificate().map(|c| &c.ci_claims);
     Ok(Signed {
         issuer: issuer.to_string(),
         identity: identity.as_str().to_string(),
         signed_at,
+        source_repository: claims.and_then(|c| c.source_repository_uri.clone()),
+        build_config: claims.and_then(|c| c.build_config_uri.clone()),
     })
 }
 

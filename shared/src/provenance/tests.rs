@@ -95,6 +95,8 @@ fn identities_match_exactly_or_by_workflow() {
         issuer: GITHUB_ACTIONS_ISSUER.into(),
         identity: CONDA_SIGNER.into(),
         signed_at: String::new(),
+        source_repository: None,
+        build_config: None,
     };
     let workflow = "https://github.com/prefix-dev/sigstore-example/.github/workflows/action.yaml@";
     let id = |issuer: &str, identity: &str| Identity {
