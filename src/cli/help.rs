@@ -128,7 +128,12 @@ pub const CREATE: &str =
       --driver 575.57.08 --registry docker.io=https://cache.site.example
   # vLLM with the Hub kernels its nodes load (the build folders for its torch and CUDA)
   llmgw bundle create --out vllm.tar.zst --arch amd64 --engine vllm=0.34.0 \\
-      --kernel kernels-community/activation@v1 --kernels-lock kernels.lock";
+      --kernel kernels-community/activation@v1 --kernels-lock kernels.lock
+  # a tool environment whose project's files must carry PEP 740 attestations by the
+  # workflow named (PyPI's provenance checked at create, carried, checked at import)
+  llmgw bundle create --out tools.tar.zst --arch amd64 --python-env tools=acme-tool \\
+      --identity pypi:acme-tool=https://token.actions.githubusercontent.com,\\
+https://github.com/acme/acme-tool/.github/workflows/release.yml@";
 
 /// `bundle create`'s notes after its examples: the spec file's keys, the
 /// output, credentials, exit codes.

@@ -2,10 +2,12 @@
 //! imported under the series rules (`import`), served by the highest
 //! signed sequence (`serve`), and a signature that binds to its release
 //! (`replay`); publishers' Sigstore signatures carried and checked again
-//! (`publishers`).
+//! (`publishers`: GitHub artifact attestations; `pep740`: wheels' PyPI
+//! provenance).
 
 mod create;
 mod import;
+mod pep740;
 mod publishers;
 mod replay;
 mod serve;

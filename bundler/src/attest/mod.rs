@@ -1,6 +1,8 @@
 //! Publishers' signatures at create: for each release asset whose
 //! publisher the recipe table (or the site, `--identity`) names a signer
-//! for, the GitHub artifact attestations of its sha256 are fetched,
+//! for, the GitHub artifact attestations of its sha256 are fetched
+//! (and for each file of an environment from PyPI, its PEP 740
+//! provenance: [`pypi`]),
 //! verified offline against the trusted root, and held against who may
 //! sign; the one that passes is carried (format 7's
 //! `evidence.signatures`), and import verifies it again.
@@ -19,12 +21,13 @@
 
 mod github;
 mod policy;
+pub mod pypi;
 
 pub use policy::SignaturePolicy;
 
 use llmgw_shared::Sha256;
 use llmgw_shared::manifest::{
-    BlobRef, PublisherSignature, SignatureKind, Signatures, UnsignedArtifact,
+    AdmittedBy, BlobRef, PublisherSignature, SignatureKind, Signatures, UnsignedArtifact,
 };
 use llmgw_shared::provenance::{self, Identity};
 
@@ -44,6 +47,12 @@ pub struct Attested {
     pub bundle: Vec<u8>,
     /// Who signed, and when.
     pub signed: provenance::Signed,
+    /// What kind of evidence it is.
+    pub kind: SignatureKind,
+    /// The file name its statement names (PEP 740).
+    pub file_name: Option<String>,
+    /// The policy that admitted its signer (PEP 740).
+    pub admitted_by: Option<AdmittedBy>,
 }
 
 /// What the plan gathered about publishers' signatures.
@@ -56,12 +65,17 @@ pub struct Gathered {
 }
 
 impl Gathered {
-    /// Adds what [`seek`] found.
+    /// Adds what [`seek`] or [`pypi::seek`] found, once per artifact (a
+    /// wheel two environments share is looked up for each).
     pub fn add(&mut self, found: Option<Found>) {
+        let known = |sha: &Sha256, g: &Self| {
+            g.attested.iter().any(|a| &a.artifact == sha)
+                || g.unsigned.iter().any(|u| &u.artifact == sha)
+        };
         match found {
-            Some(Found::Attested(a)) => self.attested.push(a),
-            Some(Found::Unsigned(u)) => self.unsigned.push(u),
-            None => {}
+            Some(Found::Attested(a)) if !known(&a.artifact, self) => self.attested.push(a),
+            Some(Found::Unsigned(u)) if !known(&u.artifact, self) => self.unsigned.push(u),
+            _ => {}
         }
     }
 }
@@ -104,6 +118,9 @@ pub async fn seek(
                 what,
                 bundle,
                 signed,
+                kind: SignatureKind::GithubAttestation,
+                file_name: None,
+                admitted_by: None,
             })));
         }
         wrong.get_or_insert(signed);
@@ -165,11 +182,13 @@ pub fn record(
         signed.push(PublisherSignature {
             artifact: a.artifact,
             what: a.what,
-            kind: SignatureKind::GithubAttestation,
+            kind: a.kind,
             bundle: put(&a.bundle)?,
             issuer: a.signed.issuer,
             identity: a.signed.identity,
             signed_at: a.signed.signed_at,
+            file_name: a.file_name,
+            admitted_by: a.admitted_by,
         });
     }
     let mut signatures = Signatures {

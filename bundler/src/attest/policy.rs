@@ -1,21 +1,23 @@
 //! Who may sign what, for one run: the recipe table's signers, the site's
-//! own (`--identity`), the trusted root (`--trusted-root`, else the one
+//! own (`--identity github:…` for release assets, `--identity pypi:…` for
+//! a PyPI project's files), the trusted root (`--trusted-root`, else the one
 //! the binary embeds), and whether an artifact whose policy expects a
 //! signature may be carried without one (`--allow-unsigned-upstream`).
 
 use std::path::Path;
 use std::sync::Arc;
 
+use llmgw_shared::manifest::AdmittedBy;
 use llmgw_shared::provenance::{Identity, MAX_TRUSTED_ROOT, TrustedRoot};
-use llmgw_shared::recipe::signers_of;
+use llmgw_shared::recipe::{pypi_signers_of, signers_of};
 
 use crate::error::{CreateError, SignatureError};
 
 /// The run's signature policy.
 #[derive(Debug, Clone)]
 pub struct SignaturePolicy {
-    /// The site's rows: (release repository, who may sign).
-    site: Vec<(String, Identity)>,
+    /// The site's rows: (source, who may sign).
+    site: Vec<(Source, Identity)>,
     root: Arc<TrustedRoot>,
     root_from: String,
     allow_unsigned: bool,
@@ -74,13 +76,42 @@ impl SignaturePolicy {
             });
         }
         for (source, identity) in &self.site {
-            if source.eq_ignore_ascii_case(repo) {
+            if matches!(source, Source::Github(r) if r.eq_ignore_ascii_case(repo)) {
                 // A site that names a signer expects the signature.
                 required = true;
                 who.push(identity.clone());
             }
         }
         (!who.is_empty()).then_some((who, required))
+    }
+
+    /// Who may attest the files of PyPI project `project` (normalized),
+    /// whether every file must be attested, and which policy said so;
+    /// `None` when neither the table nor the site names anyone (the
+    /// publisher PyPI names is then held against the certificate). The
+    /// site's rows replace the table's: a site that names a signer
+    /// expects the signature.
+    pub fn signers_for_pypi(&self, project: &str) -> Option<(Vec<Identity>, bool, AdmittedBy)> {
+        let site: Vec<Identity> = self
+            .site
+            .iter()
+            .filter(|(s, _)| matches!(s, Source::Pypi(p) if p == project))
+            .map(|(_, id)| id.clone())
+            .collect();
+        if !site.is_empty() {
+            return Some((site, true, AdmittedBy::Site));
+        }
+        let mut required = false;
+        let table: Vec<Identity> = pypi_signers_of(project)
+            .map(|s| {
+                required |= s.always_signs;
+                Identity {
+                    issuer: s.issuer.to_string(),
+                    identity: s.identity.to_string(),
+                }
+            })
+            .collect();
+        (!table.is_empty()).then_some((table, required, AdmittedBy::RecipeTable))
     }
 
     /// The trusted root every bundle is verified against.
@@ -110,18 +141,40 @@ impl Default for SignaturePolicy {
     }
 }
 
-/// `github:OWNER/REPO=ISSUER,IDENTITY`.
-fn parse_identity(text: &str) -> Result<(String, Identity), SignatureError> {
+/// What a site's `--identity` row is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Source {
+    /// A GitHub release repository, `owner/name`.
+    Github(String),
+    /// A PyPI project, PEP 503 normalized.
+    Pypi(String),
+}
+
+/// `github:OWNER/REPO=ISSUER,IDENTITY` or `pypi:PROJECT=ISSUER,IDENTITY`.
+fn parse_identity(text: &str) -> Result<(Source, Identity), SignatureError> {
     let bad = |reason| SignatureError::IdentityFlag {
         text: text.to_string(),
         reason,
     };
     let (source, rest) = text.split_once('=').ok_or_else(|| bad("no `=`"))?;
-    let repo = source
-        .strip_prefix("github:")
-        .ok_or_else(|| bad("the source must start with github:"))?;
-    llmgw_shared::check_repo_id("--identity repository", repo)
-        .map_err(|_| bad("the repository is not OWNER/REPO"))?;
+    let source = if let Some(repo) = source.strip_prefix("github:") {
+        llmgw_shared::check_repo_id("--identity repository", repo)
+            .map_err(|_| bad("the repository is not OWNER/REPO"))?;
+        Source::Github(repo.to_string())
+    } else if let Some(project) = source.strip_prefix("pypi:") {
+        // PEP 508 names: letters, digits, `-`, `_`, `.`.
+        let ok = !project.is_empty()
+            && project.len() <= 200
+            && project
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !ok {
+            return Err(bad("the project is not a PyPI project name"));
+        }
+        Source::Pypi(llmgw_shared::pep503_normalize(project))
+    } else {
+        return Err(bad("the source must start with github: or pypi:"));
+    };
     let (issuer, identity) = rest
         .split_once(',')
         .ok_or_else(|| bad("no `,` between the issuer and the identity"))?;
@@ -136,7 +189,7 @@ fn parse_identity(text: &str) -> Result<(String, Identity), SignatureError> {
         }
     }
     Ok((
-        repo.to_string(),
+        source,
         Identity {
             issuer: issuer.to_string(),
             identity: identity.to_string(),
@@ -166,14 +219,22 @@ mod tests {
              https://github.com/acme/fork/.github/workflows/release.yml@",
         )
         .unwrap();
-        assert_eq!(repo, "ggml-org/llama.cpp");
+        assert_eq!(repo, Source::Github("ggml-org/llama.cpp".into()));
         assert!(id.identity.ends_with("release.yml@"));
+        let (project, id) =
+            parse_identity("pypi:RFC8785=https://github.com/login/oauth,william@yossarian.net")
+                .unwrap();
+        assert_eq!(project, Source::Pypi("rfc8785".into()));
+        assert_eq!(id.identity, "william@yossarian.net");
         for bad in [
             "ggml-org/llama.cpp=https://a,https://b",
             "github:ggml-org/llama.cpp",
             "github:ggml-org/llama.cpp=https://a",
             "github:../x=https://a,https://b",
             "github:a/b=ftp://a,https://b",
+            "pypi:=https://a,https://b",
+            "pypi:a/b=https://a,https://b",
+            "npm:a=https://a,https://b",
         ] {
             let err = parse_identity(bad).unwrap_err().to_string();
             assert!(err.starts_with("--identity"), "{bad}: {err}");
@@ -196,5 +257,16 @@ mod tests {
         let (who, required) = site.signers_for_release("acme/bigrel").unwrap();
         assert_eq!(who.len(), 1);
         assert!(required);
+        // The PyPI table names nobody (PYPI_SIGNERS); a site does.
+        assert!(p.signers_for_pypi("rfc8785").is_none());
+        let site = SignaturePolicy::from_flags(
+            &["pypi:rfc8785=https://github.com/login/oauth,william@yossarian.net".into()],
+            None,
+            false,
+        )
+        .unwrap();
+        let (who, required, by) = site.signers_for_pypi("rfc8785").unwrap();
+        assert_eq!((who.len(), required, by), (1, true, AdmittedBy::Site));
+        assert!(site.signers_for_release("rfc8785").is_none());
     }
 }

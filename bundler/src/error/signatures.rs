@@ -79,9 +79,28 @@ pub enum SignatureError {
         /// What is wrong with it.
         reason: String,
     },
+    /// PyPI's provenance names a publisher of a kind whose identity is
+    /// not read here, and no policy names the project's signer.
+    #[error(
+        "{}: PyPI's provenance names {}, whose certificates this llmgw cannot hold against \
+         it; name who may sign the project's files with --identity \
+         pypi:{}=ISSUER,IDENTITY after checking one",
+        shown(what),
+        shown(publisher),
+        shown(project)
+    )]
+    UnreadablePublisher {
+        /// The file.
+        what: String,
+        /// The publisher, as PyPI names it.
+        publisher: String,
+        /// The project (normalized).
+        project: String,
+    },
     /// `--identity` is not `SOURCE=ISSUER,IDENTITY`.
     #[error(
-        "--identity {}: expected github:OWNER/REPO=ISSUER,IDENTITY, e.g. \
+        "--identity {}: expected github:OWNER/REPO=ISSUER,IDENTITY or \
+         pypi:PROJECT=ISSUER,IDENTITY, e.g. \
          github:ggml-org/llama.cpp=https://token.actions.githubusercontent.com,\
          https://github.com/ggml-org/llama.cpp/.github/workflows/release.yml@ ({reason})",
         shown(text)

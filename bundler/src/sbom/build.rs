@@ -168,8 +168,9 @@ impl Builder<'_> {
     }
 
     /// Each signed artifact's verified signer (`signer`, `signer_issuer`,
-    /// `signed_at`); each artifact let in unsigned says so and who should
-    /// have signed.
+    /// `signed_at`, and for a PEP 740 attestation `signer_policy`: the
+    /// table, the site, or the publisher PyPI names); each artifact let in
+    /// unsigned says so and who should have signed.
     fn signers(&mut self, s: &Signatures) {
         for sig in &s.signed {
             if let Some(c) = self.blobs.get_mut(&sig.artifact) {
@@ -179,6 +180,10 @@ impl Builder<'_> {
                     .push(Property::new("signer_issuer", sig.issuer.clone()));
                 c.properties
                     .push(Property::new("signed_at", sig.signed_at.clone()));
+                if let Some(by) = sig.admitted_by {
+                    c.properties
+                        .push(Property::new("signer_policy", by.to_string()));
+                }
             }
         }
         for u in &s.unsigned {
@@ -186,7 +191,7 @@ impl Builder<'_> {
                 c.properties.push(Property::new(
                     "signer",
                     format!(
-                        "none, though {} should sign it ({})",
+                        "none (expected {}; allowed by {})",
                         u.expected, u.allowed_by
                     ),
                 ));

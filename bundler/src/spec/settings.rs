@@ -105,7 +105,8 @@ pub struct CreateSettings {
     /// `--extras-base HOST=URL`: fetch a host's runtime extras from URL.
     pub extras_bases: Vec<String>,
     /// `--identity github:OWNER/REPO=ISSUER,IDENTITY`: who may sign a
-    /// release repository's assets, besides the recipe table's signers.
+    /// release repository's assets, besides the recipe table's signers;
+    /// `pypi:PROJECT=ISSUER,IDENTITY`: who may attest a PyPI project's files.
     pub identities: Vec<String>,
     /// `--trusted-root FILE`: the Sigstore trusted root to verify
     /// publishers' signatures against (else the one the binary embeds).

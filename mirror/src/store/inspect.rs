@@ -446,8 +446,12 @@ fn publisher_lines(m: &Manifest) -> Vec<String> {
         return Vec::new();
     };
     let signed = sigs.signed.iter().map(|s| {
+        let by = s
+            .admitted_by
+            .map(|p| format!(", admitted by {p}"))
+            .unwrap_or_default();
         format!(
-            "{}: by {} (issued by {}, signed {})",
+            "{}: by {} (issued by {}, signed {}{by})",
             s.what, s.identity, s.issuer, s.signed_at
         )
     });

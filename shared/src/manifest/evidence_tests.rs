@@ -84,11 +84,11 @@ fn evidence_only_describes_what_is_carried() {
 
 #[test]
 fn a_newer_format_is_refused_by_its_version() {
-    let err = Manifest::from_json_bytes(b"{\"format_version\": 9, \"sbom\": 1}")
+    let err = Manifest::from_json_bytes(b"{\"format_version\": 10, \"sbom\": 1}")
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("bundle format 9") && err.contains("1 to 8"),
+        err.contains("bundle format 10") && err.contains("1 to 9"),
         "{err}"
     );
 }

@@ -6,20 +6,23 @@
 use std::collections::BTreeMap;
 
 use super::{
-    FORMAT_EVIDENCE, FORMAT_KERNELS, FORMAT_OCI, FORMAT_SHARED_BLOBS, FORMAT_SIGNATURES,
-    FORMAT_VERSION, FORMAT_XET, Manifest, ManifestError,
+    FORMAT_EVIDENCE, FORMAT_KERNELS, FORMAT_OCI, FORMAT_PEP740, FORMAT_SHARED_BLOBS,
+    FORMAT_SIGNATURES, FORMAT_VERSION, FORMAT_XET, Manifest, ManifestError,
 };
 use crate::Sha256;
 
 impl Manifest {
-    /// The format a manifest with this content must declare: format 8 when
+    /// The format a manifest with this content must declare: format 9 when
+    /// it carries a wheel's PEP 740 attestation, 8 when
     /// it carries a kernel repository, 7 when
     /// it carries publishers' signatures, 6 when
     /// it records a Xet hash, 5 when it names a blob twice, 4
     /// when it carries evidence (an SBOM) or runtime extras, else 3 when it carries images or
     /// charts, else format 2.
     pub fn needed_format(&self) -> u32 {
-        if self.carries_kernels() {
+        if self.carries_pep740() {
+            FORMAT_PEP740
+        } else if self.carries_kernels() {
             FORMAT_KERNELS
         } else if self.carries_signatures() {
             FORMAT_SIGNATURES
@@ -66,6 +69,11 @@ impl Manifest {
                 self.carries_kernels(),
                 "carries a kernel repository, which needs",
             ),
+            (
+                FORMAT_PEP740,
+                self.carries_pep740(),
+                "carries a PEP 740 attestation, which needs",
+            ),
         ];
         for (needed, held, what) in holds {
             if held && self.format_version < needed {
@@ -90,6 +98,14 @@ impl Manifest {
         self.evidence
             .as_ref()
             .is_some_and(|e| e.signatures.is_some())
+    }
+
+    /// Whether a wheel's PEP 740 attestation is carried ([`FORMAT_PEP740`]).
+    pub fn carries_pep740(&self) -> bool {
+        self.evidence
+            .as_ref()
+            .and_then(|e| e.signatures.as_ref())
+            .is_some_and(|s| s.carries_pep740())
     }
 
     /// Whether a Hub file's Xet hash is recorded ([`FORMAT_XET`]).

@@ -68,7 +68,7 @@ pub use oci_tree::{
 pub use python::{AssetRef, MetadataFile, PythonEnv, PythonFile, PythonIndex, Resolver, Yanked};
 pub use python_choices::NodeInterpreter;
 pub use signatures::{
-    MAX_SIGNATURES, PublisherSignature, SIGSTORE_SUFFIX, SignatureKind, Signatures,
+    AdmittedBy, MAX_SIGNATURES, PublisherSignature, SIGSTORE_SUFFIX, SignatureKind, Signatures,
     TRUSTED_ROOT_NAME, UnsignedArtifact,
 };
 pub use site_lock::{SiteLock, SiteLockFormat};
@@ -112,12 +112,18 @@ pub const FORMAT_SIGNATURES: u32 = 7;
 /// such repository type, so the version tells it to upgrade first.
 pub const FORMAT_KERNELS: u32 = 8;
 
+/// The format of a bundle that carries a PEP 740 attestation of a wheel
+/// (`SignatureKind::Pep740Provenance`, with its file name and the policy
+/// that admitted it): a format 8 reader knows no such kind, so the
+/// version tells it to upgrade first.
+pub const FORMAT_PEP740: u32 = 9;
+
 /// The formats this version of llmgw reads: bundles made by earlier
-/// releases (formats 1 to 5) still import; 5 to 8 are what this version
+/// releases (formats 1 to 5) still import; 5 to 9 are what this version
 /// writes when one blob is named under two media types, a Hub file's Xet
-/// hash is recorded, a publisher's signature is carried, or a kernel
-/// repository is.
-pub const READABLE_FORMATS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
+/// hash is recorded, a publisher's signature is carried, a kernel
+/// repository is, or a wheel's PEP 740 attestation is.
+pub const READABLE_FORMATS: [u32; 9] = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 /// A manifest larger than this is refused unread: even a bundle of every
 /// llama.cpp build, two vLLM environments per arch and a thousand model
@@ -207,10 +213,10 @@ pub enum ManifestError {
     },
     /// serde_json's message (the source) may quote the manifest (an
     /// unknown field's name); the chain prints it escaped and cut.
-    #[error("manifest.json is not valid JSON of bundle format 1 to 8")]
+    #[error("manifest.json is not valid JSON of bundle format 1 to 9")]
     Parse(#[from] serde_json::Error),
     #[error(
-        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 8 only; \
+        "manifest.json is bundle format {found}, and this llmgw reads formats 1 to 9 only; \
          use the llmgw version that made the bundle or a newer one"
     )]
     /// A format this llmgw does not read (a newer one).

@@ -1,6 +1,7 @@
 //! Format 7's publishers' signatures: for each carried artifact whose
 //! publisher signs it with Sigstore (a GitHub artifact attestation of a
-//! release asset), the verification bundle as the publisher served it,
+//! release asset; format 9, a wheel's PEP 740 attestation from PyPI's
+//! integrity API, as a Sigstore bundle), the verification bundle,
 //! who signed (issuer and identity) and when, and the one trusted root
 //! every bundle was verified against — all blobs the manifest names, so
 //! the manifest's hash and the site's signature cover them.
@@ -71,6 +72,14 @@ pub struct PublisherSignature {
     pub identity: String,
     /// When it was signed, as the transparency log attests (RFC 3339).
     pub signed_at: String,
+    /// The file name the signed statement must name (PEP 740: a PyPI
+    /// attestation's subject is the file's name and digest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_name: Option<String>,
+    /// Which policy admitted the signer (PEP 740; a GitHub attestation's
+    /// is the recipe table or `--identity`, not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admitted_by: Option<AdmittedBy>,
 }
 
 /// Kinds of publisher evidence.
@@ -79,9 +88,39 @@ pub struct PublisherSignature {
 pub enum SignatureKind {
     /// A GitHub artifact attestation (`/repos/{repo}/attestations/sha256:…`).
     GithubAttestation,
+    /// A PEP 740 attestation of a file on a package index (PyPI's
+    /// integrity API), carried as the Sigstore bundle it converts to
+    /// (format 9).
+    #[serde(rename = "pep740-provenance")]
+    Pep740Provenance,
 }
 
-/// An artifact carried without the signature its policy expects.
+/// Which policy named the signer a signature was held against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdmittedBy {
+    /// The recipe table's signers (`shared/src/recipe/signers.rs`).
+    RecipeTable,
+    /// The site's own (`--identity`).
+    Site,
+    /// Nobody named one: the Trusted Publisher PyPI's provenance names
+    /// for the file (unsigned by itself; the certificate must match it).
+    PublisherNamedByPypi,
+}
+
+impl std::fmt::Display for AdmittedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::RecipeTable => "the recipe table",
+            Self::Site => "the site's --identity",
+            Self::PublisherNamedByPypi => "the publisher named by PyPI",
+        })
+    }
+}
+
+/// An artifact carried without the signature its policy expects, or (a
+/// file from a PEP 740 index) without any evidence, its index offering
+/// none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnsignedArtifact {
@@ -106,6 +145,13 @@ impl Signatures {
     /// The blobs this part names: the root and each bundle.
     pub fn blobs(&self) -> impl Iterator<Item = &BlobRef> {
         std::iter::once(&self.trusted_root).chain(self.signed.iter().map(|s| &s.bundle))
+    }
+
+    /// Whether a PEP 740 attestation is carried (format 9).
+    pub fn carries_pep740(&self) -> bool {
+        self.signed
+            .iter()
+            .any(|s| s.kind == SignatureKind::Pep740Provenance)
     }
 
     /// The signature of artifact `sha256`, if one is carried.
@@ -147,6 +193,7 @@ impl Signatures {
                     s.artifact
                 )));
             }
+            check_pep740(&who, s)?;
             if !seen.insert(&s.artifact) {
                 return Err(ManifestError::Inconsistent(format!(
                     "{who}: artifact {} has two signatures",
@@ -172,6 +219,30 @@ impl Signatures {
             }
         }
         Ok(())
+    }
+}
+
+/// A PEP 740 signature names the file its statement must name (a plain
+/// file name) and the policy that admitted it; other kinds name neither.
+fn check_pep740(who: &str, s: &PublisherSignature) -> Result<(), ManifestError> {
+    let pep740 = s.kind == SignatureKind::Pep740Provenance;
+    match (&s.file_name, s.admitted_by) {
+        (Some(name), Some(_)) if pep740 => {
+            check_text(who, name)?;
+            if name.contains(['/', '\\']) || name.starts_with('.') {
+                return Err(ManifestError::BadValue {
+                    what: format!("{who}: its file name"),
+                    expected: "a file name without a folder",
+                    found: name.chars().take(200).collect(),
+                });
+            }
+            Ok(())
+        }
+        (None, None) if !pep740 => Ok(()),
+        _ => Err(ManifestError::Inconsistent(format!(
+            "{who}: a PEP 740 signature names its file and the policy that admitted it, and \
+             only it does"
+        ))),
     }
 }
 

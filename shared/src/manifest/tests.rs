@@ -92,10 +92,10 @@ fn unsafe_names_are_refused() {
 #[test]
 fn a_newer_format_is_named() {
     let mut v: serde_json::Value = serde_json::from_slice(&sample().to_canonical_json()).unwrap();
-    v["format_version"] = 9.into();
+    v["format_version"] = 10.into();
     v["new_field"] = 1.into();
     let err = Manifest::from_json_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
-    assert!(err.to_string().contains("bundle format 9"), "{err}");
+    assert!(err.to_string().contains("bundle format 10"), "{err}");
 }
 
 /// Images or charts in a manifest that says format 2 are refused: a format 2

@@ -61,7 +61,7 @@ pub use flashinfer_dsl::{
     is_dsl_fmha_extra,
 };
 pub use images::{EngineImage, driver_problem, images, site_images};
-pub use signers::{SIGNERS, Signer, signers_of};
+pub use signers::{PYPI_SIGNERS, PypiSigner, SIGNERS, Signer, pypi_signers_of, signers_of};
 pub use version::{leading_int, valid_version, version_before};
 pub use vllm::VLLM_VARIANTS;
 

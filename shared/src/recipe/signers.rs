@@ -7,7 +7,9 @@
 //! Each row names the OIDC issuer and the certificate identity of the
 //! workflow that signs; an identity ending in `@` admits any ref of that
 //! workflow (each release is signed from its own tag). A site adds its
-//! own rows with `bundle create --identity github:OWNER/REPO=ISSUER,IDENTITY`.
+//! own rows with `bundle create --identity github:OWNER/REPO=ISSUER,IDENTITY`;
+//! the PyPI table ([`PYPI_SIGNERS`]) names who may attest a project's
+//! files (PEP 740), `--identity pypi:PROJECT=ISSUER,IDENTITY` a site's.
 
 use crate::provenance::GITHUB_ACTIONS_ISSUER;
 
@@ -58,4 +60,35 @@ pub fn signers_of(repo: &str) -> impl Iterator<Item = &'static Signer> + '_ {
     SIGNERS
         .iter()
         .filter(move |s| s.repo.eq_ignore_ascii_case(repo))
+}
+
+/// One PyPI project's Trusted Publisher, for its files' PEP 740
+/// attestations (`--identity pypi:PROJECT=ISSUER,IDENTITY` adds a site's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PypiSigner {
+    /// The project, PEP 503 normalized.
+    pub project: &'static str,
+    /// The OIDC issuer.
+    pub issuer: &'static str,
+    /// The certificate identity, exactly or up to a trailing `@`.
+    pub identity: &'static str,
+    /// Whether every file the table accepts is attested, so a file PyPI
+    /// offers no provenance for is refused rather than recorded.
+    pub always_signs: bool,
+}
+
+/// The PyPI table: empty, on purpose. A row needs a source that says who
+/// publishes the project's files *with attestations*, and none of the
+/// projects the recipe carries from PyPI has one here: uv, the likeliest,
+/// uploads from `.github/workflows/publish-pypi.yml` (called by
+/// `release.yml`) with `uv publish`, which uploads no attestation it was
+/// not handed, so its files may carry none — a guessed row would refuse
+/// them. A project no row names is held against the Trusted Publisher
+/// PyPI's own provenance names for the file (the check
+/// `pypi-attestations verify pypi` makes), recorded as such.
+pub const PYPI_SIGNERS: &[PypiSigner] = &[];
+
+/// The signers the table names for PyPI project `project` (normalized).
+pub fn pypi_signers_of(project: &str) -> impl Iterator<Item = &'static PypiSigner> + '_ {
+    PYPI_SIGNERS.iter().filter(move |s| s.project == project)
 }

@@ -215,7 +215,9 @@ pub struct CreateArgs {
     pub extras_bases: Vec<String>,
     /// Who may sign a release repository's assets, besides the signers the recipe table
     /// names: github:OWNER/REPO=ISSUER,IDENTITY (an IDENTITY ending in @ admits any ref of
-    /// that workflow). Its GitHub artifact attestations are then required (repeatable).
+    /// that workflow); or a PyPI project's files (PEP 740 attestations), instead of the
+    /// table's or the Trusted Publisher PyPI names: pypi:PROJECT=ISSUER,IDENTITY. Its
+    /// signatures are then required (repeatable).
     #[arg(long = "identity", value_name = "SOURCE=ISSUER,IDENTITY")]
     pub identities: Vec<String>,
     /// The Sigstore trusted_root.json publishers' signatures are verified against

@@ -13,7 +13,7 @@ use llmgw_shared::Sha256;
 use llmgw_shared::manifest::DigestSource;
 
 use super::lock::{LockedFile, LockedPackage};
-use super::simple::{IndexFile, ProjectPage, normalize};
+use super::simple::{IndexFile, ProjectPage, ProvenanceRef, normalize};
 use crate::error::PythonError;
 
 /// Where one package comes from.
@@ -56,6 +56,11 @@ pub struct CheckedFile {
     /// Whether a site's own lock gave the same sha256 besides the index
     /// (recorded as a second publisher digest).
     pub also_lock: bool,
+    /// The simple API base the file is listed on (`None`: a GitHub
+    /// release asset, or a site lock's URL with no index).
+    pub index: Option<String>,
+    /// What that index says of its PEP 740 provenance.
+    pub provenance: ProvenanceRef,
 }
 
 /// What checking a lock gives: the files to carry, and the gaps (files
@@ -105,7 +110,11 @@ pub fn check(
                     index: index_label,
                 });
             };
-            out.files.push(agreed(env, p, f, pf, sha, index_label)?);
+            let mut file = agreed(env, p, f, pf, sha, index_label)?;
+            if let Origin::Index(i) = &origin {
+                file.index = Some(i.clone());
+            }
+            out.files.push(file);
         }
     }
     Ok(out)
@@ -144,6 +153,7 @@ fn at_publisher(
             yanked: None,
             upload_time: None,
             core_metadata: None,
+            provenance: ProvenanceRef::None,
         }),
         Origin::Github { repo, tag, .. } => Err(not_there(format!("the release {tag} of {repo}"))),
         Origin::Index(index) => pages
@@ -202,6 +212,8 @@ fn agreed(
         origin: pf.url,
         digest_source: pf.source,
         also_lock: false,
+        index: None,
+        provenance: pf.provenance,
     })
 }
 
@@ -239,6 +251,7 @@ mod tests {
                 yanked: None,
                 upload_time: Some("2026-01-01T00:00:00Z".into()),
                 core_metadata: Some(Some("c".repeat(64))),
+                provenance: ProvenanceRef::Unsaid,
             }],
         }
     }

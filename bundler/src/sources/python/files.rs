@@ -1,14 +1,20 @@
 //! Each checked file of an environment planned: its size (asked of the
 //! server when the index gives none), its `.metadata` fetched and checked
-//! against the index's `core-metadata` sha256, and its download.
+//! against the index's `core-metadata` sha256, its PEP 740 provenance
+//! sought where its index offers one ([`crate::attest::pypi`]), and its
+//! download.
 //!
 //! Invariant: a file is planned only with the sha256 its publisher gave
 //! (checked in [`super::check`]); a `.metadata` file is kept only when it
-//! hashes to what the index says.
+//! hashes to what the index says; a file's provenance, where its index
+//! speaks PEP 740, is verified or recorded as none before it is planned.
 
 use futures_util::StreamExt;
 
+use super::simple::ProvenanceRef;
 use super::{Ctx, PlannedFile, check};
+use crate::attest::Found;
+use crate::attest::pypi::{self, IndexedFile};
 use crate::cache::Expect;
 use crate::error::CreateError;
 use crate::fetch::Download;
@@ -25,28 +31,37 @@ pub(super) async fn plan_files(
     files: Vec<check::CheckedFile>,
     plan: &mut Plan,
 ) -> Result<Vec<PlannedFile>, CreateError> {
-    let done: Vec<Result<PlannedFile, CreateError>> = futures_util::stream::iter(files)
-        .map(|f| async move {
-            let size = match f.size {
-                Some(s) => s,
-                None => content_length(ctx.http, &f.url).await?,
-            };
-            let metadata_blob = match &f.metadata {
-                Some((url, sha)) => Some(fetch_metadata(ctx, &f.filename, url, sha).await?),
-                None => None,
-            };
-            Ok(PlannedFile {
-                file: f,
-                size,
-                metadata_blob,
+    let done: Vec<Result<(PlannedFile, Option<Found>), CreateError>> =
+        futures_util::stream::iter(files)
+            .map(|f| async move {
+                let size = match f.size {
+                    Some(s) => s,
+                    None => content_length(ctx.http, &f.url).await?,
+                };
+                let metadata_blob = match &f.metadata {
+                    Some((url, sha)) => Some(fetch_metadata(ctx, &f.filename, url, sha).await?),
+                    None => None,
+                };
+                let found = match indexed(ctx, &f) {
+                    Some(i) => Some(pypi::seek(ctx.http, ctx.signatures, &i).await?),
+                    None => None,
+                };
+                Ok((
+                    PlannedFile {
+                        file: f,
+                        size,
+                        metadata_blob,
+                    },
+                    found,
+                ))
             })
-        })
-        .buffered(ctx.jobs.max(1))
-        .collect()
-        .await;
+            .buffered(ctx.jobs.max(1))
+            .collect()
+            .await;
     let mut out = Vec::new();
     for f in done {
-        let f = f?;
+        let (f, found) = f?;
+        plan.signatures.add(found);
         plan.download(Download {
             label: f.file.filename.clone(),
             url: f.file.url.clone(),
@@ -60,6 +75,35 @@ pub(super) async fn plan_files(
         out.push(f);
     }
     Ok(out)
+}
+
+/// The file as a PEP 740 lookup sees it; `None` where its index does not
+/// speak PEP 740 (an index whose page does not say, other than the main
+/// one, whose integrity route is asked; a GitHub release asset).
+fn indexed(ctx: &Ctx<'_>, f: &check::CheckedFile) -> Option<IndexedFile> {
+    let index = f.index.as_deref()?;
+    let provenance = match &f.provenance {
+        ProvenanceRef::Url(u) => Some(u.clone()),
+        ProvenanceRef::None => None,
+        ProvenanceRef::Unsaid if same_index(index, ctx.pypi) => Some(pypi::integrity_url(
+            index,
+            &f.project,
+            &f.version,
+            &f.filename,
+        )),
+        ProvenanceRef::Unsaid => return None,
+    };
+    Some(IndexedFile {
+        project: f.project.clone(),
+        version: f.version.clone(),
+        filename: f.filename.clone(),
+        sha256: f.sha256.clone(),
+        provenance,
+    })
+}
+
+fn same_index(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// The server's `Content-Length` for a file whose index lists no size

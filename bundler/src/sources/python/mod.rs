@@ -72,6 +72,8 @@ pub struct Ctx<'a> {
     pub extras_bases: &'a BTreeMap<String, String>,
     pub jobs: usize,
     pub progress: &'a Events,
+    /// Who may sign each project's files (PEP 740), and the trusted root.
+    pub signatures: &'a crate::attest::SignaturePolicy,
 }
 
 /// One file of an environment as planned: checked, with its size, and its
@@ -152,6 +154,7 @@ pub async fn plan_for(
         extras_bases: &spec.extras.bases,
         jobs: spec.jobs,
         progress,
+        signatures: &spec.signatures,
     };
     let envs = plan_with(&ctx, requests, plan).await?;
     for e in &envs {

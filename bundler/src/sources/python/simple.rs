@@ -40,6 +40,22 @@ pub struct IndexFile {
     /// The `.metadata` file: `None` when not advertised, `Some(None)` when
     /// advertised without a hash, else its sha256.
     pub core_metadata: Option<Option<String>>,
+    /// What the index says of the file's PEP 740 provenance.
+    pub provenance: ProvenanceRef,
+}
+
+/// What an index says of a file's PEP 740 provenance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProvenanceRef {
+    /// Nothing: a JSON entry without the `provenance` key (an older
+    /// simple API version), an HTML link without `data-provenance`, or
+    /// not an index at all.
+    #[default]
+    Unsaid,
+    /// `"provenance": null`: the index has none for the file.
+    None,
+    /// The URL of its provenance object (absolute).
+    Url(String),
 }
 
 /// A project's page: its files.
@@ -168,6 +184,23 @@ struct JsonFile {
     core_metadata: Option<serde_json::Value>,
     #[serde(default)]
     data_dist_info_metadata: Option<serde_json::Value>,
+    /// Absent, `null` or a URL; kept raw to tell absent from `null`.
+    #[serde(default, deserialize_with = "present")]
+    provenance: Option<serde_json::Value>,
+}
+
+/// `Some(value)` (`Some(Null)` too) whenever the key is present.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+/// A JSON entry's `provenance`, its URL made absolute against the page's.
+fn provenance_of(v: Option<serde_json::Value>, base: &Url) -> ProvenanceRef {
+    match v {
+        None => ProvenanceRef::Unsaid,
+        Some(serde_json::Value::String(u)) => ProvenanceRef::Url(absolute(base, &u)),
+        Some(_) => ProvenanceRef::None,
+    }
 }
 
 /// `false`/absent: no; `true`: yes, no hash; `{"sha256": …}`: with it.
@@ -201,6 +234,7 @@ fn parse_json(body: &[u8], base: &Url) -> Result<Vec<IndexFile>, serde_json::Err
             },
             upload_time: f.upload_time,
             core_metadata: metadata_of(f.core_metadata.or(f.data_dist_info_metadata)),
+            provenance: provenance_of(f.provenance, base),
             filename: f.filename,
         })
         .collect())
@@ -261,6 +295,9 @@ fn parse_html(text: &str, base: &Url) -> Vec<IndexFile> {
             core_metadata: metadata.and_then(|m| match m.as_str() {
                 "false" => None,
                 m => Some(m.strip_prefix("sha256=").map(str::to_ascii_lowercase)),
+            }),
+            provenance: attr("data-provenance").map_or(ProvenanceRef::Unsaid, |u| {
+                ProvenanceRef::Url(absolute(base, &u))
             }),
         });
     }

@@ -1,6 +1,7 @@
 //! Step 2, publishers' signatures (format 7): every carried Sigstore
 //! bundle is verified again, against the trusted root the bundle carries,
-//! for the artifact it names, and must name the signer the manifest
+//! for the artifact it names (a PEP 740 attestation also for the file
+//! name its statement must name), and must name the signer the manifest
 //! records. No network: the verification bundle holds its certificate,
 //! its transparency-log proof and its time.
 //!
@@ -19,8 +20,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use llmgw_shared::manifest::{Manifest, Signatures as Carried};
-use llmgw_shared::provenance::{self, MAX_SIGSTORE_BUNDLE, MAX_TRUSTED_ROOT, TrustedRoot};
+use llmgw_shared::manifest::{Manifest, PublisherSignature, SignatureKind, Signatures as Carried};
+use llmgw_shared::provenance::{
+    self, MAX_SIGSTORE_BUNDLE, MAX_TRUSTED_ROOT, ProvenanceError, Signed, TrustedRoot,
+};
 use llmgw_shared::{Sha256, shown};
 
 use super::error::{Recorded, VerifyError};
@@ -152,7 +155,7 @@ impl PublisherChecks {
                     issuer: s.issuer.clone(),
                 })
             };
-            let signed = provenance::verify(bundle, &s.artifact, &root).map_err(|source| {
+            let signed = verify_one(s, bundle, &root).map_err(|source| {
                 VerifyError::PublisherUnverified {
                     recorded: recorded(),
                     source,
@@ -170,5 +173,25 @@ impl PublisherChecks {
             });
         }
         Ok(out)
+    }
+}
+
+/// One carried bundle verified as its kind says: a GitHub attestation for
+/// the artifact's sha256, a PEP 740 attestation for the sha256 and the
+/// file name its statement must name.
+fn verify_one(
+    s: &PublisherSignature,
+    bundle: &[u8],
+    root: &TrustedRoot,
+) -> Result<Signed, ProvenanceError> {
+    match (s.kind, &s.file_name) {
+        (SignatureKind::GithubAttestation, _) => provenance::verify(bundle, &s.artifact, root),
+        (SignatureKind::Pep740Provenance, Some(name)) => {
+            provenance::pep740::verify_file(bundle, &s.artifact, name, root)
+        }
+        // The manifest's validation refuses this before any blob is read.
+        (SignatureKind::Pep740Provenance, None) => Err(ProvenanceError::WrongStatement {
+            reason: "the manifest names no file for it".into(),
+        }),
     }
 }

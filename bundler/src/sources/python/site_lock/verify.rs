@@ -14,7 +14,7 @@ use llmgw_shared::manifest::DigestSource;
 
 use super::super::Ctx;
 use super::super::check::{Checked, CheckedFile};
-use super::super::simple::{self, ProjectPage, normalize};
+use super::super::simple::{self, IndexFile, ProjectPage, normalize};
 use super::SitePackage;
 use crate::error::{CreateError, SiteLockError};
 
@@ -86,6 +86,8 @@ fn check_one(
         origin: w.url.clone(),
         digest_source: DigestSource::SiteLockSha256,
         also_lock: false,
+        index: None,
+        provenance: Default::default(),
     };
     let Some(index) = &p.index else {
         return Ok(file);
@@ -129,9 +131,18 @@ fn check_one(
     {
         return Err(disagree("size", l.to_string(), i.to_string()));
     }
+    as_listed(&mut file, at, index);
+    Ok(file)
+}
+
+/// `file` as its index lists it, the lock agreeing: the index's URL,
+/// size, metadata and provenance, its digest recorded from both.
+fn as_listed(file: &mut CheckedFile, at: &IndexFile, index: &str) {
     file.url = at.url.clone();
     file.origin = at.url.clone();
-    file.size = at.size.or(w.size);
+    file.index = Some(index.to_string());
+    file.provenance = at.provenance.clone();
+    file.size = at.size.or(file.size);
     file.requires_python = at.requires_python.clone();
     file.yanked = at.yanked.clone();
     file.upload_time = at.upload_time.clone();
@@ -143,5 +154,4 @@ fn check_one(
     };
     file.digest_source = at.source;
     file.also_lock = true;
-    Ok(file)
 }
