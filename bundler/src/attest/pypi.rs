@@ -100,7 +100,7 @@ pub async fn seek(
                 None if !b.publisher.readable() => {
                     return Err(SignatureError::UnreadablePublisher {
                         what,
-                        publisher: format!("{:?}", b.publisher),
+                        publisher: b.publisher.to_string(),
                         project: file.project.clone(),
                     }
                     .into());

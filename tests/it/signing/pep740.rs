@@ -8,7 +8,8 @@
 //! would), and the site names that signer (`--identity pypi:…`); the
 //! publisher the provenance object names is not that signer, and is
 //! refused where nobody else is named. Create verifies and carries it
-//! (format 9), import verifies it again, and every altered copy is
+//! (format 9), import verifies it again, the real `sigstore` client
+//! verifies the bundle the mirror serves, and every altered copy is
 //! refused by name with nothing written or imported.
 
 use std::path::{Path, PathBuf};
@@ -155,7 +156,37 @@ fn a_wheels_attestation_is_verified_carried_and_verified_again_at_import() {
     );
     let (status, body) = server.get(&link);
     assert_eq!(status, 200);
-    assert!(text(&body).contains("application/vnd.in-toto+json"));
+    let served = tmp.path().join("served.sigstore.json");
+    std::fs::write(&served, &body).unwrap();
+    // The real Sigstore client verifies the bundle the mirror serves, as a
+    // node would, offline (staging: the instance that logged it).
+    let wheel = tmp.path().join(ATTESTED_WHEEL);
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/pypi-attestations/rfc8785-0.1.2-py3-none-any.whl"
+        ),
+        &wheel,
+    )
+    .unwrap();
+    let verify = || {
+        let cli = crate::bundle_kit::venv_dir("LLMGW_SIGSTORE_VENV", ".venv-sigstore")
+            .join("bin/sigstore");
+        std::process::Command::new(cli)
+            .args(["--staging", "verify", "identity", "--offline", "--bundle"])
+            .arg(&served)
+            .args(["--cert-identity", ATTESTED_WHEEL_SIGNER])
+            .args(["--cert-oidc-issuer", ATTESTED_WHEEL_ISSUER])
+            .arg(&wheel)
+            .env("HOME", tmp.path())
+            .output()
+            .unwrap()
+    };
+    let o = verify();
+    let said = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && said.contains("OK:"), "{said}");
+    std::fs::write(&wheel, b"not the wheel").unwrap();
+    assert!(!verify().status.success());
 }
 
 #[test]
