@@ -440,6 +440,32 @@ mod tests {
     }
 
     #[test]
+    fn pep740_provenance_is_a_url_none_or_unsaid() {
+        let body = br#"{"files":[
+          {"filename":"a-1-py3-none-any.whl","url":"a.whl","hashes":{},
+           "provenance":"/integrity/a/1/a-1-py3-none-any.whl/provenance"},
+          {"filename":"b-1-py3-none-any.whl","url":"b.whl","hashes":{},"provenance":null},
+          {"filename":"c-1-py3-none-any.whl","url":"c.whl","hashes":{}}]}"#;
+        let files = parse_json(body, &base()).unwrap();
+        assert_eq!(
+            files[0].provenance,
+            ProvenanceRef::Url(
+                "https://idx.example/integrity/a/1/a-1-py3-none-any.whl/provenance".into()
+            )
+        );
+        assert_eq!(files[1].provenance, ProvenanceRef::None);
+        assert_eq!(files[2].provenance, ProvenanceRef::Unsaid);
+        let html = r#"<a href="a.whl#sha256=ab" data-provenance="https://p.example/a">a.whl</a>
+<a href="b.whl#sha256=cd">b.whl</a>"#;
+        let files = parse_html(html, &base());
+        assert_eq!(
+            files[0].provenance,
+            ProvenanceRef::Url("https://p.example/a".into())
+        );
+        assert_eq!(files[1].provenance, ProvenanceRef::Unsaid);
+    }
+
+    #[test]
     fn html_pages_as_pytorch_writes_them() {
         let html = r#"<!DOCTYPE html><html><body><h1>Links for torch</h1>
 <a href="/whl/cu129/torch-2.9.0%2Bcu129-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=ABCD" data-requires-python="&gt;=3.10" data-dist-info-metadata="sha256=ef01" data-core-metadata="sha256=ef01">torch-2.9.0+cu129-cp312-cp312-manylinux_2_28_x86_64.whl</a><br/>
