@@ -252,6 +252,39 @@ fn provenance_for_another_file_is_refused_naming_the_file() {
 }
 
 #[test]
+fn a_publisher_of_a_kind_not_read_or_a_garbled_answer_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = staging_root();
+    // A Google publisher: nobody named a signer, and its certificates are
+    // not held against it here; the site can name one.
+    let fx = fixture(PypiProvenance::GooglePublisher);
+    let google = tmp.path().join("google");
+    std::fs::create_dir(&google).unwrap();
+    let err = fails(&create(&fx, &google, &["--trusted-root", &root]), 1);
+    assert!(
+        err.contains(ATTESTED_WHEEL)
+            && err.contains("PyPI's provenance names a Google publisher")
+            && err.contains("--identity pypi:rfc8785=ISSUER,IDENTITY"),
+        "{err}"
+    );
+    assert!(!google.join("b").exists());
+    let id = site_identity();
+    ok(&create(
+        &fx,
+        &google,
+        &["--identity", &id, "--trusted-root", &root],
+    ));
+    drop(fx);
+    let fx = fixture(PypiProvenance::Truncated);
+    let err = fails(&create(&fx, tmp.path(), &["--trusted-root", &root]), 1);
+    assert!(
+        err.contains(ATTESTED_WHEEL) && err.contains("it is not a PEP 740 provenance object"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("b").exists());
+}
+
+#[test]
 fn no_provenance_is_recorded_unsigned_unless_the_site_requires_one() {
     let fx = fixture(PypiProvenance::Absent);
     let tmp = tempfile::tempdir().unwrap();
