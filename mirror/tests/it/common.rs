@@ -263,33 +263,84 @@ pub fn serve_with(cfg: ServeConfig) -> Server {
     panic!("the server did not read its store within 2 s");
 }
 
-/// A self-signed certificate for 127.0.0.1 and localhost, made with the
-/// openssl CLI: (cert.pem, key.pem) in `dir`.
+/// A site's certificate for 127.0.0.1 and localhost, made with the openssl
+/// CLI as a site's CA makes one: a CA of its own signs a server
+/// certificate (not a CA itself, for serverAuth). `cert.pem` holds the
+/// server's certificate then the CA's, so the server sends its chain and a
+/// client pointed at the same file trusts the CA in it: (cert.pem, key.pem)
+/// in `dir`. A lone self-signed certificate (CA:TRUE, as `openssl req
+/// -x509` makes) is refused as a server's by rustls-based clients such as
+/// `hf_xet` ("CA used as end entity"), as it would be on a real site.
 pub fn self_signed_cert(dir: &Path) -> (PathBuf, PathBuf) {
     let cert = dir.join("cert.pem");
     let key = dir.join("key.pem");
-    let st = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    let (ca, ca_key) = (dir.join("ca.pem"), dir.join("ca.key"));
+    let csr = dir.join("server.csr");
+    let leaf = dir.join("server.pem");
+    let ext = dir.join("server.ext");
+    std::fs::write(
+        &ext,
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let steps: [Vec<std::ffi::OsString>; 3] = [
+        ["req", "-x509", "-days", "1", "-subj", "/CN=llmgw test CA"]
+            .iter()
+            .chain(&ec)
+            .map(Into::into)
+            .chain([
+                "-keyout".into(),
+                ca_key.clone().into(),
+                "-out".into(),
+                ca.clone().into(),
+            ])
+            .collect(),
+        ["req", "-subj", "/CN=localhost"]
+            .iter()
+            .chain(&ec)
+            .map(Into::into)
+            .chain([
+                "-keyout".into(),
+                key.clone().into(),
+                "-out".into(),
+                csr.clone().into(),
+            ])
+            .collect(),
+        ["x509", "-req", "-days", "1", "-CAcreateserial"]
+            .iter()
+            .map(Into::into)
+            .chain([
+                "-in".into(),
+                csr.into(),
+                "-CA".into(),
+                ca.clone().into(),
+                "-CAkey".into(),
+                ca_key.into(),
+                "-extfile".into(),
+                ext.into(),
+                "-out".into(),
+                leaf.clone().into(),
+            ])
+            .collect(),
+    ];
+    for args in steps {
+        let st = Command::new("openssl").args(&args).output().unwrap();
+        assert!(
+            st.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+    }
+    let chain = [std::fs::read(&leaf).unwrap(), std::fs::read(&ca).unwrap()].concat();
+    std::fs::write(&cert, chain).unwrap();
     (cert, key)
 }
 

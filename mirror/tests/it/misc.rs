@@ -254,7 +254,29 @@ fn tls_with_a_self_signed_certificate() {
         .unwrap();
     assert!(!out.status.success());
 
-    // A real client over TLS, trusting the test CA.
+    // The store was written without Xet records: the server makes them in
+    // the background. Once the file is announced over Xet, the real client
+    // over TLS, trusting the site's CA, fetches it through `hf_xet` (rustls).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = Command::new("curl")
+            .args(["-sSI", "--cacert"])
+            .arg(&cert)
+            .arg(format!(
+                "{}/acme/tiny/resolve/main/tiny-Q4_K_M.gguf",
+                srv.url
+            ))
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&out.stdout)
+            .to_ascii_lowercase()
+            .contains("x-xet-hash:")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never announced over Xet");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let py = hf24();
     let script = r#"
 import hashlib
