@@ -4,6 +4,7 @@
 
 use std::process::Command;
 
+use crate::certs::site_cert;
 use crate::common::*;
 
 /// Runs the real `gh` (Debian's, a GitHub Enterprise client) against the
@@ -52,7 +53,7 @@ fn gh_release_view_download_and_list() {
         signature: None,
     });
     import(&store, &m, &[&newer]);
-    let (cert, key) = self_signed_cert(d.path());
+    let (cert, key) = site_cert(d.path());
     let mut cfg = config(&store);
     cfg.tls = tls(cert.clone(), key);
     let srv = serve_with(cfg);

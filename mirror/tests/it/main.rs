@@ -3,6 +3,7 @@
 // A test that unwraps panics with the error: that is its failure message.
 #![allow(clippy::unwrap_used)]
 
+mod certs;
 mod common;
 mod front;
 mod github;

@@ -8,6 +8,7 @@ use llmgw_mirror::start;
 use llmgw_shared::manifest::{HfRepo, Manifest, RepoKind};
 use llmgw_shared::sha256_hex;
 
+use crate::certs::site_cert;
 use crate::common::*;
 
 fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
@@ -213,9 +214,9 @@ print(open(hf_hub_download("acme/tiny", "config.json"), "rb").read().decode())
 }
 
 #[test]
-fn tls_with_a_self_signed_certificate() {
+fn tls_with_a_site_ca_certificate() {
     let (d, store, _) = store_with_main_bundle();
-    let (cert, key) = self_signed_cert(d.path());
+    let (cert, key) = site_cert(d.path());
     let mut cfg = config(&store);
     cfg.tls = tls(cert.clone(), key.clone());
     let srv = serve_with(cfg);

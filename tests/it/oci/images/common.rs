@@ -71,3 +71,41 @@ pub fn only_image(m: &Manifest) -> &OciImage {
     assert_eq!(m.images.len(), 1, "{:?}", m.images);
     &m.images[0]
 }
+
+/// The bundle `bundle` (manifest `sha`) imported into `dir/store` and
+/// served, and the `hosts.toml` of its one registry written where a node's
+/// containerd looks (`dir/hosts/<registry>/`), as `mirror env` gives it:
+/// (the mirror, the hosts folder). Each store here holds one registry's
+/// images, so `mirror env` must name exactly `registry`.
+pub fn served_to_containerd(
+    dir: &Path,
+    bundle: &Path,
+    sha: &str,
+    registry: &str,
+) -> (crate::bundle_kit::Server, PathBuf) {
+    let store = dir.join("store");
+    ok(&import(bundle, sha, &store));
+    let mirror = crate::bundle_kit::Server::start(&store);
+    mirror.wait_for("/readyz", 200);
+    let env = ok(&llmgw()
+        .args(["mirror", "env", "--json", "--url", &mirror.url, "--store"])
+        .arg(&store)
+        .output()
+        .unwrap());
+    let env: serde_json::Value = serde_json::from_str(&env).unwrap();
+    let files = env["containerd"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{env}");
+    assert_eq!(files[0]["registry"], registry);
+    assert_eq!(
+        files[0]["file"],
+        format!("/etc/containerd/certs.d/{registry}/hosts.toml")
+    );
+    let hosts = dir.join("hosts").join(registry);
+    std::fs::create_dir_all(&hosts).unwrap();
+    std::fs::write(
+        hosts.join("hosts.toml"),
+        files[0]["content"].as_str().unwrap(),
+    )
+    .unwrap();
+    (mirror, dir.join("hosts"))
+}

@@ -106,35 +106,12 @@ fn the_driver_chooses_the_cuda_variant_and_containerd_pulls_it_by_name() {
 
     // The 575 site's bundle, imported and served: containerd pulls the
     // carried image by its Docker Hub name through the mirror.
-    let store = dir.path().join("store");
-    ok(&import(&dir.path().join("old"), &sha, &store));
-    let mirror = crate::bundle_kit::Server::start(&store);
-    mirror.wait_for("/readyz", 200);
     // The hosts.toml a node is given: what `mirror env` prints for every
     // registry the store holds images from (here docker.io only).
-    let env = ok(&llmgw()
-        .args(["mirror", "env", "--json", "--url", &mirror.url, "--store"])
-        .arg(&store)
-        .output()
-        .unwrap());
-    let env: serde_json::Value = serde_json::from_str(&env).unwrap();
-    let files = env["containerd"].as_array().unwrap();
-    assert_eq!(files.len(), 1, "{env}");
-    assert_eq!(files[0]["registry"], "docker.io");
-    assert_eq!(
-        files[0]["file"],
-        "/etc/containerd/certs.d/docker.io/hosts.toml"
-    );
-    let hosts = dir.path().join("hosts/docker.io");
-    std::fs::create_dir_all(&hosts).unwrap();
-    std::fs::write(
-        hosts.join("hosts.toml"),
-        files[0]["content"].as_str().unwrap(),
-    )
-    .unwrap();
+    let (_mirror, hosts_dir) =
+        served_to_containerd(dir.path(), &dir.path().join("old"), &sha, "docker.io");
     let c = containerd(dir.path());
     let reference = format!("docker.io/{REPO}:{CU129}");
-    let hosts_dir = dir.path().join("hosts");
     let o = c.ctr(&[
         "images",
         "pull",

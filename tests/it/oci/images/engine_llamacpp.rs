@@ -150,31 +150,9 @@ fn the_driver_chooses_the_server_image_and_the_cpu_server_comes_with_it() {
     // The 575 bundle imported and served: containerd pulls the CPU server
     // by its ghcr.io name through the mirror, with the hosts.toml for
     // ghcr.io that `mirror env` prints.
-    let store = dir.path().join("store");
-    ok(&import(&dir.path().join("575"), &sha, &store));
-    let mirror = crate::bundle_kit::Server::start(&store);
-    mirror.wait_for("/readyz", 200);
-    let env = ok(&llmgw()
-        .args(["mirror", "env", "--json", "--url", &mirror.url, "--store"])
-        .arg(&store)
-        .output()
-        .unwrap());
-    let env: serde_json::Value = serde_json::from_str(&env).unwrap();
-    let files = env["containerd"].as_array().unwrap();
-    assert_eq!(files.len(), 1, "{env}");
-    assert_eq!(
-        files[0]["file"],
-        "/etc/containerd/certs.d/ghcr.io/hosts.toml"
-    );
-    let hosts = dir.path().join("hosts/ghcr.io");
-    std::fs::create_dir_all(&hosts).unwrap();
-    std::fs::write(
-        hosts.join("hosts.toml"),
-        files[0]["content"].as_str().unwrap(),
-    )
-    .unwrap();
+    let (_mirror, hosts_dir) =
+        served_to_containerd(dir.path(), &dir.path().join("575"), &sha, "ghcr.io");
     let c = containerd(dir.path());
-    let hosts_dir = dir.path().join("hosts");
     let pull = |reference: &str| {
         c.ctr(&[
             "images",
