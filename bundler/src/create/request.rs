@@ -126,7 +126,7 @@ pub async fn plan_request(
             wants.unplannable.len()
         ));
         super::wants::plan_hub(&hub, &spec.repos, &wants, &mut plan).await;
-        let (api, arches) = (&spec.github_api, &spec.arches);
+        let (api, arches) = ((spec.github_api.as_str(), &spec.signatures), &spec.arches);
         super::wants::plan_releases(http, api, arches, &spec.engines, &wants, &mut plan).await;
     }
     for p in &spec.engine_images.picks {

@@ -109,6 +109,60 @@ fn a_valid_signature_by_another_signer_than_the_tables_is_refused() {
     assert!(!tmp.path().join("b").exists());
 }
 
+/// A want-list's release asset is checked under the run's policy, as an
+/// `--engine` release is: with the site's `--identity`, the attested asset
+/// is carried with its signature on record; without it, the valid
+/// signature by another signer keeps the asset out, a gap saying why.
+#[test]
+fn a_wanted_release_asset_is_checked_under_the_runs_policy() {
+    let fx = attested(Attestations::Genuine);
+    let tmp = tempfile::tempdir().unwrap();
+    let asset = format!("llama-{ATTESTED_TAG}-bin-ubuntu-x64.tar.gz");
+    let want = tmp.path().join("want.json");
+    let list = serde_json::json!({
+        "format": "llmgw-want-list/1",
+        "misses": [{
+            "route": "github_download",
+            "path": format!("/ggml-org/llama.cpp/releases/download/{ATTESTED_TAG}/{asset}"),
+            "count": 1, "first_seen": 1, "last_seen": 1,
+        }],
+    });
+    std::fs::write(&want, list.to_string()).unwrap();
+    let wanted = |name: &str, extra: &[&str]| {
+        let out = tmp.path().join(name);
+        let mut c = create(&fx, tmp.path());
+        c.args(["--arch", "amd64", "--want"])
+            .arg(&want)
+            .args(extra)
+            .arg("--out")
+            .arg(&out);
+        ok(&run(&mut c));
+        manifest_of_dir(&out)
+    };
+
+    let id = site_identity();
+    let m = wanted("admitted", &["--identity", &id]);
+    assert_eq!(m.releases[0].assets[0].name, asset);
+    let sigs = m.evidence.as_ref().unwrap().signatures.as_ref().unwrap();
+    assert_eq!(sigs.signed.len(), 1, "{sigs:?}");
+    assert_eq!(sigs.signed[0].artifact, m.releases[0].assets[0].sha256);
+    assert_eq!(sigs.signed[0].identity, ATTESTED_SIGNER);
+
+    let m = wanted("refused", &[]);
+    assert!(
+        m.releases.iter().all(|r| r.assets.is_empty()),
+        "{:?}",
+        m.releases
+    );
+    let gap = m.gaps.iter().find(|g| g.what.contains(&asset)).unwrap();
+    assert!(
+        gap.reason
+            .contains(&format!("validly signed, but by {ATTESTED_SIGNER}")),
+        "{}",
+        gap.reason
+    );
+}
+
 #[test]
 fn evidence_for_another_artifact_forged_truncated_or_garbled_is_refused() {
     let tmp = tempfile::tempdir().unwrap();

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use llmgw_shared::chain;
 
+use crate::attest::SignaturePolicy;
 use crate::http::Http;
 use crate::plan::Plan;
 use crate::sources::python::EnvRequest;
@@ -98,7 +99,7 @@ fn engine_of(repo: &str) -> Option<&'static str> {
 /// recipe table; `asked` is the request's own engines.
 pub async fn plan_releases(
     http: &Http,
-    github_api: &str,
+    (github_api, signatures): (&str, &SignaturePolicy),
     arches: &[String],
     asked: &[EngineSpec],
     wants: &Wants,
@@ -144,7 +145,10 @@ pub async fn plan_releases(
                 .entry((repo.clone(), tag.clone()))
                 .or_default()
                 .push((asset.clone(), origin.clone())),
-            _ => whole_release(http, github_api, arches, &spec, origin, plan).await,
+            _ => {
+                let api = (github_api, signatures);
+                whole_release(http, api, arches, &spec, origin, plan).await
+            }
         }
     }
     for ((repo, tag), list) in assets {
@@ -154,7 +158,8 @@ pub async fn plan_releases(
             version: tag.clone(),
             variant: None,
         };
-        release_assets(http, github_api, arches, &spec, &repo, &list, plan).await;
+        let api = (github_api, signatures);
+        release_assets(http, api, arches, &spec, &repo, &list, plan).await;
     }
 }
 
@@ -172,9 +177,12 @@ fn engine_repos() -> String {
 
 /// An engine's builds at a version for the run's architectures, as
 /// `--engine NAME=VERSION` would carry them.
+/// Its publisher's signatures are checked as for `--engine`, under the
+/// run's policy (the site's `--identity`, `--trusted-root` and
+/// `--allow-unsigned-upstream` included).
 async fn whole_release(
     http: &Http,
-    api: &str,
+    (api, signatures): (&str, &SignaturePolicy),
     arches: &[String],
     spec: &EngineSpec,
     origin: &str,
@@ -185,20 +193,19 @@ async fn whole_release(
         Err(e) => return plan.gap(what(origin), chain(&e)),
     };
     let mut own = Plan::default();
-    // A want carries no site policy of its own: the recipe table's signers.
-    let signatures = crate::attest::SignaturePolicy::default();
-    match engines::plan(http, api, &eb, (true, &signatures), &mut own).await {
+    match engines::plan(http, api, &eb, (true, signatures), &mut own).await {
         Ok(()) => absorb(plan, own),
         Err(e) => plan.gap(what(origin), chain(&e)),
     }
 }
 
 /// Exactly the assets wanted of one release, each checked against the
-/// digest the release states; the builds of the table they complete are
-/// recorded with them.
+/// digest the release states and its publisher's signature as for
+/// `--engine` (an asset whose evidence is refused is a gap, not carried);
+/// the builds of the table they complete are recorded with them.
 async fn release_assets(
     http: &Http,
-    api: &str,
+    (api, signatures): (&str, &SignaturePolicy),
     arches: &[String],
     spec: &EngineSpec,
     repo: &str,
@@ -242,7 +249,15 @@ async fn release_assets(
                 continue;
             }
         };
-        own.download(a.download(format!("{repo} {tag} {name}"), &sha));
+        let label = format!("{repo} {tag} {name}");
+        match crate::attest::seek(http, (api, signatures), repo, label.clone(), &sha).await {
+            Ok(found) => own.signatures.add(found),
+            Err(e) => {
+                plan.gap(what(origin), chain(&e));
+                continue;
+            }
+        }
+        own.download(a.download(label, &sha));
         carried.push(llmgw_shared::manifest::Asset {
             name: name.clone(),
             size: a.size,
@@ -342,6 +357,12 @@ fn absorb(plan: &mut Plan, own: Plan) {
         plan.download(d);
     }
     plan.gaps.extend(own.gaps);
+    for a in own.signatures.attested {
+        plan.signatures.add(Some(crate::attest::Found::Attested(a)));
+    }
+    for u in own.signatures.unsigned {
+        plan.signatures.add(Some(crate::attest::Found::Unsigned(u)));
+    }
     for s in own.stored {
         if !plan.stored.iter().any(|x| x.sha256 == s.sha256) {
             plan.stored.push(s);
