@@ -137,6 +137,14 @@ fn a_wanted_release_asset_is_checked_under_the_runs_policy() {
             .arg("--out")
             .arg(&out);
         ok(&run(&mut c));
+        // Every bundle made here imports: the far side takes it.
+        let sha = sha256_file(&out.join("manifest.json"));
+        ok(&import_bundle(
+            &out,
+            &sha,
+            &tmp.path().join(format!("store-{name}")),
+            &[],
+        ));
         manifest_of_dir(&out)
     };
 

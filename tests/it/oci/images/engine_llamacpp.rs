@@ -64,6 +64,8 @@ fn carry(
         .output()
         .unwrap();
     let sha = ok(&o).trim().to_string();
+    // Every bundle made here imports: the far side takes it.
+    ok(&import(&out, &sha, &dir.join(format!("store-{name}"))));
     let m = manifest(&out);
     let mut carried = Vec::new();
     for image in &m.images {
